@@ -1,0 +1,93 @@
+//! Turning the JSON a model sent into typed arguments, with errors that name the field.
+
+use crate::error::ToolError;
+use crate::schema::ArgsSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// Arguments nested deeper than this are refused before decoding, so no input can
+/// exhaust the stack of a decoder, a validator or a `Drop`.
+pub const MAX_ARGUMENT_DEPTH: usize = 128;
+
+/// Decodes `args` into `A`, after the checks every tool gets:
+/// - the arguments are an object, nested at most [`MAX_ARGUMENT_DEPTH`] deep;
+/// - a property the schema does not declare is refused when the schema is closed;
+/// - `null` for a property that is not required means "absent" (strict-mode providers
+///   send every property, optionals as `null`).
+pub fn decode_args<A: DeserializeOwned>(schema: &ArgsSchema, args: &Value) -> Result<A, ToolError> {
+    let Value::Object(map) = args else {
+        return Err(ToolError::invalid_arguments(format!(
+            "Invalid arguments: expected a JSON object, got {}",
+            json_kind(args)
+        )));
+    };
+    if exceeds_depth(args, MAX_ARGUMENT_DEPTH) {
+        return Err(ToolError::invalid_arguments(format!(
+            "Invalid arguments: nested deeper than {MAX_ARGUMENT_DEPTH} levels"
+        )));
+    }
+    let mut null_optionals = false;
+    for (key, value) in map {
+        match schema.property(key) {
+            Some(property) => null_optionals |= value.is_null() && !property.required,
+            None if schema.is_closed() => return Err(unknown_field(schema, key)),
+            None => {}
+        }
+    }
+    let args = if null_optionals {
+        let mut owned = map.clone();
+        owned.retain(|key, value| {
+            !(value.is_null() && schema.property(key).is_some_and(|p| !p.required))
+        });
+        Cow::Owned(Value::Object(owned))
+    } else {
+        Cow::Borrowed(args)
+    };
+    serde_path_to_error::deserialize(&*args).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner();
+        if path == "." {
+            ToolError::invalid_arguments(format!("Invalid arguments: {inner}"))
+        } else {
+            ToolError::invalid_arguments(format!("Invalid arguments: {path}: {inner}"))
+        }
+    })
+}
+
+fn unknown_field(schema: &ArgsSchema, key: &str) -> ToolError {
+    let expected: Vec<String> = schema.property_names().map(|n| format!("`{n}`")).collect();
+    let expected = if expected.is_empty() {
+        "this tool takes no arguments".to_owned()
+    } else {
+        format!("expected one of {}", expected.join(", "))
+    };
+    ToolError::invalid_arguments(format!(
+        "Invalid arguments: unknown field `{key}`, {expected}"
+    ))
+}
+
+/// A JSON value's kind, for messages.
+pub(crate) fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Whether `value` nests more than `limit` levels. Recursion stops at the limit, so the
+/// check itself is bounded whatever the input.
+fn exceeds_depth(value: &Value, limit: usize) -> bool {
+    if limit == 0 {
+        return matches!(value, Value::Array(_) | Value::Object(_));
+    }
+    match value {
+        Value::Array(items) => items.iter().any(|v| exceeds_depth(v, limit - 1)),
+        Value::Object(map) => map.values().any(|v| exceeds_depth(v, limit - 1)),
+        _ => false,
+    }
+}

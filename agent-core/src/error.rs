@@ -1,0 +1,204 @@
+//! Errors: [`ToolError`] is what a tool call produced for the model, [`AgentError`] is
+//! what the framework returns to the application.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Result type used across the framework.
+pub type AgentResult<T> = Result<T, AgentError>;
+
+/// What kind of failure a tool call ended in. The kind survives every conversion, so
+/// policies (retry, fail the run, report) can act on it without parsing messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolErrorKind {
+    /// The arguments did not match the tool's schema.
+    InvalidArguments,
+    /// The tool ran and failed.
+    Execution,
+    /// The tool did not finish within its timeout.
+    Timeout,
+    /// The call was cancelled before it finished.
+    Cancelled,
+    /// No callable tool has that name.
+    UnknownTool,
+    /// A person or a policy refused the call.
+    Denied,
+}
+
+impl ToolErrorKind {
+    /// The kind's stable snake_case name, as it appears in serialized errors.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidArguments => "invalid_arguments",
+            Self::Execution => "execution",
+            Self::Timeout => "timeout",
+            Self::Cancelled => "cancelled",
+            Self::UnknownTool => "unknown_tool",
+            Self::Denied => "denied",
+        }
+    }
+}
+
+/// A failed tool call: a kind and a message written for the model to act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolError {
+    kind: ToolErrorKind,
+    message: String,
+}
+
+impl ToolError {
+    /// A tool error of the given kind.
+    pub fn new(kind: ToolErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// The arguments did not fit the schema; the message should name the field.
+    pub fn invalid_arguments(message: impl Into<String>) -> Self {
+        Self::new(ToolErrorKind::InvalidArguments, message)
+    }
+
+    /// The tool ran and failed.
+    pub fn execution(message: impl Into<String>) -> Self {
+        Self::new(ToolErrorKind::Execution, message)
+    }
+
+    /// The tool exceeded its timeout.
+    pub fn timeout(tool: &str, timeout_ms: u64) -> Self {
+        Self::new(
+            ToolErrorKind::Timeout,
+            format!("tool `{tool}` timed out after {timeout_ms}ms"),
+        )
+    }
+
+    /// The call was cancelled.
+    pub fn cancelled(tool: &str) -> Self {
+        Self::new(
+            ToolErrorKind::Cancelled,
+            format!("tool `{tool}` was cancelled"),
+        )
+    }
+
+    /// No callable tool has this name. `available` is listed so the model can correct
+    /// itself; long lists are shortened.
+    pub fn unknown_tool<'a>(name: &str, available: impl IntoIterator<Item = &'a str>) -> Self {
+        const SHOWN: usize = 20;
+        let mut names: Vec<&str> = available.into_iter().collect();
+        names.sort_unstable();
+        let listed = if names.is_empty() {
+            "none".to_owned()
+        } else if names.len() > SHOWN {
+            format!(
+                "{}, and {} more",
+                names[..SHOWN].join(", "),
+                names.len() - SHOWN
+            )
+        } else {
+            names.join(", ")
+        };
+        Self::new(
+            ToolErrorKind::UnknownTool,
+            format!("Unknown tool: {name}. Available tools: {listed}"),
+        )
+    }
+
+    /// A person or policy refused the call; the reason reaches the model.
+    pub fn denied(reason: impl Into<String>) -> Self {
+        Self::new(ToolErrorKind::Denied, reason)
+    }
+
+    /// The kind of failure.
+    pub fn kind(&self) -> ToolErrorKind {
+        self.kind
+    }
+
+    /// The message meant for the model.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// An error the framework returns to the application.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// A tool call failed; the [`ToolError`] keeps its kind.
+    Tool(ToolError),
+    /// A tool with this name is already registered.
+    DuplicateTool(String),
+    /// A tool cannot be registered as written (bad name, schema root not an object...).
+    InvalidTool {
+        /// The tool's name.
+        tool: String,
+        /// What is wrong and what was expected.
+        reason: String,
+    },
+    /// The model client failed.
+    Llm(String),
+    /// The application asked for something the current state does not allow.
+    InvalidState(String),
+}
+
+impl AgentError {
+    /// The tool error inside, if this is one.
+    pub fn as_tool_error(&self) -> Option<&ToolError> {
+        match self {
+            Self::Tool(error) => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The tool error kind inside, if this is a tool error.
+    pub fn tool_error_kind(&self) -> Option<ToolErrorKind> {
+        self.as_tool_error().map(ToolError::kind)
+    }
+}
+
+impl fmt::Display for AgentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Tool(error) => fmt::Display::fmt(error, f),
+            Self::DuplicateTool(name) => {
+                write!(f, "a tool named `{name}` is already registered")
+            }
+            Self::InvalidTool { tool, reason } => write!(f, "tool `{tool}` is invalid: {reason}"),
+            Self::Llm(message) => write!(f, "model client error: {message}"),
+            Self::InvalidState(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for AgentError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Tool(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl From<ToolError> for AgentError {
+    fn from(error: ToolError) -> Self {
+        Self::Tool(error)
+    }
+}
+
+impl From<AgentError> for ToolError {
+    fn from(error: AgentError) -> Self {
+        match error {
+            AgentError::Tool(error) => error,
+            other => ToolError::execution(other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! Argument schemas: generating them from types, normalising their root, and the facts
+//! about them that argument decoding needs.
+
+use schemars::{JsonSchema, generate::SchemaSettings};
+use serde_json::{Map, Value, json};
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+/// An argument schema together with what decoding needs to know about its root
+/// properties. Built once per argument type.
+#[derive(Debug, Clone)]
+pub struct ArgsSchema {
+    schema: Value,
+    properties: Vec<Property>,
+    closed: bool,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Property {
+    pub(crate) name: Box<str>,
+    pub(crate) required: bool,
+}
+
+impl ArgsSchema {
+    /// The normalised schema of `T`'s JSON form.
+    pub fn of<T: JsonSchema>() -> Self {
+        let generator = SchemaSettings::draft2020_12().into_generator();
+        Self::from_schema(generator.into_root_schema_for::<T>().to_value())
+    }
+
+    /// The cached schema of `T`, built on first use.
+    pub fn cached<T: JsonSchema + 'static>() -> Arc<Self> {
+        static CACHE: OnceLock<RwLock<HashMap<TypeId, Arc<ArgsSchema>>>> = OnceLock::new();
+        let cache = CACHE.get_or_init(Default::default);
+        let key = TypeId::of::<T>();
+        if let Some(found) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return found.clone();
+        }
+        let built = Arc::new(Self::of::<T>());
+        cache
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key)
+            .or_insert(built)
+            .clone()
+    }
+
+    /// Wraps a schema written by hand, normalising its root.
+    pub fn from_schema(schema: Value) -> Self {
+        let schema = normalize_root(schema);
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let properties = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|props| {
+                props
+                    .keys()
+                    .map(|name| Property {
+                        name: name.as_str().into(),
+                        required: required.contains(&name.as_str()),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+        Self {
+            schema,
+            properties,
+            closed,
+        }
+    }
+
+    /// The schema, root normalised.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// Whether properties not in the schema are rejected.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    pub(crate) fn property(&self, name: &str) -> Option<&Property> {
+        self.properties.iter().find(|p| &*p.name == name)
+    }
+
+    pub(crate) fn property_names(&self) -> impl Iterator<Item = &str> {
+        self.properties.iter().map(|p| &*p.name)
+    }
+}
+
+/// Makes a generated or hand-written schema fit to send: the root is an object schema,
+/// without the generator's `$schema` and `title`, closed unless it says otherwise.
+pub fn normalize_root(schema: Value) -> Value {
+    let mut root = match schema {
+        Value::Object(map) => map,
+        // `true`, `{}`-like or unit schemas: a tool without parameters.
+        Value::Bool(_) => Map::new(),
+        other => return other,
+    };
+    root.remove("$schema");
+    root.remove("title");
+    match root.get("type") {
+        Some(Value::String(t)) if t == "null" => {
+            root.remove("type");
+        }
+        _ => {}
+    }
+    let is_composite = ["oneOf", "anyOf", "allOf"]
+        .iter()
+        .any(|k| root.contains_key(*k));
+    if !root.contains_key("type") && !is_composite {
+        root.insert("type".into(), json!("object"));
+    }
+    if root.get("type") == Some(&json!("object")) {
+        root.entry("properties").or_insert_with(|| json!({}));
+        root.entry("additionalProperties")
+            .or_insert(Value::Bool(false));
+    }
+    Value::Object(root)
+}
+
+/// Why a schema cannot describe a tool's arguments, if it cannot.
+pub(crate) fn root_problem(schema: &Value) -> Option<String> {
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "object" => None,
+        Some(other) => Some(format!(
+            "the argument schema's root must be {{\"type\": \"object\"}}, found \"type\": {other}"
+        )),
+        None if schema.is_object() => Some(
+            "the argument schema's root must be {\"type\": \"object\"}; it has no \"type\"".into(),
+        ),
+        None => Some(format!(
+            "the argument schema must be a JSON object, found {schema}"
+        )),
+    }
+}

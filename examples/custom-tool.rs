@@ -1,0 +1,2 @@
+//! Placeholder replaced by the calculator example.
+fn main() {}

@@ -1,0 +1,1 @@
+//! Integration tests of the public API; each test file is its own target.

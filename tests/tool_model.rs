@@ -1,0 +1,1 @@
+//! The tool model's public behaviour.

@@ -1,0 +1,1 @@
+//! trybuild runner.
