@@ -7,3 +7,6 @@ cd "$(dirname "$0")/.."
 echo "== cargo test (unit, integration, ui, doc)"
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+
+echo "== examples"
+cargo run -q --example custom-tool >/dev/null

@@ -4,6 +4,7 @@ use crate::error::ToolError;
 use crate::schema::ArgsSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::any::TypeId;
 use std::borrow::Cow;
 
 /// Arguments nested deeper than this are refused before decoding, so no input can
@@ -15,7 +16,10 @@ pub const MAX_ARGUMENT_DEPTH: usize = 128;
 /// - a property the schema does not declare is refused when the schema is closed;
 /// - `null` for a property that is not required means "absent" (strict-mode providers
 ///   send every property, optionals as `null`).
-pub fn decode_args<A: DeserializeOwned>(schema: &ArgsSchema, args: &Value) -> Result<A, ToolError> {
+pub fn decode_args<A: DeserializeOwned + 'static>(
+    schema: &ArgsSchema,
+    args: &Value,
+) -> Result<A, ToolError> {
     let Value::Object(map) = args else {
         return Err(ToolError::invalid_arguments(format!(
             "Invalid arguments: expected a JSON object, got {}",
@@ -34,6 +38,12 @@ pub fn decode_args<A: DeserializeOwned>(schema: &ArgsSchema, args: &Value) -> Re
             None if schema.is_closed() => return Err(unknown_field(schema, key)),
             None => {}
         }
+    }
+    // `()` is the natural "no parameters" type; its schema is an empty object, but serde
+    // reads unit only from `null`.
+    if TypeId::of::<A>() == TypeId::of::<()>() {
+        return A::deserialize(Value::Null)
+            .map_err(|e| ToolError::invalid_arguments(e.to_string()));
     }
     let args = if null_optionals {
         let mut owned = map.clone();

@@ -273,7 +273,14 @@ impl ToolSet {
 impl fmt::Debug for ToolSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolSet")
-            .field("tools", &self.entries.iter().map(|e| e.tool.name()).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self
+                    .entries
+                    .iter()
+                    .map(|e| e.tool.name())
+                    .collect::<Vec<_>>(),
+            )
             .field("state", &self.state)
             .finish()
     }

@@ -174,7 +174,10 @@ pub fn into_content<O: Serialize + 'static>(output: O) -> Result<Vec<Content>, T
     if let Some(text) = any.downcast_mut::<Option<String>>().and_then(Option::take) {
         return Ok(vec![Content::text(text)]);
     }
-    if let Some(text) = any.downcast_mut::<Option<&'static str>>().and_then(Option::take) {
+    if let Some(text) = any
+        .downcast_mut::<Option<&'static str>>()
+        .and_then(Option::take)
+    {
         return Ok(vec![Content::text(text)]);
     }
     if let Some(content) = any.downcast_mut::<Option<Content>>().and_then(Option::take) {
@@ -189,8 +192,9 @@ pub fn into_content<O: Serialize + 'static>(output: O) -> Result<Vec<Content>, T
     if any.downcast_mut::<Option<()>>().is_some() {
         return Ok(Vec::new());
     }
-    let value = serde_json::to_value(&slot)
-        .map_err(|e| ToolError::execution(format!("the tool's result could not be serialized: {e}")))?;
+    let value = serde_json::to_value(&slot).map_err(|e| {
+        ToolError::execution(format!("the tool's result could not be serialized: {e}"))
+    })?;
     let text = value.to_string();
     Ok(match value {
         Value::Object(_) => vec![Content::text(text), Content::json(value)],
