@@ -54,15 +54,24 @@ pub fn decode_args<A: DeserializeOwned + 'static>(
     } else {
         Cow::Borrowed(args)
     };
-    serde_path_to_error::deserialize(&*args).map_err(|error| {
-        let path = error.path().to_string();
-        let inner = error.into_inner();
-        if path == "." {
-            ToolError::invalid_arguments(format!("Invalid arguments: {inner}"))
-        } else {
-            ToolError::invalid_arguments(format!("Invalid arguments: {path}: {inner}"))
+    // The fast path decodes without tracking where it is; only a failure pays for a
+    // second pass that finds the field's path for the message.
+    A::deserialize(&*args).map_err(|_| path_error::<A>(&args))
+}
+
+fn path_error<A: DeserializeOwned>(args: &Value) -> ToolError {
+    match serde_path_to_error::deserialize::<_, A>(args) {
+        Ok(_) => ToolError::invalid_arguments("Invalid arguments"),
+        Err(error) => {
+            let path = error.path().to_string();
+            let inner = error.into_inner();
+            if path == "." {
+                ToolError::invalid_arguments(format!("Invalid arguments: {inner}"))
+            } else {
+                ToolError::invalid_arguments(format!("Invalid arguments: {path}: {inner}"))
+            }
         }
-    })
+    }
 }
 
 fn unknown_field(schema: &ArgsSchema, key: &str) -> ToolError {

@@ -5,7 +5,8 @@ use schemars::{JsonSchema, generate::SchemaSettings};
 use serde_json::{Map, Value, json};
 use std::any::TypeId;
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{OnceLock, RwLock};
 
 /// An argument schema together with what decoding needs to know about its root
 /// properties. Built once per argument type.
@@ -29,21 +30,20 @@ impl ArgsSchema {
         Self::from_schema(generator.into_root_schema_for::<T>().to_value())
     }
 
-    /// The cached schema of `T`, built on first use.
-    pub fn cached<T: JsonSchema + 'static>() -> Arc<Self> {
-        static CACHE: OnceLock<RwLock<HashMap<TypeId, Arc<ArgsSchema>>>> = OnceLock::new();
+    /// The schema of `T`, built on first use and kept for the life of the process (one
+    /// per argument type, so the memory is bounded by the program's types).
+    pub fn cached<T: JsonSchema + 'static>() -> &'static Self {
+        type Cache = RwLock<HashMap<TypeId, &'static ArgsSchema, BuildHasherDefault<TypeIdHasher>>>;
+        static CACHE: OnceLock<Cache> = OnceLock::new();
         let cache = CACHE.get_or_init(Default::default);
         let key = TypeId::of::<T>();
         if let Some(found) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return found.clone();
+            return found;
         }
-        let built = Arc::new(Self::of::<T>());
+        let mut cache = cache.write().unwrap_or_else(|e| e.into_inner());
         cache
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
             .entry(key)
-            .or_insert(built)
-            .clone()
+            .or_insert_with(|| Box::leak(Box::new(Self::of::<T>())))
     }
 
     /// Wraps a schema written by hand, normalising its root.
@@ -91,6 +91,30 @@ impl ArgsSchema {
 
     pub(crate) fn property_names(&self) -> impl Iterator<Item = &str> {
         self.properties.iter().map(|p| &*p.name)
+    }
+}
+
+/// `TypeId`s are already well-distributed hashes: use their bits as they are.
+#[derive(Default)]
+struct TypeIdHasher(u64);
+
+impl Hasher for TypeIdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+
+    fn write_u128(&mut self, n: u128) {
+        self.0 ^= n as u64 ^ (n >> 64) as u64;
     }
 }
 

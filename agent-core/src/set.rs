@@ -11,6 +11,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 /// What a model is told about a tool. Built once, when the tool is registered.
@@ -67,6 +68,29 @@ pub fn is_valid_tool_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
 }
 
+/// FxHash over tool names. The keys are fixed by the application, so a model's guesses
+/// can only miss, never crowd a bucket: SipHash's flooding defence buys nothing here.
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(SEED);
+        }
+    }
+}
+
 struct Entry {
     tool: Arc<dyn Tool>,
     exposure: ToolExposure,
@@ -79,7 +103,7 @@ struct Entry {
 #[derive(Default)]
 pub struct ToolSet {
     entries: Vec<Entry>,
-    index: HashMap<&'static str, usize>,
+    index: HashMap<&'static str, usize, BuildHasherDefault<NameHasher>>,
     state: Extensions,
 }
 

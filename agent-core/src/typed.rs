@@ -14,7 +14,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::any::Any;
-use std::sync::Arc;
 
 /// A tool with typed arguments: the schema is derived from `Args` (once, then cached),
 /// the model's JSON is decoded into `Args` with errors that name the field, and `Output`
@@ -41,7 +40,7 @@ pub trait TypedTool: Send + Sync {
 
     /// The argument schema and what decoding needs to know about it. Built once per
     /// `Args` type; override only to supply a static you already hold.
-    fn args_schema(&self) -> Arc<ArgsSchema> {
+    fn args_schema(&self) -> &'static ArgsSchema {
         ArgsSchema::cached::<Self::Args>()
     }
 
@@ -116,7 +115,7 @@ impl<T: TypedTool> Tool for T {
     }
 
     async fn call(&self, args: &Value, ctx: &ToolContext) -> AgentResult<Vec<Content>> {
-        let args = decode_args::<T::Args>(&self.args_schema(), args)?;
+        let args = decode_args::<T::Args>(self.args_schema(), args)?;
         let output = self.call_typed(args, ctx).await?;
         Ok(into_content(output)?)
     }
