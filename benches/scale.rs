@@ -44,7 +44,7 @@ fn definitions(c: &mut Criterion) {
         b.iter(|| {
             set.iter()
                 .map(|tool| ToolDefinition::of(tool.as_ref()).expect("valid"))
-                .count()
+                .collect::<Vec<_>>()
         })
     });
     group.finish();
