@@ -1,0 +1,256 @@
+//! Whatever a model sends, dispatch answers: arbitrary JSON (wrong types, missing and
+//! extra fields, deep nesting, huge strings and numbers, `NaN`-like strings) reaches
+//! representative tools through `ToolSet::call`; nothing panics, and every failure is a
+//! structured error that says what was wrong.
+
+// The tools read their arguments through `Debug`, which dead-code analysis ignores.
+#![allow(dead_code)]
+
+use agent_core::{AgentResult, ToolContext, ToolErrorKind, ToolSet, TypedTool};
+use async_trait::async_trait;
+use proptest::prelude::*;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Number, Value, json};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Mode {
+    Fast,
+    Careful { retries: u8 },
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Point {
+    x: f64,
+    y: f64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RichArgs {
+    name: String,
+    count: u32,
+    ratio: Option<f32>,
+    mode: Mode,
+    points: Vec<Point>,
+    #[serde(default)]
+    tags: BTreeMap<String, i64>,
+    origin: Option<Point>,
+}
+
+/// Validates everything it is given, then reports what it received.
+struct Rich;
+
+#[async_trait]
+impl TypedTool for Rich {
+    type Args = RichArgs;
+    type Output = String;
+    fn name(&self) -> &'static str {
+        "rich"
+    }
+    fn description(&self) -> &'static str {
+        "Takes one of every kind of parameter."
+    }
+    async fn call_typed(&self, args: RichArgs, _: &ToolContext) -> AgentResult<String> {
+        Ok(format!("{args:?}"))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct DivideArgs {
+    a: i64,
+    b: i64,
+}
+
+/// Fails on its own terms for some valid inputs.
+struct Divide;
+
+#[async_trait]
+impl TypedTool for Divide {
+    type Args = DivideArgs;
+    type Output = i64;
+    fn name(&self) -> &'static str {
+        "divide"
+    }
+    fn description(&self) -> &'static str {
+        "Integer division."
+    }
+    async fn call_typed(&self, args: DivideArgs, _: &ToolContext) -> AgentResult<i64> {
+        args.a
+            .checked_div(args.b)
+            .ok_or_else(|| agent_core::ToolError::execution("division by zero or overflow").into())
+    }
+}
+
+const FIELDS: [&str; 9] = [
+    "name", "count", "ratio", "mode", "points", "tags", "origin", "a", "b",
+];
+
+fn toolset() -> ToolSet {
+    ToolSet::new()
+        .with_tool(Rich)
+        .unwrap()
+        .with_tool(Divide)
+        .unwrap()
+}
+
+fn number() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>().prop_filter_map("finite", |f| Number::from_f64(f).map(Value::Number)),
+        Just(json!(1e308)),
+        Just(json!(-0.0)),
+        Just(json!(u64::MAX)),
+    ]
+}
+
+fn string() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        any::<String>().prop_map(Value::from),
+        prop::sample::select(vec![
+            "NaN",
+            "Infinity",
+            "-Infinity",
+            "1e999",
+            "null",
+            "",
+            "\u{0}",
+            "\u{feff}",
+            "fast",
+            "careful",
+        ])
+        .prop_map(Value::from),
+        (0usize..100_000).prop_map(|n| Value::from("x".repeat(n))),
+    ]
+}
+
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(FIELDS.to_vec()).prop_map(str::to_owned),
+        prop::sample::select(vec![
+            "Name",
+            "COUNT",
+            "x",
+            "y",
+            "retries",
+            "careful",
+            "__proto__"
+        ])
+        .prop_map(str::to_owned),
+        any::<String>(),
+    ]
+}
+
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        number(),
+        string(),
+    ];
+    leaf.prop_recursive(24, 256, 8, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+            prop::collection::vec((key(), inner), 0..8)
+                .prop_map(|entries| Value::Object(entries.into_iter().collect::<Map<_, _>>())),
+        ]
+    })
+}
+
+/// A nearly valid argument object with one part broken, so decoding gets deep before
+/// it fails, as a model's near-misses do.
+fn near_miss() -> impl Strategy<Value = Value> {
+    let valid = json!({
+        "name": "n", "count": 1, "ratio": 0.5, "mode": {"careful": {"retries": 2}},
+        "points": [{"x": 1.0, "y": 2.0}], "tags": {"a": 1}, "origin": null
+    });
+    (
+        prop::sample::select(FIELDS[..7].to_vec()),
+        json_value(),
+        any::<bool>(),
+    )
+        .prop_map(move |(field, replacement, remove)| {
+            let mut args = valid.clone();
+            let map = args.as_object_mut().expect("object");
+            if remove {
+                map.remove(field);
+            } else {
+                map.insert(field.to_owned(), replacement);
+            }
+            args
+        })
+}
+
+fn check(name: &str, args: &Value) -> Result<(), TestCaseError> {
+    thread_local! {
+        static HARNESS: (tokio::runtime::Runtime, ToolSet) = (
+            tokio::runtime::Builder::new_current_thread().build().expect("runtime"),
+            toolset(),
+        );
+    }
+    let result = HARNESS
+        .with(|(runtime, set)| runtime.block_on(set.call(name, args, &ToolContext::default())));
+    let Err(error) = result else {
+        return Ok(());
+    };
+    let kind = error.tool_error_kind();
+    prop_assert!(
+        matches!(
+            kind,
+            Some(ToolErrorKind::InvalidArguments | ToolErrorKind::Execution)
+        ),
+        "unexpected error for {args}: {error:?}"
+    );
+    let message = error.to_string();
+    if kind == Some(ToolErrorKind::InvalidArguments) {
+        let names_what = FIELDS.iter().any(|f| message.contains(f))
+            || message.contains("expected a JSON object")
+            || message.contains("nested deeper")
+            || message.contains("unknown field")
+            || message.contains("invalid type")
+            || message.contains("unknown variant");
+        prop_assert!(
+            message.starts_with("Invalid arguments: ") && names_what,
+            "the message does not say what was wrong: {message}"
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6_000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_json_never_panics_and_errors_say_why(args in json_value()) {
+        check("rich", &args)?;
+        check("divide", &args)?;
+    }
+
+    #[test]
+    fn near_misses_are_refused_with_the_field_named(args in near_miss()) {
+        check("rich", &args)?;
+    }
+}
+
+#[test]
+fn invalid_utf16_escapes_fail_at_parsing_never_at_dispatch() {
+    // A lone surrogate cannot become a Rust string: serde_json refuses the text, so no
+    // such value can reach a tool. Escaped pairs that are valid decode normally.
+    for text in [r#"{"name": "\ud800"}"#, r#"{"name": "\udc00x"}"#] {
+        assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
+    }
+    let ok: Value = serde_json::from_str(r#"{"a": 1, "b": "\ud83d\ude00"}"#).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let error = runtime
+        .block_on(toolset().call("divide", &ok, &ToolContext::default()))
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "Invalid arguments: b: invalid type: string \"😀\", expected i64"
+    );
+}
