@@ -29,6 +29,8 @@
 //! decoding from types; `#[tool]` derives everything from an `async fn`. A [`ToolSet`]
 //! holds tools by name and enforces their exposure.
 
+#![forbid(unsafe_code)]
+
 mod args;
 mod config;
 mod content;
