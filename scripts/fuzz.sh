@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs the fuzz targets with cargo-fuzz on the stable toolchain (RUSTC_BOOTSTRAP lets it
+# pass libFuzzer's flags; no sanitizer, since the crates forbid unsafe code).
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     default: 600 seconds, every target
+set -euo pipefail
+cd "$(dirname "$0")/../fuzz"
+seconds=${1:-600}
+shift || true
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(RUSTC_BOOTSTRAP=1 cargo fuzz list)
+for target in "${targets[@]}"; do
+  mkdir -p "corpus/$target"
+  echo "== fuzz $target for ${seconds}s"
+  RUSTC_BOOTSTRAP=1 cargo fuzz run "$target" -s none -- -max_total_time="$seconds" -print_final_stats=1 2>&1 \
+    | grep -E '^(Done|stat::|==|INFO: seed)|panicked|ERROR|SUMMARY' || true
+  # A crash leaves an artifact and a non-zero exit above; make it fail the script.
+  if compgen -G "artifacts/$target/crash-*" >/dev/null; then
+    echo "fuzz $target found a crash: fuzz/artifacts/$target/" >&2
+    exit 1
+  fi
+done
