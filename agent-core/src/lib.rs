@@ -35,6 +35,7 @@ mod args;
 mod config;
 mod content;
 mod context;
+mod dialect;
 mod error;
 mod extract;
 mod schema;
@@ -46,6 +47,10 @@ pub use args::{MAX_ARGUMENT_DEPTH, decode_args};
 pub use config::ToolConfig;
 pub use content::Content;
 pub use context::{ActivationContext, CallReporter, Extensions, ToolContext};
+pub use dialect::{
+    Dialect, DialectError, UnknownDialect, Violation, assert_dialects, assert_dialects_for, check,
+    dialect_report,
+};
 pub use error::{AgentError, AgentResult, ToolError, ToolErrorKind};
 pub use extract::{FromToolContext, Progress, State};
 pub use schema::{ArgsSchema, normalize_root};

@@ -1,0 +1,604 @@
+//! The rule checkers: what each provider refuses, stated once, checked on any schema.
+//!
+//! Rendering runs these on its own output, so a rule the rewrite missed is an error
+//! instead of a provider's HTTP 400; tests run them on hand-written bad schemas to show
+//! each rule is enforced.
+//!
+//! Sources: OpenAI's Structured Outputs guide ("Supported schemas": the keyword list,
+//! the formats, 5,000 properties, 10 levels, 120,000 characters, 1,000 enum values,
+//! no `anyOf` at the root); Anthropic's structured-outputs "JSON Schema limitations"
+//! (closed objects, no recursion, no numeric or length constraints, `minItems` 0 or 1,
+//! at most 24 optional and 16 union-typed parameters per request); Gemini's
+//! `FunctionDeclaration` `Schema` (an OpenAPI 3.0 subset: its field list, string-only
+//! `enum`, and — from provider error reports — no OBJECT without properties).
+
+use super::Dialect;
+use super::transform::{MAX_SCHEMA_DEPTH, has_type, is_object};
+use serde_json::{Map, Value};
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// Keywords OpenAI strict mode accepts.
+pub(super) const OPENAI_STRICT_KEYWORDS: &[&str] = &[
+    "type",
+    "description",
+    "title",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "$ref",
+    "$defs",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+];
+
+/// String formats OpenAI strict mode accepts.
+pub(super) const OPENAI_STRICT_FORMATS: &[&str] = &[
+    "date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid",
+];
+
+/// Keywords Anthropic strict tool use accepts.
+pub(super) const ANTHROPIC_STRICT_KEYWORDS: &[&str] = &[
+    "type",
+    "description",
+    "title",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "$ref",
+    "$defs",
+    "pattern",
+    "format",
+    "minItems",
+    "default",
+];
+
+/// String formats Anthropic strict tool use accepts.
+pub(super) const ANTHROPIC_STRICT_FORMATS: &[&str] = &[
+    "date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6",
+    "uuid",
+];
+
+/// The fields of Gemini's `Schema`.
+pub(super) const GEMINI_KEYWORDS: &[&str] = &[
+    "type",
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "enum",
+    "maxItems",
+    "minItems",
+    "properties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "example",
+    "anyOf",
+    "propertyOrdering",
+    "default",
+    "items",
+    "minimum",
+    "maximum",
+];
+
+/// Formats Gemini's `Schema` accepts (`enum` and `date-time` for strings, widths for
+/// numbers).
+pub(super) const GEMINI_FORMATS: &[&str] =
+    &["enum", "date-time", "float", "double", "int32", "int64"];
+
+const GEMINI_TYPES: &[&str] = &["string", "number", "integer", "boolean", "array", "object"];
+
+/// OpenAI strict mode's limits.
+const OPENAI_MAX_DEPTH: usize = 10;
+const OPENAI_MAX_PROPERTIES: usize = 5_000;
+const OPENAI_MAX_STRING_LENGTH: usize = 120_000;
+const OPENAI_MAX_ENUM_VALUES: usize = 1_000;
+const OPENAI_LARGE_ENUM: usize = 250;
+const OPENAI_LARGE_ENUM_LENGTH: usize = 15_000;
+
+/// Anthropic strict tool use's limits, per request.
+pub(super) const ANTHROPIC_MAX_OPTIONAL: usize = 24;
+pub(super) const ANTHROPIC_MAX_UNIONS: usize = 16;
+pub(super) const ANTHROPIC_MAX_STRICT_TOOLS: usize = 20;
+
+/// One broken rule: where in the schema, and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// A JSON pointer to the offending schema (`""` is the root).
+    pub path: String,
+    /// The rule, in words.
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "at the root: {}", self.message)
+        } else {
+            write!(f, "at `{}`: {}", self.path, self.message)
+        }
+    }
+}
+
+/// Every rule of `dialect` that the argument schema `schema` breaks; empty when the
+/// provider will accept it.
+pub fn check(dialect: Dialect, schema: &Value) -> Vec<Violation> {
+    let mut checker = Checker {
+        dialect,
+        defs: defs_of(schema),
+        violations: Vec::new(),
+        properties: 0,
+        strings: 0,
+        enum_values: 0,
+        optional: 0,
+        unions: 0,
+        too_deep: false,
+    };
+    checker.root(schema);
+    checker.violations
+}
+
+/// How many optional and union-typed parameters a rendered schema has, for Anthropic
+/// strict mode's per-request budget.
+pub(super) fn anthropic_budget(schema: &Value) -> (usize, usize) {
+    let mut checker = Checker {
+        dialect: Dialect::AnthropicStrict,
+        defs: defs_of(schema),
+        violations: Vec::new(),
+        properties: 0,
+        strings: 0,
+        enum_values: 0,
+        optional: 0,
+        unions: 0,
+        too_deep: false,
+    };
+    checker.root(schema);
+    (checker.optional, checker.unions)
+}
+
+fn defs_of(schema: &Value) -> Map<String, Value> {
+    let mut defs = Map::new();
+    for key in ["$defs", "definitions"] {
+        if let Some(Value::Object(found)) = schema.get(key) {
+            defs.extend(found.clone());
+        }
+    }
+    defs
+}
+
+/// The definition name of a local reference, `#/$defs/Name` or `#/definitions/Name`.
+pub(super) fn local_ref_name(target: &str) -> Option<&str> {
+    target
+        .strip_prefix("#/$defs/")
+        .or_else(|| target.strip_prefix("#/definitions/"))
+        .filter(|name| !name.is_empty() && !name.contains('/'))
+}
+
+/// A definition that reaches itself through references, if any.
+pub(super) fn find_cycle(defs: &Map<String, Value>) -> Option<String> {
+    fn refs(schema: &Value, out: &mut BTreeSet<String>, depth: usize) {
+        if depth > MAX_SCHEMA_DEPTH {
+            return;
+        }
+        match schema {
+            Value::Object(map) => {
+                if let Some(name) = map.get("$ref").and_then(Value::as_str).and_then(local_ref_name) {
+                    out.insert(name.to_owned());
+                }
+                for value in map.values() {
+                    refs(value, out, depth + 1);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| refs(v, out, depth + 1)),
+            _ => {}
+        }
+    }
+    let edges: Vec<(String, BTreeSet<String>)> = defs
+        .iter()
+        .map(|(name, def)| {
+            let mut out = BTreeSet::new();
+            refs(def, &mut out, 0);
+            (name.clone(), out)
+        })
+        .collect();
+    let targets = |name: &str| edges.iter().find(|(n, _)| n == name).map(|(_, t)| t);
+    // Depth-first search with colours; the stack is explicit, so no schema can exhaust
+    // the call stack.
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    for (start, _) in &edges {
+        if done.contains(start) {
+            continue;
+        }
+        let mut path: Vec<String> = vec![start.clone()];
+        let mut iters: Vec<Vec<String>> =
+            vec![targets(start).map(|t| t.iter().cloned().collect()).unwrap_or_default()];
+        while let Some(next) = iters.last_mut().map(Vec::pop) {
+            match next {
+                Some(target) => {
+                    if path.contains(&target) {
+                        return Some(target);
+                    }
+                    if done.contains(&target) || targets(&target).is_none() {
+                        continue;
+                    }
+                    iters.push(
+                        targets(&target)
+                            .map(|t| t.iter().cloned().collect())
+                            .unwrap_or_default(),
+                    );
+                    path.push(target);
+                }
+                None => {
+                    iters.pop();
+                    if let Some(finished) = path.pop() {
+                        done.insert(finished);
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+struct Checker {
+    dialect: Dialect,
+    defs: Map<String, Value>,
+    violations: Vec<Violation>,
+    properties: usize,
+    strings: usize,
+    enum_values: usize,
+    optional: usize,
+    unions: usize,
+    too_deep: bool,
+}
+
+impl Checker {
+    fn report(&mut self, path: &str, message: impl Into<String>) {
+        self.violations.push(Violation {
+            path: path.to_owned(),
+            message: message.into(),
+        });
+    }
+
+    fn root(&mut self, schema: &Value) {
+        let d = self.dialect;
+        let Some(root) = schema.as_object() else {
+            self.report("", "the argument schema must be a JSON object");
+            return;
+        };
+        if root.get("type") != Some(&Value::String("object".into())) {
+            self.report("", "the argument schema's root must be {\"type\": \"object\"}");
+        }
+        if d == Dialect::OpenAiStrict && root.contains_key("anyOf") {
+            self.report("", "OpenAI strict mode refuses `anyOf` at the root");
+        }
+        if d == Dialect::AnthropicStrict
+            && let Some(name) = find_cycle(&self.defs)
+        {
+            self.report(
+                &format!("/$defs/{name}"),
+                format!("`{name}` is recursive; Anthropic strict tool use refuses recursive schemas"),
+            );
+        }
+        self.node(schema, "", 0, 0);
+        if let Some(Value::Object(defs)) = root.get("$defs") {
+            for (name, def) in defs {
+                self.strings += name.len();
+                self.node(def, &format!("/$defs/{name}"), 1, 0);
+            }
+        }
+        if d == Dialect::OpenAiStrict {
+            self.openai_limits();
+        }
+        if d == Dialect::AnthropicStrict {
+            if self.optional > ANTHROPIC_MAX_OPTIONAL {
+                self.report(
+                    "",
+                    format!(
+                        "{} optional parameters; Anthropic strict tool use allows {ANTHROPIC_MAX_OPTIONAL} per request",
+                        self.optional
+                    ),
+                );
+            }
+            if self.unions > ANTHROPIC_MAX_UNIONS {
+                self.report(
+                    "",
+                    format!(
+                        "{} parameters with `anyOf` or type arrays; Anthropic strict tool use allows {ANTHROPIC_MAX_UNIONS} per request",
+                        self.unions
+                    ),
+                );
+            }
+        }
+    }
+
+    fn openai_limits(&mut self) {
+        if self.properties > OPENAI_MAX_PROPERTIES {
+            self.report(
+                "",
+                format!(
+                    "{} properties; OpenAI strict mode allows {OPENAI_MAX_PROPERTIES}",
+                    self.properties
+                ),
+            );
+        }
+        if self.strings > OPENAI_MAX_STRING_LENGTH {
+            self.report(
+                "",
+                format!(
+                    "property names, definition names, enum and const values add up to {} characters; OpenAI strict mode allows {OPENAI_MAX_STRING_LENGTH}",
+                    self.strings
+                ),
+            );
+        }
+        if self.enum_values > OPENAI_MAX_ENUM_VALUES {
+            self.report(
+                "",
+                format!(
+                    "{} enum values; OpenAI strict mode allows {OPENAI_MAX_ENUM_VALUES}",
+                    self.enum_values
+                ),
+            );
+        }
+    }
+
+    /// Checks one schema and its subschemas. `depth` counts schemas, for the stack
+    /// bound; `objects` counts nested objects, for OpenAI's nesting limit.
+    fn node(&mut self, schema: &Value, path: &str, depth: usize, objects: usize) {
+        if depth > MAX_SCHEMA_DEPTH {
+            if !self.too_deep {
+                self.too_deep = true;
+                self.report(path, format!("nested deeper than {MAX_SCHEMA_DEPTH} levels"));
+            }
+            return;
+        }
+        let d = self.dialect;
+        let m = match schema {
+            Value::Object(m) => m,
+            Value::Bool(_) if !is_restricted(d) => return,
+            Value::Bool(_) => {
+                self.report(path, format!("{d} needs a typed schema, not `{schema}`"));
+                return;
+            }
+            other => {
+                self.report(path, format!("{other} is not a schema"));
+                return;
+            }
+        };
+        if let Some(target) = m.get("$ref") {
+            self.reference(target, path);
+            if d == Dialect::OpenAiStrict && m.len() > 1 {
+                self.report(path, "OpenAI strict mode refuses keywords beside `$ref`");
+            }
+        }
+        self.types(m, path);
+        let objects = if is_object(m) { objects + 1 } else { objects };
+        if is_restricted(d) {
+            self.restricted(m, path, depth, objects);
+        }
+        self.children(m, path, depth, objects);
+    }
+
+    fn reference(&mut self, target: &Value, path: &str) {
+        let d = self.dialect;
+        if d == Dialect::Gemini {
+            return; // `$ref` is reported as an unsupported keyword.
+        }
+        match target.as_str().and_then(local_ref_name) {
+            Some(name) if self.defs.contains_key(name) => {}
+            Some(name) => self.report(path, format!("`$ref` names `{name}`, which `$defs` does not define")),
+            None => self.report(
+                path,
+                format!("`$ref` {target} is not a reference into this schema's `$defs`"),
+            ),
+        }
+    }
+
+    fn types(&mut self, m: &Map<String, Value>, path: &str) {
+        const TYPES: &[&str] = &["null", "boolean", "object", "array", "number", "string", "integer"];
+        let valid = match m.get("type") {
+            None => true,
+            Some(Value::String(t)) => TYPES.contains(&t.as_str()),
+            Some(Value::Array(ts)) => ts.iter().all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t))),
+            Some(_) => false,
+        };
+        if !valid {
+            self.report(path, format!("`type` {} is not a JSON Schema type", m["type"]));
+        }
+    }
+
+    /// The rules of the dialects that accept a subset of JSON Schema.
+    fn restricted(&mut self, m: &Map<String, Value>, path: &str, depth: usize, objects: usize) {
+        let d = self.dialect;
+        let (keywords, formats) = match d {
+            Dialect::OpenAiStrict => (OPENAI_STRICT_KEYWORDS, OPENAI_STRICT_FORMATS),
+            Dialect::AnthropicStrict => (ANTHROPIC_STRICT_KEYWORDS, ANTHROPIC_STRICT_FORMATS),
+            _ => (GEMINI_KEYWORDS, GEMINI_FORMATS),
+        };
+        for key in m.keys() {
+            // `$defs` belongs at the root only.
+            let allowed = keywords.contains(&key.as_str()) && (key != "$defs" || depth == 0);
+            if !allowed {
+                self.report(path, format!("{d} does not support `{key}`"));
+            }
+        }
+        if let Some(format) = m.get("format")
+            && !format.as_str().is_some_and(|f| formats.contains(&f))
+        {
+            self.report(path, format!("{d} does not support the format {format}"));
+        }
+        let shaped = ["type", "anyOf", "enum", "const", "$ref"]
+            .iter()
+            .any(|k| m.contains_key(*k));
+        if !shaped {
+            self.report(path, format!("{d} needs every schema to say its type"));
+        }
+        if has_type(m, "array") && !m.contains_key("items") {
+            self.report(path, format!("{d} needs `items` on every array"));
+        }
+        if let Some(Value::Array(values)) = m.get("enum") {
+            self.enum_values += values.len();
+            let mut length = 0;
+            for value in values {
+                if let Value::String(s) = value {
+                    length += s.len();
+                }
+            }
+            self.strings += length;
+            if d == Dialect::OpenAiStrict
+                && values.len() > OPENAI_LARGE_ENUM
+                && length > OPENAI_LARGE_ENUM_LENGTH
+            {
+                self.report(
+                    path,
+                    format!(
+                        "an enum of more than {OPENAI_LARGE_ENUM} strings may total {OPENAI_LARGE_ENUM_LENGTH} characters in OpenAI strict mode, this one has {length}"
+                    ),
+                );
+            }
+            if d == Dialect::Gemini && !values.iter().all(Value::is_string) {
+                self.report(path, "Gemini's `enum` holds strings only");
+            }
+        }
+        if let Some(Value::String(s)) = m.get("const") {
+            self.strings += s.len();
+        }
+        if m.contains_key("anyOf") || matches!(m.get("type"), Some(Value::Array(_))) {
+            self.unions += 1;
+        }
+        match d {
+            Dialect::Gemini => {
+                if matches!(m.get("type"), Some(Value::Array(_))) {
+                    self.report(path, "Gemini refuses type arrays; nullability is `nullable: true`");
+                }
+                if let Some(Value::String(t)) = m.get("type")
+                    && !GEMINI_TYPES.contains(&t.as_str())
+                {
+                    self.report(path, format!("Gemini has no type \"{t}\""));
+                }
+                let empty = m
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .is_none_or(Map::is_empty);
+                if has_type(m, "object") && empty && !path.is_empty() {
+                    self.report(path, "Gemini refuses an object without properties");
+                }
+            }
+            Dialect::AnthropicStrict => {
+                if let Some(n) = m.get("minItems").and_then(Value::as_u64)
+                    && n > 1
+                {
+                    self.report(path, "Anthropic strict tool use allows `minItems` of 0 or 1 only");
+                }
+            }
+            _ => {}
+        }
+        if is_object(m) {
+            self.object(m, path, objects);
+        }
+    }
+
+    fn object(&mut self, m: &Map<String, Value>, path: &str, objects: usize) {
+        let d = self.dialect;
+        let properties = m.get("properties").and_then(Value::as_object);
+        let names: Vec<&String> = properties.map(|p| p.keys().collect()).unwrap_or_default();
+        let required: Vec<&str> = m
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        self.properties += names.len();
+        self.strings += names.iter().map(|n| n.len()).sum::<usize>();
+        self.optional += names.iter().filter(|n| !required.contains(&n.as_str())).count();
+        if matches!(d, Dialect::OpenAiStrict | Dialect::AnthropicStrict)
+            && m.get("additionalProperties") != Some(&Value::Bool(false))
+        {
+            self.report(path, format!("{d} needs `additionalProperties: false` on every object"));
+        }
+        if d == Dialect::OpenAiStrict {
+            let missing: Vec<&str> = names
+                .iter()
+                .map(|n| n.as_str())
+                .filter(|n| !required.contains(n))
+                .collect();
+            if !missing.is_empty() {
+                self.report(
+                    path,
+                    format!(
+                        "OpenAI strict mode needs every property in `required`; missing: {}",
+                        missing.join(", ")
+                    ),
+                );
+            }
+            if objects > OPENAI_MAX_DEPTH {
+                self.report(
+                    path,
+                    format!("objects nest {objects} levels deep; OpenAI strict mode allows {OPENAI_MAX_DEPTH}"),
+                );
+            }
+        }
+        for name in required {
+            if !names.iter().any(|n| n.as_str() == name) {
+                self.report(path, format!("`required` names `{name}`, which is not a property"));
+            }
+        }
+    }
+
+    fn children(&mut self, m: &Map<String, Value>, path: &str, depth: usize, objects: usize) {
+        for (key, value) in m {
+            match key.as_str() {
+                "properties" | "patternProperties" | "dependentSchemas" => {
+                    if let Value::Object(map) = value {
+                        for (name, schema) in map {
+                            let escaped = name.replace('~', "~0").replace('/', "~1");
+                            self.node(schema, &format!("{path}/{key}/{escaped}"), depth + 1, objects);
+                        }
+                    }
+                }
+                "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                    if let Value::Array(items) = value {
+                        for (i, schema) in items.iter().enumerate() {
+                            self.node(schema, &format!("{path}/{key}/{i}"), depth + 1, objects);
+                        }
+                    }
+                }
+                "items" | "additionalProperties" | "not" | "if" | "then" | "else"
+                | "propertyNames" | "contains" | "unevaluatedItems" | "unevaluatedProperties" => {
+                    // `additionalProperties: false` and `items: false` close, they
+                    // do not describe a value.
+                    if value.is_object() {
+                        self.node(value, &format!("{path}/{key}"), depth + 1, objects);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Dialects that accept a subset of JSON Schema, rather than all of it.
+fn is_restricted(dialect: Dialect) -> bool {
+    matches!(
+        dialect,
+        Dialect::OpenAiStrict | Dialect::AnthropicStrict | Dialect::Gemini
+    )
+}
