@@ -5,26 +5,20 @@
 //! required, and which arrays were maps before a dialect made them lists of entries.
 
 use super::Dialect;
-use super::check::local_ref_name;
+use super::check::{defs_of, local_ref_name};
 use super::transform::{MAX_SCHEMA_DEPTH, has_type, is_map};
 use serde_json::{Map, Value};
 
 pub(super) fn normalize(dialect: Dialect, schema: &Value, args: Value) -> Value {
-    let mut defs = Map::new();
-    for key in ["$defs", "definitions"] {
-        if let Some(Value::Object(found)) = schema.get(key) {
-            defs.extend(found.iter().map(|(k, v)| (k.clone(), v.clone())));
-        }
-    }
     let walk = Normalize {
-        defs: &defs,
+        defs: defs_of(schema),
         entries: dialect.maps_as_entries(),
     };
     walk.value(schema, args, 0)
 }
 
 struct Normalize<'a> {
-    defs: &'a Map<String, Value>,
+    defs: Option<&'a Map<String, Value>>,
     entries: bool,
 }
 
@@ -35,7 +29,7 @@ impl Normalize<'_> {
         // value's own depth bounds everything else.
         for _ in 0..MAX_SCHEMA_DEPTH {
             match schema.get("$ref").and_then(Value::as_str) {
-                Some(target) => schema = self.defs.get(local_ref_name(target)?)?,
+                Some(target) => schema = self.defs?.get(local_ref_name(target)?)?,
                 None => return Some(schema),
             }
         }

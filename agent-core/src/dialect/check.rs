@@ -175,14 +175,12 @@ pub(super) fn anthropic_budget(schema: &Value) -> (usize, usize) {
     (checker.optional, checker.unions)
 }
 
-fn defs_of(schema: &Value) -> Map<String, Value> {
-    let mut defs = Map::new();
-    for key in ["$defs", "definitions"] {
-        if let Some(Value::Object(found)) = schema.get(key) {
-            defs.extend(found.clone());
-        }
-    }
-    defs
+/// The schema's definitions (`$defs`, or draft 7's `definitions`), borrowed: cloning
+/// is recursive, and a hostile schema may nest deeper than the stack allows.
+pub(super) fn defs_of(schema: &Value) -> Option<&Map<String, Value>> {
+    ["$defs", "definitions"]
+        .iter()
+        .find_map(|key| schema.get(*key).and_then(Value::as_object))
 }
 
 /// The definition name of a local reference, `#/$defs/Name` or `#/definitions/Name`.
@@ -259,9 +257,9 @@ pub(super) fn find_cycle(defs: &Map<String, Value>) -> Option<String> {
     None
 }
 
-struct Checker {
+struct Checker<'a> {
     dialect: Dialect,
-    defs: Map<String, Value>,
+    defs: Option<&'a Map<String, Value>>,
     violations: Vec<Violation>,
     properties: usize,
     strings: usize,
@@ -271,7 +269,7 @@ struct Checker {
     too_deep: bool,
 }
 
-impl Checker {
+impl Checker<'_> {
     fn report(&mut self, path: &str, message: impl Into<String>) {
         self.violations.push(Violation {
             path: path.to_owned(),
@@ -292,7 +290,7 @@ impl Checker {
             self.report("", "OpenAI strict mode refuses `anyOf` at the root");
         }
         if d == Dialect::AnthropicStrict
-            && let Some(name) = find_cycle(&self.defs)
+            && let Some(name) = self.defs.and_then(find_cycle)
         {
             self.report(
                 &format!("/$defs/{name}"),
@@ -404,7 +402,7 @@ impl Checker {
             return; // `$ref` is reported as an unsupported keyword.
         }
         match target.as_str().and_then(local_ref_name) {
-            Some(name) if self.defs.contains_key(name) => {}
+            Some(name) if self.defs.is_some_and(|d| d.contains_key(name)) => {}
             Some(name) => self.report(path, format!("`$ref` names `{name}`, which `$defs` does not define")),
             None => self.report(
                 path,

@@ -94,6 +94,14 @@ impl Rules {
 
 /// The argument schema `schema` in `dialect`, or why it cannot be expressed.
 pub(super) fn render(dialect: Dialect, schema: &Value) -> Result<Value, String> {
+    // Cloning and walking are recursive; a schema nested beyond what the walk accepts
+    // is refused before either happens. Each schema level is two JSON levels
+    // (`properties`, then the property).
+    if exceeds_depth(schema, 2 * MAX_SCHEMA_DEPTH + 8) {
+        return Err(format!(
+            "the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
+        ));
+    }
     let Some(rules) = Rules::of(dialect) else {
         return Ok(schema.clone());
     };
@@ -103,11 +111,11 @@ pub(super) fn render(dialect: Dialect, schema: &Value) -> Result<Value, String> 
     };
     let mut defs = Map::new();
     for key in ["$defs", "definitions"] {
-        if let Some(Value::Object(found)) = root.remove(key) {
+        if let Some(Value::Object(found)) = root.shift_remove(key) {
             defs.extend(found);
         }
     }
-    root.remove("$schema");
+    root.shift_remove("$schema");
     if rules.refs == Refs::KeepAcyclic
         && let Some(name) = find_cycle(&defs)
     {
@@ -180,13 +188,13 @@ impl Walk<'_> {
             }
             other => return Err(format!("{}: {other} is not a schema", at(path))),
         };
-        if let Some(target) = m.remove("$ref") {
+        if let Some(target) = m.shift_remove("$ref") {
             return self.reference(&target, m, path, depth);
         }
-        if let Some(all) = m.remove("allOf") {
+        if let Some(all) = m.shift_remove("allOf") {
             self.merge_all_of(&mut m, all, path)?;
         }
-        if let Some(one) = m.remove("oneOf") {
+        if let Some(one) = m.shift_remove("oneOf") {
             // The variants of a Rust enum are disjoint, so "any of" them is the same
             // constraint as "exactly one of" them, and every dialect knows `anyOf`.
             if m.contains_key("anyOf") {
@@ -199,7 +207,7 @@ impl Walk<'_> {
         }
         let mut notes = Vec::new();
 
-        if let Some(prefix) = m.remove("prefixItems") {
+        if let Some(prefix) = m.shift_remove("prefixItems") {
             self.tuple(&mut m, prefix, path, depth, &mut notes)?;
         }
         if is_map(&m) {
@@ -216,9 +224,15 @@ impl Walk<'_> {
                 at(path)
             ));
         }
-        if let Some(Value::Array(branches)) = m.remove("anyOf") {
+        if let Some(Value::Array(branches)) = m.shift_remove("anyOf") {
             let mut out = Vec::with_capacity(branches.len());
             for (i, branch) in branches.iter().enumerate() {
+                // Gemini's `nullable` replaces a `null` branch, below; the branch
+                // itself has no Gemini form.
+                if self.rules.nullable_flag && branch.get("type") == Some(&json!("null")) {
+                    out.push(branch.clone());
+                    continue;
+                }
                 out.push(self.node(branch, &format!("{path}/anyOf/{i}"), depth + 1)?);
             }
             m.insert("anyOf".into(), Value::Array(out));
@@ -318,7 +332,7 @@ impl Walk<'_> {
         };
         for member in members {
             let member = match member {
-                Value::Object(mut map) => match map.remove("$ref") {
+                Value::Object(mut map) => match map.shift_remove("$ref") {
                     Some(target) => {
                         let name = target.as_str().and_then(local_ref_name);
                         match name.and_then(|n| self.defs.get(n)) {
@@ -428,9 +442,9 @@ impl Walk<'_> {
         path: &str,
         depth: usize,
     ) -> Result<Value, String> {
-        let values = m.remove("additionalProperties").unwrap_or(Value::Bool(true));
+        let values = m.shift_remove("additionalProperties").unwrap_or(Value::Bool(true));
         let value = self.node(&values, &format!("{path}/additionalProperties"), depth + 1)?;
-        let key = match m.remove("propertyNames") {
+        let key = match m.shift_remove("propertyNames") {
             Some(names) => {
                 let mut key = self.node(&names, &format!("{path}/propertyNames"), depth + 1)?;
                 if let Value::Object(map) = &mut key {
@@ -493,14 +507,14 @@ impl Walk<'_> {
         depth: usize,
     ) -> Result<(), String> {
         let dialect = self.rules.dialect;
-        let properties = match m.remove("properties") {
+        let properties = match m.shift_remove("properties") {
             Some(Value::Object(props)) => props,
             None => Map::new(),
             Some(other) => {
                 return Err(format!("{}: `properties` must be an object, found {other}", at(path)));
             }
         };
-        match m.remove("additionalProperties") {
+        match m.shift_remove("additionalProperties") {
             None | Some(Value::Bool(false)) => {}
             Some(Value::Bool(true)) if !properties.is_empty() => {}
             Some(_) if !self.rules.close_objects && properties.is_empty() => {}
@@ -517,7 +531,7 @@ impl Walk<'_> {
                 at(path)
             ));
         }
-        let required: Vec<String> = match m.remove("required") {
+        let required: Vec<String> = match m.shift_remove("required") {
             Some(Value::Array(names)) => names
                 .into_iter()
                 .filter_map(|n| n.as_str().map(str::to_owned))
@@ -571,7 +585,7 @@ impl Walk<'_> {
                 }
                 _ => {
                     let branches: Vec<Value> = rest.into_iter().map(|t| json!({"type": t})).collect();
-                    m.remove("type");
+                    m.shift_remove("type");
                     m.insert("anyOf".into(), Value::Array(branches));
                 }
             }
@@ -597,7 +611,7 @@ impl Walk<'_> {
                 ));
             } else if rest.len() == 1 {
                 // `Option<T>`: T itself, marked nullable; the outer description wins.
-                m.remove("anyOf");
+                m.shift_remove("anyOf");
                 if let Value::Object(only) = rest.remove(0) {
                     for (key, value) in only {
                         if key == "nullable" {
@@ -682,7 +696,7 @@ impl Walk<'_> {
                 }
             };
             if !keep {
-                m.remove(&key);
+                m.shift_remove(&key);
             }
         }
     }
@@ -760,7 +774,7 @@ fn make_nullable(schema: Value) -> Value {
     let wrap = |mut m: Map<String, Value>| {
         // The description describes the property, so it moves to the wrapper.
         let mut outer = Map::new();
-        if let Some(description) = m.remove("description") {
+        if let Some(description) = m.shift_remove("description") {
             outer.insert("description".into(), description);
         }
         outer.insert(
@@ -830,7 +844,7 @@ fn string_enums(m: &mut Map<String, Value>, notes: &mut Vec<String>) {
         let t = json_type(first);
         m.insert("type".into(), json!(t));
     }
-    m.remove("enum");
+    m.shift_remove("enum");
 }
 
 fn json_type(value: &Value) -> &'static str {
@@ -904,5 +918,18 @@ fn capitalise(text: &str) -> String {
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
+    }
+}
+
+/// Whether `value` nests more than `limit` levels; stops at the limit, so the check is
+/// bounded whatever the input.
+pub(super) fn exceeds_depth(value: &Value, limit: usize) -> bool {
+    if limit == 0 {
+        return matches!(value, Value::Array(_) | Value::Object(_));
+    }
+    match value {
+        Value::Array(items) => items.iter().any(|v| exceeds_depth(v, limit - 1)),
+        Value::Object(map) => map.values().any(|v| exceeds_depth(v, limit - 1)),
+        _ => false,
     }
 }
