@@ -811,7 +811,7 @@ fn checking_and_rendering_survive_hostile_schemas() {
 
 /// Decodes `answer` as the model sent it for `dialect`: it must validate against the
 /// rendered schema, and after mapping back it must decode.
-fn decode_answer<T: DeserializeOwned + JsonSchema>(
+fn decode_answer<T: DeserializeOwned + JsonSchema + 'static>(
     name: &str,
     dialect: Dialect,
     answer: Value,
@@ -831,7 +831,7 @@ fn decode_answer<T: DeserializeOwned + JsonSchema>(
         .unwrap_or_else(|e| panic!("{name} in {dialect}: {e:?} for {args}"))
 }
 
-fn decode_plain<T: DeserializeOwned + JsonSchema>(answer: Value) -> T {
+fn decode_plain<T: DeserializeOwned + JsonSchema + 'static>(answer: Value) -> T {
     decode_args::<T>(&ArgsSchema::of::<T>(), &answer).unwrap()
 }
 
