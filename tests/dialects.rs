@@ -347,7 +347,11 @@ fn only_schemas_a_dialect_cannot_express_fail_and_the_error_names_tool_and_reaso
             if let Err(error) = dialect.render(&definition) {
                 assert_eq!(error.tool, definition.name);
                 assert_eq!(error.dialect, dialect);
-                assert!(error.to_string().contains(&format!("tool `{}`", definition.name)));
+                assert!(
+                    error
+                        .to_string()
+                        .contains(&format!("tool `{}`", definition.name))
+                );
                 failures.push(format!("{} {dialect}", definition.name));
             }
         }
@@ -367,7 +371,9 @@ fn only_schemas_a_dialect_cannot_express_fail_and_the_error_names_tool_and_reaso
         error.reason.contains("`Tree` is a recursive type"),
         "{error}"
     );
-    let error = Dialect::OpenAiStrict.render(&fixture("any_value")).unwrap_err();
+    let error = Dialect::OpenAiStrict
+        .render(&fixture("any_value"))
+        .unwrap_err();
     assert!(
         error.reason.contains("/properties/payload") && error.reason.contains("any shape"),
         "{error}"
@@ -380,7 +386,9 @@ fn only_schemas_a_dialect_cannot_express_fail_and_the_error_names_tool_and_reaso
 
 #[test]
 fn openai_strict_requires_every_property_and_makes_optionals_nullable_at_every_level() {
-    let tool = Dialect::OpenAiStrict.render(&fixture("optional_nested")).unwrap();
+    let tool = Dialect::OpenAiStrict
+        .render(&fixture("optional_nested"))
+        .unwrap();
     assert_eq!(tool["type"], "function");
     assert_eq!(tool["function"]["strict"], true);
     let parameters = &tool["function"]["parameters"];
@@ -389,14 +397,25 @@ fn openai_strict_requires_every_property_and_makes_optionals_nullable_at_every_l
         json!(["billing", "window", "retries", "days"])
     );
     assert_eq!(parameters["additionalProperties"], false);
-    assert_eq!(parameters["properties"]["retries"]["type"], json!(["integer", "null"]));
+    assert_eq!(
+        parameters["properties"]["retries"]["type"],
+        json!(["integer", "null"])
+    );
     // `$ref` with a description beside it is expanded (strict mode refuses siblings).
     let billing = &parameters["properties"]["billing"];
-    assert!(billing["anyOf"].as_array().unwrap().contains(&json!({"type": "null"})));
+    assert!(
+        billing["anyOf"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"type": "null"}))
+    );
     let window = &parameters["$defs"]["Window"];
     assert_eq!(window["required"], json!(["width", "height", "fullscreen"]));
     assert_eq!(window["additionalProperties"], false);
-    assert_eq!(window["properties"]["height"]["type"], json!(["integer", "null"]));
+    assert_eq!(
+        window["properties"]["height"]["type"],
+        json!(["integer", "null"])
+    );
 }
 
 #[test]
@@ -423,7 +442,10 @@ fn unsupported_constraints_are_folded_into_descriptions() {
         "Display name (at least 3 characters; at most 20 characters)"
     );
     // Supported in strict mode: kept as keywords.
-    assert_eq!(parameters["properties"]["code"]["pattern"], "^[A-Z]{3}-[0-9]{4}$");
+    assert_eq!(
+        parameters["properties"]["code"]["pattern"],
+        "^[A-Z]{3}-[0-9]{4}$"
+    );
     assert_eq!(parameters["properties"]["level"]["maximum"], 10);
     assert_eq!(parameters["properties"]["contact"]["format"], "email");
     // `uri` is not among strict mode's formats.
@@ -461,7 +483,9 @@ fn gemini_turns_const_tags_into_single_value_enums() {
     let parameters = Dialect::Gemini
         .render_parameters(&fixture("tagged_enums"))
         .unwrap();
-    let variants = parameters["properties"]["command"]["anyOf"].as_array().unwrap();
+    let variants = parameters["properties"]["command"]["anyOf"]
+        .as_array()
+        .unwrap();
     assert_eq!(variants[0]["properties"]["kind"]["enum"], json!(["move"]));
     assert_eq!(variants[0]["properties"]["kind"].get("const"), None);
 }
@@ -483,7 +507,12 @@ fn maps_become_lists_of_entries_where_objects_must_be_closed() {
     let labels = &parameters["properties"]["labels"];
     assert_eq!(labels["type"], "array");
     assert_eq!(labels["items"]["required"], json!(["key", "value"]));
-    assert!(labels["description"].as_str().unwrap().starts_with("Labels to attach"));
+    assert!(
+        labels["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Labels to attach")
+    );
     let limits = &parameters["properties"]["limits"];
     assert_eq!(limits["type"], json!(["array", "null"]));
     // Plain JSON Schema dialects keep the map as it is.
@@ -527,15 +556,30 @@ fn each_dialect_wraps_the_schema_the_way_its_api_expects() {
     let anthropic = Dialect::Anthropic.render(&definition).unwrap();
     assert_eq!(anthropic["input_schema"], definition.parameters);
     assert_eq!(anthropic.get("strict"), None);
-    assert_eq!(Dialect::AnthropicStrict.render(&definition).unwrap()["strict"], true);
+    assert_eq!(
+        Dialect::AnthropicStrict.render(&definition).unwrap()["strict"],
+        true
+    );
     let mcp = Dialect::Mcp.render(&definition).unwrap();
     assert_eq!(mcp["title"], "Enums");
     assert_eq!(mcp["inputSchema"], definition.parameters);
-    assert_eq!(mcp["outputSchema"], json!({"type": "object", "properties": {}}));
+    assert_eq!(
+        mcp["outputSchema"],
+        json!({"type": "object", "properties": {}})
+    );
     assert_eq!(
         mcp["annotations"],
         json!({"title": "Enums", "readOnlyHint": true, "idempotentHint": true, "openWorldHint": false})
     );
+}
+
+#[test]
+fn a_name_the_providers_refuse_is_an_error_not_a_request() {
+    let mut definition = fixture("enums");
+    definition.name = "tools.enums".into();
+    let error = Dialect::OpenAi.render(&definition).unwrap_err();
+    assert!(error.to_string().contains("tool `tools.enums`"), "{error}");
+    assert!(Dialect::Mcp.render(&definition).is_ok());
 }
 
 #[test]
@@ -572,8 +616,15 @@ fn strict_object(properties: Value) -> Value {
 #[test]
 fn the_openai_strict_checker_rejects_every_broken_rule() {
     let d = Dialect::OpenAiStrict;
-    assert_eq!(check(d, &strict_object(json!({"a": {"type": "string"}}))), []);
-    rejects(d, json!({"type": "string"}), "root must be {\"type\": \"object\"}");
+    assert_eq!(
+        check(d, &strict_object(json!({"a": {"type": "string"}}))),
+        []
+    );
+    rejects(
+        d,
+        json!({"type": "string"}),
+        "root must be {\"type\": \"object\"}",
+    );
     rejects(
         d,
         json!({"type": "object", "anyOf": [], "properties": {}, "required": [], "additionalProperties": false}),
@@ -605,7 +656,11 @@ fn the_openai_strict_checker_rejects_every_broken_rule() {
         "format \"uri\"",
     );
     rejects(d, strict_object(json!({"a": {}})), "say its type");
-    rejects(d, strict_object(json!({"a": {"type": "array"}})), "`items` on every array");
+    rejects(
+        d,
+        strict_object(json!({"a": {"type": "array"}})),
+        "`items` on every array",
+    );
     rejects(
         d,
         strict_object(json!({"a": {"$ref": "#/$defs/A", "description": "x"}})),
@@ -674,7 +729,8 @@ fn the_anthropic_strict_checker_rejects_every_broken_rule() {
         rejects(d, schema, &format!("does not support `{keyword}`"));
     }
     let mut schema = ok.clone();
-    schema["properties"]["a"] = json!({"type": "array", "items": {"type": "string"}, "minItems": 2});
+    schema["properties"]["a"] =
+        json!({"type": "array", "items": {"type": "string"}, "minItems": 2});
     rejects(d, schema, "`minItems` of 0 or 1");
     rejects(
         d,
@@ -890,7 +946,11 @@ fn maps_sent_as_entries_decode_like_maps() {
         "limits": null,
     });
     let expected: Maps = decode_plain(plain);
-    for dialect in [Dialect::OpenAiStrict, Dialect::AnthropicStrict, Dialect::Gemini] {
+    for dialect in [
+        Dialect::OpenAiStrict,
+        Dialect::AnthropicStrict,
+        Dialect::Gemini,
+    ] {
         let decoded: Maps = decode_answer("maps", dialect, entries.clone());
         assert_eq!(decoded, expected, "{dialect}");
     }
@@ -900,7 +960,10 @@ fn maps_sent_as_entries_decode_like_maps() {
         "limits": [{"key": "cpu", "value": 4}],
     });
     let decoded: Maps = decode_answer("maps", Dialect::OpenAiStrict, with_limits);
-    assert_eq!(decoded.limits, Some(BTreeMap::from([("cpu".to_owned(), 4)])));
+    assert_eq!(
+        decoded.limits,
+        Some(BTreeMap::from([("cpu".to_owned(), 4)]))
+    );
 }
 
 #[test]
@@ -919,8 +982,8 @@ fn a_null_for_a_required_property_is_left_for_decoding_to_refuse() {
     let args = json!({"customer": null, "note": null});
     let normalized = Dialect::OpenAiStrict.normalize_arguments(&definition, args);
     assert_eq!(normalized, json!({"customer": null}));
-    let error = decode_args::<NestedStructs>(&ArgsSchema::of::<NestedStructs>(), &normalized)
-        .unwrap_err();
+    let error =
+        decode_args::<NestedStructs>(&ArgsSchema::of::<NestedStructs>(), &normalized).unwrap_err();
     assert!(error.to_string().contains("customer"), "{error}");
 }
 
@@ -948,7 +1011,9 @@ impl<A: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedTool for Fix
     }
 }
 
-fn tool<A: DeserializeOwned + JsonSchema + Send + Sync + 'static>(name: &'static str) -> Fixture<A> {
+fn tool<A: DeserializeOwned + JsonSchema + Send + Sync + 'static>(
+    name: &'static str,
+) -> Fixture<A> {
     Fixture(name, std::marker::PhantomData)
 }
 
@@ -973,9 +1038,13 @@ fn assert_dialects_panics_with_every_problem_listed() {
         .unwrap()
         .with_tool(tool::<AnyValue>("blob"))
         .unwrap();
-    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| assert_dialects(&set))).unwrap_err();
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| assert_dialects(&set)))
+        .unwrap_err();
     let report = panic.downcast_ref::<String>().unwrap();
-    assert!(report.starts_with("5 problem(s) rendering 3 tool(s)"), "{report}");
+    assert!(
+        report.starts_with("5 problem(s) rendering 3 tool(s)"),
+        "{report}"
+    );
     for line in [
         "tool `tree` cannot be rendered for gemini",
         "tool `tree` cannot be rendered for anthropic-strict",
@@ -994,8 +1063,8 @@ fn assert_dialects_panics_with_every_problem_listed() {
 fn the_report_counts_anthropic_strict_limits_across_the_set() {
     let mut set = ToolSet::new();
     for name in [
-        "t01", "t02", "t03", "t04", "t05", "t06", "t07", "t08", "t09", "t10", "t11", "t12",
-        "t13", "t14", "t15", "t16", "t17", "t18", "t19", "t20", "t21",
+        "t01", "t02", "t03", "t04", "t05", "t06", "t07", "t08", "t09", "t10", "t11", "t12", "t13",
+        "t14", "t15", "t16", "t17", "t18", "t19", "t20", "t21",
     ] {
         set.register_tool(tool::<Enums>(name)).unwrap();
     }

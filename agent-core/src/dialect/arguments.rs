@@ -141,7 +141,9 @@ impl Normalize<'_> {
         let values = &m["additionalProperties"];
         let mut map = Map::new();
         for item in items {
-            let Value::Object(mut entry) = item else { continue };
+            let Value::Object(mut entry) = item else {
+                continue;
+            };
             let key = match entry.remove("key") {
                 Some(Value::String(key)) => key,
                 // Keys are strings in JSON; a model may send `1` for the key "1".

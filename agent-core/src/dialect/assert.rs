@@ -49,7 +49,11 @@ pub fn dialect_report(set: &ToolSet, dialects: &[Dialect]) -> Vec<String> {
             let limits = [
                 (set.len(), ANTHROPIC_MAX_STRICT_TOOLS, "strict tools"),
                 (optional, ANTHROPIC_MAX_OPTIONAL, "optional parameters"),
-                (unions, ANTHROPIC_MAX_UNIONS, "parameters with `anyOf` or type arrays"),
+                (
+                    unions,
+                    ANTHROPIC_MAX_UNIONS,
+                    "parameters with `anyOf` or type arrays",
+                ),
             ];
             for (count, limit, what) in limits {
                 if count > limit {
@@ -68,11 +72,9 @@ pub fn dialect_report(set: &ToolSet, dialects: &[Dialect]) -> Vec<String> {
 ///
 /// ```
 /// # use agent_core::{ToolSet, assert_dialects};
-/// #[test]
-/// fn tools_render_for_every_provider() {
-///     assert_dialects(&my_tools());
-/// }
 /// # fn my_tools() -> ToolSet { ToolSet::new() }
+/// // In `tests/tools.rs`, inside a `#[test] fn`:
+/// assert_dialects(&my_tools());
 /// ```
 #[track_caller]
 pub fn assert_dialects(set: &ToolSet) {

@@ -45,7 +45,15 @@ pub(super) const OPENAI_STRICT_KEYWORDS: &[&str] = &[
 
 /// String formats OpenAI strict mode accepts.
 pub(super) const OPENAI_STRICT_FORMATS: &[&str] = &[
-    "date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid",
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
 ];
 
 /// Keywords Anthropic strict tool use accepts.
@@ -70,7 +78,15 @@ pub(super) const ANTHROPIC_STRICT_KEYWORDS: &[&str] = &[
 
 /// String formats Anthropic strict tool use accepts.
 pub(super) const ANTHROPIC_STRICT_FORMATS: &[&str] = &[
-    "date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6",
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "uri",
+    "ipv4",
+    "ipv6",
     "uuid",
 ];
 
@@ -199,7 +215,11 @@ pub(super) fn find_cycle(defs: &Map<String, Value>) -> Option<String> {
         }
         match schema {
             Value::Object(map) => {
-                if let Some(name) = map.get("$ref").and_then(Value::as_str).and_then(local_ref_name) {
+                if let Some(name) = map
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(local_ref_name)
+                {
                     out.insert(name.to_owned());
                 }
                 for value in map.values() {
@@ -227,8 +247,11 @@ pub(super) fn find_cycle(defs: &Map<String, Value>) -> Option<String> {
             continue;
         }
         let mut path: Vec<String> = vec![start.clone()];
-        let mut iters: Vec<Vec<String>> =
-            vec![targets(start).map(|t| t.iter().cloned().collect()).unwrap_or_default()];
+        let mut iters: Vec<Vec<String>> = vec![
+            targets(start)
+                .map(|t| t.iter().cloned().collect())
+                .unwrap_or_default(),
+        ];
         while let Some(next) = iters.last_mut().map(Vec::pop) {
             match next {
                 Some(target) => {
@@ -284,7 +307,10 @@ impl Checker<'_> {
             return;
         };
         if root.get("type") != Some(&Value::String("object".into())) {
-            self.report("", "the argument schema's root must be {\"type\": \"object\"}");
+            self.report(
+                "",
+                "the argument schema's root must be {\"type\": \"object\"}",
+            );
         }
         if d == Dialect::OpenAiStrict && root.contains_key("anyOf") {
             self.report("", "OpenAI strict mode refuses `anyOf` at the root");
@@ -294,7 +320,9 @@ impl Checker<'_> {
         {
             self.report(
                 &format!("/$defs/{name}"),
-                format!("`{name}` is recursive; Anthropic strict tool use refuses recursive schemas"),
+                format!(
+                    "`{name}` is recursive; Anthropic strict tool use refuses recursive schemas"
+                ),
             );
         }
         self.node(schema, "", 0, 0);
@@ -365,7 +393,10 @@ impl Checker<'_> {
         if depth > MAX_SCHEMA_DEPTH {
             if !self.too_deep {
                 self.too_deep = true;
-                self.report(path, format!("nested deeper than {MAX_SCHEMA_DEPTH} levels"));
+                self.report(
+                    path,
+                    format!("nested deeper than {MAX_SCHEMA_DEPTH} levels"),
+                );
             }
             return;
         }
@@ -403,7 +434,10 @@ impl Checker<'_> {
         }
         match target.as_str().and_then(local_ref_name) {
             Some(name) if self.defs.is_some_and(|d| d.contains_key(name)) => {}
-            Some(name) => self.report(path, format!("`$ref` names `{name}`, which `$defs` does not define")),
+            Some(name) => self.report(
+                path,
+                format!("`$ref` names `{name}`, which `$defs` does not define"),
+            ),
             None => self.report(
                 path,
                 format!("`$ref` {target} is not a reference into this schema's `$defs`"),
@@ -412,15 +446,22 @@ impl Checker<'_> {
     }
 
     fn types(&mut self, m: &Map<String, Value>, path: &str) {
-        const TYPES: &[&str] = &["null", "boolean", "object", "array", "number", "string", "integer"];
+        const TYPES: &[&str] = &[
+            "null", "boolean", "object", "array", "number", "string", "integer",
+        ];
         let valid = match m.get("type") {
             None => true,
             Some(Value::String(t)) => TYPES.contains(&t.as_str()),
-            Some(Value::Array(ts)) => ts.iter().all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t))),
+            Some(Value::Array(ts)) => ts
+                .iter()
+                .all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t))),
             Some(_) => false,
         };
         if !valid {
-            self.report(path, format!("`type` {} is not a JSON Schema type", m["type"]));
+            self.report(
+                path,
+                format!("`type` {} is not a JSON Schema type", m["type"]),
+            );
         }
     }
 
@@ -486,7 +527,10 @@ impl Checker<'_> {
         match d {
             Dialect::Gemini => {
                 if matches!(m.get("type"), Some(Value::Array(_))) {
-                    self.report(path, "Gemini refuses type arrays; nullability is `nullable: true`");
+                    self.report(
+                        path,
+                        "Gemini refuses type arrays; nullability is `nullable: true`",
+                    );
                 }
                 if let Some(Value::String(t)) = m.get("type")
                     && !GEMINI_TYPES.contains(&t.as_str())
@@ -505,7 +549,10 @@ impl Checker<'_> {
                 if let Some(n) = m.get("minItems").and_then(Value::as_u64)
                     && n > 1
                 {
-                    self.report(path, "Anthropic strict tool use allows `minItems` of 0 or 1 only");
+                    self.report(
+                        path,
+                        "Anthropic strict tool use allows `minItems` of 0 or 1 only",
+                    );
                 }
             }
             _ => {}
@@ -526,11 +573,17 @@ impl Checker<'_> {
             .unwrap_or_default();
         self.properties += names.len();
         self.strings += names.iter().map(|n| n.len()).sum::<usize>();
-        self.optional += names.iter().filter(|n| !required.contains(&n.as_str())).count();
+        self.optional += names
+            .iter()
+            .filter(|n| !required.contains(&n.as_str()))
+            .count();
         if matches!(d, Dialect::OpenAiStrict | Dialect::AnthropicStrict)
             && m.get("additionalProperties") != Some(&Value::Bool(false))
         {
-            self.report(path, format!("{d} needs `additionalProperties: false` on every object"));
+            self.report(
+                path,
+                format!("{d} needs `additionalProperties: false` on every object"),
+            );
         }
         if d == Dialect::OpenAiStrict {
             let missing: Vec<&str> = names
@@ -556,7 +609,10 @@ impl Checker<'_> {
         }
         for name in required {
             if !names.iter().any(|n| n.as_str() == name) {
-                self.report(path, format!("`required` names `{name}`, which is not a property"));
+                self.report(
+                    path,
+                    format!("`required` names `{name}`, which is not a property"),
+                );
             }
         }
     }
@@ -568,7 +624,12 @@ impl Checker<'_> {
                     if let Value::Object(map) = value {
                         for (name, schema) in map {
                             let escaped = name.replace('~', "~0").replace('/', "~1");
-                            self.node(schema, &format!("{path}/{key}/{escaped}"), depth + 1, objects);
+                            self.node(
+                                schema,
+                                &format!("{path}/{key}/{escaped}"),
+                                depth + 1,
+                                objects,
+                            );
                         }
                     }
                 }
@@ -579,13 +640,21 @@ impl Checker<'_> {
                         }
                     }
                 }
-                "items" | "additionalProperties" | "not" | "if" | "then" | "else"
-                | "propertyNames" | "contains" | "unevaluatedItems" | "unevaluatedProperties" => {
+                "items"
+                | "additionalProperties"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "propertyNames"
+                | "contains"
+                | "unevaluatedItems"
+                | "unevaluatedProperties"
                     // `additionalProperties: false` and `items: false` close, they
                     // do not describe a value.
-                    if value.is_object() {
-                        self.node(value, &format!("{path}/{key}"), depth + 1, objects);
-                    }
+                    if value.is_object() =>
+                {
+                    self.node(value, &format!("{path}/{key}"), depth + 1, objects);
                 }
                 _ => {}
             }

@@ -45,7 +45,7 @@ mod transform;
 pub use assert::{assert_dialects, assert_dialects_for, dialect_report};
 pub use check::{Violation, check};
 
-use crate::set::ToolDefinition;
+use crate::set::{ToolDefinition, is_valid_tool_name};
 use serde_json::{Map, Value, json};
 use std::fmt;
 use std::str::FromStr;
@@ -102,6 +102,15 @@ impl Dialect {
     /// `{name, description, input_schema}`, a Gemini `functionDeclarations` entry, or
     /// an MCP tool. Fails when the schema cannot be expressed in this dialect.
     pub fn render(self, definition: &ToolDefinition) -> Result<Value, DialectError> {
+        // MCP accepts a wider alphabet (dots); the model providers do not. `ToolSet`
+        // already refuses such names, but definitions can be built by hand.
+        if self != Self::Mcp && !is_valid_tool_name(&definition.name) {
+            return Err(DialectError {
+                tool: definition.name.clone(),
+                dialect: self,
+                reason: "a tool name must match ^[A-Za-z_][A-Za-z0-9_-]{0,63}$".into(),
+            });
+        }
         let parameters = self.render_parameters(definition)?;
         let name = json!(definition.name);
         let description = json!(definition.description);

@@ -336,7 +336,9 @@ impl Walk<'_> {
                     Some(target) => {
                         let name = target.as_str().and_then(local_ref_name);
                         match name.and_then(|n| self.defs.get(n)) {
-                            Some(Value::Object(def)) if !self.stack.iter().any(|s| Some(s.as_str()) == name) => {
+                            Some(Value::Object(def))
+                                if !self.stack.iter().any(|s| Some(s.as_str()) == name) =>
+                            {
                                 let mut def = def.clone();
                                 def.extend(map);
                                 def
@@ -353,7 +355,10 @@ impl Walk<'_> {
                 },
                 Value::Bool(true) => continue,
                 other => {
-                    return Err(format!("{}: `allOf` member {other} is not a schema", at(path)));
+                    return Err(format!(
+                        "{}: `allOf` member {other} is not a schema",
+                        at(path)
+                    ));
                 }
             };
             for (key, value) in member {
@@ -362,7 +367,9 @@ impl Walk<'_> {
                         m.insert(key, value);
                     }
                     ("properties", Some(Value::Object(mine))) => {
-                        let Value::Object(theirs) = value else { continue };
+                        let Value::Object(theirs) = value else {
+                            continue;
+                        };
                         for (name, schema) in theirs {
                             if mine.contains_key(&name) {
                                 return Err(format!(
@@ -375,7 +382,12 @@ impl Walk<'_> {
                     }
                     ("required", Some(Value::Array(mine))) => {
                         if let Value::Array(theirs) = value {
-                            mine.extend(theirs.into_iter().filter(|n| !mine.contains(n)).collect::<Vec<_>>());
+                            mine.extend(
+                                theirs
+                                    .into_iter()
+                                    .filter(|n| !mine.contains(n))
+                                    .collect::<Vec<_>>(),
+                            );
                         }
                     }
                     // The outer schema's own words (its description) win.
@@ -442,7 +454,9 @@ impl Walk<'_> {
         path: &str,
         depth: usize,
     ) -> Result<Value, String> {
-        let values = m.shift_remove("additionalProperties").unwrap_or(Value::Bool(true));
+        let values = m
+            .shift_remove("additionalProperties")
+            .unwrap_or(Value::Bool(true));
         let value = self.node(&values, &format!("{path}/additionalProperties"), depth + 1)?;
         let key = match m.shift_remove("propertyNames") {
             Some(names) => {
@@ -511,7 +525,10 @@ impl Walk<'_> {
             Some(Value::Object(props)) => props,
             None => Map::new(),
             Some(other) => {
-                return Err(format!("{}: `properties` must be an object, found {other}", at(path)));
+                return Err(format!(
+                    "{}: `properties` must be an object, found {other}",
+                    at(path)
+                ));
             }
         };
         match m.shift_remove("additionalProperties") {
@@ -584,7 +601,8 @@ impl Walk<'_> {
                     m.insert("type".into(), rest.remove(0));
                 }
                 _ => {
-                    let branches: Vec<Value> = rest.into_iter().map(|t| json!({"type": t})).collect();
+                    let branches: Vec<Value> =
+                        rest.into_iter().map(|t| json!({"type": t})).collect();
                     m.shift_remove("type");
                     m.insert("anyOf".into(), Value::Array(branches));
                 }
@@ -663,7 +681,7 @@ impl Walk<'_> {
                 }
                 "minItems" => match (supported, rules.max_min_items, value.as_u64()) {
                     (true, Some(max), Some(n)) if n > max => {
-                        notes.push(format!("at least {n} items"));
+                        notes.push(fold(&key, value));
                         false
                     }
                     (supported, _, _) => {
@@ -730,9 +748,13 @@ const SILENT: &[&str] = &[
 /// An unsupported keyword in words.
 fn fold(key: &str, value: &Value) -> String {
     let n = || value.to_string();
+    let count = |noun: &str| match value.as_u64() {
+        Some(1) => format!("1 {noun}"),
+        _ => format!("{value} {noun}s"),
+    };
     match key {
-        "minLength" => format!("at least {} characters", n()),
-        "maxLength" => format!("at most {} characters", n()),
+        "minLength" => format!("at least {}", count("character")),
+        "maxLength" => format!("at most {}", count("character")),
         "pattern" => format!(
             "matches the regular expression `{}`",
             value.as_str().unwrap_or_default()
@@ -742,17 +764,21 @@ fn fold(key: &str, value: &Value) -> String {
         "exclusiveMinimum" => format!("greater than {}", n()),
         "exclusiveMaximum" => format!("less than {}", n()),
         "multipleOf" => format!("a multiple of {}", n()),
-        "minItems" => format!("at least {} items", n()),
-        "maxItems" => format!("at most {} items", n()),
+        "minItems" => format!("at least {}", count("item")),
+        "maxItems" => format!("at most {}", count("item")),
         "uniqueItems" if value == &Value::Bool(true) => "items are unique".into(),
-        "minProperties" => format!("at least {} entries", n()),
-        "maxProperties" => format!("at most {} entries", n()),
+        "minProperties" => format!("at least {}", count("entry")).replace("entrys", "entries"),
+        "maxProperties" => format!("at most {}", count("entry")).replace("entrys", "entries"),
         "default" => format!("default: {}", n()),
         "const" => format!("always {}", n()),
         "examples" => match value {
             Value::Array(examples) => format!(
                 "for example: {}",
-                examples.iter().map(Value::to_string).collect::<Vec<_>>().join(", ")
+                examples
+                    .iter()
+                    .map(Value::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             other => format!("for example: {other}"),
         },
@@ -777,10 +803,7 @@ fn make_nullable(schema: Value) -> Value {
         if let Some(description) = m.shift_remove("description") {
             outer.insert("description".into(), description);
         }
-        outer.insert(
-            "anyOf".into(),
-            json!([Value::Object(m), {"type": "null"}]),
-        );
+        outer.insert("anyOf".into(), json!([Value::Object(m), {"type": "null"}]));
         Value::Object(outer)
     };
     // An `enum` or `const` would still refuse `null` whatever the type says.
