@@ -48,6 +48,8 @@ struct Rules {
     string_enums: bool,
     /// The largest `minItems` accepted.
     max_min_items: Option<u64>,
+    /// An object schema must name at least one property (below the root).
+    objects_need_properties: bool,
 }
 
 impl Rules {
@@ -63,6 +65,7 @@ impl Rules {
                 formats: OPENAI_STRICT_FORMATS,
                 string_enums: false,
                 max_min_items: None,
+                objects_need_properties: false,
             },
             Dialect::AnthropicStrict => Self {
                 dialect,
@@ -74,6 +77,7 @@ impl Rules {
                 formats: ANTHROPIC_STRICT_FORMATS,
                 string_enums: false,
                 max_min_items: Some(1),
+                objects_need_properties: false,
             },
             Dialect::Gemini => Self {
                 dialect,
@@ -85,6 +89,7 @@ impl Rules {
                 formats: GEMINI_FORMATS,
                 string_enums: true,
                 max_min_items: None,
+                objects_need_properties: true,
             },
             // These dialects take JSON Schema as it is.
             Dialect::OpenAi | Dialect::Anthropic | Dialect::Mcp => return None,
@@ -542,7 +547,7 @@ impl Walk<'_> {
                 ));
             }
         }
-        if properties.is_empty() && !path.is_empty() && self.rules.nullable_flag {
+        if properties.is_empty() && !path.is_empty() && self.rules.objects_need_properties {
             return Err(format!(
                 "{}: an object without properties cannot be expressed in {dialect} (it refuses OBJECT schemas with no properties)",
                 at(path)
@@ -832,12 +837,6 @@ fn make_nullable(schema: Value) -> Value {
 
 /// Whether a schema already says `null` is fine.
 fn accepts_null(m: &Map<String, Value>) -> bool {
-    let null_type = |v: &Value| match v.get("type") {
-        Some(Value::String(t)) => t == "null",
-        Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
-        _ => false,
-    };
-    let this = Value::Object(m.clone());
     if m.contains_key("enum") || m.contains_key("const") {
         return m
             .get("enum")
@@ -845,10 +844,14 @@ fn accepts_null(m: &Map<String, Value>) -> bool {
             .is_some_and(|values| values.iter().any(Value::is_null))
             || m.get("const") == Some(&Value::Null);
     }
-    null_type(&this)
+    has_type(m, "null")
         || m.get("anyOf")
             .and_then(Value::as_array)
-            .is_some_and(|branches| branches.iter().any(null_type))
+            .is_some_and(|branches| {
+                branches
+                    .iter()
+                    .any(|b| b.as_object().is_some_and(|b| has_type(b, "null")))
+            })
 }
 
 /// Gemini's `enum` holds strings only; other values are told in words.
