@@ -1081,3 +1081,136 @@ fn the_report_counts_anthropic_strict_limits_across_the_set() {
     );
     assert!(dialect_report(&set, &[Dialect::OpenAiStrict]).is_empty());
 }
+
+// ---------------------------------------------------------------------------------
+// Hand-written schemas: the constructs derived schemas rarely use.
+// ---------------------------------------------------------------------------------
+
+fn hand_written(parameters: Value) -> ToolDefinition {
+    ToolDefinition {
+        name: "hand_written".into(),
+        title: None,
+        description: "A hand-written schema.".into(),
+        parameters,
+        output_schema: None,
+        annotations: ToolAnnotations::default(),
+    }
+}
+
+#[test]
+fn all_of_objects_are_merged_and_other_keywords_are_told_in_words() {
+    let definition = hand_written(json!({
+        "type": "object",
+        "properties": {
+            "person": {
+                "description": "Who",
+                "allOf": [
+                    {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+                    {"properties": {"age": {"type": "integer", "exclusiveMinimum": 0}}},
+                ],
+            },
+            "code": {"type": "string", "not": {"const": "root"}, "examples": ["abc"]},
+            "ids": {"type": "array", "items": {"type": "integer"}, "uniqueItems": true},
+            "old": {"type": "boolean", "deprecated": true},
+        },
+        "required": ["person", "code", "ids", "old"],
+    }));
+    for dialect in [
+        Dialect::OpenAiStrict,
+        Dialect::AnthropicStrict,
+        Dialect::Gemini,
+    ] {
+        let parameters = dialect.render_parameters(&definition).unwrap();
+        let person = &parameters["properties"]["person"];
+        assert_eq!(person.get("allOf"), None, "{dialect}");
+        assert_eq!(person["description"], "Who");
+        assert!(person["properties"]["age"].is_object(), "{dialect}");
+        assert_eq!(
+            parameters["properties"]["code"]["description"],
+            "Must not match the schema {\"const\":\"root\"}; for example: \"abc\""
+        );
+        assert_eq!(
+            parameters["properties"]["ids"]["description"],
+            "Items are unique"
+        );
+        assert_eq!(parameters["properties"]["old"]["description"], "Deprecated");
+    }
+    let strict = Dialect::OpenAiStrict
+        .render_parameters(&definition)
+        .unwrap();
+    let person = &strict["properties"]["person"];
+    assert_eq!(person["required"], json!(["name", "age"]));
+    assert_eq!(
+        person["properties"]["age"]["type"],
+        json!(["integer", "null"])
+    );
+    let gemini = Dialect::Gemini.render_parameters(&definition).unwrap();
+    assert_eq!(
+        gemini["properties"]["person"]["properties"]["age"]["description"],
+        "Greater than 0"
+    );
+}
+
+#[test]
+fn conflicting_all_of_members_are_an_error() {
+    let definition = hand_written(json!({
+        "type": "object",
+        "properties": {"x": {"allOf": [{"type": "string"}, {"type": "integer"}]}},
+    }));
+    let error = Dialect::OpenAiStrict.render(&definition).unwrap_err();
+    assert!(error.reason.contains("disagree on `type`"), "{error}");
+    assert!(error.reason.contains("/properties/x"), "{error}");
+}
+
+#[test]
+fn draft_7_definitions_are_read_and_rendered_as_defs() {
+    let definition = hand_written(json!({
+        "type": "object",
+        "properties": {"p": {"$ref": "#/definitions/Point"}},
+        "required": ["p"],
+        "definitions": {"Point": {
+            "type": "object",
+            "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+            "required": ["x", "y"],
+        }},
+    }));
+    let strict = Dialect::OpenAiStrict
+        .render_parameters(&definition)
+        .unwrap();
+    assert_eq!(strict["properties"]["p"]["$ref"], "#/$defs/Point");
+    assert_eq!(strict["$defs"]["Point"]["additionalProperties"], false);
+    assert_eq!(strict.get("definitions"), None);
+    let gemini = Dialect::Gemini.render_parameters(&definition).unwrap();
+    assert_eq!(gemini["properties"]["p"]["required"], json!(["x", "y"]));
+}
+
+#[test]
+fn a_limit_the_rewrite_cannot_meet_is_reported_not_sent() {
+    let mut deep = json!({"type": "string"});
+    for _ in 0..11 {
+        deep = json!({"type": "object", "properties": {"inner": deep}, "required": ["inner"]});
+    }
+    let definition = hand_written(deep);
+    let error = Dialect::OpenAiStrict.render(&definition).unwrap_err();
+    assert!(
+        error.reason.contains("OpenAI strict mode allows 10"),
+        "{error}"
+    );
+    assert!(Dialect::OpenAi.render(&definition).is_ok());
+}
+
+#[test]
+fn references_outside_the_schema_are_an_error() {
+    let definition = hand_written(json!({
+        "type": "object",
+        "properties": {"p": {"$ref": "https://example.com/point.json"}},
+    }));
+    for dialect in [
+        Dialect::OpenAiStrict,
+        Dialect::AnthropicStrict,
+        Dialect::Gemini,
+    ] {
+        let error = dialect.render(&definition).unwrap_err();
+        assert!(error.reason.contains("only references into"), "{error}");
+    }
+}
