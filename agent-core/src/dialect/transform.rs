@@ -713,6 +713,8 @@ impl Walk<'_> {
                 }
                 _ if supported => true,
                 _ if SILENT.contains(&key.as_str()) => false,
+                // A `null` default is what absence already means.
+                "default" if value.is_null() => false,
                 _ => {
                     notes.push(fold(&key, value));
                     false
