@@ -15,6 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::process::ExitCode;
 
 /// Temperature unit
@@ -179,14 +180,11 @@ fn tools() -> ToolSet {
 
 /// Every tool of `set` in `dialect`, or the first reason one cannot be rendered.
 fn render(set: &ToolSet, dialect: Dialect) -> Result<Value, String> {
-    let mut out = Vec::new();
-    for tool in set {
-        let definition = set
-            .definition(tool.name())
-            .ok_or_else(|| format!("no definition for `{}`", tool.name()))?;
-        out.push(dialect.render(definition).map_err(|e| e.to_string())?);
-    }
-    Ok(Value::Array(out))
+    let definitions = set.iter().filter_map(|tool| set.definition(tool.name()));
+    let tools = dialect
+        .render_all(definitions.map(|d| &**d))
+        .map_err(|e| e.to_string())?;
+    Ok(Value::Array(tools))
 }
 
 fn main() -> ExitCode {
@@ -232,10 +230,16 @@ fn main() -> ExitCode {
         Value::Object(rendered)
     };
     match serde_json::to_string_pretty(&output) {
-        Ok(text) => {
-            println!("{text}");
-            ExitCode::SUCCESS
-        }
+        // `println!` panics when the reader goes away (`| head`); a closed pipe is
+        // not an error for a printer.
+        Ok(text) => match writeln!(std::io::stdout().lock(), "{text}") {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("could not print the definitions: {error}");
+                ExitCode::FAILURE
+            }
+        },
         Err(error) => {
             eprintln!("could not print the definitions: {error}");
             ExitCode::FAILURE

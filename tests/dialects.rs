@@ -583,6 +583,17 @@ fn a_name_the_providers_refuse_is_an_error_not_a_request() {
 }
 
 #[test]
+fn render_all_keeps_order_and_stops_at_the_first_failure() {
+    let good = [fixture("enums"), fixture("maps")];
+    let tools = Dialect::Anthropic.render_all(&good).unwrap();
+    let names: Vec<&Value> = tools.iter().map(|t| &t["name"]).collect();
+    assert_eq!(names, ["enums", "maps"]);
+    let mixed = [fixture("enums"), fixture("any_value")];
+    let error = Dialect::Gemini.render_all(&mixed).unwrap_err();
+    assert_eq!(error.tool, "any_value");
+}
+
+#[test]
 fn dialects_parse_from_their_names() {
     for dialect in Dialect::ALL {
         assert_eq!(dialect.as_str().parse::<Dialect>(), Ok(dialect));

@@ -154,6 +154,15 @@ impl Dialect {
         })
     }
 
+    /// Every definition rendered, in order (for a request's `tools` list); the first
+    /// that cannot be rendered is the error.
+    pub fn render_all<'a>(
+        self,
+        definitions: impl IntoIterator<Item = &'a ToolDefinition>,
+    ) -> Result<Vec<Value>, DialectError> {
+        definitions.into_iter().map(|d| self.render(d)).collect()
+    }
+
     /// Just the argument schema of `definition`, in this dialect. Checked with
     /// [`check`] before it is returned.
     pub fn render_parameters(self, definition: &ToolDefinition) -> Result<Value, DialectError> {
