@@ -60,7 +60,6 @@ pub(super) const OPENAI_STRICT_FORMATS: &[&str] = &[
 pub(super) const ANTHROPIC_STRICT_KEYWORDS: &[&str] = &[
     "type",
     "description",
-    "title",
     "properties",
     "required",
     "additionalProperties",
