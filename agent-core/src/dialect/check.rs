@@ -419,6 +419,13 @@ impl Checker<'_> {
             }
         }
         self.types(m, path);
+        for key in ["anyOf", "oneOf", "allOf"] {
+            match m.get(key) {
+                None => {}
+                Some(Value::Array(members)) if !members.is_empty() => {}
+                Some(_) => self.report(path, format!("`{key}` must be a non-empty array")),
+            }
+        }
         let objects = if is_object(m) { objects + 1 } else { objects };
         if is_restricted(d) {
             self.restricted(m, path, depth, objects);
@@ -451,9 +458,11 @@ impl Checker<'_> {
         let valid = match m.get("type") {
             None => true,
             Some(Value::String(t)) => TYPES.contains(&t.as_str()),
-            Some(Value::Array(ts)) => ts
-                .iter()
-                .all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t))),
+            Some(Value::Array(ts)) => {
+                ts.iter()
+                    .all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t)))
+                    && ts.iter().enumerate().all(|(i, t)| !ts[..i].contains(t))
+            }
             Some(_) => false,
         };
         if !valid {
@@ -604,6 +613,11 @@ impl Checker<'_> {
                     path,
                     format!("objects nest {objects} levels deep; OpenAI strict mode allows {OPENAI_MAX_DEPTH}"),
                 );
+            }
+        }
+        for (i, name) in required.iter().enumerate() {
+            if required[..i].contains(name) {
+                self.report(path, format!("`required` lists `{name}` twice"));
             }
         }
         for name in required {

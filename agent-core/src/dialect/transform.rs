@@ -210,6 +210,19 @@ impl Walk<'_> {
             }
             m.insert("anyOf".into(), one);
         }
+        if let Some(Value::Array(types)) = m.get_mut("type") {
+            // A type array is a set; repeats are refused by the metaschema.
+            let mut seen: Vec<Value> = Vec::with_capacity(types.len());
+            types.retain(|t| {
+                let new = !seen.contains(t);
+                seen.push(t.clone());
+                new
+            });
+            if types.len() == 1 {
+                let only = types.remove(0);
+                m.insert("type".into(), only);
+            }
+        }
         let mut notes = Vec::new();
 
         if let Some(prefix) = m.shift_remove("prefixItems") {
@@ -226,6 +239,14 @@ impl Walk<'_> {
         } else if has_type(&m, "array") {
             return Err(format!(
                 "{}: an array of values of any shape cannot be expressed in {dialect}",
+                at(path)
+            ));
+        }
+        if let Some(Value::Array(branches)) = m.get("anyOf")
+            && branches.is_empty()
+        {
+            return Err(format!(
+                "{}: an empty `anyOf` accepts nothing, which no provider can express",
                 at(path)
             ));
         }
@@ -553,13 +574,17 @@ impl Walk<'_> {
                 at(path)
             ));
         }
-        let required: Vec<String> = match m.shift_remove("required") {
-            Some(Value::Array(names)) => names
-                .into_iter()
-                .filter_map(|n| n.as_str().map(str::to_owned))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let mut required: Vec<String> = Vec::new();
+        if let Some(Value::Array(names)) = m.shift_remove("required") {
+            for name in names {
+                // `required` is a set; a repeated name is refused by the metaschema.
+                if let Value::String(name) = name
+                    && !required.contains(&name)
+                {
+                    required.push(name);
+                }
+            }
+        }
         let mut rendered = Map::new();
         for (name, schema) in &properties {
             let child_path = format!("{path}/properties/{}", escape_pointer(name));
