@@ -598,6 +598,11 @@ fn dialects_parse_from_their_names() {
     for dialect in Dialect::ALL {
         assert_eq!(dialect.as_str().parse::<Dialect>(), Ok(dialect));
     }
+    for dialect in Dialect::ALL {
+        let name = serde_json::to_value(dialect).unwrap();
+        assert_eq!(name, dialect.as_str());
+        assert_eq!(serde_json::from_value::<Dialect>(name).unwrap(), dialect);
+    }
     let error = "openai-lenient".parse::<Dialect>().unwrap_err();
     assert!(error.to_string().contains("openai-strict, openai"));
 }

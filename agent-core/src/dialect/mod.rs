@@ -46,30 +46,38 @@ pub use assert::{assert_dialects, assert_dialects_for, dialect_report};
 pub use check::{Violation, check};
 
 use crate::set::{ToolDefinition, is_valid_tool_name};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::fmt;
 use std::str::FromStr;
 
-/// A provider's flavour of tool definition and JSON Schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A provider's flavour of tool definition and JSON Schema. Serializes as its
+/// [`as_str`](Self::as_str) name, so it can sit in configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum Dialect {
     /// OpenAI function calling with `strict: true` (Structured Outputs): every object
     /// closed, every property required (optionals nullable), a keyword subset, at most
     /// 10 levels of nesting and 5,000 properties.
+    #[serde(rename = "openai-strict")]
     OpenAiStrict,
     /// OpenAI function calling without strict mode; also what OpenAI-compatible
     /// servers (Ollama, vLLM, llama.cpp, LM Studio) accept. The schema is sent as is.
+    #[serde(rename = "openai")]
     OpenAi,
     /// Anthropic Messages API tools: `input_schema` is the schema as is.
+    #[serde(rename = "anthropic")]
     Anthropic,
     /// Anthropic strict tool use (`strict: true`): every object closed, no recursive
     /// types, no numeric or length constraints (they go into descriptions).
+    #[serde(rename = "anthropic-strict")]
     AnthropicStrict,
     /// Gemini `functionDeclarations`: an OpenAPI 3.0 subset without `$ref`, `$defs`,
     /// `additionalProperties`, `const` or type arrays (nullability is `nullable: true`).
+    #[serde(rename = "gemini")]
     Gemini,
     /// Model Context Protocol `tools/list` entries: JSON Schema 2020-12 as is.
+    #[serde(rename = "mcp")]
     Mcp,
 }
 
