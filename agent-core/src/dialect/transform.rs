@@ -463,6 +463,16 @@ impl Walk<'_> {
         };
         // `items: false` (nothing after the tuple) is implied by `maxItems`.
         m.insert("items".into(), items);
+        // The note below says "exactly n"; bounds the dialect would only fold into
+        // words again are dropped rather than said twice.
+        let n = names.len() as u64;
+        for key in ["minItems", "maxItems"] {
+            let kept = self.rules.keywords.contains(&key)
+                && !(key == "minItems" && self.rules.max_min_items.is_some_and(|max| n > max));
+            if !kept && m.get(key).and_then(Value::as_u64) == Some(n) {
+                m.shift_remove(key);
+            }
+        }
         notes.push(format!(
             "exactly {} items, in this order: {}",
             names.len(),
