@@ -745,6 +745,9 @@ fn the_anthropic_strict_checker_rejects_every_broken_rule() {
         rejects(d, schema, &format!("does not support `{keyword}`"));
     }
     let mut schema = ok.clone();
+    schema["properties"]["a"]["format"] = json!("ipv4-cidr");
+    rejects(d, schema, "format \"ipv4-cidr\"");
+    let mut schema = ok.clone();
     schema["properties"]["a"] =
         json!({"type": "array", "items": {"type": "string"}, "minItems": 2});
     rejects(d, schema, "`minItems` of 0 or 1");
@@ -816,9 +819,44 @@ fn the_gemini_checker_rejects_every_broken_rule() {
     let mut schema = ok.clone();
     schema["properties"]["a"] = json!({"type": "null"});
     rejects(d, schema, "no type \"null\"");
-    let mut schema = ok;
+    let mut schema = ok.clone();
     schema["properties"]["a"] = json!({"type": "string", "format": "email"});
     rejects(d, schema, "format \"email\"");
+    let mut schema = ok;
+    schema["properties"]["a"] = json!({"description": "anything"});
+    rejects(d, schema, "say its type");
+}
+
+#[test]
+fn every_checker_rejects_what_the_metaschema_refuses() {
+    for d in Dialect::ALL {
+        rejects(
+            d,
+            json!({"type": "object", "properties": {"a": {"anyOf": []}}}),
+            "`anyOf` must be a non-empty array",
+        );
+        rejects(
+            d,
+            json!({"type": "object", "properties": {"a": {"type": ["string", "string"]}}}),
+            "not a JSON Schema type",
+        );
+        rejects(
+            d,
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "a"]}),
+            "lists `a` twice",
+        );
+    }
+    for d in [
+        Dialect::OpenAiStrict,
+        Dialect::AnthropicStrict,
+        Dialect::Gemini,
+    ] {
+        rejects(
+            d,
+            json!({"type": "object", "properties": {}, "required": ["ghost"]}),
+            "`ghost`, which is not a property",
+        );
+    }
 }
 
 #[test]

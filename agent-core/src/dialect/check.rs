@@ -419,6 +419,7 @@ impl Checker<'_> {
             }
         }
         self.types(m, path);
+        self.required(m, path);
         for key in ["anyOf", "oneOf", "allOf"] {
             match m.get(key) {
                 None => {}
@@ -470,6 +471,35 @@ impl Checker<'_> {
                 path,
                 format!("`type` {} is not a JSON Schema type", m["type"]),
             );
+        }
+    }
+
+    /// `required` is a set of names (the metaschema's rule), and in the subsets, names
+    /// of the object's own properties.
+    fn required(&mut self, m: &Map<String, Value>, path: &str) {
+        let Some(Value::Array(required)) = m.get("required") else {
+            return;
+        };
+        let properties = m.get("properties").and_then(Value::as_object);
+        for (i, name) in required.iter().enumerate() {
+            let Some(text) = name.as_str() else {
+                self.report(
+                    path,
+                    format!("`required` holds {name}, which is not a name"),
+                );
+                continue;
+            };
+            if required[..i].contains(name) {
+                self.report(path, format!("`required` lists `{text}` twice"));
+            }
+            // Plain JSON Schema lets `required` name keys `properties` does not (a
+            // map with mandatory entries); the subsets' closed objects cannot.
+            if is_restricted(self.dialect) && properties.is_some_and(|p| !p.contains_key(text)) {
+                self.report(
+                    path,
+                    format!("`required` names `{text}`, which is not a property"),
+                );
+            }
         }
     }
 
@@ -612,19 +642,6 @@ impl Checker<'_> {
                 self.report(
                     path,
                     format!("objects nest {objects} levels deep; OpenAI strict mode allows {OPENAI_MAX_DEPTH}"),
-                );
-            }
-        }
-        for (i, name) in required.iter().enumerate() {
-            if required[..i].contains(name) {
-                self.report(path, format!("`required` lists `{name}` twice"));
-            }
-        }
-        for name in required {
-            if !names.iter().any(|n| n.as_str() == name) {
-                self.report(
-                    path,
-                    format!("`required` names `{name}`, which is not a property"),
                 );
             }
         }
