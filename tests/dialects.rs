@@ -1268,3 +1268,25 @@ fn references_outside_the_schema_are_an_error() {
         assert!(error.reason.contains("only references into"), "{error}");
     }
 }
+
+#[test]
+fn escaped_definition_names_resolve() {
+    let definition = hand_written(json!({
+        "type": "object",
+        "properties": {"p": {"$ref": "#/$defs/geo~1Point~0"}},
+        "required": ["p"],
+        "$defs": {"geo/Point~": {"type": "object", "properties": {"x": {"type": "number"}}}},
+    }));
+    let strict = Dialect::OpenAiStrict
+        .render_parameters(&definition)
+        .unwrap();
+    assert_eq!(strict["properties"]["p"]["$ref"], "#/$defs/geo~1Point~0");
+    assert!(strict["$defs"]["geo/Point~"].is_object());
+    let gemini = Dialect::Gemini.render_parameters(&definition).unwrap();
+    assert_eq!(
+        gemini["properties"]["p"]["properties"]["x"]["type"],
+        "number"
+    );
+    let args = Dialect::OpenAiStrict.normalize_arguments(&definition, json!({"p": {"x": null}}));
+    assert_eq!(args, json!({"p": {}}));
+}

@@ -29,7 +29,7 @@ impl Normalize<'_> {
         // value's own depth bounds everything else.
         for _ in 0..MAX_SCHEMA_DEPTH {
             match schema.get("$ref").and_then(Value::as_str) {
-                Some(target) => schema = self.defs?.get(local_ref_name(target)?)?,
+                Some(target) => schema = self.defs?.get(&*local_ref_name(target)?)?,
                 None => return Some(schema),
             }
         }

@@ -15,6 +15,7 @@
 use super::Dialect;
 use super::transform::{MAX_SCHEMA_DEPTH, has_type, is_object};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -198,12 +199,18 @@ pub(super) fn defs_of(schema: &Value) -> Option<&Map<String, Value>> {
         .find_map(|key| schema.get(*key).and_then(Value::as_object))
 }
 
-/// The definition name of a local reference, `#/$defs/Name` or `#/definitions/Name`.
-pub(super) fn local_ref_name(target: &str) -> Option<&str> {
-    target
+/// The definition name of a local reference, `#/$defs/Name` or `#/definitions/Name`,
+/// with JSON pointer escapes (`~1` for `/`, `~0` for `~`) undone.
+pub(super) fn local_ref_name(target: &str) -> Option<Cow<'_, str>> {
+    let name = target
         .strip_prefix("#/$defs/")
         .or_else(|| target.strip_prefix("#/definitions/"))
-        .filter(|name| !name.is_empty() && !name.contains('/'))
+        .filter(|name| !name.is_empty() && !name.contains('/'))?;
+    Some(if name.contains('~') {
+        Cow::Owned(name.replace("~1", "/").replace("~0", "~"))
+    } else {
+        Cow::Borrowed(name)
+    })
 }
 
 /// A definition that reaches itself through references, if any.
@@ -219,7 +226,7 @@ pub(super) fn find_cycle(defs: &Map<String, Value>) -> Option<String> {
                     .and_then(Value::as_str)
                     .and_then(local_ref_name)
                 {
-                    out.insert(name.to_owned());
+                    out.insert(name.into_owned());
                 }
                 for value in map.values() {
                     refs(value, out, depth + 1);
@@ -440,7 +447,7 @@ impl Checker<'_> {
             return; // `$ref` is reported as an unsupported keyword.
         }
         match target.as_str().and_then(local_ref_name) {
-            Some(name) if self.defs.is_some_and(|d| d.contains_key(name)) => {}
+            Some(name) if self.defs.is_some_and(|d| d.contains_key(&*name)) => {}
             Some(name) => self.report(
                 path,
                 format!("`$ref` names `{name}`, which `$defs` does not define"),

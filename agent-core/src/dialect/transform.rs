@@ -307,13 +307,13 @@ impl Walk<'_> {
                 at(path)
             ));
         };
-        let Some(def) = self.defs.get(name) else {
+        let Some(def) = self.defs.get(&*name) else {
             return Err(format!(
                 "{}: the reference {target} names no definition",
                 at(path)
             ));
         };
-        let recursive = self.stack.iter().any(|n| n == name);
+        let recursive = self.stack.iter().any(|n| *n == *name);
         match self.rules.refs {
             Refs::Inline if recursive => {
                 return Err(format!(
@@ -324,7 +324,7 @@ impl Walk<'_> {
             Refs::Keep | Refs::KeepAcyclic if siblings.is_empty() || recursive => {
                 // A recursive reference keeps pointing at the definition; any
                 // description beside it is lost rather than expanded forever.
-                return Ok(json!({ "$ref": format!("#/$defs/{name}") }));
+                return Ok(json!({ "$ref": format!("#/$defs/{}", escape_pointer(&name)) }));
             }
             // Keywords beside a `$ref` are refused by OpenAI strict mode, so the
             // definition is expanded here, one level, with them merged in.
@@ -338,7 +338,7 @@ impl Walk<'_> {
         for (key, value) in siblings {
             merged.insert(key, value);
         }
-        self.stack.push(name.to_owned());
+        self.stack.push(name.into_owned());
         let out = self.node(&Value::Object(merged), path, depth + 1);
         self.stack.pop();
         out
@@ -361,6 +361,7 @@ impl Walk<'_> {
                 Value::Object(mut map) => match map.shift_remove("$ref") {
                     Some(target) => {
                         let name = target.as_str().and_then(local_ref_name);
+                        let name = name.as_deref();
                         match name.and_then(|n| self.defs.get(n)) {
                             Some(Value::Object(def))
                                 if !self.stack.iter().any(|s| Some(s.as_str()) == name) =>
@@ -929,7 +930,7 @@ fn shape_name(schema: &Value) -> String {
         .and_then(Value::as_str)
         .and_then(local_ref_name)
     {
-        return name.to_owned();
+        return name.into_owned();
     }
     match schema.get("type") {
         Some(Value::String(t)) => t.clone(),
