@@ -1290,3 +1290,27 @@ fn escaped_definition_names_resolve() {
     let args = Dialect::OpenAiStrict.normalize_arguments(&definition, json!({"p": {"x": null}}));
     assert_eq!(args, json!({"p": {}}));
 }
+
+#[tokio::test]
+async fn a_strict_answer_runs_through_the_tool_set_once_mapped_back() {
+    let set = ToolSet::new()
+        .with_tool(tool::<OptionalNested>("optional_nested"))
+        .unwrap();
+    let definition = set.definition("optional_nested").unwrap();
+    let answer = json!({
+        "billing": null,
+        "window": {"width": 640, "height": null, "fullscreen": null},
+        "retries": null,
+        "days": null,
+    });
+    let ctx = ToolContext::default();
+    // As the model sent it, the nested nulls are refused...
+    let refused = set
+        .call("optional_nested", &answer, &ctx)
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("fullscreen"), "{refused}");
+    // ...and mapped back, the call goes through.
+    let args = Dialect::OpenAiStrict.normalize_arguments(definition, answer);
+    set.call("optional_nested", &args, &ctx).await.unwrap();
+}
