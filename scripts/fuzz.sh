@@ -10,7 +10,9 @@ command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(RUSTC_BOOTSTRAP=1 cargo fuzz list)
 for target in "${targets[@]}"; do
+  # The working corpus is not committed; each run starts from the committed seeds.
   mkdir -p "corpus/$target"
+  cp -n seeds/"$target"/* "corpus/$target/" 2>/dev/null || true
   echo "== fuzz $target for ${seconds}s"
   RUSTC_BOOTSTRAP=1 cargo fuzz run "$target" -s none -- -max_total_time="$seconds" -print_final_stats=1 2>&1 \
     | grep -E '^(Done|stat::|==|INFO: seed)|panicked|ERROR|SUMMARY' || true
