@@ -1,13 +1,30 @@
-//! Support for the code `#[tool]` and `tools![]` generate.
+//! Support for the code `#[tool]`, `#[toolbox]` and `tools![]` generate. Not a public API:
+//! it changes without notice.
 
 pub use agent_macros::tools_impl;
 pub use async_trait::async_trait;
 pub use schemars;
 pub use serde;
 pub use serde_json;
+pub use std::boxed::Box;
+pub use std::future::Future;
+pub use std::pin::Pin;
+pub use std::sync::{Arc, OnceLock};
 
+use crate::content::Content;
+use crate::error::ToolError;
+use crate::schema::ArgsSchema;
+use crate::tool::{ToolAnnotations, ToolConcurrency, ToolMetadata};
 use crate::{Tool, ToolSet};
-use std::sync::Arc;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::cell::Cell;
+use std::fmt::Display;
+use std::marker::PhantomData;
+
+/// The boxed future `async_trait` methods return.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Builds the set `tools![]` names. The macro has already proven the names valid and
 /// distinct, so registration cannot fail for them.
@@ -16,6 +33,17 @@ pub fn toolset<const N: usize>(tools: [Arc<dyn Tool>; N]) -> ToolSet {
     for tool in tools {
         if let Err(error) = set.register_arc(tool) {
             unreachable!("tools![] registered a tool it had checked: {error}");
+        }
+    }
+    set
+}
+
+/// Builds the set of a `#[toolbox]` impl. Names were checked distinct by the macro.
+pub fn toolbox_set(tools: Vec<Arc<dyn Tool>>) -> ToolSet {
+    let mut set = ToolSet::new();
+    for tool in tools {
+        if let Err(error) = set.register_arc(tool) {
+            unreachable!("#[toolbox] registered a tool it had checked: {error}");
         }
     }
     set
@@ -37,11 +65,251 @@ pub const fn same_name(a: &str, b: &str) -> bool {
     true
 }
 
+/// Whether `names[index]` equals an earlier name.
+pub const fn repeats_earlier(names: &[&str], index: usize) -> bool {
+    let mut i = 0;
+    while i < index {
+        if same_name(names[i], names[index]) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// A message built in constant evaluation (a panic message naming a duplicate tool).
+pub struct ConstMessage {
+    buf: [u8; 256],
+    len: usize,
+}
+
+impl ConstMessage {
+    /// `prefix`, `name`, `suffix` joined (cut at 256 bytes, on a character boundary).
+    pub const fn new(prefix: &str, name: &str, suffix: &str) -> Self {
+        let mut msg = Self {
+            buf: [0; 256],
+            len: 0,
+        };
+        msg.push(prefix);
+        msg.push(name);
+        msg.push(suffix);
+        msg
+    }
+
+    const fn push(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() && self.len < self.buf.len() {
+            self.buf[self.len] = bytes[i];
+            self.len += 1;
+            i += 1;
+        }
+    }
+
+    /// The message.
+    pub const fn as_str(&self) -> &str {
+        let (mut len, bytes) = (self.len, &self.buf);
+        loop {
+            let (head, _) = bytes.split_at(len);
+            match std::str::from_utf8(head) {
+                Ok(text) => return text,
+                Err(_) => len -= 1,
+            }
+        }
+    }
+}
+
 /// Implemented by every type `#[tool]` generates; `tools![]` reads the name at compile
 /// time through it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool made with `#[tool]`",
+    label = "not a `#[tool]` fn",
+    note = "`tools![]` takes the names of `async fn`s marked `#[tool]`; register other tools with `ToolSet::register_tool`"
+)]
 pub trait StaticTool: Tool + Sized + 'static {
     /// The tool's name.
     const NAME: &'static str;
     /// The tool's value.
     fn instance() -> Self;
 }
+
+/// The bound on a parameter the model fills; its message explains what to do.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter: the model's arguments are decoded from JSON",
+    label = "this parameter's type must implement `serde::Deserialize` and `schemars::JsonSchema`",
+    note = "derive both on your type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`",
+    note = "parameters the runtime supplies instead are `&ToolContext`, `State<T>` and `Progress`"
+)]
+pub trait ModelArg {}
+
+impl<T: DeserializeOwned + JsonSchema> ModelArg for T {}
+
+/// Checks, at the parameter's type, that the model can fill it.
+pub const fn model_arg<T: ModelArg + ?Sized>() {}
+
+/// The bound on a tool's success type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's result: it must implement `serde::Serialize`",
+    label = "this result type must implement `serde::Serialize` (and be owned, `Send` and `'static`)",
+    note = "return `String`, `Content`, `Vec<Content>`, `()`, or a type deriving `serde::Serialize`"
+)]
+pub trait ToolOutput {}
+
+impl<T: serde::Serialize + Send + 'static> ToolOutput for T {}
+
+/// Checks, at the return type, that the result can become content.
+pub const fn tool_output<T: ToolOutput + ?Sized>() {}
+
+/// Holds a tool's error while autoref specialization picks its conversion: a
+/// [`ToolError`] (or anything `Into<ToolError>`, such as `AgentError`) keeps its kind,
+/// any other `Display` error becomes an execution error with its message.
+pub struct ErrorWrap<E>(Cell<Option<E>>);
+
+impl<E> ErrorWrap<E> {
+    /// Wraps `error`.
+    pub fn new(error: E) -> Self {
+        Self(Cell::new(Some(error)))
+    }
+}
+
+fn taken() -> ToolError {
+    ToolError::execution("the tool's error was already converted")
+}
+
+/// Preferred conversion: the error knows its tool error.
+pub trait KeepToolError {
+    /// Converts the error.
+    fn __agent_tool_error(&self) -> ToolError;
+}
+
+impl<E: Into<ToolError>> KeepToolError for ErrorWrap<E> {
+    fn __agent_tool_error(&self) -> ToolError {
+        self.0.take().map_or_else(taken, Into::into)
+    }
+}
+
+/// Fallback conversion: the error's message.
+pub trait DisplayToolError {
+    /// Converts the error.
+    fn __agent_tool_error(&self) -> ToolError;
+}
+
+impl<E: Display> DisplayToolError for &ErrorWrap<E> {
+    fn __agent_tool_error(&self) -> ToolError {
+        self.0
+            .take()
+            .map_or_else(taken, |e| ToolError::execution(e.to_string()))
+    }
+}
+
+/// Picks, by autoref specialization, whether a result type has an output schema.
+pub struct OutputSchema<T: ?Sized>(PhantomData<fn() -> Box<T>>);
+
+impl<T: ?Sized> OutputSchema<T> {
+    /// The probe.
+    pub const fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<T: ?Sized> Default for OutputSchema<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `T: JsonSchema`: its schema, when the root is an object.
+pub trait SchemaOfOutput {
+    /// The output schema.
+    fn __agent_output_schema(&self) -> Option<Value>;
+}
+
+impl<T: JsonSchema + ?Sized> SchemaOfOutput for OutputSchema<T> {
+    fn __agent_output_schema(&self) -> Option<Value> {
+        output_schema_of::<T>()
+    }
+}
+
+/// Otherwise: none.
+pub trait NoOutputSchema {
+    /// No output schema.
+    fn __agent_output_schema(&self) -> Option<Value>;
+}
+
+impl<T: ?Sized> NoOutputSchema for &OutputSchema<T> {
+    fn __agent_output_schema(&self) -> Option<Value> {
+        None
+    }
+}
+
+/// The JSON Schema of a result type, when its root is an object.
+pub fn output_schema_of<T: JsonSchema + ?Sized>() -> Option<Value> {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    let map = schema.as_object_mut()?;
+    if map.get("type") != Some(&Value::String("object".into())) {
+        return None;
+    }
+    map.remove("$schema");
+    Some(schema)
+}
+
+/// The argument schema of a generated args struct.
+pub fn args_schema<A: JsonSchema>() -> Arc<ArgsSchema> {
+    Arc::new(ArgsSchema::of::<A>())
+}
+
+/// A tool's metadata.
+pub fn metadata(
+    name: &str,
+    description: &str,
+    origin: &str,
+    version: &str,
+    requirements: &[&str],
+) -> ToolMetadata {
+    ToolMetadata {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        origin: origin.to_owned(),
+        version: version.to_owned(),
+        requirements: requirements.iter().map(|r| (*r).to_owned()).collect(),
+    }
+}
+
+/// A tool's annotations; `false` hints are "not stated".
+pub fn annotations(
+    title: Option<&str>,
+    read_only: bool,
+    destructive: bool,
+    idempotent: bool,
+    open_world: bool,
+) -> ToolAnnotations {
+    let hint = |set: bool| set.then_some(true);
+    let mut annotations = ToolAnnotations::default();
+    annotations.title = title.map(str::to_owned);
+    annotations.read_only = hint(read_only);
+    annotations.destructive = hint(destructive);
+    annotations.idempotent = hint(idempotent);
+    annotations.open_world = hint(open_world);
+    annotations
+}
+
+/// A tool's concurrency.
+pub fn concurrency(
+    max_in_flight: Option<usize>,
+    exclusive_group: Option<&str>,
+    sequential: bool,
+) -> ToolConcurrency {
+    let mut concurrency = ToolConcurrency::default();
+    concurrency.max_in_flight = max_in_flight;
+    concurrency.exclusive_group = exclusive_group.map(str::to_owned);
+    concurrency.sequential = sequential.then_some(true);
+    concurrency
+}
+
+/// The signature `validate_output` paths must have.
+pub type ValidateOutputFn = fn(&[Content]) -> Result<(), String>;
+/// The signature `validate_progress` paths must have.
+pub type ValidateProgressFn = fn(&Value) -> Result<(), String>;
+/// The signature `require_approval` paths must have.
+pub type ApprovalFn = fn(&Value) -> bool;

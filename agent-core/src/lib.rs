@@ -61,7 +61,7 @@ pub use tool::{
 };
 pub use typed::{TypedTool, into_content};
 
-pub use agent_macros::tool;
+pub use agent_macros::{tool, toolbox};
 pub use async_trait::async_trait;
 
 /// Collects tools written with `#[tool]` into a [`ToolSet`]: `tools![add, math::divide]`.

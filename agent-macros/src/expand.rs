@@ -1,0 +1,376 @@
+//! The code a valid tool expands to.
+//!
+//! Beside the fn (kept as written, less its parameter attributes) come the tool type and,
+//! inside `const _: () = { ... };` so no name leaks, the hidden args struct, the
+//! `TypedTool` impl and, for free fns, the `StaticTool` impl `tools![]` reads.
+
+use crate::ast::RawFn;
+use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
+use crate::fallback;
+use crate::valid::{self, Place, Tool};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::Ident;
+use syn::spanned::Spanned;
+
+/// How the generated code reaches the user's fn.
+pub enum Target<'a> {
+    /// A free fn: the tool type is a braced struct with the fn's name, `call` is `f(..)`.
+    Free {
+        /// The fn's name (and the tool type's).
+        ident: &'a Ident,
+    },
+    /// A `#[toolbox]` method: the tool type holds `Arc<Self>`, `call` is
+    /// `self.0.method(..)`.
+    Method {
+        /// The tool type.
+        tool_ty: &'a Ident,
+        /// The method.
+        method: &'a Ident,
+    },
+}
+
+/// The `const _: () = { ... };` block with every impl of one tool.
+pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
+    let k = &tool.krate;
+    let p = quote!(#k::__private);
+    let (tool_ty, call, is_free) = match target {
+        Target::Free { ident } => (ident, quote!(#ident), true),
+        Target::Method { tool_ty, method } => (tool_ty, quote!(self.0.#method), false),
+    };
+    let name = &tool.name;
+
+    // The hidden args struct, its default fns and the bound checks at each type.
+    let serde_crate = format!("{} :: __private :: serde", k);
+    let schemars_crate = format!("{} :: __private :: schemars", k);
+    let mut fields = Vec::new();
+    let mut field_bindings = Vec::new();
+    let mut default_fns = Vec::new();
+    let mut checks = Vec::new();
+    let mut injected = Vec::new();
+    for param in &tool.params {
+        let ty = &param.ty;
+        let binding = &param.binding;
+        let Some(model) = &param.model else {
+            injected.push(quote_spanned! {ty.span()=>
+                let #binding = <#ty as #k::FromToolContext>::from_tool_context(__agent_ctx)?;
+            });
+            continue;
+        };
+        let field = &model.field;
+        let mut attrs = Vec::new();
+        if let Some(description) = &model.description {
+            attrs.push(quote!(#[doc = #description]));
+        }
+        if let Some(rename) = &model.rename {
+            attrs.push(quote!(#[serde(rename = #rename)]));
+        }
+        match &model.default {
+            Some(DefaultAttr::Trait) => attrs.push(quote!(#[serde(default)])),
+            Some(DefaultAttr::Expr(expr)) => {
+                let fn_name = format_ident!(
+                    "__agent_default_{}",
+                    binding.to_string().trim_start_matches("__agent_arg_")
+                );
+                let path = fn_name.to_string();
+                attrs.push(quote!(#[serde(default = #path)]));
+                default_fns.push(quote_spanned! {expr.span()=>
+                    fn #fn_name() -> #ty { #expr }
+                });
+            }
+            None if model.optional => attrs.push(
+                quote!(#[serde(default, skip_serializing_if = "::core::option::Option::is_none")]),
+            ),
+            None => {}
+        }
+        fields.push(quote! { #(#attrs)* #field: #ty });
+        field_bindings.push(quote!(#field: #binding));
+        checks.push(quote_spanned! {ty.span()=> #p::model_arg::<#ty>(); });
+    }
+    let bindings = tool.params.iter().map(|p| &p.binding);
+
+    let output = &tool.output;
+    let output_check = {
+        let span = tool.return_span;
+        quote_spanned! {span=> #p::tool_output::<#output>(); }
+    };
+    let finish = if tool.returns_result {
+        let span = tool.return_span;
+        let convert = quote_spanned! {span=>
+            (&#p::ErrorWrap::new(__agent_error)).__agent_tool_error()
+        };
+        quote! {
+            match __agent_output {
+                ::core::result::Result::Ok(__agent_value) => ::core::result::Result::Ok(__agent_value),
+                ::core::result::Result::Err(__agent_error) => {
+                    #[allow(unused_imports)]
+                    use #p::{DisplayToolError as _, KeepToolError as _};
+                    ::core::result::Result::Err(#k::AgentError::from(#convert))
+                }
+            }
+        }
+    } else {
+        quote!(::core::result::Result::Ok(__agent_output))
+    };
+
+    let mut methods = Vec::new();
+    if let Some(ms) = tool.timeout_ms {
+        methods.push(quote! {
+            fn timeout_ms(&self) -> ::core::option::Option<u64> { ::core::option::Option::Some(#ms) }
+        });
+    }
+    let origin = match &tool.origin {
+        Some(o) => quote!(#o),
+        None => quote!(::core::env!("CARGO_PKG_NAME")),
+    };
+    let version = match &tool.version {
+        Some(v) => quote!(#v),
+        None => quote!(::core::env!("CARGO_PKG_VERSION")),
+    };
+    let requirements = &tool.requirements;
+    methods.push(quote! {
+        fn metadata(&self) -> #k::ToolMetadata {
+            #p::metadata(__AGENT_NAME, __AGENT_DESCRIPTION, #origin, #version, &[#(#requirements),*])
+        }
+    });
+    match tool.exposure {
+        Exposure::Direct => {}
+        Exposure::Deferred => methods
+            .push(quote!(fn exposure(&self) -> #k::ToolExposure { #k::ToolExposure::Deferred })),
+        Exposure::Hidden => methods
+            .push(quote!(fn exposure(&self) -> #k::ToolExposure { #k::ToolExposure::Hidden })),
+    }
+    if let Some(path) = &tool.activate_when {
+        let active = quote_spanned! {path.span()=>
+            let __agent_active: bool = #path(__agent_ctx).await;
+        };
+        methods.push(quote! {
+            fn should_activate<'life0, 'life1, 'async_trait>(
+                &'life0 self,
+                __agent_ctx: &'life1 #k::ActivationContext,
+            ) -> #p::BoxFuture<'async_trait, bool>
+            where
+                'life0: 'async_trait,
+                'life1: 'async_trait,
+                Self: 'async_trait,
+            {
+                #p::Box::pin(async move {
+                    #active
+                    __agent_active
+                })
+            }
+        });
+    }
+    match &tool.approval {
+        None => {}
+        Some(ApprovalAttr::Always) => methods.push(quote! {
+            fn approval(&self, _: &#p::serde_json::Value) -> #k::Approval { #k::Approval::Required }
+        }),
+        Some(ApprovalAttr::Path(path)) => {
+            let f = quote_spanned!(path.span()=> let __agent_fn: #p::ApprovalFn = #path;);
+            methods.push(quote! {
+                fn approval(&self, __agent_args: &#p::serde_json::Value) -> #k::Approval {
+                    #f
+                    #k::Approval::from(__agent_fn(__agent_args))
+                }
+            });
+        }
+    }
+    if tool.on_error == OnError::FailRun {
+        methods.push(quote! {
+            fn on_error(&self) -> #k::ErrorPolicy { #k::ErrorPolicy::FailRun }
+        });
+    }
+    if tool.title.is_some()
+        || tool.read_only
+        || tool.destructive
+        || tool.idempotent
+        || tool.open_world
+    {
+        let title = match &tool.title {
+            Some(t) => quote!(::core::option::Option::Some(#t)),
+            None => quote!(::core::option::Option::None),
+        };
+        let (r, d, i, o) = (
+            tool.read_only,
+            tool.destructive,
+            tool.idempotent,
+            tool.open_world,
+        );
+        methods.push(quote! {
+            fn annotations(&self) -> #k::ToolAnnotations {
+                #p::annotations(#title, #r, #d, #i, #o)
+            }
+        });
+    }
+    if tool.max_in_flight.is_some() || tool.exclusive.is_some() || tool.sequential {
+        let max = match &tool.max_in_flight {
+            Some(n) => quote!(::core::option::Option::Some(#n)),
+            None => quote!(::core::option::Option::None),
+        };
+        let group = match &tool.exclusive {
+            Some(g) => quote!(::core::option::Option::Some(#g)),
+            None => quote!(::core::option::Option::None),
+        };
+        let seq = tool.sequential;
+        methods.push(quote! {
+            fn concurrency(&self) -> #k::ToolConcurrency { #p::concurrency(#max, #group, #seq) }
+        });
+    }
+    if let Some(path) = &tool.validate_output {
+        let f = quote_spanned!(path.span()=> let __agent_fn: #p::ValidateOutputFn = #path;);
+        methods.push(quote! {
+            fn validate_output(&self, __agent_output: &[#k::Content]) -> ::core::result::Result<(), ::std::string::String> {
+                #f
+                __agent_fn(__agent_output)
+            }
+        });
+    }
+    if let Some(path) = &tool.validate_progress {
+        let f = quote_spanned!(path.span()=> let __agent_fn: #p::ValidateProgressFn = #path;);
+        methods.push(quote! {
+            fn validate_progress(&self, __agent_progress: &#p::serde_json::Value) -> ::core::result::Result<(), ::std::string::String> {
+                #f
+                __agent_fn(__agent_progress)
+            }
+        });
+    }
+
+    let static_tool = match is_free {
+        true => quote! {
+            impl #p::StaticTool for #tool_ty {
+                const NAME: &'static str = __AGENT_NAME;
+                fn instance() -> Self { #tool_ty {} }
+            }
+        },
+        false => TokenStream::new(),
+    };
+    let description = &tool.description;
+
+    quote! {
+        #[doc(hidden)]
+        const _: () = {
+            const __AGENT_NAME: &str = #name;
+            const __AGENT_DESCRIPTION: &str = #description;
+
+            #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
+            #[serde(crate = #serde_crate, deny_unknown_fields)]
+            #[schemars(crate = #schemars_crate)]
+            pub struct __AgentToolArgs {
+                #(#fields,)*
+            }
+
+            #(#default_fns)*
+
+            const _: () = {
+                #(#checks)*
+                #output_check
+            };
+
+            impl #k::TypedTool for #tool_ty {
+                type Args = __AgentToolArgs;
+                type Output = #output;
+
+                fn name(&self) -> &'static str { __AGENT_NAME }
+
+                fn description(&self) -> &'static str { __AGENT_DESCRIPTION }
+
+                fn call_typed<'life0, 'life1, 'async_trait>(
+                    &'life0 self,
+                    __agent_args: Self::Args,
+                    __agent_ctx: &'life1 #k::ToolContext,
+                ) -> #p::BoxFuture<'async_trait, #k::AgentResult<Self::Output>>
+                where
+                    'life0: 'async_trait,
+                    'life1: 'async_trait,
+                    Self: 'async_trait,
+                {
+                    #p::Box::pin(async move {
+                        let __AgentToolArgs { #(#field_bindings,)* } = __agent_args;
+                        #(#injected)*
+                        let __agent_output = #call(#(#bindings),*).await;
+                        #finish
+                    })
+                }
+
+                fn args_schema(&self) -> #p::Arc<#k::ArgsSchema> {
+                    static __AGENT_SCHEMA: #p::OnceLock<#p::Arc<#k::ArgsSchema>> = #p::OnceLock::new();
+                    __AGENT_SCHEMA.get_or_init(#p::args_schema::<__AgentToolArgs>).clone()
+                }
+
+                fn output_schema(&self) -> ::core::option::Option<#p::serde_json::Value> {
+                    #[allow(unused_imports)]
+                    use #p::{NoOutputSchema as _, SchemaOfOutput as _};
+                    static __AGENT_OUTPUT: #p::OnceLock<::core::option::Option<#p::serde_json::Value>> = #p::OnceLock::new();
+                    __AGENT_OUTPUT
+                        .get_or_init(|| (&#p::OutputSchema::<#output>::new()).__agent_output_schema())
+                        .clone()
+                }
+
+                #(#methods)*
+            }
+
+            #static_tool
+        };
+    }
+}
+
+/// The tool type of a free fn: a braced struct named like the fn, so it lives in the type
+/// namespace only and the fn stays callable.
+pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> TokenStream {
+    let doc = format!(
+        "The tool `{}` made by `#[tool]` from the fn of the same name: register it with \
+         `set.register_tool({} {{}})`, or list the fn in `tools![]`.",
+        tool.name, ident
+    );
+    quote! {
+        #[doc = #doc]
+        #[allow(non_camel_case_types, dead_code)]
+        #[derive(Debug, Clone, Copy, Default)]
+        #vis struct #ident {}
+    }
+}
+
+/// `#[tool]` on an item: the fn, its tool type and impls, or the fallback with errors.
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut func: RawFn = match syn::parse2(item.clone()) {
+        Ok(func) => func,
+        Err(_) => {
+            let error = syn::Error::new_spanned(
+                &item,
+                "`#[tool]` goes on an `async fn` (or on a method of an impl block marked \
+                 `#[toolbox]`)",
+            )
+            .to_compile_error();
+            return quote!(#error #item);
+        }
+    };
+    let param_attrs = valid::strip_param_attrs(&mut func.sig);
+    let krate = ToolAttr::parse(args.clone())
+        .ok()
+        .and_then(|a| a.krate)
+        .map_or_else(|| quote!(::agent_core), |k| quote!(#k));
+    let RawFn {
+        attrs,
+        vis,
+        sig,
+        body,
+    } = &func;
+    let emitted_fn = quote!(#(#attrs)* #vis #sig #body);
+    match valid::check(args, &func, &param_attrs, Place::Free) {
+        Ok(tool) => {
+            let ident = &sig.ident;
+            let tool_struct = free_struct(&tool, ident, vis);
+            let impls = impls(&tool, Target::Free { ident });
+            quote!(#emitted_fn #tool_struct #impls)
+        }
+        Err(errors) => {
+            let stand_in = if sig.receiver().is_some() {
+                TokenStream::new()
+            } else {
+                fallback::free_tool(&krate, &sig.ident, vis)
+            };
+            quote!(#errors #emitted_fn #stand_in)
+        }
+    }
+}

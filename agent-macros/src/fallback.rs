@@ -1,0 +1,43 @@
+//! What an invalid tool expands to: the user's fn as written (parameter attributes
+//! removed, so rustc does not trip on them) and, for free fns, the tool type with impls
+//! whose bodies are unreachable. Uses of the tool elsewhere (`tools![add]`,
+//! `register_tool(add {})`) still compile, so the user sees their one mistake and not a
+//! cascade of follow-on errors.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Ident, Visibility};
+
+/// The stand-in impls of an invalid free tool.
+pub fn free_tool(krate: &TokenStream, ident: &Ident, vis: &Visibility) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let name = ident.to_string();
+    let name = name.strip_prefix("r#").unwrap_or(&name);
+    quote! {
+        #[allow(non_camel_case_types, dead_code, missing_docs)]
+        #[derive(Debug, Clone, Copy, Default)]
+        #vis struct #ident {}
+
+        #[doc(hidden)]
+        const _: () = {
+            #[#p::async_trait]
+            impl #krate::Tool for #ident {
+                fn name(&self) -> &'static str { #name }
+                fn description(&self) -> &'static str { "" }
+                fn schema(&self) -> #p::serde_json::Value { #p::serde_json::Value::Null }
+                async fn call(
+                    &self,
+                    _: &#p::serde_json::Value,
+                    _: &#krate::ToolContext,
+                ) -> #krate::AgentResult<::std::vec::Vec<#krate::Content>> {
+                    ::core::unreachable!("this #[tool] did not compile")
+                }
+            }
+
+            impl #p::StaticTool for #ident {
+                const NAME: &'static str = #name;
+                fn instance() -> Self { #ident {} }
+            }
+        };
+    }
+}

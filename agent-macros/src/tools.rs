@@ -1,0 +1,76 @@
+//! `tools![a, path::b]`: the set of the named `#[tool]` fns, with a compile-time check that
+//! no two share a name.
+//!
+//! `agent_core::tools!` forwards `($crate) a, path::b` here, so the first token tree is
+//! the path of agent_core. Each path names the tool type `#[tool]` put beside the fn (a
+//! braced struct of the same name), whose `StaticTool::NAME` is a constant; a constant
+//! assertion compares them, and its panic, spanned at the repeated path, names the tool.
+
+use proc_macro2::{TokenStream, TokenTree};
+use quote::{quote, quote_spanned};
+use syn::parse::{ParseStream, Parser};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Path, Token};
+
+/// Expands `tools_impl!`.
+pub fn expand(input: TokenStream) -> TokenStream {
+    match Parser::parse2(parse, input) {
+        Ok((krate, paths)) => generate(&krate, &paths),
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+fn parse(input: ParseStream) -> syn::Result<(TokenStream, Vec<Path>)> {
+    let krate = input.step(|cursor| match cursor.token_tree() {
+        Some((TokenTree::Group(g), rest)) => Ok((g.stream(), rest)),
+        _ => Err(cursor.error("expected the crate path; use `agent_core::tools![...]`")),
+    })?;
+    let paths = Punctuated::<Path, Token![,]>::parse_terminated(input).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "`tools![]` takes the names of `#[tool]` fns separated by commas: `tools![add, math::divide]`",
+        )
+    })?;
+    Ok((krate, paths.into_iter().collect()))
+}
+
+fn generate(krate: &TokenStream, paths: &[Path]) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let names = paths.iter().map(|path| {
+        quote_spanned! {path.span()=> <#path as #p::StaticTool>::NAME }
+    });
+    let instances = paths.iter().map(|path| {
+        quote_spanned! {path.span()=>
+            #p::Arc::new(<#path as #p::StaticTool>::instance()) as #p::Arc<dyn #krate::Tool>
+        }
+    });
+    let checks = paths.iter().enumerate().skip(1).map(|(i, path)| {
+        quote_spanned! {path.span()=>
+            if #p::repeats_earlier(&__AGENT_NAMES, #i) {
+                ::core::panic!("{}", #p::ConstMessage::new(
+                    "tools![] lists two tools named `",
+                    __AGENT_NAMES[#i],
+                    "`: a tool set needs distinct names; remove one, or give one another name with #[tool(name = \"...\")]",
+                ).as_str());
+            }
+        }
+    });
+    let n = paths.len();
+    let check_block = if n > 1 {
+        quote! {
+            const _: () = {
+                const __AGENT_NAMES: [&str; #n] = [#(#names),*];
+                #(#checks)*
+            };
+        }
+    } else {
+        TokenStream::new()
+    };
+    quote! {
+        {
+            #check_block
+            #p::toolset([#(#instances),*])
+        }
+    }
+}
