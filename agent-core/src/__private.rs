@@ -133,32 +133,36 @@ pub trait StaticTool: Tool + Sized + 'static {
     fn instance() -> Self;
 }
 
-/// The bound on a parameter the model fills; its message explains what to do.
+/// The bound on a parameter the model fills; its message explains what to do. The
+/// generated args struct decodes and describes each field through it, so a type that is
+/// not `Deserialize + JsonSchema` gives this one error, at the parameter's type.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool parameter: the model's arguments are decoded from JSON",
     label = "this parameter's type must implement `serde::Deserialize` and `schemars::JsonSchema`",
     note = "derive both on your type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`",
     note = "parameters the runtime supplies instead are `&ToolContext`, `State<T>` and `Progress`"
 )]
-pub trait ModelArg {}
+pub trait ModelArg: Sized {
+    /// Decodes the field.
+    fn __agent_deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error>;
+    /// The field's schema.
+    fn __agent_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
+}
 
-impl<T: DeserializeOwned + JsonSchema> ModelArg for T {}
+impl<T: DeserializeOwned + JsonSchema> ModelArg for T {
+    fn __agent_deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        T::deserialize(d)
+    }
 
-/// Checks, at the parameter's type, that the model can fill it.
-pub const fn model_arg<T: ModelArg + ?Sized>() {}
+    fn __agent_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        generator.subschema_for::<T>()
+    }
+}
 
-/// The bound on a tool's success type.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool's result: it must implement `serde::Serialize`",
-    label = "this result type must implement `serde::Serialize` (and be owned, `Send` and `'static`)",
-    note = "return `String`, `Content`, `Vec<Content>`, `()`, or a type deriving `serde::Serialize`"
-)]
-pub trait ToolOutput {}
-
-impl<T: serde::Serialize + Send + 'static> ToolOutput for T {}
-
-/// Checks, at the return type, that the result can become content.
-pub const fn tool_output<T: ToolOutput + ?Sized>() {}
+/// Builds the tool `tools![]` lists.
+pub fn instance<T: StaticTool>() -> Arc<dyn Tool> {
+    Arc::new(T::instance())
+}
 
 /// Holds a tool's error while autoref specialization picks its conversion: a
 /// [`ToolError`] (or anything `Into<ToolError>`, such as `AgentError`) keeps its kind,

@@ -1,9 +1,11 @@
 //! The vocabulary of `#[tool(...)]` and `#[arg(...)]`, parsed with darling. Every value
 //! keeps its tokens, so later errors can point at what the user wrote.
 
+use crate::valid::Ctxt;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use darling::util::{Flag, SpannedValue};
+use quote::ToTokens;
 use syn::{Expr, LitInt, LitStr, Path};
 
 /// The keys of `#[tool(...)]`. Unknown keys get darling's did-you-mean, repeated keys
@@ -57,15 +59,139 @@ pub struct ToolAttr {
     pub krate: Option<Path>,
 }
 
+/// The keys of `#[tool(...)]`, for did-you-mean.
+pub const TOOL_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "title",
+    "timeout",
+    "timeout_ms",
+    "exposure",
+    "activate_when",
+    "origin",
+    "version",
+    "requirements",
+    "require_approval",
+    "on_error",
+    "read_only",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "max_in_flight",
+    "exclusive",
+    "sequential",
+    "validate_output",
+    "validate_progress",
+    "crate",
+];
+
+/// The keys of `#[arg(...)]`.
+pub const ARG_KEYS: &[&str] = &["description", "rename", "default"];
+
 impl ToolAttr {
-    /// Parses the tokens inside `#[tool(...)]`.
-    pub fn parse(tokens: proc_macro2::TokenStream) -> darling::Result<Self> {
-        if tokens.is_empty() {
-            return Ok(Self::default());
-        }
-        let items = NestedMeta::parse_meta_list(tokens)?;
-        Self::from_list(&items)
+    /// Parses the tokens inside `#[tool(...)]`; errors go to `cx` and the keys that did
+    /// parse are kept, so one bad key does not hide the others' checks.
+    pub fn parse(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -> Self {
+        parse_keys(tokens, TOOL_KEYS, "#[tool]", cx)
     }
+}
+
+impl ArgAttr {
+    /// Parses the tokens inside `#[arg(...)]`.
+    pub fn parse(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -> Self {
+        parse_keys(tokens, ARG_KEYS, "#[arg]", cx)
+    }
+}
+
+fn parse_keys<T: FromMeta + Default>(
+    tokens: proc_macro2::TokenStream,
+    known: &[&str],
+    attr: &str,
+    cx: &mut Ctxt,
+) -> T {
+    if tokens.is_empty() {
+        return T::default();
+    }
+    let items = match NestedMeta::parse_meta_list(tokens) {
+        Ok(items) => items,
+        Err(e) => {
+            cx.darling(e.into());
+            return T::default();
+        }
+    };
+    let items: Vec<NestedMeta> = items
+        .into_iter()
+        .filter(|item| {
+            let path = match item {
+                NestedMeta::Meta(meta) => meta.path(),
+                NestedMeta::NameValueInvalidExpr(meta) => &meta.path,
+                NestedMeta::Lit(_) => return true,
+            };
+            let key = match path.get_ident() {
+                Some(ident) => ident.to_string(),
+                None => path.to_token_stream().to_string().replace(' ', ""),
+            };
+            if known.contains(&key.as_str()) {
+                return true;
+            }
+            let hint = match did_you_mean(&key, known) {
+                Some(near) => format!("did you mean `{near}`? "),
+                None => String::new(),
+            };
+            cx.error(
+                path,
+                format!(
+                    "unknown key `{key}` in `{attr}`: {hint}the keys are {}",
+                    known
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+            false
+        })
+        .collect();
+    match T::from_list(&items) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            cx.darling(e);
+            T::default()
+        }
+    }
+}
+
+/// The known key closest to `key`, if one is close enough to be a typo.
+fn did_you_mean<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
+    let squash = |s: &str| s.replace(['_', '-'], "").to_lowercase();
+    if let Some(k) = known.iter().find(|k| squash(k) == squash(key)) {
+        return Some(k);
+    }
+    known
+        .iter()
+        .map(|k| (edit_distance(key, k), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(row[j]).min(cur)
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 /// `exposure = "..."`.

@@ -101,13 +101,25 @@ pub fn param_docs(attrs: &[Attribute]) -> Result<Option<String>, Vec<Expr>> {
     Ok((!text.is_empty()).then_some(text))
 }
 
-/// `/** ... */` blocks carry several lines in one attribute.
+/// `/** ... */` blocks carry several lines in one attribute: their first line follows
+/// `/**` and their others are indented together, so each block is dedented on its own
+/// before the lines of all attributes are.
 fn split_lines(parts: &[String]) -> Vec<String> {
-    parts
-        .iter()
-        .flat_map(|p| p.split('\n'))
-        .map(|l| l.trim_end().to_owned())
-        .collect()
+    let mut out = Vec::new();
+    for part in parts {
+        let lines: Vec<String> = part.split('\n').map(|l| l.trim_end().to_owned()).collect();
+        if lines.len() == 1 {
+            out.extend(lines);
+            continue;
+        }
+        out.push(format!(" {}", lines[0].trim_start()));
+        out.extend(
+            dedent(&lines[1..])
+                .into_iter()
+                .map(|l| if l.is_empty() { l } else { format!(" {l}") }),
+        );
+    }
+    out
 }
 
 fn indent_of(line: &str) -> usize {

@@ -46,7 +46,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let mut fields = Vec::new();
     let mut field_bindings = Vec::new();
     let mut default_fns = Vec::new();
-    let mut checks = Vec::new();
+    let mut helper_fns = Vec::new();
     let mut injected = Vec::new();
     for param in &tool.params {
         let ty = &param.ty;
@@ -83,17 +83,33 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             ),
             None => {}
         }
+        // Decoded and described through `ModelArg`, so a type that cannot be a
+        // parameter gives one error, at its own tokens, and not one per derive.
+        let index = binding.to_string();
+        let index = index.trim_start_matches("__agent_arg_");
+        let de_fn = format_ident!("__agent_de_{}", index);
+        let schema_fn = format_ident!("__agent_schema_{}", index);
+        let (de_path, schema_path) = (de_fn.to_string(), schema_fn.to_string());
+        attrs.push(quote!(#[serde(deserialize_with = #de_path)]));
+        attrs.push(quote!(#[schemars(schema_with = #schema_path)]));
+        helper_fns.push(quote_spanned! {ty.span()=>
+            fn #de_fn<'de, D: #p::serde::Deserializer<'de>>(
+                d: D,
+            ) -> ::core::result::Result<#ty, D::Error> {
+                <#ty as #p::ModelArg>::__agent_deserialize(d)
+            }
+            fn #schema_fn(
+                generator: &mut #p::schemars::SchemaGenerator,
+            ) -> #p::schemars::Schema {
+                <#ty as #p::ModelArg>::__agent_schema(generator)
+            }
+        });
         fields.push(quote! { #(#attrs)* #field: #ty });
         field_bindings.push(quote!(#field: #binding));
-        checks.push(quote_spanned! {ty.span()=> #p::model_arg::<#ty>(); });
     }
     let bindings = tool.params.iter().map(|p| &p.binding);
 
     let output = &tool.output;
-    let output_check = {
-        let span = tool.return_span;
-        quote_spanned! {span=> #p::tool_output::<#output>(); }
-    };
     let finish = if tool.returns_result {
         let span = tool.return_span;
         let convert = quote_spanned! {span=>
@@ -261,11 +277,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             }
 
             #(#default_fns)*
-
-            const _: () = {
-                #(#checks)*
-                #output_check
-            };
+            #(#helper_fns)*
 
             impl #k::TypedTool for #tool_ty {
                 type Args = __AgentToolArgs;
@@ -346,9 +358,8 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let param_attrs = valid::strip_param_attrs(&mut func.sig);
-    let krate = ToolAttr::parse(args.clone())
-        .ok()
-        .and_then(|a| a.krate)
+    let krate = ToolAttr::parse(args.clone(), &mut valid::Ctxt::default())
+        .krate
         .map_or_else(|| quote!(::agent_core), |k| quote!(#k));
     let RawFn {
         attrs,

@@ -78,6 +78,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     let self_ty = &imp.self_ty.clone();
 
+    // The `#[tool]` attributes are consumed here, before rustc resolves them; a `use`
+    // of the first one's path keeps the user's `use agent_core::tool` from looking unused.
+    let mut tool_path: Option<Path> = None;
     let mut tools = Vec::new();
     let mut names: HashMap<String, ()> = HashMap::new();
     let mut failed = false;
@@ -87,6 +90,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             continue;
         };
         let attr = method.attrs.remove(index);
+        if tool_path.is_none() {
+            tool_path = Some(attr.path().clone());
+        }
         let args = match &attr.meta {
             Meta::Path(_) => TokenStream::new(),
             Meta::List(list) => list.tokens.clone(),
@@ -147,8 +153,12 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     );
     if let Some(errors) = errors {
+        let keep_import = tool_path
+            .as_ref()
+            .map(|path| quote!(const _: () = { #[allow(unused_imports)] use #path as _; };));
         return quote! {
             #errors
+            #keep_import
             #imp
             impl #self_ty {
                 #[doc = #into_doc]
@@ -162,6 +172,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 
     let mut out = quote!(#imp);
+    if let Some(path) = &tool_path {
+        out.extend(quote!(const _: () = { #[allow(unused_imports)] use #path as _; };));
+    }
     let mut entries = Vec::new();
     for (tool, method, tool_ty, vis) in &tools {
         let doc = format!(

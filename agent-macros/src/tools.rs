@@ -42,7 +42,7 @@ fn generate(krate: &TokenStream, paths: &[Path]) -> TokenStream {
     });
     let instances = paths.iter().map(|path| {
         quote_spanned! {path.span()=>
-            #p::Arc::new(<#path as #p::StaticTool>::instance()) as #p::Arc<dyn #krate::Tool>
+            #p::instance::<#path>()
         }
     });
     let checks = paths.iter().enumerate().skip(1).map(|(i, path)| {

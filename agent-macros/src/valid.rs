@@ -5,7 +5,6 @@
 use crate::ast::{self, ParamKind, RawFn, Return};
 use crate::attr::{ApprovalAttr, ArgAttr, DefaultAttr, Exposure, OnError, ToolAttr};
 use crate::docs::{self, Docs};
-use darling::FromMeta;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use std::collections::HashMap;
@@ -171,13 +170,7 @@ pub fn check(
     place: Place,
 ) -> Result<Tool, TokenStream> {
     let mut cx = Ctxt::default();
-    let attr = match ToolAttr::parse(args) {
-        Ok(attr) => attr,
-        Err(e) => {
-            cx.darling(e);
-            ToolAttr::default()
-        }
-    };
+    let attr = ToolAttr::parse(args, &mut cx);
     let sig = &func.sig;
     let krate = match &attr.krate {
         Some(path) => quote!(#path),
@@ -415,10 +408,9 @@ pub fn check(
                         continue;
                     }
                     match &a.meta {
-                        syn::Meta::List(_) => match ArgAttr::from_meta(&a.meta) {
-                            Ok(parsed) => arg_attr = parsed,
-                            Err(e) => cx.darling(e),
-                        },
+                        syn::Meta::List(list) => {
+                            arg_attr = ArgAttr::parse(list.tokens.clone(), &mut cx);
+                        }
                         _ => cx.error(
                             a,
                             "write `#[arg(...)]` with keys: `description = \"...\"`, \

@@ -1,0 +1,9 @@
+use agent_core::tool;
+
+/// Sum numbers.
+#[tool]
+async fn total(values: &[i64]) -> i64 {
+    values.iter().sum()
+}
+
+fn main() {}

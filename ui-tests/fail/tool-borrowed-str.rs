@@ -1,0 +1,9 @@
+use agent_core::tool;
+
+/// Greet someone.
+#[tool]
+async fn greet(name: &str) -> String {
+    format!("hello {name}")
+}
+
+fn main() {}

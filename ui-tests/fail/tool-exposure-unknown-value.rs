@@ -1,0 +1,9 @@
+use agent_core::tool;
+
+/// Deploy the site.
+#[tool(exposure = "defered")]
+async fn deploy() -> String {
+    "deployed".into()
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use agent_core::tool;
+
+/// Echo a value.
+#[tool]
+async fn echo<T: serde::de::DeserializeOwned>(value: T) -> String {
+    let _ = value;
+    String::new()
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use agent_core::tool;
+
+/// Deploy the site.
+#[tool(max_in_flight = 0)]
+async fn deploy() -> String {
+    "deployed".into()
+}
+
+fn main() {}

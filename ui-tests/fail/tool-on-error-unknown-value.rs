@@ -1,0 +1,9 @@
+use agent_core::tool;
+
+/// Deploy the site.
+#[tool(on_error = "abort")]
+async fn deploy() -> String {
+    "deployed".into()
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use agent_core::tool;
+
+/// Not a fn.
+#[tool]
+struct Calculator;
+
+fn main() {}

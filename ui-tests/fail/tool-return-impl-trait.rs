@@ -1,0 +1,9 @@
+use agent_core::tool;
+
+/// Describe.
+#[tool]
+async fn describe() -> impl std::fmt::Display {
+    "x"
+}
+
+fn main() {}

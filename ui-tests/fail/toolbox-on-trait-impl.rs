@@ -1,0 +1,12 @@
+use agent_core::toolbox;
+
+struct Db;
+
+#[toolbox]
+impl Default for Db {
+    fn default() -> Self {
+        Db
+    }
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use agent_core::tools;
+
+struct NotATool;
+
+fn main() {
+    let _ = tools![NotATool];
+}
