@@ -117,7 +117,11 @@ fn weather_golden() {
 async fn weather_calls() {
     let set = tools![get_weather];
     let out = set
-        .call("get_weather", &json!({"city": "Paris", "unit": "celsius"}), &ctx())
+        .call(
+            "get_weather",
+            &json!({"city": "Paris", "unit": "celsius"}),
+            &ctx(),
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -126,7 +130,11 @@ async fn weather_calls() {
     );
     // null for an optional means absent
     let out = set
-        .call("get_weather", &json!({"city": "Oslo", "unit": null, "days": 3}), &ctx())
+        .call(
+            "get_weather",
+            &json!({"city": "Oslo", "unit": null, "days": 3}),
+            &ctx(),
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -135,17 +143,28 @@ async fn weather_calls() {
     );
     // unknown property rejected, naming it
     let err = set
-        .call("get_weather", &json!({"city": "Oslo", "country": "NO"}), &ctx())
+        .call(
+            "get_weather",
+            &json!({"city": "Oslo", "country": "NO"}),
+            &ctx(),
+        )
         .await
         .unwrap_err();
     assert_eq!(err.tool_error_kind(), Some(ToolErrorKind::InvalidArguments));
     assert!(err.to_string().contains("country"), "{err}");
     // missing required field named
-    let err = set.call("get_weather", &json!({}), &ctx()).await.unwrap_err();
+    let err = set
+        .call("get_weather", &json!({}), &ctx())
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("city"), "{err}");
     // wrong type named
     let err = set
-        .call("get_weather", &json!({"city": "Oslo", "unit": "kelvin"}), &ctx())
+        .call(
+            "get_weather",
+            &json!({"city": "Oslo", "unit": "kelvin"}),
+            &ctx(),
+        )
         .await
         .unwrap_err();
     assert!(err.to_string().contains("unit"), "{err}");
@@ -255,7 +274,10 @@ async fn every_key_reaches_the_trait() {
 
     // Deferred and inactive: unknown to the model; active: callable.
     let set = tools![send_payment];
-    let err = set.call("pay", &json!({"amount": 1}), &ctx()).await.unwrap_err();
+    let err = set
+        .call("pay", &json!({"amount": 1}), &ctx())
+        .await
+        .unwrap_err();
     assert_eq!(err.tool_error_kind(), Some(ToolErrorKind::UnknownTool));
     let out = set
         .call("pay", &json!({"amount": 1}), &ctx().with_workspace("/tmp"))
@@ -265,7 +287,11 @@ async fn every_key_reaches_the_trait() {
 }
 
 /// Always needs a person.
-#[tool(require_approval, description = "Delete everything.", exposure = "hidden")]
+#[tool(
+    require_approval,
+    description = "Delete everything.",
+    exposure = "hidden"
+)]
 async fn wipe() -> &'static str {
     "wiped"
 }
@@ -282,7 +308,12 @@ async fn approval_flag_description_key_and_hidden() {
     let err = set.call("wipe", &json!({}), &ctx()).await.unwrap_err();
     assert_eq!(err.tool_error_kind(), Some(ToolErrorKind::UnknownTool));
     // the application may still call it directly
-    let out = set.get("wipe").unwrap().call(&json!({}), &ctx()).await.unwrap();
+    let out = set
+        .get("wipe")
+        .unwrap()
+        .call(&json!({}), &ctx())
+        .await
+        .unwrap();
     assert_eq!(out[0].as_text(), Some("wiped"));
 }
 
@@ -441,15 +472,27 @@ async fn fails_string() -> Result<u8, String> {
 #[tokio::test]
 async fn errors_keep_their_kind() {
     let set = tools![fails_display, fails_denied, fails_agent, fails_string];
-    let err = set.call("fails_display", &json!({}), &ctx()).await.unwrap_err();
+    let err = set
+        .call("fails_display", &json!({}), &ctx())
+        .await
+        .unwrap_err();
     assert_eq!(err.tool_error_kind(), Some(ToolErrorKind::Execution));
     assert_eq!(err.to_string(), "the pipe is broken");
-    let err = set.call("fails_denied", &json!({}), &ctx()).await.unwrap_err();
+    let err = set
+        .call("fails_denied", &json!({}), &ctx())
+        .await
+        .unwrap_err();
     assert_eq!(err.tool_error_kind(), Some(ToolErrorKind::Denied));
     assert_eq!(err.to_string(), "not on Sundays");
-    let err = set.call("fails_agent", &json!({}), &ctx()).await.unwrap_err();
+    let err = set
+        .call("fails_agent", &json!({}), &ctx())
+        .await
+        .unwrap_err();
     assert_eq!(err.tool_error_kind(), Some(ToolErrorKind::InvalidArguments));
-    let err = set.call("fails_string", &json!({}), &ctx()).await.unwrap_err();
+    let err = set
+        .call("fails_string", &json!({}), &ctx())
+        .await
+        .unwrap_err();
     assert_eq!(err.to_string(), "nope");
 }
 
@@ -474,7 +517,12 @@ async fn outputs() {
     let set = tools![picture, nothing, answer, ping];
     let out = set.call("picture", &json!({}), &ctx()).await.unwrap();
     assert_eq!(out.len(), 2);
-    assert!(set.call("nothing", &json!({}), &ctx()).await.unwrap().is_empty());
+    assert!(
+        set.call("nothing", &json!({}), &ctx())
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let out = set.call("answer", &json!({}), &ctx()).await.unwrap();
     assert_eq!(out, vec![Content::text("42")]);
     for name in ["picture", "nothing", "answer", "ping"] {
@@ -494,7 +542,10 @@ async fn greet(greeting: State<Greeting>, name: String) -> String {
 #[tokio::test]
 async fn state_found_and_missing() {
     let set = tools![greet].with_state(Greeting("Hello".into()));
-    let out = set.call("greet", &json!({"name": "Ada"}), &ctx()).await.unwrap();
+    let out = set
+        .call("greet", &json!({"name": "Ada"}), &ctx())
+        .await
+        .unwrap();
     assert_eq!(out[0].as_text(), Some("Hello, Ada"));
     // state on the context works too
     let out = tools![greet]
@@ -577,7 +628,10 @@ async fn tools_macro_forms() {
     assert_eq!(set.len(), 2);
     let names: Vec<&str> = set.iter().map(|t| t.name()).collect();
     assert_eq!(names, ["add", "ping"]);
-    let out = set.call("add", &json!({"a": 1, "b": 2.5}), &ctx()).await.unwrap();
+    let out = set
+        .call("add", &json!({"a": 1, "b": 2.5}), &ctx())
+        .await
+        .unwrap();
     assert_eq!(out[0].as_text(), Some("3.5"));
     assert!(set.get("add").unwrap().annotations().is_idempotent());
 

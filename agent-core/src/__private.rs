@@ -289,13 +289,13 @@ pub fn annotations(
     open_world: bool,
 ) -> ToolAnnotations {
     let hint = |set: bool| set.then_some(true);
-    let mut annotations = ToolAnnotations::default();
-    annotations.title = title.map(str::to_owned);
-    annotations.read_only = hint(read_only);
-    annotations.destructive = hint(destructive);
-    annotations.idempotent = hint(idempotent);
-    annotations.open_world = hint(open_world);
-    annotations
+    ToolAnnotations {
+        title: title.map(str::to_owned),
+        read_only: hint(read_only),
+        destructive: hint(destructive),
+        idempotent: hint(idempotent),
+        open_world: hint(open_world),
+    }
 }
 
 /// A tool's concurrency.
@@ -304,11 +304,11 @@ pub fn concurrency(
     exclusive_group: Option<&str>,
     sequential: bool,
 ) -> ToolConcurrency {
-    let mut concurrency = ToolConcurrency::default();
-    concurrency.max_in_flight = max_in_flight;
-    concurrency.exclusive_group = exclusive_group.map(str::to_owned);
-    concurrency.sequential = sequential.then_some(true);
-    concurrency
+    ToolConcurrency {
+        max_in_flight,
+        exclusive_group: exclusive_group.map(str::to_owned),
+        sequential: sequential.then_some(true),
+    }
 }
 
 /// The signature `validate_output` paths must have.

@@ -61,11 +61,147 @@ pub use tool::{
 };
 pub use typed::{TypedTool, into_content};
 
-pub use agent_macros::{tool, toolbox};
+/// Turns an `async fn` into a tool.
+///
+/// ```
+/// use agent_core::{Tool, ToolContext, ToolError, tool};
+/// use schemars::JsonSchema;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// #[serde(rename_all = "lowercase")]
+/// enum Unit { Celsius, Fahrenheit }
+///
+/// #[derive(Serialize, JsonSchema)]
+/// struct Forecast { city: String, days: u8 }
+///
+/// /// Get current weather for a city.
+/// ///
+/// /// Uses the national weather service; results are cached for ten minutes.
+/// #[tool(timeout = "5s", read_only)]
+/// async fn get_weather(
+///     /// City name, e.g. "Beijing"
+///     city: String,
+///     /// Temperature unit
+///     unit: Option<Unit>,
+///     #[arg(default = 1)] days: u8,
+///     ctx: &ToolContext,
+/// ) -> Result<Forecast, ToolError> {
+///     Ok(Forecast { city, days })
+/// }
+///
+/// // The fn stays callable as written; `get_weather {}` is the tool.
+/// assert_eq!(get_weather {}.name(), "get_weather");
+/// assert_eq!(get_weather {}.timeout_ms(), Some(5000));
+/// ```
+///
+/// # What it generates
+///
+/// The fn is kept as written (less the `///` and `#[arg]` on its parameters). Beside it
+/// comes a braced struct **with the fn's name and visibility**, `struct get_weather {}`,
+/// which implements [`TypedTool`] (so [`Tool`]). A braced struct lives only in the type
+/// namespace, so `get_weather(...)` still calls the fn while `get_weather {}` is the tool:
+/// register one with `set.register_tool(get_weather {})`, or list fns in [`tools!`].
+/// Everything else (the hidden argument struct, the impls) is inside `const _: () = {}`.
+///
+/// # Name and description
+///
+/// The name is the fn's, or `name = "..."`; it must match `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
+/// The description is the doc comment, or `description = "..."`; a tool with neither does
+/// not compile. Paragraphs are kept and common indentation removed; rustdoc sections
+/// (`# Examples`, `# Errors`, `# Panics`, `# Safety`) are dropped, and the items of an
+/// `# Arguments` (or `# Parameters`) section, ``* `city` - City name``, describe the
+/// parameters they name. A doc attribute that is not a literal
+/// (`#[doc = include_str!("tool.md")]`) is sent as written.
+///
+/// # Parameters
+///
+/// Every parameter is a property of the argument schema's root object, except the
+/// injected ones: `&ToolContext`, [`State<T>`] and [`Progress`], recognised by their
+/// written type and supplied by the runtime. Model parameters are owned types
+/// implementing `Deserialize` and `JsonSchema` (`&str` does not compile: write `String`).
+/// Unknown properties are rejected; `null` for an optional one means absent.
+///
+/// | on a parameter | effect |
+/// | --- | --- |
+/// | `/// text` or `#[arg(description = "...")]` | the property's description |
+/// | `Option<T>` | optional |
+/// | `#[arg(default)]` | optional, `Default::default()` when absent |
+/// | `#[arg(default = expr)]` | optional, `expr` when absent (and in the schema) |
+/// | `#[arg(rename = "...")]` | the property's name |
+///
+/// # Return type
+///
+/// `T` or `Result<T, E>` (also `AgentResult<T>`, `io::Result<T>`, any `...Result<T>`).
+/// `String` and `&'static str` become text, [`Content`] and `Vec<Content>` pass through,
+/// `()` is empty, other `Serialize` types become JSON, with an output schema when they
+/// implement `JsonSchema` with an object root. A [`ToolError`] or [`AgentError`] keeps its
+/// kind (so does any `E: Into<ToolError>`); any other `E: Display` becomes an execution
+/// error with its message.
+///
+/// # Keys
+///
+/// | key | meaning |
+/// | --- | --- |
+/// | `name = "..."`, `description = "..."`, `title = "..."` | name, description, annotations title |
+/// | `timeout = "30s"` (`"500ms"`, `"2m"`, `"1h"`) or `timeout_ms = N` | per-tool timeout, at most a day |
+/// | `exposure = "direct" \| "deferred" \| "hidden"` | [`ToolExposure`] |
+/// | `activate_when = path` | `async fn(&ActivationContext) -> bool`; required for deferred |
+/// | `origin = "..."`, `version = "..."` | metadata; default: the defining crate's name and version |
+/// | `requirements = ["network"]` | metadata requirements |
+/// | `require_approval` or `require_approval = path` | every call, or `fn(&serde_json::Value) -> bool` per call |
+/// | `on_error = "return_to_model" \| "fail_run"` | [`ErrorPolicy`] |
+/// | `read_only`, `destructive`, `idempotent`, `open_world` | [`ToolAnnotations`] hints |
+/// | `max_in_flight = N`, `exclusive = "group"`, `sequential` | [`ToolConcurrency`] |
+/// | `validate_output = path` | `fn(&[Content]) -> Result<(), String>` |
+/// | `validate_progress = path` | `fn(&serde_json::Value) -> Result<(), String>` |
+/// | `crate = path` | where `agent_core` is, for crates that re-export it |
+///
+/// Mistakes are compile errors at the offending tokens that say what to write instead.
+pub use agent_macros::tool;
+
+/// Makes the `#[tool]` methods of an impl block tools that share `&self`, so a tool can
+/// hold a database pool or an HTTP client.
+///
+/// ```
+/// use agent_core::{ToolContext, tool, toolbox};
+/// use std::sync::Arc;
+///
+/// struct Library { books: Vec<String> }
+///
+/// #[toolbox]
+/// impl Library {
+///     /// Find books whose title contains the words.
+///     #[tool(read_only)]
+///     async fn search(&self, /** Words to find */ query: String) -> Vec<String> {
+///         self.books.iter().filter(|b| b.contains(&query)).cloned().collect()
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let library = Arc::new(Library { books: vec!["Dune".into()] });
+/// let set = library.clone().into_toolset();
+/// let out = set.call("search", &serde_json::json!({"query": "Du"}), &ToolContext::default()).await.unwrap();
+/// assert_eq!(out[0].as_text(), Some(r#"["Dune"]"#));
+/// // Each tool type is named after the type and the method:
+/// let _tool = LibrarySearchTool(library);
+/// # }
+/// ```
+///
+/// Each `#[tool]` method takes `&self` and accepts every key and parameter form of
+/// [`macro@tool`]. For method `search` of `impl Library`, the tool type is
+/// `LibrarySearchTool` (the type's name, the method's in UpperCamelCase, then `Tool`), a
+/// tuple struct holding an `Arc<Library>`, with the method's visibility. The impl gains
+/// `fn into_toolset(self: Arc<Self>) -> ToolSet` with all of them; two methods with the
+/// same tool name do not compile. `#[toolbox(crate = path)]` sets the crate path for all.
+pub use agent_macros::toolbox;
 pub use async_trait::async_trait;
 
-/// Collects tools written with `#[tool]` into a [`ToolSet`]: `tools![add, math::divide]`.
-/// Two tools with the same name do not compile.
+/// Collects tools written with `#[tool]` into a [`ToolSet`]: `tools![add, math::divide]`,
+/// the fns' paths as written (a trailing comma and an empty list are fine).
+///
+/// Two tools with the same name do not compile: the names are constants, compared in a
+/// constant assertion whose error points at the repeated path and names the tool.
 #[macro_export]
 macro_rules! tools {
     ($($tools:tt)*) => {

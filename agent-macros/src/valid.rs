@@ -180,7 +180,7 @@ pub fn check(
     // The fn itself.
     if sig.asyncness.is_none() {
         cx.error(
-            &sig.fn_token,
+            sig.fn_token,
             format!(
                 "a tool must be an `async fn`: write `async fn {}(...)`",
                 sig.ident
