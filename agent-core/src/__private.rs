@@ -13,7 +13,6 @@ pub use std::sync::{Arc, OnceLock};
 
 use crate::content::Content;
 use crate::error::ToolError;
-use crate::schema::ArgsSchema;
 use crate::tool::{ToolAnnotations, ToolConcurrency, ToolMetadata};
 use crate::{Tool, ToolSet};
 use schemars::JsonSchema;
@@ -256,11 +255,6 @@ pub fn output_schema_of<T: JsonSchema + ?Sized>() -> Option<Value> {
     }
     map.remove("$schema");
     Some(schema)
-}
-
-/// The argument schema of a generated args struct.
-pub fn args_schema<A: JsonSchema>() -> Arc<ArgsSchema> {
-    Arc::new(ArgsSchema::of::<A>())
 }
 
 /// A tool's metadata.

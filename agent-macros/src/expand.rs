@@ -305,9 +305,9 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                     })
                 }
 
-                fn args_schema(&self) -> #p::Arc<#k::ArgsSchema> {
-                    static __AGENT_SCHEMA: #p::OnceLock<#p::Arc<#k::ArgsSchema>> = #p::OnceLock::new();
-                    __AGENT_SCHEMA.get_or_init(#p::args_schema::<__AgentToolArgs>).clone()
+                fn args_schema(&self) -> &'static #k::ArgsSchema {
+                    static __AGENT_SCHEMA: #p::OnceLock<#k::ArgsSchema> = #p::OnceLock::new();
+                    __AGENT_SCHEMA.get_or_init(#k::ArgsSchema::of::<__AgentToolArgs>)
                 }
 
                 fn output_schema(&self) -> ::core::option::Option<#p::serde_json::Value> {
