@@ -119,6 +119,7 @@ fn parse_keys<T: FromMeta + Default>(
             return T::default();
         }
     };
+    let mut seen: Vec<String> = Vec::new();
     let items: Vec<NestedMeta> = items
         .into_iter()
         .filter(|item| {
@@ -132,6 +133,14 @@ fn parse_keys<T: FromMeta + Default>(
                 None => path.to_token_stream().to_string().replace(' ', ""),
             };
             if known.contains(&key.as_str()) {
+                if seen.contains(&key) {
+                    cx.error(
+                        path,
+                        format!("`{key}` is given twice in `{attr}`: keep one"),
+                    );
+                    return false;
+                }
+                seen.push(key);
                 return true;
             }
             let hint = match did_you_mean(&key, known) {
@@ -261,7 +270,7 @@ pub struct ArgAttr {
     /// `rename = "..."`: the property's name in the schema.
     pub rename: Option<LitStr>,
     /// `default` or `default = expr`.
-    pub default: Option<DefaultAttr>,
+    pub default: Option<SpannedValue<DefaultAttr>>,
 }
 
 /// `default` (uses `Default::default()`) or `default = expr`.

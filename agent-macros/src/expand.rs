@@ -58,6 +58,8 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             continue;
         };
         let field = &model.field;
+        let index = binding.to_string();
+        let index = index.trim_start_matches("__agent_arg_");
         let mut attrs = Vec::new();
         if let Some(description) = &model.description {
             attrs.push(quote!(#[doc = #description]));
@@ -65,13 +67,19 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         if let Some(rename) = &model.rename {
             attrs.push(quote!(#[serde(rename = #rename)]));
         }
-        match &model.default {
-            Some(DefaultAttr::Trait) => attrs.push(quote!(#[serde(default)])),
-            Some(DefaultAttr::Expr(expr)) => {
-                let fn_name = format_ident!(
-                    "__agent_default_{}",
-                    binding.to_string().trim_start_matches("__agent_arg_")
-                );
+        match model.default.as_ref().map(|d| (d.span(), &**d)) {
+            Some((span, DefaultAttr::Trait)) => {
+                // Through a fn spanned at `default`, so a type without `Default` is
+                // reported at the key that asked for it.
+                let fn_name = format_ident!("__agent_default_{}", index);
+                let path = fn_name.to_string();
+                attrs.push(quote!(#[serde(default = #path)]));
+                default_fns.push(quote_spanned! {span=>
+                    fn #fn_name() -> #ty { <#ty as ::core::default::Default>::default() }
+                });
+            }
+            Some((_, DefaultAttr::Expr(expr))) => {
+                let fn_name = format_ident!("__agent_default_{}", index);
                 let path = fn_name.to_string();
                 attrs.push(quote!(#[serde(default = #path)]));
                 default_fns.push(quote_spanned! {expr.span()=>
@@ -85,8 +93,6 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         }
         // Decoded and described through `ModelArg`, so a type that cannot be a
         // parameter gives one error, at its own tokens, and not one per derive.
-        let index = binding.to_string();
-        let index = index.trim_start_matches("__agent_arg_");
         let de_fn = format_ident!("__agent_de_{}", index);
         let schema_fn = format_ident!("__agent_schema_{}", index);
         let (de_path, schema_path) = (de_fn.to_string(), schema_fn.to_string());
@@ -262,8 +268,10 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         false => TokenStream::new(),
     };
     let description = &tool.description;
+    let cfgs = &tool.cfgs;
 
     quote! {
+        #(#cfgs)*
         #[doc(hidden)]
         const _: () = {
             const __AGENT_NAME: &str = #name;
@@ -335,7 +343,9 @@ pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> TokenSt
          `set.register_tool({} {{}})`, or list the fn in `tools![]`.",
         tool.name, ident
     );
+    let cfgs = &tool.cfgs;
     quote! {
+        #(#cfgs)*
         #[doc = #doc]
         #[allow(non_camel_case_types, dead_code)]
         #[derive(Debug, Clone, Copy, Default)]

@@ -183,7 +183,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             tool.name, self_name, method, tool_ty
         );
         let p = quote!(#krate::__private);
+        let cfgs = &tool.cfgs;
         out.extend(quote! {
+            #(#cfgs)*
             #[doc = #doc]
             #[allow(dead_code)]
             #[derive(Clone)]
@@ -191,7 +193,8 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         });
         out.extend(expand::impls(tool, Target::Method { tool_ty, method }));
         entries.push(quote! {
-            #p::Arc::new(#tool_ty(#p::Arc::clone(&self))) as #p::Arc<dyn #krate::Tool>
+            #(#cfgs)*
+            __agent_tools.push(#p::Arc::new(#tool_ty(#p::Arc::clone(&self))) as #p::Arc<dyn #krate::Tool>);
         });
     }
     let p = quote!(#krate::__private);
@@ -200,7 +203,10 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             #[doc = #into_doc]
             #[allow(dead_code)]
             pub fn into_toolset(self: #p::Arc<Self>) -> #krate::ToolSet {
-                #p::toolbox_set(::std::vec![#(#entries),*])
+                #[allow(unused_mut)]
+                let mut __agent_tools: ::std::vec::Vec<#p::Arc<dyn #krate::Tool>> = ::std::vec::Vec::new();
+                #(#entries)*
+                #p::toolbox_set(__agent_tools)
             }
         }
     });

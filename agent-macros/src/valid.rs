@@ -5,6 +5,7 @@
 use crate::ast::{self, ParamKind, RawFn, Return};
 use crate::attr::{ApprovalAttr, ArgAttr, DefaultAttr, Exposure, OnError, ToolAttr};
 use crate::docs::{self, Docs};
+use darling::util::SpannedValue;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use std::collections::HashMap;
@@ -116,6 +117,8 @@ pub struct Tool {
     pub returns_result: bool,
     /// Span for the error conversion (the return type).
     pub return_span: Span,
+    /// The fn's `#[cfg(...)]` attributes, repeated on every generated item.
+    pub cfgs: Vec<syn::Attribute>,
 }
 
 /// One parameter.
@@ -136,8 +139,8 @@ pub struct ModelParam {
     pub rename: Option<LitStr>,
     /// Description for the schema.
     pub description: Option<String>,
-    /// `#[arg(default)]`.
-    pub default: Option<DefaultAttr>,
+    /// `#[arg(default)]`, spanned at the key (for `Default` errors) or the expression.
+    pub default: Option<SpannedValue<DefaultAttr>>,
     /// `Option<T>`.
     pub optional: bool,
 }
@@ -522,6 +525,12 @@ pub fn check(
         output,
         returns_result,
         return_span,
+        cfgs: func
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("cfg"))
+            .cloned()
+            .collect(),
     })
 }
 
