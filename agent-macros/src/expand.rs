@@ -34,9 +34,11 @@ pub enum Target<'a> {
 pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
-    let (tool_ty, call, is_free) = match target {
-        Target::Free { ident } => (ident, quote!(#ident), true),
-        Target::Method { tool_ty, method } => (tool_ty, quote!(self.0.#method), false),
+    let (tool_ty, call, is_free, fn_span) = match target {
+        Target::Free { ident } => (ident, quote!(#ident), true, ident.span()),
+        Target::Method { tool_ty, method } => {
+            (tool_ty, quote!(self.0.#method), false, method.span())
+        }
     };
     let name = &tool.name;
 
@@ -269,6 +271,17 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     };
     let description = &tool.description;
     let cfgs = &tool.cfgs;
+    // Spanned at the fn's name, so rustc names the fn when its future is not `Send`.
+    let call_body = quote_spanned! {fn_span=>
+        let __agent_future: #p::BoxFuture<'async_trait, #k::AgentResult<Self::Output>> =
+            #p::Box::pin(async move {
+                let __AgentToolArgs { #(#field_bindings,)* } = __agent_args;
+                #(#injected)*
+                let __agent_output = #call(#(#bindings),*).await;
+                #finish
+            });
+        __agent_future
+    };
 
     quote! {
         #(#cfgs)*
@@ -305,12 +318,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                     'life1: 'async_trait,
                     Self: 'async_trait,
                 {
-                    #p::Box::pin(async move {
-                        let __AgentToolArgs { #(#field_bindings,)* } = __agent_args;
-                        #(#injected)*
-                        let __agent_output = #call(#(#bindings),*).await;
-                        #finish
-                    })
+                    #call_body
                 }
 
                 fn args_schema(&self) -> &'static #k::ArgsSchema {
