@@ -9,6 +9,7 @@ use darling::util::SpannedValue;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use std::collections::HashMap;
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, LitInt, LitStr, Path, ReceiverKind, Type};
 
@@ -79,7 +80,7 @@ pub struct Tool {
     pub timeout_ms: Option<u64>,
     /// Exposure.
     pub exposure: Exposure,
-    /// Span of the exposure value, for spanned code.
+    /// `async fn(&ActivationContext) -> bool` for deferred tools.
     pub activate_when: Option<Path>,
     /// Metadata origin override.
     pub origin: Option<LitStr>,
@@ -223,7 +224,7 @@ pub fn check(
     // Name.
     let (name, name_tokens): (String, TokenStream) = match &attr.name {
         Some(lit) => (lit.value(), lit.to_token_stream()),
-        None => (sig.ident.unraw_string(), sig.ident.to_token_stream()),
+        None => (sig.ident.unraw().to_string(), sig.ident.to_token_stream()),
     };
     if !is_valid_tool_name(&name) {
         cx.error(
@@ -421,9 +422,10 @@ pub fn check(
                         ),
                     }
                 }
+                let rust_name = ident.unraw().to_string();
                 let prop_name = match &arg_attr.rename {
                     Some(lit) => lit.value(),
-                    None => ident.unraw_string(),
+                    None => rust_name.clone(),
                 };
                 if seen.insert(prop_name.clone(), ()).is_some() {
                     let at: TokenStream = match &arg_attr.rename {
@@ -444,7 +446,7 @@ pub fn check(
                         Ok(Some(text)) => Some(text),
                         Ok(None) => arguments
                             .iter()
-                            .find(|(n, _)| *n == ident.unraw_string() || *n == prop_name)
+                            .find(|(n, _)| *n == rust_name || *n == prop_name)
                             .map(|(_, d)| d.clone())
                             .filter(|d| !d.is_empty()),
                         Err(exprs) => {
@@ -666,16 +668,4 @@ pub fn is_valid_tool_name(name: &str) -> bool {
         && bytes
             .iter()
             .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
-}
-
-/// `Ident::to_string` without `r#`.
-trait UnrawString {
-    fn unraw_string(&self) -> String;
-}
-
-impl UnrawString for Ident {
-    fn unraw_string(&self) -> String {
-        let s = self.to_string();
-        s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
-    }
 }
