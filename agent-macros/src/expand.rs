@@ -101,9 +101,9 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         attrs.push(quote!(#[serde(deserialize_with = #de_path)]));
         attrs.push(quote!(#[schemars(schema_with = #schema_path)]));
         helper_fns.push(quote_spanned! {ty.span()=>
-            fn #de_fn<'de, D: #p::serde::Deserializer<'de>>(
-                d: D,
-            ) -> ::core::result::Result<#ty, D::Error> {
+            fn #de_fn<'de, __AgentD: #p::serde::Deserializer<'de>>(
+                d: __AgentD,
+            ) -> ::core::result::Result<#ty, __AgentD::Error> {
                 <#ty as #p::ModelArg>::__agent_deserialize(d)
             }
             fn #schema_fn(

@@ -108,10 +108,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             sig: method.sig.clone(),
             body: TokenStream::new(),
         };
-        let given_crate = args.clone().into_iter().any(|t| t.to_string() == "crate");
         match valid::check(args, &raw, &param_attrs, Place::Toolbox) {
             Ok(mut tool) => {
-                if !given_crate {
+                if !tool.krate_given {
                     tool.krate = krate.clone();
                 }
                 if names.insert(tool.name.clone(), ()).is_some() {

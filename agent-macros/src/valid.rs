@@ -68,6 +68,8 @@ pub enum Place {
 pub struct Tool {
     /// The path of agent_core.
     pub krate: TokenStream,
+    /// Whether `crate = path` was written (a toolbox's own `crate` applies otherwise).
+    pub krate_given: bool,
     /// The tool's name.
     pub name: String,
     /// Where the name was written (the `name` literal, else the fn's name).
@@ -502,6 +504,7 @@ pub fn check(
     cx.finish()?;
     Ok(Tool {
         krate,
+        krate_given: attr.krate.is_some(),
         name,
         name_tokens,
         description,

@@ -19,6 +19,12 @@ struct Point {
 #[derive(Clone)]
 struct Db;
 
+/// A type whose name is a common generic parameter's.
+#[derive(Deserialize, JsonSchema)]
+struct D {
+    value: u8,
+}
+
 /// Every form.
 ///
 /// # Arguments
@@ -43,7 +49,9 @@ async fn forms(
     db: State<Db>,
     progress: Progress,
     _ignored: Option<u8>,
+    d: D,
 ) -> String {
+    let _ = d.value;
     counter += 1;
     let _ = (documented, described, kind, count, days, label, unit, point.x, point.y, nested);
     let _ = (from_section, counter, r#match, ctx, db.0, progress);

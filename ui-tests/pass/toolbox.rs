@@ -28,7 +28,23 @@ impl Library {
     }
 }
 
+struct Other;
+
+#[toolbox(crate = ::agent_core)]
+impl Other {
+    /// Ping, with `crate` on the toolbox.
+    #[tool(activate_when = crate::always, exposure = "deferred")]
+    async fn ping(&self) -> &'static str {
+        "pong"
+    }
+}
+
+async fn always(_: &agent_core::ActivationContext) -> bool {
+    true
+}
+
 fn main() {
+    assert_eq!(Arc::new(Other).into_toolset().len(), 1);
     let library = Arc::new(Library { books: vec!["Dune".into()] });
     assert_eq!(library.helper(), 1);
     let set = library.clone().into_toolset();
