@@ -111,7 +111,7 @@ pub use typed::{TypedTool, into_content};
 /// not compile. Paragraphs are kept and common indentation removed; rustdoc sections
 /// (`# Examples`, `# Errors`, `# Panics`, `# Safety`) are dropped, and the items of an
 /// `# Arguments` (or `# Parameters`) section, ``* `city` - City name``, describe the
-/// parameters they name. A doc attribute that is not a literal
+/// parameters they name (an item naming no parameter does not compile). A doc attribute that is not a literal
 /// (`#[doc = include_str!("tool.md")]`) is sent as written.
 ///
 /// # Parameters

@@ -476,6 +476,47 @@ pub fn check(
             }
         }
     }
+    // Every item of an `# Arguments` section names a parameter: a stale or misspelled one
+    // would silently leave a parameter undescribed.
+    let param_names: Vec<String> = sig
+        .inputs
+        .iter()
+        .filter_map(ast::param_ident)
+        .map(|i| i.unraw().to_string())
+        .chain(params.iter().filter_map(|p| {
+            p.model
+                .as_ref()
+                .and_then(|m| m.rename.as_ref().map(LitStr::value))
+        }))
+        .collect();
+    for (name, _) in &arguments {
+        if !param_names.contains(name) {
+            let needle = format!("`{name}`");
+            let at = func
+                .attrs
+                .iter()
+                .filter(|a| docs::is_doc(a))
+                .find(|a| a.to_token_stream().to_string().contains(&needle))
+                .map_or_else(|| sig.ident.to_token_stream(), ToTokens::to_token_stream);
+            cx.error(
+                at,
+                format!(
+                    "the `# Arguments` section describes `{name}`, which is not a parameter of \
+                     this tool: the parameters are {}",
+                    if param_names.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        param_names
+                            .iter()
+                            .map(|n| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ),
+            );
+        }
+    }
+
     if place == Place::Toolbox && !has_receiver {
         cx.error(
             &sig.ident,

@@ -1,0 +1,14 @@
+use agent_core::tool;
+
+/// Get the weather.
+///
+/// # Arguments
+///
+/// * `city` - City name
+/// * `citi` - A typo
+#[tool]
+async fn weather(city: String) -> String {
+    city
+}
+
+fn main() {}
