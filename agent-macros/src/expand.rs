@@ -403,3 +403,20 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    #[ignore = "prints an expansion for review"]
+    fn print_expansion() {
+        let out = super::tool(
+            quote::quote!(timeout = "5s"),
+            quote::quote! {
+                /// Get the weather.
+                async fn get_weather(/// City
+                    city: String, #[arg(default = 1)] days: u8, ctx: &ToolContext) -> Result<String, E> { todo!() }
+            },
+        );
+        println!("{out}");
+    }
+}
