@@ -711,3 +711,21 @@ async fn toolbox_methods() {
     let one = LibrarySearchTool(library);
     assert_eq!(one.name(), "search");
 }
+
+#[tokio::test]
+async fn macro_tools_render_in_every_dialect() {
+    let set = tools![
+        get_weather,
+        send_payment,
+        wipe,
+        plan,
+        ping,
+        greet,
+        count_up,
+        answer,
+        nested::math::add
+    ];
+    agent_core::assert_dialects(&set);
+    let library = Arc::new(Library { books: Vec::new() });
+    agent_core::assert_dialects(&library.into_toolset());
+}
