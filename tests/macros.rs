@@ -469,9 +469,37 @@ async fn fails_string() -> Result<u8, String> {
     Err("nope".into())
 }
 
+/// An error that chooses its kind (and has no `Display`).
+#[derive(Debug)]
+struct NotFound(String);
+
+impl From<NotFound> for ToolError {
+    fn from(error: NotFound) -> Self {
+        ToolError::invalid_arguments(format!("no item `{}`; list the items first", error.0))
+    }
+}
+
+/// Look an item up.
+#[tool]
+async fn lookup(id: String) -> Result<String, NotFound> {
+    Err(NotFound(id))
+}
+
 #[tokio::test]
 async fn errors_keep_their_kind() {
-    let set = tools![fails_display, fails_denied, fails_agent, fails_string];
+    let set = tools![
+        fails_display,
+        fails_denied,
+        fails_agent,
+        fails_string,
+        lookup
+    ];
+    let err = set
+        .call("lookup", &json!({"id": "x1"}), &ctx())
+        .await
+        .unwrap_err();
+    assert_eq!(err.tool_error_kind(), Some(ToolErrorKind::InvalidArguments));
+    assert_eq!(err.to_string(), "no item `x1`; list the items first");
     let err = set
         .call("fails_display", &json!({}), &ctx())
         .await

@@ -18,7 +18,6 @@ use crate::{Tool, ToolSet};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::cell::Cell;
 use std::fmt::Display;
 use std::marker::PhantomData;
 
@@ -163,47 +162,75 @@ pub fn instance<T: StaticTool>() -> Arc<dyn Tool> {
     Arc::new(T::instance())
 }
 
-/// Holds a tool's error while autoref specialization picks its conversion: a
+/// Probes a tool's error type; autoref specialization then picks its conversion: a
 /// [`ToolError`] (or anything `Into<ToolError>`, such as `AgentError`) keeps its kind,
 /// any other `Display` error becomes an execution error with its message.
-pub struct ErrorWrap<E>(Cell<Option<E>>);
+///
+/// `(&ErrorProbe::of(&e)).__agent_tag().convert(e)`: the first impl below applies when
+/// `E: Into<ToolError>`; the second always does, and its `convert` asks for `Display`
+/// through [`ToolErrorMessage`], whose message says what to do.
+pub struct ErrorProbe<E>(PhantomData<fn() -> E>);
 
-impl<E> ErrorWrap<E> {
-    /// Wraps `error`.
-    pub fn new(error: E) -> Self {
-        Self(Cell::new(Some(error)))
+impl<E> ErrorProbe<E> {
+    /// The probe of `error`'s type.
+    pub fn of(_: &E) -> Self {
+        Self(PhantomData)
     }
 }
 
-fn taken() -> ToolError {
-    ToolError::execution("the tool's error was already converted")
+/// Converts with `Into<ToolError>`, keeping the kind.
+pub struct KeepKind;
+
+impl KeepKind {
+    /// Converts the error.
+    pub fn convert<E: Into<ToolError>>(self, error: E) -> ToolError {
+        error.into()
+    }
 }
 
-/// Preferred conversion: the error knows its tool error.
+/// Converts with `Display`: an execution error with the error's message.
+pub struct UseMessage;
+
+impl UseMessage {
+    /// Converts the error.
+    pub fn convert<E: ToolErrorMessage>(self, error: E) -> ToolError {
+        ToolError::execution(error.to_string())
+    }
+}
+
+/// Preferred: the error knows its tool error.
 pub trait KeepToolError {
-    /// Converts the error.
-    fn __agent_tool_error(&self) -> ToolError;
+    /// The conversion to use.
+    fn __agent_tag(&self) -> KeepKind;
 }
 
-impl<E: Into<ToolError>> KeepToolError for ErrorWrap<E> {
-    fn __agent_tool_error(&self) -> ToolError {
-        self.0.take().map_or_else(taken, Into::into)
+impl<E: Into<ToolError>> KeepToolError for ErrorProbe<E> {
+    fn __agent_tag(&self) -> KeepKind {
+        KeepKind
     }
 }
 
-/// Fallback conversion: the error's message.
+/// Fallback: the error's message.
 pub trait DisplayToolError {
-    /// Converts the error.
-    fn __agent_tool_error(&self) -> ToolError;
+    /// The conversion to use.
+    fn __agent_tag(&self) -> UseMessage;
 }
 
-impl<E: Display> DisplayToolError for &ErrorWrap<E> {
-    fn __agent_tool_error(&self) -> ToolError {
-        self.0
-            .take()
-            .map_or_else(taken, |e| ToolError::execution(e.to_string()))
+impl<E> DisplayToolError for &ErrorProbe<E> {
+    fn __agent_tag(&self) -> UseMessage {
+        UseMessage
     }
 }
+
+/// The bound on a tool's error type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's error: it must implement `Display` (or convert into `ToolError`)",
+    label = "the error type of this result must implement `std::fmt::Display`",
+    note = "the model reads the error's message; implement `Display`, or `From<{Self}> for ToolError` to choose the error's kind"
+)]
+pub trait ToolErrorMessage: Display {}
+
+impl<T: Display> ToolErrorMessage for T {}
 
 /// Picks, by autoref specialization, whether a result type has an output schema.
 pub struct OutputSchema<T: ?Sized>(PhantomData<fn() -> Box<T>>);

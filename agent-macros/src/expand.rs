@@ -121,7 +121,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let finish = if tool.returns_result {
         let span = tool.return_span;
         let convert = quote_spanned! {span=>
-            (&#p::ErrorWrap::new(__agent_error)).__agent_tool_error()
+            (&#p::ErrorProbe::of(&__agent_error)).__agent_tag().convert(__agent_error)
         };
         quote! {
             match __agent_output {
