@@ -274,7 +274,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     // Spanned at the fn's name, so rustc names the fn when its future is not `Send`.
     let call_body = quote_spanned! {fn_span=>
         let __agent_future: #p::BoxFuture<'async_trait, #k::AgentResult<Self::Output>> =
-            #p::Box::pin(async move {
+            ::std::boxed::Box::pin(async move {
                 let __AgentToolArgs { #(#field_bindings,)* } = __agent_args;
                 #(#injected)*
                 let __agent_output = #call(#(#bindings),*).await;
