@@ -2,7 +2,7 @@
 //! enum) returning text, against the physical limit: the same work written by hand
 //! (deserialize into an equivalent struct, call directly, wrap in `Content::text`).
 
-use agent_core::{AgentResult, Content, ToolContext, ToolSet, TypedTool};
+use agent_core::{AgentResult, Content, ToolContext, ToolSet, TypedTool, tool, tools};
 use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
 use schemars::JsonSchema;
@@ -32,6 +32,12 @@ async fn forecast(city: String, days: u8, unit: Option<Unit>) -> String {
         _ => "C",
     };
     format!("{city}: {days} days, 22°{unit}")
+}
+
+/// Forecast for a city.
+#[tool(name = "forecast")]
+async fn forecast_tool(city: String, days: u8, unit: Option<Unit>) -> String {
+    forecast(city, days, unit).await
 }
 
 struct Forecast;
@@ -67,16 +73,21 @@ fn dispatch(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime");
-    let set = ToolSet::new().with_tool(Forecast).expect("valid tool");
+    let typed = ToolSet::new().with_tool(Forecast).expect("valid tool");
+    let macro_set = tools![forecast_tool];
     let ctx = ToolContext::default();
     let args = json!({"city": "Beijing", "days": 3, "unit": "celsius"});
     let mut group = c.benchmark_group("dispatch");
     group.bench_function("hand_written", |b| {
         b.to_async(&runtime).iter(|| by_hand(black_box(&args)))
     });
+    group.bench_function("tool_macro", |b| {
+        b.to_async(&runtime)
+            .iter(|| macro_set.call(black_box("forecast"), black_box(&args), &ctx))
+    });
     group.bench_function("typed_tool", |b| {
         b.to_async(&runtime)
-            .iter(|| set.call(black_box("forecast"), black_box(&args), &ctx))
+            .iter(|| typed.call(black_box("forecast"), black_box(&args), &ctx))
     });
     group.finish();
 }

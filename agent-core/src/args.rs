@@ -26,16 +26,23 @@ pub fn decode_args<A: DeserializeOwned + 'static>(
             json_kind(args)
         )));
     };
-    if exceeds_depth(args, MAX_ARGUMENT_DEPTH) {
-        return Err(ToolError::invalid_arguments(format!(
-            "Invalid arguments: nested deeper than {MAX_ARGUMENT_DEPTH} levels"
-        )));
-    }
+    // One pass over the top level: depth, and the two checks that need the schema. The
+    // property lookups run only where needed (a `null`, or a type that would silently
+    // ignore unknown fields), so the common call pays for neither.
+    let check_unknown = schema.must_check_unknown();
     let mut null_optionals = false;
     for (key, value) in map {
+        if exceeds_depth(value, MAX_ARGUMENT_DEPTH - 1) {
+            return Err(ToolError::invalid_arguments(format!(
+                "Invalid arguments: nested deeper than {MAX_ARGUMENT_DEPTH} levels"
+            )));
+        }
+        if !(check_unknown || value.is_null()) {
+            continue;
+        }
         match schema.property(key) {
             Some(property) => null_optionals |= value.is_null() && !property.required,
-            None if schema.is_closed() => return Err(unknown_field(schema, key)),
+            None if check_unknown => return Err(unknown_field(schema, key)),
             None => {}
         }
     }

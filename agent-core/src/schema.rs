@@ -15,6 +15,7 @@ pub struct ArgsSchema {
     schema: Value,
     properties: Vec<Property>,
     closed: bool,
+    decoder_denies_unknown: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -72,7 +73,21 @@ impl ArgsSchema {
             schema,
             properties,
             closed,
+            decoder_denies_unknown: false,
         }
+    }
+
+    /// Declares that the argument type refuses unknown fields itself
+    /// (`#[serde(deny_unknown_fields)]`), so decoding need not look for them first.
+    pub fn decoder_denies_unknown_fields(mut self) -> Self {
+        self.decoder_denies_unknown = true;
+        self
+    }
+
+    /// Whether decoding must look for unknown properties before the type's own decoder
+    /// runs: the schema is closed and the type would otherwise ignore them.
+    pub(crate) fn must_check_unknown(&self) -> bool {
+        self.closed && !self.decoder_denies_unknown
     }
 
     /// The schema, root normalised.

@@ -323,7 +323,10 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
 
                 fn args_schema(&self) -> &'static #k::ArgsSchema {
                     static __AGENT_SCHEMA: #p::OnceLock<#k::ArgsSchema> = #p::OnceLock::new();
-                    __AGENT_SCHEMA.get_or_init(#k::ArgsSchema::of::<__AgentToolArgs>)
+                    // The generated struct denies unknown fields itself.
+                    __AGENT_SCHEMA.get_or_init(|| {
+                        #k::ArgsSchema::of::<__AgentToolArgs>().decoder_denies_unknown_fields()
+                    })
                 }
 
                 fn output_schema(&self) -> ::core::option::Option<#p::serde_json::Value> {
