@@ -1,121 +1,52 @@
-//! A small agent on a scripted model, with no network: three tools (one reports
-//! progress, one needs approval), the events printed as they happen, a pause for a
-//! person, and the run resumed from its serialized state.
+//! A small agent on a scripted model, with no network: three tools written with
+//! `#[tool]` (one reports progress, one needs approval), the events printed as they
+//! happen, a pause for a person, and the run resumed from its serialized state.
 //!
 //!     cargo run --example quickstart
 
-use agent_core::FromToolContext;
 use agent_core::{
-    Agent, AgentEvent, AgentResult, Approval, Progress, RuleLlm, RunOutcome, RunState,
-    ToolAnnotations, ToolConfig, ToolContext, TypedTool, async_trait,
+    Agent, AgentError, AgentEvent, AgentResult, Progress, RuleLlm, RunOutcome, RunState,
+    ToolConfig, ToolContext, ToolError, tool, tools,
 };
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::json;
 use std::time::Duration;
 
-#[derive(Deserialize, JsonSchema)]
-struct WeatherArgs {
+/// Get the current weather for a city.
+#[tool(read_only, timeout = "5s")]
+async fn get_weather(
     /// City name, e.g. "Paris"
     city: String,
+) -> String {
+    format!("{city}: 18°C, light rain")
 }
 
-/// Get the current weather for a city.
-struct GetWeather;
-
-#[async_trait]
-impl TypedTool for GetWeather {
-    type Args = WeatherArgs;
-    type Output = String;
-
-    fn name(&self) -> &'static str {
-        "get_weather"
-    }
-
-    fn description(&self) -> &'static str {
-        "Get the current weather for a city."
-    }
-
-    fn annotations(&self) -> ToolAnnotations {
-        ToolAnnotations {
-            read_only: Some(true),
-            ..ToolAnnotations::default()
-        }
-    }
-
-    async fn call_typed(&self, args: WeatherArgs, _ctx: &ToolContext) -> AgentResult<String> {
-        Ok(format!("{}: 18°C, light rain", args.city))
-    }
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct IndexArgs {
+/// Index a folder of documents for search.
+#[tool(timeout = "2m")]
+async fn index_docs(
     /// Folder to index
     path: String,
+    progress: Progress,
+    ctx: &ToolContext,
+) -> Result<String, ToolError> {
+    for phase in ["scan", "embed", "store"] {
+        // Preliminary results: they appear on the run's event stream.
+        progress.emit(json!({"phase": phase, "path": path}))?;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Later turns (and the model's next request) see this context.
+    ctx.set_context(json!({"indexed": path}));
+    Ok(format!("indexed 248 documents in {path}"))
 }
 
-/// Index a folder of documents, reporting progress as it goes.
-struct IndexDocs;
-
-#[async_trait]
-impl TypedTool for IndexDocs {
-    type Args = IndexArgs;
-    type Output = String;
-
-    fn name(&self) -> &'static str {
-        "index_docs"
-    }
-
-    fn description(&self) -> &'static str {
-        "Index a folder of documents for search."
-    }
-
-    async fn call_typed(&self, args: IndexArgs, ctx: &ToolContext) -> AgentResult<String> {
-        let progress = Progress::from_tool_context(ctx)?;
-        for phase in ["scan", "embed", "store"] {
-            progress.emit(json!({"phase": phase, "path": args.path}))?;
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        ctx.set_context(json!({"indexed": args.path}));
-        Ok(format!("indexed 248 documents in {}", args.path))
-    }
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct EmailArgs {
+/// Send an email. A person approves every call first.
+#[tool(require_approval)]
+async fn send_email(
     /// Recipient address
     to: String,
     /// Message body
     body: String,
-}
-
-/// Send an email: a person approves every call first.
-struct SendEmail;
-
-#[async_trait]
-impl TypedTool for SendEmail {
-    type Args = EmailArgs;
-    type Output = String;
-
-    fn name(&self) -> &'static str {
-        "send_email"
-    }
-
-    fn description(&self) -> &'static str {
-        "Send an email."
-    }
-
-    fn approval(&self, _args: &serde_json::Value) -> Approval {
-        Approval::Required
-    }
-
-    async fn call_typed(&self, args: EmailArgs, _ctx: &ToolContext) -> AgentResult<String> {
-        Ok(format!(
-            "sent {} characters to {}",
-            args.body.len(),
-            args.to
-        ))
-    }
+) -> String {
+    format!("sent {} characters to {to}", body.len())
 }
 
 fn print_event(event: AgentEvent) {
@@ -142,21 +73,26 @@ fn print_event(event: AgentEvent) {
             outcome,
             duration_ms,
             ..
-        } => println!(
-            "  ■ {name} ({duration_ms} ms): {}",
-            serde_json::to_string(&outcome).unwrap_or_default()
-        ),
+        } => match (outcome.content(), outcome.error()) {
+            (Some(content), _) => {
+                let text: Vec<&str> = content.iter().filter_map(|c| c.as_text()).collect();
+                println!("  ■ {name} ({duration_ms} ms): {}", text.join(" "));
+            }
+            (_, Some(error)) => println!("  ✗ {name} ({duration_ms} ms): {error}"),
+            _ => {}
+        },
         AgentEvent::WaitingForHuman { pending } => {
             for p in pending {
                 println!("  ⏸ {} [{}] waits for {:?}", p.call.name, p.call.id, p.kind);
             }
         }
-        other => println!("{}", serde_json::to_string(&other).unwrap_or_default()),
+        AgentEvent::RunFinished { .. } => println!("── run finished"),
+        other => println!("{other:?}"),
     }
 }
 
 fn build_agent() -> AgentResult<Agent> {
-    // Deterministic stand-in for a model: calls tools when the user's words match.
+    // A deterministic stand-in for a model: it calls tools when the user's words match.
     let llm = RuleLlm::new()
         .when("weather", "get_weather", json!({"city": "Paris"}))
         .when("index", "index_docs", json!({"path": "./docs"}))
@@ -167,12 +103,14 @@ fn build_agent() -> AgentResult<Agent> {
         );
     Agent::builder(llm)
         .system_prompt("You are a helpful assistant.")
-        .register_tool(GetWeather)
-        .register_tool(IndexDocs)
-        .register_tool(SendEmail)
+        .tools(tools![get_weather, index_docs, send_email])
         .config(ToolConfig::default().with_max_output_chars(2_000))
         .on_event(print_event)
         .build()
+}
+
+fn storage_error(error: serde_json::Error) -> AgentError {
+    AgentError::InvalidState(format!("run state could not be stored: {error}"))
 }
 
 #[tokio::main]
@@ -187,19 +125,16 @@ async fn main() -> AgentResult<()> {
         return Ok(());
     };
 
-    // The run is a value: store it, and resume it later, anywhere.
-    let stored = serde_json::to_string(&run)
-        .map_err(|e| agent_core::AgentError::InvalidState(e.to_string()))?;
+    // A run is a value: store it, and resume it later, in any process.
+    let stored = serde_json::to_string(&run).map_err(storage_error)?;
     println!("\n(run paused; {} bytes of state stored)\n", stored.len());
 
-    let mut resumed: RunState = serde_json::from_str(&stored)
-        .map_err(|e| agent_core::AgentError::InvalidState(e.to_string()))?;
+    let mut resumed: RunState = serde_json::from_str(&stored).map_err(storage_error)?;
     for p in &pending {
         println!("a person approves {} [{}]", p.call.name, p.call.id);
         resumed.approve(&p.call.id)?;
     }
-    let outcome = build_agent()?.run(&mut resumed).await?;
-    if let RunOutcome::Finished { answer } = outcome {
+    if let RunOutcome::Finished { answer } = build_agent()?.run(&mut resumed).await? {
         println!("\nfinal answer:\n{answer}");
     }
     Ok(())

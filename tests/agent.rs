@@ -734,3 +734,107 @@ async fn agents_and_runs_can_move_across_tasks() {
     assert!(matches!(outcome.0.unwrap(), RunOutcome::Finished { .. }));
     assert_eq!(outcome.1.status, RunStatus::Finished);
 }
+
+mod with_macros {
+    use agent_core::{
+        Agent, AgentEvent, AssistantMessage, Progress, RunOutcome, ScriptedLlm, ToolCall,
+        ToolErrorKind, tool, tools,
+    };
+    use serde_json::json;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    /// Deploy a release to an environment.
+    #[tool(require_approval)]
+    async fn deploy(
+        /// Where to deploy
+        environment: String,
+    ) -> String {
+        format!("deployed to {environment}")
+    }
+
+    /// Delete every row of a table.
+    #[tool(destructive)]
+    async fn truncate_table(
+        /// The table
+        table: String,
+    ) -> String {
+        format!("{table} is empty")
+    }
+
+    /// Scan a folder, reporting each phase.
+    #[tool(read_only)]
+    async fn scan(
+        /// The folder
+        path: String,
+        progress: Progress,
+    ) -> Result<String, agent_core::ToolError> {
+        progress.emit(json!({"phase": "start"}))?;
+        progress.emit(json!({"phase": "end"}))?;
+        Ok(format!("scanned {path}"))
+    }
+
+    /// Wait far longer than allowed.
+    #[tool(timeout = "50ms", read_only)]
+    async fn stall() -> String {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        "never".to_owned()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn macro_made_tools_follow_every_runtime_policy() {
+        let llm = ScriptedLlm::new([
+            AssistantMessage::tool_calls([
+                ToolCall::new("s", "scan", json!({"path": "/src"})),
+                ToolCall::new("d", "deploy", json!({"environment": "prod"})),
+                ToolCall::new("t", "truncate_table", json!({"table": "users"})),
+                ToolCall::new("x", "stall", json!({})),
+            ]),
+            AssistantMessage::text("done"),
+        ]);
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let log = events.clone();
+        let agent = Agent::builder(llm)
+            .tools(tools![scan, deploy, truncate_table, stall])
+            .on_event(move |event| log.lock().unwrap().push(event))
+            .build()
+            .unwrap();
+        let mut run = agent.start("go");
+        let RunOutcome::Paused { pending } = agent.run(&mut run).await.unwrap() else {
+            panic!("expected a pause");
+        };
+        let waiting: Vec<&str> = pending.iter().map(|p| p.call.id.as_str()).collect();
+        assert_eq!(
+            waiting,
+            ["d", "t"],
+            "require_approval and destructive both wait"
+        );
+        let progress: Vec<serde_json::Value> = events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::ToolProgress { value, .. } => Some(value.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            progress,
+            [json!({"phase": "start"}), json!({"phase": "end"})]
+        );
+        let stalled = run
+            .turn_results()
+            .into_iter()
+            .find(|r| r.call.id == "x")
+            .and_then(|r| r.outcome.error().cloned())
+            .unwrap();
+        assert_eq!(stalled.kind(), ToolErrorKind::Timeout);
+
+        run.approve("d").unwrap();
+        run.reject("t", "not today").unwrap();
+        assert!(matches!(
+            agent.run(&mut run).await.unwrap(),
+            RunOutcome::Finished { .. }
+        ));
+    }
+}
