@@ -27,38 +27,60 @@
 //! A tool is anything implementing [`Tool`] (the trait, method for method, of the
 //! phi-agent "Custom Tools" chapter). [`TypedTool`] derives the schema and argument
 //! decoding from types; `#[tool]` derives everything from an `async fn`. A [`ToolSet`]
-//! holds tools by name and enforces their exposure.
+//! holds tools by name and enforces their exposure. An [`Executor`] runs one model
+//! turn's calls with every policy (timeouts, approval, concurrency, error policy, output
+//! budget); an [`Agent`] loops model → tools → model over an [`LlmClient`], with a
+//! serializable [`RunState`] and an event stream.
 
 #![forbid(unsafe_code)]
 
+mod agent;
 mod args;
 mod config;
 mod content;
 mod context;
+mod control;
 mod dialect;
 mod error;
+mod events;
+mod executor;
 mod extract;
+mod llm;
+mod run;
 mod schema;
+mod scripted;
 mod set;
 mod tool;
+mod truncate;
 mod typed;
 
+pub use agent::{Agent, AgentBuilder, DEFAULT_MAX_TURNS};
 pub use args::{MAX_ARGUMENT_DEPTH, decode_args};
-pub use config::ToolConfig;
+pub use config::{ParallelRule, ToolConfig};
 pub use content::Content;
 pub use context::{ActivationContext, CallReporter, Extensions, ToolContext};
+pub use control::RunControl;
 pub use dialect::{
     Dialect, DialectError, UnknownDialect, Violation, assert_dialects, assert_dialects_for, check,
     dialect_report,
 };
 pub use error::{AgentError, AgentResult, ToolError, ToolErrorKind};
+pub use events::{AgentEvent, EventSink};
+pub use executor::{
+    AppContext, ApprovalFn, CallHookFn, Executor, HookDecision, NextTurn, ResponseHookFn,
+    ToolCallResult, ToolOutcome, TurnContext, error_content,
+};
 pub use extract::{FromToolContext, Progress, State};
+pub use llm::{AssistantMessage, LlmClient, LlmRequest, Message, ToolCall, ToolResultMessage};
+pub use run::{PendingCall, PendingKind, RunOutcome, RunState, RunStatus};
 pub use schema::{ArgsSchema, normalize_root};
+pub use scripted::{FnLlm, RecordedRequest, RuleLlm, ScriptedLlm};
 pub use set::{ToolDefinition, ToolSet, is_valid_tool_name};
 pub use tool::{
     Approval, ErrorPolicy, ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
     ToolMetadata,
 };
+pub use truncate::{truncate_output, truncate_text};
 pub use typed::{TypedTool, into_content};
 
 /// Turns an `async fn` into a tool.

@@ -131,7 +131,9 @@ pub struct ToolConcurrency {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclusive_group: Option<String>,
     /// `Some(true)`: the call runs alone, after the calls before it and before the calls
-    /// after it. `None`: read-only and idempotent tools run in parallel, others run alone.
+    /// after it. `Some(false)`: it may run in parallel with its neighbours. `None`:
+    /// [`ToolConfig::parallel`](crate::ToolConfig::parallel) decides; by default
+    /// read-only and idempotent tools run in parallel, others run alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<bool>,
 }

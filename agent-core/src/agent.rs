@@ -1,0 +1,477 @@
+//! [`Agent`]: the loop that asks the model, runs the tools it calls, and asks again,
+//! until a final answer, a pause for a person, or the turn limit.
+//!
+//! ```
+//! use agent_core::{
+//!     Agent, AssistantMessage, Content, ExternalTool, RunOutcome, ScriptedLlm, ToolCall,
+//! };
+//! use serde_json::json;
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> agent_core::AgentResult<()> {
+//! let llm = ScriptedLlm::new([
+//!     AssistantMessage::tool_calls([ToolCall::new("c1", "lookup", json!({"id": "T-1"}))]),
+//!     AssistantMessage::text("T-1 is about logging in."),
+//! ]);
+//! // Its output comes from the application: the run pauses at each call.
+//! let lookup = ExternalTool::new("lookup", "Load a ticket.", json!({"type": "object"}));
+//! let agent = Agent::builder(llm).system_prompt("Be brief.").register_tool(lookup).build()?;
+//!
+//! let mut run = agent.start("What is T-1 about?");
+//! let RunOutcome::Paused { pending } = agent.run(&mut run).await? else { unreachable!() };
+//! run.supply_output(&pending[0].call.id, vec![Content::text("Cannot log in")])?;
+//! let outcome = agent.run(&mut run).await?;
+//! assert_eq!(outcome, RunOutcome::Finished { answer: "T-1 is about logging in.".into() });
+//! # Ok(()) }
+//! ```
+
+use crate::config::ToolConfig;
+use crate::content::Content;
+use crate::context::ActivationContext;
+use crate::control::RunControl;
+use crate::error::{AgentError, AgentResult};
+use crate::events::{AgentEvent, EventSink, Sinks};
+use crate::executor::{
+    ApprovalFn, CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext, announce_settled,
+};
+use crate::llm::{LlmClient, LlmRequest, Message, ToolCall};
+use crate::run::{RunOutcome, RunState, RunStatus, Slot, TurnCall};
+use crate::set::ToolSet;
+use crate::tool::{Approval, Tool};
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tracing::Instrument;
+
+/// Turns a run may take when the builder does not say.
+pub const DEFAULT_MAX_TURNS: u32 = 16;
+
+type StateInit = Box<dyn FnOnce(&mut ToolSet) + Send>;
+
+/// Builds an [`Agent`]: `Agent::builder(llm).system_prompt(..).register_tool(..).build()`.
+///
+/// Registration errors (a taken name, an invalid schema) are kept and reported by
+/// [`build`](Self::build), so the builder chains without `?` as in the seed.
+pub struct AgentBuilder {
+    llm: Arc<dyn LlmClient>,
+    system_prompt: Option<String>,
+    tools: ToolSet,
+    error: Option<AgentError>,
+    config: ToolConfig,
+    max_turns: u32,
+    approval: Option<ApprovalFn>,
+    on_tool_called: Option<CallHookFn>,
+    on_response_received: Option<ResponseHookFn>,
+    state: Vec<StateInit>,
+    sinks: Sinks,
+    workspace: Option<PathBuf>,
+}
+
+impl AgentBuilder {
+    /// The instructions every run starts with.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// Adds a tool.
+    pub fn register_tool<T: Tool + 'static>(self, tool: T) -> Self {
+        self.register_arc(Arc::new(tool))
+    }
+
+    /// Adds a shared tool.
+    pub fn register_arc(mut self, tool: Arc<dyn Tool>) -> Self {
+        if let Err(error) = self.tools.register_arc(tool) {
+            self.error.get_or_insert(error);
+        }
+        self
+    }
+
+    /// Adds every tool of `set` (from `tools![...]`, say), and its state.
+    pub fn tools(mut self, set: ToolSet) -> Self {
+        if let Err(error) = self.tools.extend(set) {
+            self.error.get_or_insert(error);
+        }
+        self
+    }
+
+    /// How tools are run.
+    pub fn config(mut self, config: ToolConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// At most this many model turns per run (default [`DEFAULT_MAX_TURNS`]).
+    pub fn max_turns(mut self, turns: u32) -> Self {
+        self.max_turns = turns;
+        self
+    }
+
+    /// Makes `value` available to `State<T>` parameters of every tool.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state
+            .push(Box::new(move |set| set.insert_state(value)));
+        self
+    }
+
+    /// An approval rule for every call, consulted before the tool's own: return
+    /// `Approval::Required` or `NotRequired` to decide, `Unspecified` to let the tool
+    /// (and the destructive default) decide.
+    pub fn approval_fn(
+        mut self,
+        rule: impl Fn(&ToolCall, &dyn Tool) -> Approval + Send + Sync + 'static,
+    ) -> Self {
+        self.approval = Some(Arc::new(rule));
+        self
+    }
+
+    /// An interactive hook, called before each approved call runs: let it run
+    /// ([`HookDecision::Run`]), pause the run until the application supplies the
+    /// call's output ([`HookDecision::Pause`], pending kind `human_input`), or answer it
+    /// without running the tool ([`HookDecision::Respond`]).
+    pub fn on_tool_called(
+        mut self,
+        hook: impl Fn(&ToolCall, &dyn Tool) -> HookDecision + Send + Sync + 'static,
+    ) -> Self {
+        self.on_tool_called = Some(Arc::new(hook));
+        self
+    }
+
+    /// Checks or transforms output the application supplies (for external tools and
+    /// paused calls) before the tool's output validator; an `Err` fails the call with
+    /// `Invalid tool output: ...`.
+    pub fn on_response_received(
+        mut self,
+        hook: impl Fn(&ToolCall, Vec<Content>) -> Result<Vec<Content>, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.on_response_received = Some(Arc::new(hook));
+        self
+    }
+
+    /// Calls `f` with every event of every run, in order.
+    pub fn on_event(mut self, f: impl Fn(AgentEvent) + Send + Sync + 'static) -> Self {
+        self.sinks.push(EventSink::new(f));
+        self
+    }
+
+    /// The working directory tools see.
+    pub fn workspace(mut self, workspace: impl Into<PathBuf>) -> Self {
+        self.workspace = Some(workspace.into());
+        self
+    }
+
+    /// The agent, or the first registration error.
+    pub fn build(mut self) -> AgentResult<Agent> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        for init in self.state {
+            init(&mut self.tools);
+        }
+        let mut executor = Executor::new(Arc::new(self.tools), self.config);
+        if let Some(rule) = self.approval {
+            executor = executor.with_approval_fn(rule);
+        }
+        if let Some(hook) = self.on_tool_called {
+            executor = executor.with_on_tool_called(hook);
+        }
+        if let Some(hook) = self.on_response_received {
+            executor = executor.with_on_response_received(hook);
+        }
+        Ok(Agent {
+            llm: self.llm,
+            system_prompt: self.system_prompt,
+            executor,
+            max_turns: self.max_turns,
+            sinks: self.sinks,
+            workspace: self.workspace,
+        })
+    }
+}
+
+impl fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field("tools", &self.tools)
+            .field("config", &self.config)
+            .field("max_turns", &self.max_turns)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An agent: a model, tools and the policies to run them. Runs are values
+/// ([`RunState`]), so one agent serves any number of runs, and a run paused in one
+/// process can be resumed by an agent built the same way in another.
+pub struct Agent {
+    llm: Arc<dyn LlmClient>,
+    system_prompt: Option<String>,
+    executor: Executor,
+    max_turns: u32,
+    sinks: Sinks,
+    workspace: Option<PathBuf>,
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("executor", &self.executor)
+            .field("max_turns", &self.max_turns)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    /// Starts building an agent on `llm`.
+    pub fn builder(llm: impl LlmClient + 'static) -> AgentBuilder {
+        AgentBuilder {
+            llm: Arc::new(llm),
+            system_prompt: None,
+            tools: ToolSet::new(),
+            error: None,
+            config: ToolConfig::default(),
+            max_turns: DEFAULT_MAX_TURNS,
+            approval: None,
+            on_tool_called: None,
+            on_response_received: None,
+            state: Vec::new(),
+            sinks: Sinks::default(),
+            workspace: None,
+        }
+    }
+
+    /// The executor running this agent's tools.
+    pub fn executor(&self) -> &Executor {
+        &self.executor
+    }
+
+    /// The agent's tools.
+    pub fn tools(&self) -> &ToolSet {
+        self.executor.tools()
+    }
+
+    /// A new run answering `input`.
+    pub fn start(&self, input: impl Into<String>) -> RunState {
+        let mut messages = Vec::with_capacity(2);
+        if let Some(prompt) = &self.system_prompt {
+            messages.push(Message::system(prompt.clone()));
+        }
+        messages.push(Message::user(input));
+        RunState::new(messages)
+    }
+
+    /// Runs until a final answer, a pause or the turn limit. See [`run_with`](Self::run_with).
+    pub async fn run(&self, state: &mut RunState) -> AgentResult<RunOutcome> {
+        self.run_with(state, &RunControl::new()).await
+    }
+
+    /// Runs `state` under `control` (to cancel it, or one of its calls, from another
+    /// task) until a final answer, a pause for a person, or the turn limit.
+    ///
+    /// A paused run is resumed by calling this again after deciding its pending calls
+    /// on the state. A tool error under `FailRun`, or a model failure, is an `Err`; the
+    /// state then says what happened (`Failed` for a tool error; a model failure leaves
+    /// the run ready to retry).
+    ///
+    /// The run happens inside an `agent_run` span (run id, session id); each tool call
+    /// inside it has its own `tool_call` span.
+    pub async fn run_with(
+        &self,
+        state: &mut RunState,
+        control: &RunControl,
+    ) -> AgentResult<RunOutcome> {
+        let span = tracing::info_span!(
+            "agent_run",
+            run_id = %state.run_id,
+            session_id = %state.session_id,
+        );
+        self.drive(state, control).instrument(span).await
+    }
+
+    async fn drive(&self, state: &mut RunState, control: &RunControl) -> AgentResult<RunOutcome> {
+        let mut sinks = self.sinks.clone();
+        if let Some(sink) = control.events() {
+            sinks.push(sink.clone());
+        }
+        match state.status {
+            RunStatus::Ready | RunStatus::WaitingForHuman => {}
+            RunStatus::Finished | RunStatus::TurnLimit => {
+                return Err(AgentError::InvalidState(
+                    "the run has ended; add a user message with `push_user` to go on".to_owned(),
+                ));
+            }
+            RunStatus::Failed | RunStatus::Cancelled => {
+                return Err(AgentError::InvalidState(format!(
+                    "the run is {:?} and cannot go on",
+                    state.status
+                )));
+            }
+        }
+        loop {
+            if control.is_cancelled() {
+                return Ok(cancelled(state, &sinks));
+            }
+            if !state.calls.is_empty() {
+                self.advance_turn(state, control, &sinks).await?;
+                if control.is_cancelled() {
+                    return Ok(cancelled(state, &sinks));
+                }
+                if !state.calls.is_empty() {
+                    let pending = state.pending();
+                    state.status = RunStatus::WaitingForHuman;
+                    sinks.emit(AgentEvent::WaitingForHuman {
+                        pending: pending.clone(),
+                    });
+                    return Ok(RunOutcome::Paused { pending });
+                }
+            }
+            state.status = RunStatus::Ready;
+            if state.turn >= self.max_turns {
+                state.status = RunStatus::TurnLimit;
+                sinks.emit(AgentEvent::TurnLimitReached {
+                    max_turns: self.max_turns,
+                });
+                return Ok(RunOutcome::TurnLimit);
+            }
+            let activation = ActivationContext {
+                session_id: state.session_id.clone(),
+                current_tools: state.offered_tools.clone(),
+                workspace: self.workspace.clone().unwrap_or_default(),
+            };
+            let definitions = self.tools().active_definitions(&activation).await;
+            let offered: Vec<String> = definitions.iter().map(|d| d.name.clone()).collect();
+            let turn = state.turn + 1;
+            sinks.emit(AgentEvent::TurnStarted {
+                turn,
+                tools: offered.clone(),
+            });
+            let request = LlmRequest::new(&state.messages, &definitions)
+                .with_context(&state.context)
+                .with_params(&state.next_turn);
+            let message = tokio::select! {
+                biased;
+                () = control.token().cancelled() => return Ok(cancelled(state, &sinks)),
+                message = self.llm.complete(request) => message?,
+            };
+            state.turn = turn;
+            state.offered_tools = offered;
+            state.next_turn.clear();
+            sinks.emit(AgentEvent::Message {
+                turn,
+                message: message.clone(),
+            });
+            state.messages.push(Message::Assistant(message.clone()));
+            if message.is_final() {
+                state.status = RunStatus::Finished;
+                let answer = message.text.unwrap_or_default();
+                sinks.emit(AgentEvent::RunFinished {
+                    answer: answer.clone(),
+                });
+                return Ok(RunOutcome::Finished { answer });
+            }
+            state.calls = message
+                .tool_calls
+                .into_iter()
+                .map(|call| TurnCall {
+                    call,
+                    slot: Slot::Queued,
+                })
+                .collect();
+        }
+    }
+
+    /// Runs what can run of the turn in progress. When every call has ended, their
+    /// results join the conversation in call order and the turn's calls are cleared;
+    /// otherwise the calls still pending stay.
+    async fn advance_turn(
+        &self,
+        state: &mut RunState,
+        control: &RunControl,
+        sinks: &Sinks,
+    ) -> AgentResult<()> {
+        // Decisions that need no tool to run.
+        for entry in &mut state.calls {
+            let decided = match &mut entry.slot {
+                Slot::Rejected { reason } => RunState::rejection(&entry.call, reason),
+                Slot::Supplied { output } => self
+                    .executor
+                    .complete_external(&entry.call, std::mem::take(output)),
+                _ => continue,
+            };
+            announce_settled(&decided, sinks);
+            entry.slot = Slot::Done {
+                result: Box::new(decided),
+            };
+        }
+        let indexes: Vec<usize> = state
+            .calls
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| matches!(c.slot, Slot::Queued | Slot::Approved))
+            .map(|(i, _)| i)
+            .collect();
+        if !indexes.is_empty() {
+            let calls: Vec<ToolCall> = indexes
+                .iter()
+                .map(|&i| state.calls[i].call.clone())
+                .collect();
+            let approved = indexes
+                .iter()
+                .filter(|&&i| state.calls[i].slot == Slot::Approved)
+                .map(|&i| state.calls[i].call.id.clone());
+            let mut turn = TurnContext::new()
+                .with_session_id(state.session_id.clone())
+                .with_app_context(state.context.clone())
+                .with_offered(state.offered_tools.iter().cloned())
+                .with_approved(approved)
+                .with_control(control.clone())
+                .with_sinks(sinks.clone());
+            if let Some(workspace) = &self.workspace {
+                turn = turn.with_workspace(workspace.clone());
+            }
+            let results = self.executor.execute(&calls, &turn).await;
+            state.record(&indexes, results);
+        }
+        if control.is_cancelled() {
+            return Ok(());
+        }
+        if let Some(error) = state
+            .turn_results()
+            .into_iter()
+            .find(|r| r.fails_run())
+            .and_then(|r| r.outcome.error().cloned())
+        {
+            state.status = RunStatus::Failed;
+            state.error = Some(error.to_string());
+            sinks.emit(AgentEvent::RunFailed {
+                error: error.to_string(),
+            });
+            return Err(AgentError::Tool(error));
+        }
+        if state
+            .calls
+            .iter()
+            .all(|c| matches!(c.slot, Slot::Done { .. }))
+        {
+            for entry in std::mem::take(&mut state.calls) {
+                if let Slot::Done { result } = entry.slot {
+                    // Last in call order wins, whatever order the calls finished in.
+                    if let Some(context) = result.context_update.clone() {
+                        state.context = context;
+                    }
+                    if let Some(params) = result.next_turn.clone() {
+                        state.next_turn.extend(params);
+                    }
+                    if let Some(message) = result.to_message() {
+                        state.messages.push(Message::Tool(message));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn cancelled(state: &mut RunState, sinks: &Sinks) -> RunOutcome {
+    state.status = RunStatus::Cancelled;
+    sinks.emit(AgentEvent::RunCancelled);
+    RunOutcome::Cancelled
+}

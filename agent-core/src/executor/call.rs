@@ -1,0 +1,327 @@
+//! One call, from its permits to its result: the task, the timeout, cancellation,
+//! retries, validation, the budget, the span and the events.
+
+use crate::content::Content;
+use crate::context::{CallReporter, ToolContext};
+use crate::control::RunControl;
+use crate::error::{ToolError, ToolErrorKind};
+use crate::events::{AgentEvent, Sinks};
+use crate::llm::ToolCall;
+use crate::tool::{ErrorPolicy, Tool};
+use crate::truncate::truncate_output;
+use serde_json::Value;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::{NextTurn, ToolCallResult, ToolOutcome};
+
+/// One call, ready to run.
+pub(super) struct Job {
+    pub(super) index: usize,
+    pub(super) call: ToolCall,
+    pub(super) tool: Arc<dyn Tool>,
+    pub(super) policy: ErrorPolicy,
+    pub(super) token: CancellationToken,
+    pub(super) permits: Vec<Arc<Semaphore>>,
+    pub(super) timeout_ms: u64,
+    pub(super) retries: u32,
+    pub(super) ctx: ToolContext,
+    pub(super) context_slot: Arc<Mutex<Option<Value>>>,
+    pub(super) next_turn: NextTurn,
+    pub(super) max_output_chars: Option<usize>,
+    pub(super) on_invalid_arguments: ErrorPolicy,
+    pub(super) control: RunControl,
+    pub(super) sinks: Sinks,
+}
+
+/// Aborts the task when dropped, so a call abandoned for any reason (timeout,
+/// cancellation, the whole turn dropped) does not keep running.
+struct AbortOnDrop<T>(JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// One run of the tool, in its own task, under the timeout and the call's token.
+async fn attempt(
+    tool: &Arc<dyn Tool>,
+    args: &Value,
+    ctx: ToolContext,
+    token: &CancellationToken,
+    timeout_ms: u64,
+    span: &tracing::Span,
+) -> Result<Vec<Content>, ToolError> {
+    let name = tool.name();
+    let task_tool = tool.clone();
+    let args = args.clone();
+    let mut task = AbortOnDrop(tokio::spawn(
+        async move {
+            let output = task_tool.call(&args, &ctx).await.map_err(ToolError::from)?;
+            task_tool
+                .validate_output(&output)
+                .map_err(|reason| ToolError::execution(format!("Invalid tool output: {reason}")))?;
+            Ok(output)
+        }
+        .instrument(span.clone()),
+    ));
+    let timeout = tokio::time::sleep(Duration::from_millis(timeout_ms));
+    // `task` drops at the end of this function whatever happened, which aborts it.
+    tokio::select! {
+        biased;
+        joined = &mut task.0 => match joined {
+            Ok(output) => output,
+            Err(error) if error.is_panic() => Err(ToolError::execution(format!(
+                "tool panicked: {}",
+                panic_message(error.into_panic())
+            ))),
+            Err(_) => Err(ToolError::cancelled(name)),
+        },
+        () = token.cancelled() => Err(ToolError::cancelled(name)),
+        () = timeout => {
+            // Cooperative work the tool started elsewhere (with a clone of its context)
+            // sees the cancellation; the call itself is aborted when `task` drops.
+            token.cancel();
+            Err(ToolError::timeout(name, timeout_ms))
+        }
+    }
+}
+
+fn call_span(call: &ToolCall) -> tracing::Span {
+    tracing::info_span!(
+        "tool_call",
+        tool = %call.name,
+        call_id = %call.id,
+        outcome = tracing::field::Empty,
+        duration_ms = tracing::field::Empty,
+    )
+}
+
+/// Publishes a call that ended without running (refused before it ran, rejected, or
+/// answered by the application): a `tool_call` span and a `ToolFinished` event, as a
+/// call that ran gets.
+pub(crate) fn announce_settled(result: &ToolCallResult, sinks: &Sinks) {
+    announce(&call_span(&result.call), sinks, result, 0);
+}
+
+fn announce(span: &tracing::Span, sinks: &Sinks, result: &ToolCallResult, duration_ms: u64) {
+    let label = match &result.outcome {
+        ToolOutcome::Ok(_) => "ok",
+        ToolOutcome::Err(error) => error.kind().as_str(),
+        ToolOutcome::PendingApproval | ToolOutcome::PendingExternal | ToolOutcome::PendingInput => {
+            "pending"
+        }
+    };
+    span.record("outcome", label);
+    span.record("duration_ms", duration_ms);
+    span.in_scope(|| tracing::debug!(outcome = label, duration_ms, "tool call finished"));
+    sinks.emit(AgentEvent::ToolFinished {
+        call_id: result.call.id.clone(),
+        name: result.call.name.clone(),
+        outcome: result.outcome.clone(),
+        duration_ms,
+    });
+}
+
+/// Runs one call: permits, then the tool in its own task under timeout and
+/// cancellation (and retries), then validation and the budget. Inside a `tool_call`
+/// span. Returns the call's index with its result.
+pub(super) async fn drive(job: Job) -> (usize, ToolCallResult) {
+    let span = call_span(&job.call);
+    let index = job.index;
+    let call_id = job.call.id.clone();
+    let control = job.control.clone();
+    let result = run_call(job, span.clone()).instrument(span).await;
+    control.unregister(&call_id);
+    (index, result)
+}
+
+async fn run_call(job: Job, span: tracing::Span) -> ToolCallResult {
+    let Job {
+        call,
+        tool,
+        policy,
+        token,
+        permits,
+        timeout_ms,
+        retries,
+        ctx,
+        context_slot,
+        next_turn,
+        max_output_chars,
+        on_invalid_arguments,
+        sinks,
+        ..
+    } = job;
+    // Arguments the tool could not decode are the model's mistake: they follow the
+    // config's policy for them, not the tool's.
+    let policies = Policies {
+        tool: policy,
+        invalid_arguments: on_invalid_arguments,
+    };
+    let name = call.name.clone();
+    let mut held: Vec<OwnedSemaphorePermit> = Vec::with_capacity(permits.len());
+    for semaphore in permits {
+        tokio::select! {
+            biased;
+            () = token.cancelled() => {
+                return finish(&span, &sinks, call, Err(ToolError::cancelled(&name)), policies, None, Duration::ZERO);
+            }
+            permit = semaphore.acquire_owned() => match permit {
+                Ok(permit) => held.push(permit),
+                // Our semaphores are never closed; answer rather than assume.
+                Err(_) => {
+                    let error = ToolError::execution("the concurrency limiter was shut down");
+                    return finish(&span, &sinks, call, Err(error), policies, None, Duration::ZERO);
+                }
+            },
+        }
+    }
+    sinks.emit(AgentEvent::ToolStarted {
+        call_id: call.id.clone(),
+        name: name.clone(),
+        arguments: call.arguments.clone(),
+    });
+    let started = Instant::now();
+    let mut retries_left = retries;
+    let outcome = loop {
+        // Each attempt has its own token, so a timed-out attempt's cancellation does
+        // not reach the next one, while cancelling the call reaches every attempt.
+        let attempt_token = token.child_token();
+        let attempt_ctx = ctx.clone().with_cancellation(attempt_token.clone());
+        let outcome = attempt(
+            &tool,
+            &call.arguments,
+            attempt_ctx,
+            &attempt_token,
+            timeout_ms,
+            &span,
+        )
+        .await;
+        match &outcome {
+            Err(error)
+                if retries_left > 0
+                    && !token.is_cancelled()
+                    && matches!(
+                        error.kind(),
+                        ToolErrorKind::Timeout | ToolErrorKind::Execution
+                    ) =>
+            {
+                retries_left -= 1;
+                span.in_scope(
+                    || tracing::debug!(error = %error, retries_left, "retrying tool call"),
+                );
+            }
+            _ => break outcome,
+        }
+    };
+    drop(held);
+    let outcome = outcome.map(|content| match max_output_chars {
+        Some(max) => truncate_output(content, max),
+        None => content,
+    });
+    let context_update = context_slot
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    let mut result = finish(
+        &span,
+        &sinks,
+        call,
+        outcome,
+        policies,
+        context_update,
+        started.elapsed(),
+    );
+    result.next_turn = next_turn.take();
+    result
+}
+
+/// The error policies that may apply to a call's failure.
+#[derive(Clone, Copy)]
+struct Policies {
+    tool: ErrorPolicy,
+    invalid_arguments: ErrorPolicy,
+}
+
+fn finish(
+    span: &tracing::Span,
+    sinks: &Sinks,
+    call: ToolCall,
+    outcome: Result<Vec<Content>, ToolError>,
+    policies: Policies,
+    context_update: Option<Value>,
+    elapsed: Duration,
+) -> ToolCallResult {
+    let duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+    let (outcome, policy) = match outcome {
+        Ok(content) => (ToolOutcome::Ok(content), policies.tool),
+        Err(error) => {
+            let policy = match error.kind() {
+                // The application cancelled this call and wants the run to go on.
+                ToolErrorKind::Cancelled => ErrorPolicy::ReturnToModel,
+                ToolErrorKind::InvalidArguments => policies.invalid_arguments,
+                _ => policies.tool,
+            };
+            (ToolOutcome::Err(error), policy)
+        }
+    };
+    let result = ToolCallResult {
+        call,
+        outcome,
+        policy,
+        context_update,
+        next_turn: None,
+    };
+    announce(span, sinks, &result, duration_ms);
+    result
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a non-text panic payload".to_owned()
+    }
+}
+
+/// What the executor installs in each call's context.
+pub(super) struct Reporter {
+    pub(super) tool: Arc<dyn Tool>,
+    pub(super) name: String,
+    pub(super) sinks: Sinks,
+    pub(super) context_slot: Arc<Mutex<Option<Value>>>,
+}
+
+impl CallReporter for Reporter {
+    fn progress(&self, call_id: &str, value: Value) -> Result<(), ToolError> {
+        self.tool
+            .validate_progress(&value)
+            .map_err(|reason| ToolError::execution(format!("Invalid tool progress: {reason}")))?;
+        self.sinks.emit(AgentEvent::ToolProgress {
+            call_id: call_id.to_owned(),
+            name: self.name.clone(),
+            value,
+        });
+        Ok(())
+    }
+
+    fn set_context(&self, call_id: &str, value: Value) {
+        self.sinks.emit(AgentEvent::ContextSet {
+            call_id: call_id.to_owned(),
+            value: value.clone(),
+        });
+        *self
+            .context_slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(value);
+    }
+}

@@ -1,0 +1,503 @@
+//! [`Executor`]: runs one model turn's tool calls with every policy — exposure,
+//! approval, timeouts, cancellation, concurrency limits, error policy, validators and
+//! the output budget — and returns the results in call order.
+//!
+//! Where a call goes, in order:
+//! 1. [`Executor::execute`] plans each call: a name that is not offered, arguments that
+//!    are not an object, or a repeated call id end it at once; an external tool, a call
+//!    needing approval, or one an `on_tool_called` hook pauses is returned as pending,
+//!    without running.
+//! 2. The rest are split into batches: consecutive calls that may run in parallel share
+//!    a batch, a call that must run alone has one of its own. Batches run one after
+//!    another.
+//! 3. In a batch each call waits for its permits (exclusion group, then per-tool limit,
+//!    then the global limit — always in this order, so waits cannot form a cycle), then
+//!    runs in its own task, so a panic is contained and a call that ignores
+//!    cancellation can still be abandoned on time.
+//! 4. The output is validated, cut to the budget, and the error policy applied.
+//!
+//! Steps 1 and 2 are here; step 3 and 4, one call's life, are in `call.rs`. What a
+//! turn runs with is `turn.rs`, what comes back is `outcome.rs`, and the application's
+//! hooks are `hooks.rs`.
+
+mod call;
+mod hooks;
+mod outcome;
+mod turn;
+
+pub(crate) use call::announce_settled;
+pub use hooks::{AppContext, ApprovalFn, CallHookFn, HookDecision, NextTurn, ResponseHookFn};
+pub use outcome::{ToolCallResult, ToolOutcome, error_content};
+pub use turn::TurnContext;
+
+use crate::args::json_kind;
+use crate::config::{ParallelRule, ToolConfig};
+use crate::content::Content;
+use crate::context::ToolContext;
+use crate::control::RunControl;
+use crate::error::{ToolError, ToolErrorKind};
+use crate::llm::ToolCall;
+use crate::set::ToolSet;
+use crate::tool::{Approval, ErrorPolicy, Tool};
+use crate::truncate::truncate_output;
+use call::{Job, Reporter, drive};
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// Runs tool calls for a model. Cheap to clone; clones share the concurrency limits,
+/// so the global limit holds across every run using this executor.
+#[derive(Clone)]
+pub struct Executor {
+    tools: Arc<ToolSet>,
+    config: Arc<ToolConfig>,
+    approval: Option<ApprovalFn>,
+    on_tool_called: Option<CallHookFn>,
+    on_response_received: Option<ResponseHookFn>,
+    limits: Arc<Limits>,
+}
+
+/// The semaphores behind the concurrency rules, built once from the tools' declarations.
+struct Limits {
+    global: Arc<Semaphore>,
+    per_tool: HashMap<&'static str, Arc<Semaphore>>,
+    groups: HashMap<String, Arc<Semaphore>>,
+}
+
+impl fmt::Debug for Executor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Executor")
+            .field("tools", &self.tools)
+            .field("config", &self.config)
+            .field("approval_fn", &self.approval.is_some())
+            .finish()
+    }
+}
+
+enum Plan {
+    Done(Box<ToolCallResult>),
+    Run(Arc<dyn Tool>, ErrorPolicy),
+}
+
+impl Executor {
+    /// An executor for `tools` under `config`.
+    pub fn new(tools: Arc<ToolSet>, config: ToolConfig) -> Self {
+        let mut per_tool = HashMap::new();
+        let mut groups = HashMap::new();
+        for tool in tools.iter() {
+            let concurrency = tool.concurrency();
+            if let Some(limit) = concurrency.max_in_flight {
+                per_tool.insert(tool.name(), Arc::new(Semaphore::new(limit.max(1))));
+            }
+            if let Some(group) = concurrency.exclusive_group {
+                groups
+                    .entry(group)
+                    .or_insert_with(|| Arc::new(Semaphore::new(1)));
+            }
+        }
+        let limits = Limits {
+            global: Arc::new(Semaphore::new(config.max_concurrency.max(1))),
+            per_tool,
+            groups,
+        };
+        Self {
+            tools,
+            config: Arc::new(config),
+            approval: None,
+            on_tool_called: None,
+            on_response_received: None,
+            limits: Arc::new(limits),
+        }
+    }
+
+    /// The executor with an application-wide approval rule; see [`ApprovalFn`].
+    pub fn with_approval_fn(mut self, approval: ApprovalFn) -> Self {
+        self.approval = Some(approval);
+        self
+    }
+
+    /// The executor with a hook deciding, before each call runs, whether it runs,
+    /// pauses for a person, or is answered by the application; see [`CallHookFn`].
+    pub fn with_on_tool_called(mut self, hook: CallHookFn) -> Self {
+        self.on_tool_called = Some(hook);
+        self
+    }
+
+    /// The executor with a hook checking or transforming output the application
+    /// supplies; see [`ResponseHookFn`].
+    pub fn with_on_response_received(mut self, hook: ResponseHookFn) -> Self {
+        self.on_response_received = Some(hook);
+        self
+    }
+
+    /// The tools this executor runs.
+    pub fn tools(&self) -> &Arc<ToolSet> {
+        &self.tools
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ToolConfig {
+        &self.config
+    }
+
+    /// Whether `call` of `tool` must wait for approval: the application's rule first,
+    /// then the tool's, then the destructive default.
+    pub fn needs_approval(&self, call: &ToolCall, tool: &dyn Tool) -> bool {
+        let decided = self
+            .approval
+            .as_ref()
+            .map_or(Approval::Unspecified, |rule| rule(call, tool));
+        let decided = match decided {
+            Approval::Unspecified => tool.approval(&call.arguments),
+            decided => decided,
+        };
+        match decided {
+            Approval::Required => true,
+            Approval::NotRequired => false,
+            Approval::Unspecified => {
+                self.config.destructive_requires_approval && tool.annotations().is_destructive()
+            }
+        }
+    }
+
+    /// Runs one turn's calls and returns one result per call, in call order.
+    ///
+    /// Calls waiting for approval (and not in `turn`'s approved set), calls of external
+    /// tools and calls an `on_tool_called` hook pauses are returned pending, without
+    /// running; the others run. A call's timeout counts from when it starts running,
+    /// not while it waits for a concurrency permit. Nothing started here is left
+    /// running when this returns, or when this future is dropped.
+    pub async fn execute(&self, calls: &[ToolCall], turn: &TurnContext) -> Vec<ToolCallResult> {
+        let mut results: Vec<Option<ToolCallResult>> = vec![None; calls.len()];
+        let mut to_run = Vec::new();
+        let mut seen = HashSet::new();
+        for (index, call) in calls.iter().enumerate() {
+            let repeated = !seen.insert(call.id.as_str());
+            match self.plan(call, repeated, turn).await {
+                Plan::Done(result) => {
+                    if !result.outcome.is_pending() {
+                        announce_settled(&result, &turn.sinks);
+                    }
+                    results[index] = Some(*result);
+                }
+                Plan::Run(tool, policy) => to_run.push((index, tool, policy)),
+            }
+        }
+        // Every runnable call is cancellable from now on, including those still queued
+        // behind a batch.
+        let mut jobs = Vec::with_capacity(to_run.len());
+        let mut registered = Registered {
+            control: &turn.control,
+            ids: Vec::with_capacity(to_run.len()),
+        };
+        for (index, tool, policy) in to_run {
+            let call = calls[index].clone();
+            let token = turn.control.register(&call.id);
+            registered.ids.push(call.id.clone());
+            jobs.push(self.job(index, call, tool, policy, token, turn));
+        }
+        let mut batch = Vec::new();
+        for job in jobs {
+            if self.runs_in_parallel(job.tool.as_ref()) {
+                batch.push(job);
+            } else {
+                run_batch(std::mem::take(&mut batch), &mut results, turn).await;
+                run_batch(vec![job], &mut results, turn).await;
+            }
+        }
+        run_batch(batch, &mut results, turn).await;
+        results
+            .into_iter()
+            .zip(calls)
+            .map(|(result, call)| {
+                // Every slot is filled above; an empty one would be a bug here, and the
+                // model still deserves an answer rather than a crash.
+                result.unwrap_or_else(|| ToolCallResult {
+                    call: call.clone(),
+                    outcome: ToolOutcome::Err(ToolError::execution("the call was not run")),
+                    policy: ErrorPolicy::ReturnToModel,
+                    context_update: None,
+                    next_turn: None,
+                })
+            })
+            .collect()
+    }
+
+    /// The result of an external call whose output the application supplied: validated
+    /// and cut to the budget like any other.
+    pub fn complete_external(&self, call: &ToolCall, output: Vec<Content>) -> ToolCallResult {
+        let Some(tool) = self.tools.get(&call.name) else {
+            return self.failed(
+                call,
+                ToolError::unknown_tool(&call.name, self.tools.iter().map(|t| t.name())),
+            );
+        };
+        let policy = self.policy_for(tool.as_ref());
+        let output = match &self.on_response_received {
+            Some(hook) => hook(call, output),
+            None => Ok(output),
+        };
+        let outcome = match output.and_then(|output| {
+            tool.validate_output(&output)?;
+            Ok(output)
+        }) {
+            Ok(output) => ToolOutcome::Ok(self.budget(output)),
+            Err(reason) => ToolOutcome::Err(ToolError::execution(format!(
+                "Invalid tool output: {reason}"
+            ))),
+        };
+        ToolCallResult {
+            call: call.clone(),
+            outcome,
+            policy,
+            context_update: None,
+            next_turn: None,
+        }
+    }
+
+    async fn plan(&self, call: &ToolCall, repeated: bool, turn: &TurnContext) -> Plan {
+        if repeated {
+            return Plan::Done(Box::new(self.failed(
+                call,
+                ToolError::invalid_arguments(format!(
+                    "call id `{}` was used twice in one turn; each call needs its own id",
+                    call.id
+                )),
+            )));
+        }
+        let tool = match &turn.offered {
+            Some(offered) if !offered.contains(&call.name) => {
+                let error = ToolError::unknown_tool(&call.name, offered.iter().map(String::as_str));
+                return Plan::Done(Box::new(self.failed(call, error)));
+            }
+            _ => {
+                let activation = crate::context::ActivationContext {
+                    session_id: turn.session_id.clone(),
+                    current_tools: match &turn.offered {
+                        Some(offered) => offered.iter().cloned().collect(),
+                        None => Vec::new(),
+                    },
+                    workspace: turn.workspace.clone().unwrap_or_default(),
+                };
+                match self.tools.resolve(&call.name, &activation).await {
+                    Ok(tool) => tool.clone(),
+                    Err(error) => return Plan::Done(Box::new(self.failed(call, error))),
+                }
+            }
+        };
+        if !call.arguments.is_object() {
+            let error = ToolError::invalid_arguments(format!(
+                "Invalid arguments: expected a JSON object, got {}",
+                json_kind(&call.arguments)
+            ));
+            return Plan::Done(Box::new(self.failed(call, error)));
+        }
+        let policy = self.policy_for(tool.as_ref());
+        let pending = if tool.is_external() {
+            Some(ToolOutcome::PendingExternal)
+        } else if !turn.approved.contains(&call.id) && self.needs_approval(call, tool.as_ref()) {
+            Some(ToolOutcome::PendingApproval)
+        } else {
+            match self
+                .on_tool_called
+                .as_ref()
+                .map(|hook| hook(call, tool.as_ref()))
+            {
+                None | Some(HookDecision::Run) => None,
+                Some(HookDecision::Pause) => Some(ToolOutcome::PendingInput),
+                Some(HookDecision::Respond(output)) => {
+                    let outcome = match tool.validate_output(&output) {
+                        Ok(()) => ToolOutcome::Ok(self.budget(output)),
+                        Err(reason) => ToolOutcome::Err(ToolError::execution(format!(
+                            "Invalid tool output: {reason}"
+                        ))),
+                    };
+                    Some(outcome)
+                }
+            }
+        };
+        match pending {
+            Some(outcome) => Plan::Done(Box::new(ToolCallResult {
+                call: call.clone(),
+                outcome,
+                policy,
+                context_update: None,
+                next_turn: None,
+            })),
+            None => Plan::Run(tool, policy),
+        }
+    }
+
+    fn policy_for(&self, tool: &dyn Tool) -> ErrorPolicy {
+        self.config.on_error.unwrap_or_else(|| tool.on_error())
+    }
+
+    /// A call that failed before running; the policy follows the error's kind.
+    fn failed(&self, call: &ToolCall, error: ToolError) -> ToolCallResult {
+        let policy = match error.kind() {
+            ToolErrorKind::UnknownTool => self.config.on_unknown_tool,
+            _ => self.config.on_invalid_arguments,
+        };
+        ToolCallResult {
+            call: call.clone(),
+            outcome: ToolOutcome::Err(error),
+            policy,
+            context_update: None,
+            next_turn: None,
+        }
+    }
+
+    fn runs_in_parallel(&self, tool: &dyn Tool) -> bool {
+        match tool.concurrency().sequential {
+            Some(sequential) => !sequential,
+            None => match self.config.parallel {
+                ParallelRule::EffectHints => {
+                    let hints = tool.annotations();
+                    hints.is_read_only() || hints.is_idempotent()
+                }
+                ParallelRule::All => true,
+                ParallelRule::None => false,
+            },
+        }
+    }
+
+    /// Retries apply only to tools stated read-only or idempotent: running any other
+    /// tool twice could repeat a side effect.
+    fn retries_for(&self, tool: &dyn Tool) -> u32 {
+        let hints = tool.annotations();
+        if hints.is_read_only() || hints.is_idempotent() {
+            self.config.max_retries
+        } else {
+            0
+        }
+    }
+
+    fn budget(&self, content: Vec<Content>) -> Vec<Content> {
+        match self.config.max_output_chars {
+            Some(max) => truncate_output(content, max),
+            None => content,
+        }
+    }
+
+    fn job(
+        &self,
+        index: usize,
+        call: ToolCall,
+        tool: Arc<dyn Tool>,
+        policy: ErrorPolicy,
+        token: CancellationToken,
+        turn: &TurnContext,
+    ) -> Job {
+        let concurrency = tool.concurrency();
+        let retries = self.retries_for(tool.as_ref());
+        // The fixed acquisition order (group, tool, global) is what keeps the limits
+        // free of deadlock; see the module docs.
+        let mut permits = Vec::with_capacity(3);
+        if let Some(group) = concurrency
+            .exclusive_group
+            .as_ref()
+            .and_then(|g| self.limits.groups.get(g))
+        {
+            permits.push(group.clone());
+        }
+        if let Some(limit) = self.limits.per_tool.get(tool.name()) {
+            permits.push(limit.clone());
+        }
+        permits.push(self.limits.global.clone());
+        let timeout_ms = tool
+            .timeout_ms()
+            .unwrap_or(self.config.default_tool_timeout_ms);
+        let context_slot = Arc::new(Mutex::new(None));
+        let next_turn = NextTurn::default();
+        let reporter = Arc::new(Reporter {
+            tool: tool.clone(),
+            name: call.name.clone(),
+            sinks: turn.sinks.clone(),
+            context_slot: context_slot.clone(),
+        });
+        let mut ctx = ToolContext::new(turn.session_id.as_str())
+            .with_call_id(call.id.as_str())
+            .with_cancellation(token.clone())
+            .with_reporter(reporter)
+            .with_state(AppContext(turn.app_context.clone()))
+            .with_state(next_turn.clone());
+        if let Some(workspace) = &turn.workspace {
+            ctx = ctx.with_workspace(workspace.clone());
+        }
+        let ctx = self.tools.context_for(&ctx).into_owned();
+        Job {
+            index,
+            call,
+            tool,
+            policy,
+            token,
+            permits,
+            timeout_ms,
+            retries,
+            ctx,
+            context_slot,
+            next_turn,
+            max_output_chars: self.config.max_output_chars,
+            on_invalid_arguments: self.config.on_invalid_arguments,
+            control: turn.control.clone(),
+            sinks: turn.sinks.clone(),
+        }
+    }
+}
+
+/// Unregisters this turn's calls from the control however `execute` ends, dropped
+/// mid-turn included, so no stale id stays cancellable.
+struct Registered<'a> {
+    control: &'a RunControl,
+    ids: Vec<String>,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        for id in &self.ids {
+            self.control.unregister(id);
+        }
+    }
+}
+
+/// Runs `jobs` concurrently and stores each result at its call's index.
+async fn run_batch(jobs: Vec<Job>, results: &mut [Option<ToolCallResult>], turn: &TurnContext) {
+    if jobs.is_empty() {
+        return;
+    }
+    let mut set = JoinSet::new();
+    let mut by_task = HashMap::new();
+    let mut calls = HashMap::new();
+    for job in jobs {
+        let index = job.index;
+        calls.insert(index, (job.call.clone(), job.policy));
+        let handle = set.spawn(drive(job));
+        by_task.insert(handle.id(), index);
+    }
+    while let Some(joined) = set.join_next_with_id().await {
+        match joined {
+            Ok((_, (index, result))) => results[index] = Some(result),
+            Err(error) => {
+                // `drive` is our code and does not panic; if it ever did, the call still
+                // gets an answer and its neighbours are unaffected.
+                if let Some(&index) = by_task.get(&error.id())
+                    && let Some((call, policy)) = calls.remove(&index)
+                {
+                    turn.control.unregister(&call.id);
+                    results[index] = Some(ToolCallResult {
+                        call,
+                        outcome: ToolOutcome::Err(ToolError::execution(format!(
+                            "the runtime failed while running the call: {error}"
+                        ))),
+                        policy,
+                        context_update: None,
+                        next_turn: None,
+                    });
+                }
+            }
+        }
+    }
+}

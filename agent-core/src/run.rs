@@ -1,0 +1,309 @@
+//! [`RunState`]: everything about a run that must outlive the process running it. It
+//! serializes with serde, so a run paused for a person can be stored, and resumed later
+//! by any process holding an agent built the same way.
+
+use crate::content::Content;
+use crate::error::{AgentError, AgentResult, ToolError};
+use crate::executor::{ToolCallResult, ToolOutcome};
+use crate::llm::{Message, ToolCall};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Ready to ask the model (new, or given a new user message).
+    #[default]
+    Ready,
+    /// Paused: calls wait for approval or for external output.
+    WaitingForHuman,
+    /// Ended with a final answer; add a user message to go on.
+    Finished,
+    /// Ended by a tool error under `FailRun`.
+    Failed,
+    /// Ended after its turn limit without a final answer; add a user message to go on.
+    TurnLimit,
+    /// Cancelled through its [`RunControl`](crate::RunControl).
+    Cancelled,
+}
+
+/// Why a call is pending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PendingKind {
+    /// A person must approve or reject it.
+    ToolApproval,
+    /// The application must supply its output.
+    ExternalOutput,
+    /// An `on_tool_called` hook paused the call for a person; the application supplies
+    /// the output.
+    HumanInput,
+}
+
+/// A call the run is waiting on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingCall {
+    /// The call, as the model made it.
+    pub call: ToolCall,
+    /// What it waits for.
+    pub kind: PendingKind,
+}
+
+/// How [`Agent::run`](crate::Agent::run) returned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum RunOutcome {
+    /// The model gave its final answer.
+    Finished {
+        /// The answer's text.
+        answer: String,
+    },
+    /// The run waits on these calls: approve, reject or supply output on the state,
+    /// then run it again.
+    Paused {
+        /// The calls waiting.
+        pending: Vec<PendingCall>,
+    },
+    /// The turn limit was reached without a final answer.
+    TurnLimit,
+    /// The run was cancelled.
+    Cancelled,
+}
+
+/// Where one call of the current turn stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub(crate) enum Slot {
+    /// Not run yet.
+    Queued,
+    /// Waiting for a person.
+    AwaitingApproval,
+    /// A person approved it; it runs on the next `run`.
+    Approved,
+    /// A person rejected it; the reason reaches the model.
+    Rejected { reason: String },
+    /// Waiting for the application's output.
+    AwaitingExternal,
+    /// Paused by an `on_tool_called` hook, waiting for the application's output.
+    AwaitingInput,
+    /// The application supplied its output.
+    Supplied { output: Vec<Content> },
+    /// Ended.
+    Done { result: Box<ToolCallResult> },
+}
+
+/// One call of the current turn and where it stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct TurnCall {
+    pub(crate) call: ToolCall,
+    pub(crate) slot: Slot,
+}
+
+/// A run: the conversation, the application context, and the calls of the turn in
+/// progress. Serialize it to pause a run across processes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    /// The run's id.
+    pub run_id: String,
+    /// The session the run belongs to; tools see it in their context.
+    pub session_id: String,
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// The application context, as tools last set it.
+    #[serde(default)]
+    pub context: Value,
+    /// How many times the model has been asked.
+    pub turn: u32,
+    /// Where the run stands.
+    pub status: RunStatus,
+    /// The tools offered on the turn in progress (or the last turn).
+    #[serde(default)]
+    pub offered_tools: Vec<String>,
+    /// Parameters tools set for the next model request (see
+    /// [`NextTurn`](crate::NextTurn)); cleared once that request is answered.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub next_turn: Map<String, Value>,
+    /// The error that ended a failed run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub(crate) calls: Vec<TurnCall>,
+}
+
+impl RunState {
+    /// A new run starting from `messages` (a system prompt, if any, then the user's).
+    pub fn new(messages: Vec<Message>) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let run_id = format!("run_{nanos:x}_{:x}", NEXT.fetch_add(1, Ordering::Relaxed));
+        Self {
+            session_id: run_id.clone(),
+            run_id,
+            messages,
+            context: Value::Null,
+            turn: 0,
+            status: RunStatus::Ready,
+            offered_tools: Vec::new(),
+            next_turn: Map::new(),
+            error: None,
+            calls: Vec::new(),
+        }
+    }
+
+    /// The same run in session `session_id`.
+    pub fn with_session_id(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = session_id.into();
+        self
+    }
+
+    /// The same run with an initial application context.
+    pub fn with_context(mut self, context: Value) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// Adds a user message, so a finished run (or one at its turn limit) can go on.
+    pub fn push_user(&mut self, text: impl Into<String>) -> AgentResult<()> {
+        match self.status {
+            RunStatus::Ready | RunStatus::Finished | RunStatus::TurnLimit => {
+                self.messages.push(Message::user(text));
+                self.status = RunStatus::Ready;
+                Ok(())
+            }
+            status => Err(AgentError::InvalidState(format!(
+                "a user message cannot be added to a run that is {status:?}"
+            ))),
+        }
+    }
+
+    /// The calls the run is waiting on, in call order.
+    pub fn pending(&self) -> Vec<PendingCall> {
+        self.calls
+            .iter()
+            .filter_map(|c| {
+                let kind = match c.slot {
+                    Slot::AwaitingApproval => PendingKind::ToolApproval,
+                    Slot::AwaitingExternal => PendingKind::ExternalOutput,
+                    Slot::AwaitingInput => PendingKind::HumanInput,
+                    _ => return None,
+                };
+                Some(PendingCall {
+                    call: c.call.clone(),
+                    kind,
+                })
+            })
+            .collect()
+    }
+
+    /// The results of the turn in progress that have ended, in call order.
+    pub fn turn_results(&self) -> Vec<&ToolCallResult> {
+        self.calls
+            .iter()
+            .filter_map(|c| match &c.slot {
+                Slot::Done { result } => Some(result.as_ref()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The final answer, if the run finished.
+    pub fn answer(&self) -> Option<&str> {
+        if self.status != RunStatus::Finished {
+            return None;
+        }
+        self.messages.iter().rev().find_map(|m| match m {
+            Message::Assistant(a) => a.text.as_deref(),
+            _ => None,
+        })
+    }
+
+    /// Approves the pending call `call_id`; it runs when the run is resumed. A call id
+    /// that is not waiting for approval is an error, and changes nothing.
+    pub fn approve(&mut self, call_id: &str) -> AgentResult<()> {
+        let slot = self.awaiting(call_id, PendingKind::ToolApproval)?;
+        *slot = Slot::Approved;
+        Ok(())
+    }
+
+    /// Rejects the pending call `call_id`: it never runs, and the model reads `reason`.
+    pub fn reject(&mut self, call_id: &str, reason: impl Into<String>) -> AgentResult<()> {
+        let slot = self.awaiting(call_id, PendingKind::ToolApproval)?;
+        *slot = Slot::Rejected {
+            reason: reason.into(),
+        };
+        Ok(())
+    }
+
+    /// Supplies the output of the call `call_id`, an external tool's or one paused by an
+    /// `on_tool_called` hook. It passes the `on_response_received` hook and the tool's
+    /// output validator when the run resumes.
+    pub fn supply_output(&mut self, call_id: &str, output: Vec<Content>) -> AgentResult<()> {
+        let slot = self.awaiting(call_id, PendingKind::ExternalOutput)?;
+        *slot = Slot::Supplied { output };
+        Ok(())
+    }
+
+    fn awaiting(&mut self, call_id: &str, kind: PendingKind) -> AgentResult<&mut Slot> {
+        if self.status != RunStatus::WaitingForHuman {
+            return Err(AgentError::InvalidState(format!(
+                "the run is not waiting for anyone (it is {:?}), so call `{call_id}` cannot be decided",
+                self.status
+            )));
+        }
+        let wanted = match kind {
+            PendingKind::ToolApproval => "approval",
+            PendingKind::ExternalOutput | PendingKind::HumanInput => "its output",
+        };
+        self.calls
+            .iter_mut()
+            .filter(|c| c.call.id == call_id)
+            .map(|c| &mut c.slot)
+            .find(|slot| {
+                matches!(
+                    (&**slot, kind),
+                    (Slot::AwaitingApproval, PendingKind::ToolApproval)
+                        | (
+                            Slot::AwaitingExternal | Slot::AwaitingInput,
+                            PendingKind::ExternalOutput | PendingKind::HumanInput
+                        )
+                )
+            })
+            .ok_or_else(|| {
+                AgentError::InvalidState(format!("no call `{call_id}` is waiting for {wanted}"))
+            })
+    }
+
+    /// Records the results of the calls at `indexes` (one result per index, in order).
+    pub(crate) fn record(&mut self, indexes: &[usize], results: Vec<ToolCallResult>) {
+        for (&index, result) in indexes.iter().zip(results) {
+            let Some(entry) = self.calls.get_mut(index) else {
+                continue;
+            };
+            entry.slot = match result.outcome {
+                ToolOutcome::PendingApproval => Slot::AwaitingApproval,
+                ToolOutcome::PendingExternal => Slot::AwaitingExternal,
+                ToolOutcome::PendingInput => Slot::AwaitingInput,
+                _ => Slot::Done {
+                    result: Box::new(result),
+                },
+            };
+        }
+    }
+
+    /// A rejected call's result.
+    pub(crate) fn rejection(call: &ToolCall, reason: &str) -> ToolCallResult {
+        ToolCallResult {
+            call: call.clone(),
+            outcome: ToolOutcome::Err(ToolError::denied(format!(
+                "The call was rejected: {reason}"
+            ))),
+            policy: crate::tool::ErrorPolicy::ReturnToModel,
+            context_update: None,
+            next_turn: None,
+        }
+    }
+}

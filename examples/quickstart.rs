@@ -1,0 +1,141 @@
+//! A small agent on a scripted model, with no network: three tools written with
+//! `#[tool]` (one reports progress, one needs approval), the events printed as they
+//! happen, a pause for a person, and the run resumed from its serialized state.
+//!
+//!     cargo run --example quickstart
+
+use agent_core::{
+    Agent, AgentError, AgentEvent, AgentResult, Progress, RuleLlm, RunOutcome, RunState,
+    ToolConfig, ToolContext, ToolError, tool, tools,
+};
+use serde_json::json;
+use std::time::Duration;
+
+/// Get the current weather for a city.
+#[tool(read_only, timeout = "5s")]
+async fn get_weather(
+    /// City name, e.g. "Paris"
+    city: String,
+) -> String {
+    format!("{city}: 18°C, light rain")
+}
+
+/// Index a folder of documents for search.
+#[tool(timeout = "2m")]
+async fn index_docs(
+    /// Folder to index
+    path: String,
+    progress: Progress,
+    ctx: &ToolContext,
+) -> Result<String, ToolError> {
+    for phase in ["scan", "embed", "store"] {
+        // Preliminary results: they appear on the run's event stream.
+        progress.emit(json!({"phase": phase, "path": path}))?;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Later turns (and the model's next request) see this context.
+    ctx.set_context(json!({"indexed": path}));
+    Ok(format!("indexed 248 documents in {path}"))
+}
+
+/// Send an email. A person approves every call first.
+#[tool(require_approval)]
+async fn send_email(
+    /// Recipient address
+    to: String,
+    /// Message body
+    body: String,
+) -> String {
+    format!("sent {} characters to {to}", body.len())
+}
+
+fn print_event(event: AgentEvent) {
+    match event {
+        AgentEvent::TurnStarted { turn, tools } => {
+            println!("── turn {turn} (tools: {})", tools.join(", "));
+        }
+        AgentEvent::Message { message, .. } => {
+            if let Some(text) = &message.text {
+                println!("model: {text}");
+            }
+            for call in &message.tool_calls {
+                println!(
+                    "model calls {}({}) [{}]",
+                    call.name, call.arguments, call.id
+                );
+            }
+        }
+        AgentEvent::ToolStarted { name, call_id, .. } => println!("  ▶ {name} [{call_id}]"),
+        AgentEvent::ToolProgress { name, value, .. } => println!("  … {name}: {value}"),
+        AgentEvent::ContextSet { value, .. } => println!("  ⚙ context = {value}"),
+        AgentEvent::ToolFinished {
+            name,
+            outcome,
+            duration_ms,
+            ..
+        } => match (outcome.content(), outcome.error()) {
+            (Some(content), _) => {
+                let text: Vec<&str> = content.iter().filter_map(|c| c.as_text()).collect();
+                println!("  ■ {name} ({duration_ms} ms): {}", text.join(" "));
+            }
+            (_, Some(error)) => println!("  ✗ {name} ({duration_ms} ms): {error}"),
+            _ => {}
+        },
+        AgentEvent::WaitingForHuman { pending } => {
+            for p in pending {
+                println!("  ⏸ {} [{}] waits for {:?}", p.call.name, p.call.id, p.kind);
+            }
+        }
+        AgentEvent::RunFinished { .. } => println!("── run finished"),
+        other => println!("{other:?}"),
+    }
+}
+
+fn build_agent() -> AgentResult<Agent> {
+    // A deterministic stand-in for a model: it calls tools when the user's words match.
+    let llm = RuleLlm::new()
+        .when("weather", "get_weather", json!({"city": "Paris"}))
+        .when("index", "index_docs", json!({"path": "./docs"}))
+        .when(
+            "email",
+            "send_email",
+            json!({"to": "team@example.com", "body": "Docs are indexed."}),
+        );
+    Agent::builder(llm)
+        .system_prompt("You are a helpful assistant.")
+        .tools(tools![get_weather, index_docs, send_email])
+        .config(ToolConfig::default().with_max_output_chars(2_000))
+        .on_event(print_event)
+        .build()
+}
+
+fn storage_error(error: serde_json::Error) -> AgentError {
+    AgentError::InvalidState(format!("run state could not be stored: {error}"))
+}
+
+#[tokio::main]
+async fn main() -> AgentResult<()> {
+    let agent = build_agent()?;
+    let mut run =
+        agent.start("What's the weather in Paris? Also index the docs and email the team.");
+
+    let outcome = agent.run(&mut run).await?;
+    let RunOutcome::Paused { pending } = outcome else {
+        println!("finished without a pause: {outcome:?}");
+        return Ok(());
+    };
+
+    // A run is a value: store it, and resume it later, in any process.
+    let stored = serde_json::to_string(&run).map_err(storage_error)?;
+    println!("\n(run paused; {} bytes of state stored)\n", stored.len());
+
+    let mut resumed: RunState = serde_json::from_str(&stored).map_err(storage_error)?;
+    for p in &pending {
+        println!("a person approves {} [{}]", p.call.name, p.call.id);
+        resumed.approve(&p.call.id)?;
+    }
+    if let RunOutcome::Finished { answer } = build_agent()?.run(&mut resumed).await? {
+        println!("\nfinal answer:\n{answer}");
+    }
+    Ok(())
+}

@@ -1,0 +1,1056 @@
+//! The executor: one turn's calls under every policy.
+
+#[path = "runtime_tools.rs"]
+mod runtime_tools;
+
+use agent_core::{
+    AgentEvent, AppContext, Approval, Content, ErrorPolicy, EventSink, Executor, FromToolContext,
+    ParallelRule, Progress, RunControl, ToolCall, ToolConfig, ToolErrorKind, ToolOutcome, ToolSet,
+    TurnContext, TypedTool, truncate_output, truncate_text,
+};
+use runtime_tools::{DropFlag, FnTool, InFlight, first_text};
+use serde_json::{Value, json};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+fn executor(tools: Vec<FnTool>, config: ToolConfig) -> Executor {
+    let mut set = ToolSet::new();
+    for tool in tools {
+        set.register_tool(tool).unwrap();
+    }
+    Executor::new(Arc::new(set), config)
+}
+
+fn call(id: &str, name: &str) -> ToolCall {
+    ToolCall::new(id, name, json!({}))
+}
+
+fn err_kind(outcome: &ToolOutcome) -> Option<ToolErrorKind> {
+    outcome.error().map(|e| e.kind())
+}
+
+// ---------------------------------------------------------------- timeouts
+
+#[tokio::test(start_paused = true)]
+async fn timeout_cancels_the_calls_token_and_reports_a_timeout() {
+    let saw_cancel = Arc::new(AtomicBool::new(false));
+    let seen = saw_cancel.clone();
+    let slow = FnTool::new("slow", move |_, ctx| {
+        let seen = seen.clone();
+        async move {
+            // A cooperative tool hands its token to work it starts elsewhere.
+            let token = ctx.cancellation().clone();
+            tokio::spawn(async move {
+                token.cancelled().await;
+                seen.store(true, Ordering::SeqCst);
+            });
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(vec![])
+        }
+    })
+    .timeout_ms(50);
+    let exec = executor(vec![slow], ToolConfig::default());
+    let started = tokio::time::Instant::now();
+    let results = exec
+        .execute(&[call("c1", "slow")], &TurnContext::new())
+        .await;
+    let error = results[0].outcome.error().expect("a timeout error");
+    assert_eq!(error.kind(), ToolErrorKind::Timeout);
+    assert!(error.message().contains("50ms"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(1));
+    tokio::task::yield_now().await;
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert!(
+        saw_cancel.load(Ordering::SeqCst),
+        "the call's token was not cancelled"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_ignoring_cancellation_still_times_out_on_time_and_is_dropped() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let flag = dropped.clone();
+    let stubborn = FnTool::new("stubborn", move |_, _| {
+        let flag = flag.clone();
+        async move {
+            let _guard = DropFlag(flag);
+            // Never looks at its token.
+            loop {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+            }
+        }
+    })
+    .timeout_ms(100);
+    // Blocks its thread outright: no future can be interrupted here, yet the call's
+    // answer must not wait for it.
+    let blocking = FnTool::new("blocking", |_, _| async {
+        std::thread::sleep(Duration::from_millis(1500));
+        Ok(vec![])
+    })
+    .timeout_ms(100);
+    let exec = executor(
+        vec![stubborn, blocking],
+        ToolConfig::default().with_parallel(ParallelRule::All),
+    );
+    let started = std::time::Instant::now();
+    let results = exec
+        .execute(
+            &[call("a", "stubborn"), call("b", "blocking")],
+            &TurnContext::new(),
+        )
+        .await;
+    let elapsed = started.elapsed();
+    assert_eq!(err_kind(&results[0].outcome), Some(ToolErrorKind::Timeout));
+    assert_eq!(err_kind(&results[1].outcome), Some(ToolErrorKind::Timeout));
+    assert!(
+        elapsed < Duration::from_millis(1000),
+        "took {elapsed:?} for 100ms timeouts"
+    );
+    // The abandoned call's future is dropped (aborted), not left running.
+    for _ in 0..100 {
+        if dropped.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the timed-out call kept running"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_default_timeout_comes_from_the_config() {
+    let slow = FnTool::new("slow", |_, _| async {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        Ok(vec![])
+    });
+    let exec = executor(
+        vec![slow],
+        ToolConfig::default().with_default_timeout_ms(250),
+    );
+    let results = exec
+        .execute(&[call("c", "slow")], &TurnContext::new())
+        .await;
+    let error = results[0].outcome.error().unwrap();
+    assert_eq!(error.kind(), ToolErrorKind::Timeout);
+    assert!(error.message().contains("250ms"), "{error}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_timeout_does_not_count_time_spent_waiting_for_a_permit() {
+    let work = FnTool::new("work", |_, _| async {
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        Ok(vec![Content::text("done")])
+    })
+    .read_only()
+    .timeout_ms(100);
+    let exec = executor(vec![work], ToolConfig::default().with_max_concurrency(1));
+    let calls: Vec<ToolCall> = (0..3).map(|n| call(&format!("c{n}"), "work")).collect();
+    let results = exec.execute(&calls, &TurnContext::new()).await;
+    // The third call waited 160ms for its permit, then ran 80ms of its 100ms.
+    for result in &results {
+        assert_eq!(first_text(result.outcome.content().unwrap()), "done");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_a_turn_midway_stops_its_calls() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let flag = dropped.clone();
+    let slow = FnTool::new("slow", move |_, _| {
+        let flag = flag.clone();
+        async move {
+            let _guard = DropFlag(flag);
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(vec![])
+        }
+    })
+    .timeout_ms(7_200_000);
+    let exec = executor(vec![slow], ToolConfig::default());
+    let control = RunControl::new();
+    let turn = TurnContext::new().with_control(control.clone());
+    let calls = [call("s", "slow")];
+    let abandoned = tokio::time::timeout(Duration::from_secs(1), exec.execute(&calls, &turn)).await;
+    assert!(abandoned.is_err(), "the turn was still running");
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert!(dropped.load(Ordering::SeqCst), "the call outlived its turn");
+    assert!(
+        control.active_calls().is_empty(),
+        "a stale call id stayed cancellable"
+    );
+}
+
+/// Fails (or hangs past its timeout) on its first `failures` calls, then answers.
+fn flaky(name: &'static str, failures: usize, hang: bool, attempts: Arc<AtomicUsize>) -> FnTool {
+    FnTool::new(name, move |_, _| {
+        let attempts = attempts.clone();
+        async move {
+            let n = attempts.fetch_add(1, Ordering::SeqCst) + 1;
+            if n <= failures {
+                if hang {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                }
+                return Err(agent_core::ToolError::execution(format!("attempt {n} failed")).into());
+            }
+            Ok(vec![Content::text(format!("ok on attempt {n}"))])
+        }
+    })
+    .timeout_ms(100)
+}
+
+#[tokio::test(start_paused = true)]
+async fn read_only_and_idempotent_tools_are_retried_others_never() {
+    let (a, b, c) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let exec = executor(
+        vec![
+            flaky("fetch", 2, false, a.clone()).read_only(),
+            flaky("slow_fetch", 1, true, b.clone()).read_only(),
+            flaky("charge_card", 1, false, c.clone()),
+        ],
+        ToolConfig::default().with_max_retries(2),
+    );
+    let results = exec
+        .execute(
+            &[
+                call("1", "fetch"),
+                call("2", "slow_fetch"),
+                call("3", "charge_card"),
+            ],
+            &TurnContext::new(),
+        )
+        .await;
+    assert_eq!(
+        first_text(results[0].outcome.content().unwrap()),
+        "ok on attempt 3"
+    );
+    assert_eq!(
+        first_text(results[1].outcome.content().unwrap()),
+        "ok on attempt 2"
+    );
+    assert_eq!(
+        results[2].outcome.error().unwrap().message(),
+        "attempt 1 failed"
+    );
+    assert_eq!(
+        c.load(Ordering::SeqCst),
+        1,
+        "a tool with side effects ran once"
+    );
+
+    // Without retries configured, nothing is retried.
+    let d = Arc::new(AtomicUsize::new(0));
+    let exec = executor(
+        vec![flaky("fetch", 1, false, d.clone()).read_only()],
+        ToolConfig::default(),
+    );
+    let results = exec
+        .execute(&[call("1", "fetch")], &TurnContext::new())
+        .await;
+    assert!(results[0].outcome.error().is_some());
+    assert_eq!(d.load(Ordering::SeqCst), 1);
+}
+
+// ---------------------------------------------------------------- cancellation
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_one_call_leaves_the_others_running() {
+    let slow = FnTool::new("slow", |_, _| async {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok(vec![Content::text("never")])
+    })
+    .read_only()
+    .timeout_ms(7_200_000);
+    let fine = FnTool::new("fine", |_, _| async {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        Ok(vec![Content::text("done")])
+    })
+    .read_only();
+    let exec = executor(vec![slow, fine], ToolConfig::default());
+    let control = RunControl::new();
+    let canceller = control.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(canceller.cancel_call("s"));
+    });
+    let turn = TurnContext::new().with_control(control.clone());
+    let results = exec
+        .execute(&[call("s", "slow"), call("f", "fine")], &turn)
+        .await;
+    let error = results[0].outcome.error().unwrap();
+    assert_eq!(error.kind(), ToolErrorKind::Cancelled);
+    assert_eq!(results[0].policy, ErrorPolicy::ReturnToModel);
+    assert_eq!(first_text(results[1].outcome.content().unwrap()), "done");
+    assert!(!control.is_cancelled(), "the run itself goes on");
+    assert!(
+        !control.cancel_call("s"),
+        "an ended call is no longer cancellable"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_the_run_cancels_every_call_including_queued_ones() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counter = ran.clone();
+    // Not read-only: each call runs alone, so the second waits behind the first.
+    let slow = FnTool::new("slow", move |_, _| {
+        let counter = counter.clone();
+        async move {
+            counter.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(vec![])
+        }
+    })
+    .timeout_ms(7_200_000);
+    let exec = executor(vec![slow], ToolConfig::default());
+    let control = RunControl::new();
+    let canceller = control.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        canceller.cancel_run();
+    });
+    let turn = TurnContext::new().with_control(control);
+    let results = exec
+        .execute(&[call("a", "slow"), call("b", "slow")], &turn)
+        .await;
+    assert_eq!(
+        err_kind(&results[0].outcome),
+        Some(ToolErrorKind::Cancelled)
+    );
+    assert_eq!(
+        err_kind(&results[1].outcome),
+        Some(ToolErrorKind::Cancelled)
+    );
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        1,
+        "the queued call never started"
+    );
+}
+
+// ---------------------------------------------------------------- panics
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_tool_does_not_disturb_its_neighbours() {
+    let ok = FnTool::new("ok", |args, _| async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        Ok(vec![Content::text(format!("ok {}", args["n"]))])
+    })
+    .read_only();
+    let boom = FnTool::new("boom", |_, _| async {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        panic!("kaboom");
+    })
+    .read_only();
+    let exec = executor(vec![ok, boom], ToolConfig::default());
+    let calls = [
+        ToolCall::new("1", "ok", json!({"n": 1})),
+        ToolCall::new("2", "boom", json!({})),
+        ToolCall::new("3", "ok", json!({"n": 3})),
+    ];
+    let results = exec.execute(&calls, &TurnContext::new()).await;
+    assert_eq!(first_text(results[0].outcome.content().unwrap()), "ok 1");
+    let error = results[1].outcome.error().unwrap();
+    assert_eq!(error.kind(), ToolErrorKind::Execution);
+    assert_eq!(error.message(), "tool panicked: kaboom");
+    assert_eq!(first_text(results[2].outcome.content().unwrap()), "ok 3");
+    // The executor is still usable afterwards.
+    let again = exec
+        .execute(
+            &[ToolCall::new("4", "ok", json!({"n": 4}))],
+            &TurnContext::new(),
+        )
+        .await;
+    assert_eq!(first_text(again[0].outcome.content().unwrap()), "ok 4");
+}
+
+// ---------------------------------------------------------------- error policy
+
+#[tokio::test]
+async fn errors_go_back_to_the_model_by_default_and_fail_the_run_when_asked() {
+    let soft = FnTool::new("soft", |_, _| async {
+        Err(agent_core::ToolError::execution("disk full").into())
+    });
+    let hard = FnTool::new("hard", |_, _| async {
+        Err(agent_core::ToolError::execution("corrupted").into())
+    })
+    .fail_run();
+    let exec = executor(vec![soft.clone(), hard.clone()], ToolConfig::default());
+    let results = exec
+        .execute(&[call("a", "soft"), call("b", "hard")], &TurnContext::new())
+        .await;
+    assert!(!results[0].fails_run());
+    let message = results[0].to_message().unwrap();
+    assert!(message.is_error);
+    let body: Value = serde_json::from_str(first_text(&message.content)).unwrap();
+    assert_eq!(body, json!({"error": "disk full", "kind": "execution"}));
+    assert!(results[1].fails_run());
+
+    // The config can set the policy for every tool.
+    let mut config = ToolConfig::default();
+    config.on_error = Some(ErrorPolicy::FailRun);
+    let exec = executor(vec![soft], config);
+    let results = exec
+        .execute(&[call("a", "soft")], &TurnContext::new())
+        .await;
+    assert!(results[0].fails_run());
+}
+
+#[tokio::test]
+async fn unknown_and_hidden_tools_answer_with_the_available_tools() {
+    let exec = executor(
+        vec![
+            FnTool::text("alpha", "a"),
+            FnTool::text("beta", "b"),
+            FnTool::text("secret", "s").hidden(),
+        ],
+        ToolConfig::default(),
+    );
+    let results = exec
+        .execute(
+            &[call("1", "gamma"), call("2", "secret")],
+            &TurnContext::new(),
+        )
+        .await;
+    for result in &results {
+        let error = result.outcome.error().unwrap();
+        assert_eq!(error.kind(), ToolErrorKind::UnknownTool);
+        let (_, listed) = error.message().split_once("Available tools: ").unwrap();
+        assert_eq!(listed, "alpha, beta");
+        assert!(!result.fails_run());
+    }
+
+    let mut config = ToolConfig::default();
+    config.on_unknown_tool = ErrorPolicy::FailRun;
+    let exec = executor(vec![FnTool::text("alpha", "a")], config);
+    let results = exec
+        .execute(&[call("1", "gamma")], &TurnContext::new())
+        .await;
+    assert!(results[0].fails_run());
+}
+
+#[tokio::test]
+async fn only_offered_tools_can_be_called() {
+    let exec = executor(
+        vec![FnTool::text("alpha", "a"), FnTool::text("beta", "b")],
+        ToolConfig::default(),
+    );
+    let turn = TurnContext::new().with_offered(["alpha"]);
+    let results = exec
+        .execute(&[call("1", "alpha"), call("2", "beta")], &turn)
+        .await;
+    assert_eq!(first_text(results[0].outcome.content().unwrap()), "a");
+    let error = results[1].outcome.error().unwrap();
+    assert_eq!(error.kind(), ToolErrorKind::UnknownTool);
+    assert!(
+        error.message().ends_with("Available tools: alpha"),
+        "{error}"
+    );
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+struct Add;
+
+#[agent_core::async_trait]
+impl TypedTool for Add {
+    type Args = AddArgs;
+    type Output = i64;
+    fn name(&self) -> &'static str {
+        "add"
+    }
+    fn description(&self) -> &'static str {
+        "Add two integers."
+    }
+    async fn call_typed(
+        &self,
+        args: AddArgs,
+        _ctx: &agent_core::ToolContext,
+    ) -> agent_core::AgentResult<i64> {
+        Ok(args.a + args.b)
+    }
+    fn on_error(&self) -> ErrorPolicy {
+        ErrorPolicy::FailRun
+    }
+}
+
+#[tokio::test]
+async fn unreadable_arguments_follow_their_own_policy() {
+    let mut set = ToolSet::new();
+    set.register_tool(Add).unwrap();
+    let set = Arc::new(set);
+    let exec = Executor::new(set.clone(), ToolConfig::default());
+    let calls = [
+        ToolCall::new("1", "add", json!("{not json")),
+        ToolCall::new("2", "add", json!({"a": 1, "b": "two"})),
+        ToolCall::new("3", "add", json!({"a": 1, "b": 2})),
+    ];
+    let results = exec.execute(&calls, &TurnContext::new()).await;
+    let first = results[0].outcome.error().unwrap();
+    assert_eq!(first.kind(), ToolErrorKind::InvalidArguments);
+    assert!(first.message().contains("got a string"), "{first}");
+    let second = results[1].outcome.error().unwrap();
+    assert_eq!(second.kind(), ToolErrorKind::InvalidArguments);
+    assert!(second.message().contains('b'), "{second}");
+    // The model's mistake goes back to it, although the tool fails runs on its errors.
+    assert!(!results[0].fails_run() && !results[1].fails_run());
+    assert_eq!(first_text(results[2].outcome.content().unwrap()), "3");
+
+    let mut config = ToolConfig::default();
+    config.on_invalid_arguments = ErrorPolicy::FailRun;
+    let exec = Executor::new(set, config);
+    let results = exec.execute(&calls[..1], &TurnContext::new()).await;
+    assert!(results[0].fails_run());
+}
+
+#[tokio::test]
+async fn a_repeated_call_id_is_refused_and_the_first_call_runs() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let exec = executor(
+        vec![FnTool::counting("count", ran.clone())],
+        ToolConfig::default(),
+    );
+    let results = exec
+        .execute(
+            &[call("x", "count"), call("x", "count")],
+            &TurnContext::new(),
+        )
+        .await;
+    assert!(results[0].outcome.content().is_some());
+    assert_eq!(
+        err_kind(&results[1].outcome),
+        Some(ToolErrorKind::InvalidArguments)
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+}
+
+// ---------------------------------------------------------------- concurrency
+
+#[tokio::test(start_paused = true)]
+async fn sixty_four_calls_under_a_limit_of_eight_never_exceed_eight_and_keep_call_order() {
+    let in_flight = Arc::new(InFlight::default());
+    let meter = in_flight.clone();
+    let work = FnTool::new("work", move |args, _| {
+        let meter = meter.clone();
+        async move {
+            let _running = meter.enter();
+            let n = args["n"].as_u64().unwrap();
+            // Later calls finish sooner, so completion order is not call order.
+            tokio::time::sleep(Duration::from_millis(100 - n)).await;
+            Ok(vec![Content::text(n.to_string())])
+        }
+    })
+    .read_only();
+    let exec = executor(vec![work], ToolConfig::default().with_max_concurrency(8));
+    let calls: Vec<ToolCall> = (0..64)
+        .map(|n| ToolCall::new(format!("c{n}"), "work", json!({"n": n})))
+        .collect();
+    let results = exec.execute(&calls, &TurnContext::new()).await;
+    assert_eq!(
+        in_flight.max(),
+        8,
+        "the limit was exceeded or never reached"
+    );
+    for (n, result) in results.iter().enumerate() {
+        assert_eq!(result.call.id, format!("c{n}"));
+        assert_eq!(first_text(result.outcome.content().unwrap()), n.to_string());
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_per_tool_limit_holds_under_a_larger_global_limit() {
+    let in_flight = Arc::new(InFlight::default());
+    let meter = in_flight.clone();
+    let limited = FnTool::new("limited", move |_, _| {
+        let meter = meter.clone();
+        async move {
+            let _running = meter.enter();
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            Ok(vec![])
+        }
+    })
+    .read_only()
+    .max_in_flight(2);
+    let exec = executor(
+        vec![limited],
+        ToolConfig::default().with_max_concurrency(16),
+    );
+    let calls: Vec<ToolCall> = (0..10).map(|n| call(&format!("c{n}"), "limited")).collect();
+    let results = exec.execute(&calls, &TurnContext::new()).await;
+    assert!(results.iter().all(|r| r.outcome.content().is_some()));
+    assert_eq!(in_flight.max(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn tools_of_one_exclusive_group_never_overlap() {
+    let group = Arc::new(InFlight::default());
+    let others = Arc::new(InFlight::default());
+    let make = |name: &'static str, meter: Arc<InFlight>, in_group: bool| {
+        let tool = FnTool::new(name, move |_, _| {
+            let meter = meter.clone();
+            async move {
+                let _running = meter.enter();
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                Ok(vec![])
+            }
+        })
+        .read_only();
+        if in_group {
+            tool.exclusive_group("db")
+        } else {
+            tool
+        }
+    };
+    let exec = executor(
+        vec![
+            make("read_db", group.clone(), true),
+            make("write_db", group.clone(), true),
+            make("other", others.clone(), false),
+        ],
+        ToolConfig::default(),
+    );
+    let calls: Vec<ToolCall> = (0..12)
+        .map(|n| {
+            let name = ["read_db", "write_db", "other"][n % 3];
+            call(&format!("c{n}"), name)
+        })
+        .collect();
+    let results = exec.execute(&calls, &TurnContext::new()).await;
+    assert!(results.iter().all(|r| r.outcome.content().is_some()));
+    assert_eq!(group.max(), 1, "two calls of the group overlapped");
+    assert_eq!(others.max(), 4, "tools outside the group are not held back");
+}
+
+/// Records "start name" / "end name" lines in order.
+fn logging_tool(name: &'static str, log: Arc<Mutex<Vec<String>>>) -> FnTool {
+    FnTool::new(name, move |args, _| {
+        let log = log.clone();
+        async move {
+            let label = format!("{name}{}", args["n"]);
+            log.lock().unwrap().push(format!("start {label}"));
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            log.lock().unwrap().push(format!("end {label}"));
+            Ok(vec![])
+        }
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn tools_without_effect_hints_run_alone_by_default() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let exec = executor(
+        vec![
+            logging_tool("read", log.clone()).read_only(),
+            logging_tool("write", log.clone()),
+        ],
+        ToolConfig::default(),
+    );
+    let calls = [
+        ToolCall::new("1", "read", json!({"n": 1})),
+        ToolCall::new("2", "read", json!({"n": 2})),
+        ToolCall::new("3", "write", json!({"n": 3})),
+        ToolCall::new("4", "read", json!({"n": 4})),
+    ];
+    exec.execute(&calls, &TurnContext::new()).await;
+    let log = log.lock().unwrap().clone();
+    let at = |line: &str| log.iter().position(|l| l == line).unwrap();
+    // The two reads overlap; the write waits for both, and the last read for it.
+    assert!(at("start read2") < at("end read1"));
+    assert!(at("start write3") > at("end read1").max(at("end read2")));
+    assert!(at("start read4") > at("end write3"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_parallel_rule_and_sequential_flag_are_configurable() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let exec = executor(
+        vec![
+            logging_tool("write", log.clone()),
+            logging_tool("read", log.clone())
+                .read_only()
+                .sequential(true),
+        ],
+        ToolConfig::default().with_parallel(ParallelRule::All),
+    );
+    let calls = [
+        ToolCall::new("1", "write", json!({"n": 1})),
+        ToolCall::new("2", "write", json!({"n": 2})),
+        ToolCall::new("3", "read", json!({"n": 3})),
+    ];
+    exec.execute(&calls, &TurnContext::new()).await;
+    let log = log.lock().unwrap().clone();
+    let at = |line: &str| log.iter().position(|l| l == line).unwrap();
+    assert!(
+        at("start write2") < at("end write1"),
+        "writes overlap under All"
+    );
+    assert!(
+        at("start read3") > at("end write2"),
+        "a sequential tool runs alone"
+    );
+}
+
+// ---------------------------------------------------------------- output budget
+
+#[test]
+fn truncation_keeps_head_and_tail_and_never_splits_a_character() {
+    let text: String = "héllo wörld 🦀 ".repeat(50);
+    let total = text.chars().count();
+    for max in 0..total + 3 {
+        let cut = truncate_text(&text, max);
+        assert!(
+            cut.chars().count() <= max,
+            "{max}: {} chars",
+            cut.chars().count()
+        );
+        if max >= total {
+            assert_eq!(cut, text);
+        }
+    }
+    let cut = truncate_text(&text, 120);
+    let (head, rest) = cut.split_once("\n[... ").unwrap();
+    let (count, tail) = rest.split_once(" characters cut ...]\n").unwrap();
+    assert!(text.starts_with(head));
+    assert!(text.ends_with(tail));
+    let count: usize = count.parse().unwrap();
+    assert_eq!(
+        head.chars().count() + count + tail.chars().count(),
+        total,
+        "the notice reports exactly what was cut"
+    );
+    assert_eq!(cut.chars().count(), 120);
+}
+
+#[test]
+fn truncation_of_a_result_shares_one_budget_and_drops_stale_json() {
+    let long = "ü".repeat(500);
+    let output = vec![
+        Content::text(long.clone()),
+        Content::json(json!({"data": long})),
+        Content::image("aGk=", "image/png"),
+    ];
+    let cut = truncate_output(output, 100);
+    assert_eq!(cut.len(), 2);
+    assert_eq!(cut[0].as_text().unwrap().chars().count(), 100);
+    assert!(matches!(cut[1], Content::Image { .. }));
+    let short = vec![Content::text("short")];
+    assert_eq!(truncate_output(short.clone(), 100), short);
+}
+
+#[tokio::test]
+async fn the_executor_applies_the_output_budget() {
+    let big = FnTool::new("big", |_, _| async {
+        Ok(vec![Content::text("日本語".repeat(1000))])
+    });
+    let exec = executor(vec![big], ToolConfig::default().with_max_output_chars(64));
+    let results = exec.execute(&[call("1", "big")], &TurnContext::new()).await;
+    let text = first_text(results[0].outcome.content().unwrap());
+    assert_eq!(text.chars().count(), 64);
+    assert!(text.starts_with("日本語"));
+    assert!(text.contains("characters cut"));
+}
+
+// ---------------------------------------------------------------- approval
+
+#[tokio::test]
+async fn calls_needing_approval_wait_and_never_run_until_approved() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let deploy = FnTool::counting("deploy", ran.clone())
+        .approval(|args| Approval::from(args["environment"] == "production"));
+    let exec = executor(vec![deploy], ToolConfig::default());
+    let calls = [
+        ToolCall::new("p", "deploy", json!({"environment": "production"})),
+        ToolCall::new("s", "deploy", json!({"environment": "staging"})),
+    ];
+    let results = exec.execute(&calls, &TurnContext::new()).await;
+    assert_eq!(results[0].outcome, ToolOutcome::PendingApproval);
+    assert!(results[0].to_message().is_none());
+    assert!(results[1].outcome.content().is_some());
+    assert_eq!(ran.load(Ordering::SeqCst), 1, "only staging ran");
+
+    let approved = TurnContext::new().with_approved(["p"]);
+    let results = exec.execute(&calls[..1], &approved).await;
+    assert!(results[0].outcome.content().is_some());
+    assert_eq!(ran.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn destructive_tools_need_approval_unless_configured_otherwise() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let drop_table = FnTool::counting("drop_table", ran.clone()).destructive();
+    let exec = executor(vec![drop_table.clone()], ToolConfig::default());
+    let results = exec
+        .execute(&[call("1", "drop_table")], &TurnContext::new())
+        .await;
+    assert_eq!(results[0].outcome, ToolOutcome::PendingApproval);
+
+    let mut config = ToolConfig::default();
+    config.destructive_requires_approval = false;
+    let exec = executor(vec![drop_table], config);
+    let results = exec
+        .execute(&[call("1", "drop_table")], &TurnContext::new())
+        .await;
+    assert!(results[0].outcome.content().is_some());
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn an_application_approval_rule_overrides_the_tool_and_the_default() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let gated = FnTool::counting("gated", ran.clone()).require_approval();
+    let plain = FnTool::counting("plain", ran.clone());
+    let destructive = FnTool::counting("wipe", ran.clone()).destructive();
+    let exec = executor(vec![gated, plain, destructive], ToolConfig::default()).with_approval_fn(
+        Arc::new(
+            |call: &ToolCall, _tool: &dyn agent_core::Tool| match call.name.as_str() {
+                "gated" | "wipe" => Approval::NotRequired,
+                "plain" => Approval::Required,
+                _ => Approval::Unspecified,
+            },
+        ),
+    );
+    let results = exec
+        .execute(
+            &[call("1", "gated"), call("2", "plain"), call("3", "wipe")],
+            &TurnContext::new(),
+        )
+        .await;
+    assert!(results[0].outcome.content().is_some());
+    assert_eq!(results[1].outcome, ToolOutcome::PendingApproval);
+    assert!(results[2].outcome.content().is_some());
+}
+
+// ---------------------------------------------------------------- external tools
+
+#[tokio::test]
+async fn external_tools_wait_for_the_application_and_their_output_is_validated() {
+    let lookup = FnTool::text("ticket_lookup", "unused")
+        .external()
+        .validate_output(|out| {
+            if out.is_empty() {
+                Err("empty ticket".to_owned())
+            } else {
+                Ok(())
+            }
+        });
+    let exec = executor(
+        vec![lookup],
+        ToolConfig::default().with_max_output_chars(40),
+    );
+    let c = call("t1", "ticket_lookup");
+    let results = exec
+        .execute(std::slice::from_ref(&c), &TurnContext::new())
+        .await;
+    assert_eq!(results[0].outcome, ToolOutcome::PendingExternal);
+
+    let done = exec.complete_external(&c, vec![Content::text("x".repeat(100))]);
+    assert_eq!(
+        first_text(done.outcome.content().unwrap()).chars().count(),
+        40
+    );
+    let bad = exec.complete_external(&c, vec![]);
+    assert_eq!(
+        bad.outcome.error().unwrap().message(),
+        "Invalid tool output: empty ticket"
+    );
+}
+
+// ---------------------------------------------------------------- progress, context, validators
+
+#[tokio::test]
+async fn progress_reaches_the_event_stream_after_its_validator() {
+    let indexer = FnTool::new("index", |_, ctx| async move {
+        // What `#[tool]` injects for a `Progress` parameter.
+        let progress = Progress::from_tool_context(&ctx)?;
+        progress.emit(json!({"phase": "scan"}))?;
+        let refused = ctx.emit_progress(json!({"phase": 7})).unwrap_err();
+        ctx.emit_progress(json!({"phase": "embed"}))?;
+        ctx.set_context(json!({"indexed": true}));
+        Ok(vec![Content::text(refused.to_string())])
+    })
+    .validate_progress(|value| {
+        if value["phase"].is_string() {
+            Ok(())
+        } else {
+            Err("phase must be a string".to_owned())
+        }
+    });
+    let exec = executor(vec![indexer], ToolConfig::default());
+    let (sink, mut events) = EventSink::channel();
+    let turn = TurnContext::new().with_events(sink);
+    let results = exec.execute(&[call("i", "index")], &turn).await;
+    assert_eq!(
+        first_text(results[0].outcome.content().unwrap()),
+        "Invalid tool progress: phase must be a string"
+    );
+    assert_eq!(results[0].context_update, Some(json!({"indexed": true})));
+
+    let mut seen = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        seen.push(event);
+    }
+    let kinds: Vec<String> = seen
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "tool_started",
+            "tool_progress",
+            "tool_progress",
+            "context_set",
+            "tool_finished"
+        ]
+    );
+    let AgentEvent::ToolProgress { value, call_id, .. } = &seen[1] else {
+        panic!("{:?}", seen[1]);
+    };
+    assert_eq!((value, call_id.as_str()), (&json!({"phase": "scan"}), "i"));
+}
+
+#[tokio::test]
+async fn a_failing_output_validator_fails_the_call() {
+    let tool = FnTool::text("t", "not json").validate_output(|_| Err("expected JSON".to_owned()));
+    let exec = executor(vec![tool], ToolConfig::default());
+    let results = exec.execute(&[call("1", "t")], &TurnContext::new()).await;
+    let error = results[0].outcome.error().unwrap();
+    assert_eq!(error.message(), "Invalid tool output: expected JSON");
+}
+
+#[tokio::test]
+async fn tools_see_the_session_call_id_app_context_and_set_state() {
+    let probe = FnTool::new("probe", |_, ctx| async move {
+        let app = ctx.state::<AppContext>().cloned().unwrap_or_default();
+        let greeting = ctx.state::<String>().cloned().unwrap_or_default();
+        Ok(vec![Content::text(format!(
+            "{} {} {} {}",
+            ctx.session_id(),
+            ctx.call_id(),
+            app.0,
+            greeting
+        ))])
+    });
+    let mut set = ToolSet::new().with_state("hello".to_owned());
+    set.register_tool(probe).unwrap();
+    let exec = Executor::new(Arc::new(set), ToolConfig::default());
+    let turn = TurnContext::new()
+        .with_session_id("s1")
+        .with_app_context(json!({"user": "ada"}));
+    let results = exec.execute(&[call("c7", "probe")], &turn).await;
+    assert_eq!(
+        first_text(results[0].outcome.content().unwrap()),
+        r#"s1 c7 {"user":"ada"} hello"#
+    );
+}
+
+// ---------------------------------------------------------------- tracing
+
+mod spans {
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex};
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata, Subscriber};
+
+    /// A span's name and the fields recorded on it.
+    pub type SpanRecord = (String, HashMap<String, String>);
+
+    /// The fields recorded on each span, by span id.
+    #[derive(Default, Clone)]
+    pub struct Recorder {
+        next: Arc<AtomicU64>,
+        pub spans: Arc<Mutex<HashMap<u64, SpanRecord>>>,
+    }
+
+    struct Fields<'a>(&'a mut HashMap<String, String>);
+
+    impl Visit for Fields<'_> {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            self.0.insert(field.name().to_owned(), format!("{value:?}"));
+        }
+    }
+
+    impl Subscriber for Recorder {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, span: &Attributes<'_>) -> Id {
+            let id = self.next.fetch_add(1, Ordering::SeqCst) + 1;
+            let mut fields = HashMap::new();
+            span.record(&mut Fields(&mut fields));
+            self.spans
+                .lock()
+                .unwrap()
+                .insert(id, (span.metadata().name().to_owned(), fields));
+            Id::from_u64(id)
+        }
+        fn record(&self, span: &Id, values: &Record<'_>) {
+            if let Some((_, fields)) = self.spans.lock().unwrap().get_mut(&span.into_u64()) {
+                values.record(&mut Fields(fields));
+            }
+        }
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, _: &Event<'_>) {}
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+}
+
+#[test]
+fn every_call_runs_in_a_span_recording_tool_call_id_outcome_and_duration() {
+    let recorder = spans::Recorder::default();
+    let _guard = tracing::subscriber::set_default(recorder.clone());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let exec = executor(
+        vec![
+            FnTool::text("fine", "ok"),
+            FnTool::new("bad", |_, _| async {
+                Err(agent_core::ToolError::execution("no").into())
+            }),
+        ],
+        ToolConfig::default(),
+    );
+    runtime.block_on(exec.execute(
+        &[call("c1", "fine"), call("c2", "bad"), call("c3", "missing")],
+        &TurnContext::new(),
+    ));
+    let spans = recorder.spans.lock().unwrap();
+    let mut calls: Vec<_> = spans
+        .values()
+        .filter(|(name, _)| name == "tool_call")
+        .map(|(_, fields)| fields.clone())
+        .collect();
+    calls.sort_by_key(|f| f["call_id"].clone());
+    assert_eq!(
+        calls.len(),
+        3,
+        "a call refused before running has its span too"
+    );
+    assert_eq!(calls[0]["tool"], "fine");
+    assert_eq!(calls[0]["call_id"], "c1");
+    assert_eq!(calls[0]["outcome"], "\"ok\"");
+    assert!(calls[0].contains_key("duration_ms"));
+    assert_eq!(calls[1]["tool"], "bad");
+    assert_eq!(calls[1]["outcome"], "\"execution\"");
+    assert_eq!(calls[2]["tool"], "missing");
+    assert_eq!(calls[2]["outcome"], "\"unknown_tool\"");
+}
