@@ -1,0 +1,82 @@
+//! The executor's own cost and its concurrency:
+//! - 1,000 calls of a no-op tool through the executor (concurrency 8) against 1,000
+//!   direct `ToolSet::call`s, on the same runtime;
+//! - 256 calls of a tool that sleeps 20 ms with a limit of 32 (the ideal is 8 × 20 ms).
+
+use agent_core::{Executor, ToolCall, ToolConfig, ToolContext, TurnContext, tool, tools};
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Does nothing.
+#[tool(read_only)]
+async fn noop() -> &'static str {
+    "ok"
+}
+
+/// Sleeps 20 ms.
+#[tool(read_only)]
+async fn sleep_20ms() -> &'static str {
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    "slept"
+}
+
+fn calls(name: &str, n: usize) -> Vec<ToolCall> {
+    (0..n)
+        .map(|i| ToolCall::new(format!("call_{i}"), name, json!({})))
+        .collect()
+}
+
+fn overhead(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let set = Arc::new(tools![noop]);
+    let executor = Executor::new(set.clone(), ToolConfig::default().with_max_concurrency(8));
+    let batch = calls("noop", 1_000);
+    let ctx = ToolContext::default();
+    let args = json!({});
+    let mut group = c.benchmark_group("executor_1000_noop");
+    group.bench_function("direct_toolset_calls", |b| {
+        b.to_async(&runtime).iter(|| async {
+            for _ in 0..1_000 {
+                set.call("noop", &args, &ctx).await.expect("noop succeeds");
+            }
+        })
+    });
+    group.bench_function("executor_concurrency_8", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let results = executor.execute(&batch, &TurnContext::new()).await;
+            assert_eq!(results.len(), 1_000);
+        })
+    });
+    group.finish();
+}
+
+fn sleeping(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let executor = Executor::new(
+        Arc::new(tools![sleep_20ms]),
+        ToolConfig::default().with_max_concurrency(32),
+    );
+    let batch = calls("sleep_20ms", 256);
+    let mut group = c.benchmark_group("executor_256_sleeps_of_20ms");
+    group.sample_size(10);
+    group.bench_function("limit_32_ideal_160ms", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let results = executor.execute(&batch, &TurnContext::new()).await;
+            assert!(results.iter().all(|r| r.outcome.content().is_some()));
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, overhead, sleeping);
+criterion_main!(benches);
