@@ -1,18 +1,22 @@
 //! Whatever a model sends, dispatch answers: arbitrary JSON (wrong types, missing and
 //! extra fields, deep nesting, huge strings and numbers, `NaN`-like strings) reaches
-//! representative tools through `ToolSet::call`; nothing panics, and every failure is a
-//! structured error that says what was wrong.
+//! representative tools through `ToolSet::call` and through the executor; nothing
+//! panics, and every failure is a structured error that says what was wrong.
 
 // The tools read their arguments through `Debug`, which dead-code analysis ignores.
 #![allow(dead_code)]
 
-use agent_core::{AgentResult, ToolContext, ToolErrorKind, ToolSet, TypedTool};
+use agent_core::{
+    AgentResult, Executor, ToolCall, ToolConfig, ToolContext, ToolErrorKind, ToolSet, TurnContext,
+    TypedTool,
+};
 use async_trait::async_trait;
 use proptest::prelude::*;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Number, Value, json};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
