@@ -190,14 +190,37 @@ fn near_miss() -> impl Strategy<Value = Value> {
 
 fn check(name: &str, args: &Value) -> Result<(), TestCaseError> {
     thread_local! {
-        static HARNESS: (tokio::runtime::Runtime, ToolSet) = (
-            tokio::runtime::Builder::new_current_thread().build().expect("runtime"),
-            toolset(),
-        );
+        static HARNESS: (tokio::runtime::Runtime, Arc<ToolSet>, Executor) = {
+            let set = Arc::new(toolset());
+            let executor = Executor::new(set.clone(), ToolConfig::default());
+            (
+                tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime"),
+                set,
+                executor,
+            )
+        };
     }
-    let result = HARNESS
-        .with(|(runtime, set)| runtime.block_on(set.call(name, args, &ToolContext::default())));
-    let Err(error) = result else {
+    let (direct, through_executor) = HARNESS.with(|(runtime, set, executor)| {
+        runtime.block_on(async {
+            let direct = set.call(name, args, &ToolContext::default()).await;
+            let call = ToolCall::new("call", name, args.clone());
+            let mut results = executor.execute(&[call], &TurnContext::new()).await;
+            (direct, results.pop().expect("one result per call"))
+        })
+    });
+    // The executor answers exactly as the bare dispatch does.
+    match (&direct, through_executor.outcome.error()) {
+        (Ok(content), None) => {
+            prop_assert_eq!(Some(content.as_slice()), through_executor.outcome.content());
+        }
+        (Err(error), Some(via_executor)) => {
+            prop_assert_eq!(error.as_tool_error(), Some(via_executor));
+        }
+        (direct, executor) => {
+            prop_assert!(false, "dispatch {direct:?} but executor {executor:?}");
+        }
+    }
+    let Err(error) = direct else {
         return Ok(());
     };
     let kind = error.tool_error_kind();
