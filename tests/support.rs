@@ -1,1 +1,5 @@
 //! Integration tests of the public API; each test file is its own target.
+
+/// The README's example, compiled and run as a doctest so it cannot drift.
+#[doc = include_str!("../README.md")]
+mod readme {}
