@@ -71,7 +71,9 @@ pub use executor::{
     ToolCallResult, ToolOutcome, TurnContext, error_content,
 };
 pub use extract::{FromToolContext, Progress, State};
-pub use llm::{AssistantMessage, LlmClient, LlmRequest, Message, ToolCall, ToolResultMessage};
+pub use llm::{
+    AssistantMessage, LlmClient, LlmRequest, Message, ToolCall, ToolResultMessage, Usage,
+};
 pub use run::{PendingCall, PendingKind, RunOutcome, RunState, RunStatus};
 pub use schema::{ArgsSchema, normalize_root};
 pub use scripted::{FnLlm, RecordedRequest, RuleLlm, ScriptedLlm};

@@ -44,6 +44,18 @@ pub struct AssistantMessage {
     /// The tools the model wants called, in its order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
+    /// The tokens this answer cost, when the provider reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// Token counts a provider reported for one model call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens read: the whole prompt, cached or not (OpenAI's `prompt_tokens`).
+    pub input_tokens: u64,
+    /// Tokens generated (OpenAI's `completion_tokens`).
+    pub output_tokens: u64,
 }
 
 impl AssistantMessage {
@@ -51,15 +63,15 @@ impl AssistantMessage {
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             text: Some(text.into()),
-            tool_calls: Vec::new(),
+            ..Self::default()
         }
     }
 
     /// A message calling tools.
     pub fn tool_calls(calls: impl IntoIterator<Item = ToolCall>) -> Self {
         Self {
-            text: None,
             tool_calls: calls.into_iter().collect(),
+            ..Self::default()
         }
     }
 
