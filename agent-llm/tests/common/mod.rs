@@ -1,0 +1,279 @@
+//! A scripted HTTP/1.1 server on 127.0.0.1 for the adapter tests: it answers each
+//! request with the next reply of its script, in the provider's exact wire format, and
+//! records what the client sent.
+
+#![allow(dead_code)]
+
+use agent_core::{AgentResult, ToolContext, ToolDefinition, ToolSet, TypedTool, async_trait};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+    delay: Duration,
+    /// A `Content-Length` larger than the body, to cut the body short.
+    declared_length: Option<usize>,
+}
+
+impl Reply {
+    /// A JSON answer.
+    pub fn json(status: u16, body: Value) -> Self {
+        Self::raw(status, &body.to_string())
+    }
+
+    /// An answer with `body` as it is, labelled JSON.
+    pub fn raw(status: u16, body: &str) -> Self {
+        Self {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.to_owned(),
+            delay: Duration::ZERO,
+            declared_length: None,
+        }
+    }
+
+    /// The same answer with one more header.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The same answer, sent after `delay`.
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+
+    /// The same answer announcing `length` bytes and closing after fewer.
+    pub fn declared_length(mut self, length: usize) -> Self {
+        self.declared_length = Some(length);
+        self
+    }
+}
+
+/// What the client sent.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    /// Header names lowercased.
+    pub headers: HashMap<String, String>,
+    /// The body parsed as JSON (`Null` when it is not JSON).
+    pub body: Value,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+}
+
+/// The server; it stops when dropped.
+pub struct MockServer {
+    /// `http://127.0.0.1:<port>`.
+    pub url: String,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+    task: JoinHandle<()>,
+}
+
+impl MockServer {
+    /// Starts a server answering with `replies`, in order; past the script it answers
+    /// 599 so that a test sending too many requests fails visibly.
+    pub async fn start(replies: impl IntoIterator<Item = Reply>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let replies = Arc::new(Mutex::new(replies.into_iter().collect::<VecDeque<_>>()));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let recorded = requests.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let replies = replies.clone();
+                let recorded = recorded.clone();
+                tokio::spawn(async move {
+                    let _ = serve(stream, replies, recorded).await;
+                });
+            }
+        });
+        Self {
+            url,
+            requests,
+            task,
+        }
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    /// The only request received; panics when there were more or none.
+    pub fn only_request(&self) -> Recorded {
+        let requests = self.requests();
+        assert_eq!(requests.len(), 1, "expected one request: {requests:#?}");
+        requests.into_iter().next().unwrap()
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn serve(
+    mut stream: TcpStream,
+    replies: Arc<Mutex<VecDeque<Reply>>>,
+    recorded: Arc<Mutex<Vec<Recorded>>>,
+) -> std::io::Result<()> {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let head_end = loop {
+        if let Some(end) = find(&buffer, b"\r\n\r\n") {
+            break end;
+        }
+        let read = stream.read(&mut chunk).await?;
+        if read == 0 {
+            return Ok(());
+        }
+        buffer.extend_from_slice(&chunk[..read]);
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next().unwrap_or_default().split(' ');
+    let method = request_line.next().unwrap_or_default().to_owned();
+    let path = request_line.next().unwrap_or_default().to_owned();
+    let headers: HashMap<String, String> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    let length: usize = headers
+        .get("content-length")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0);
+    let mut body = buffer[head_end + 4..].to_vec();
+    while body.len() < length {
+        let read = stream.read(&mut chunk).await?;
+        if read == 0 {
+            break;
+        }
+        body.extend_from_slice(&chunk[..read]);
+    }
+    recorded.lock().unwrap().push(Recorded {
+        method,
+        path,
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    });
+    let reply = replies
+        .lock()
+        .unwrap()
+        .pop_front()
+        .unwrap_or_else(|| Reply::raw(599, "{\"error\": \"the mock server's script is over\"}"));
+    tokio::time::sleep(reply.delay).await;
+    let mut response = format!("HTTP/1.1 {} Scripted\r\n", reply.status);
+    for (name, value) in &reply.headers {
+        response.push_str(&format!("{name}: {value}\r\n"));
+    }
+    let length = reply.declared_length.unwrap_or(reply.body.len());
+    response.push_str(&format!(
+        "content-length: {length}\r\nconnection: close\r\n\r\n{}",
+        reply.body
+    ));
+    stream.write_all(response.as_bytes()).await?;
+    stream.shutdown().await
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// `get_weather`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WeatherArgs {
+    /// City name, e.g. "Paris"
+    city: String,
+    /// Days ahead; today when absent
+    days: Option<u8>,
+}
+
+/// Gets the weather forecast for a city.
+pub struct GetWeather;
+
+#[async_trait]
+impl TypedTool for GetWeather {
+    type Args = WeatherArgs;
+    type Output = String;
+
+    fn name(&self) -> &'static str {
+        "get_weather"
+    }
+
+    fn description(&self) -> &'static str {
+        "Get the weather forecast for a city."
+    }
+
+    async fn call_typed(&self, args: WeatherArgs, _ctx: &ToolContext) -> AgentResult<String> {
+        Ok(match args.days {
+            Some(days) => format!("{} in {days} days: 18°C, cloudy", args.city),
+            None => format!("{}: 21°C, sunny", args.city),
+        })
+    }
+}
+
+/// `get_time`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimeArgs {
+    /// City name
+    city: String,
+}
+
+/// Gets the local time in a city.
+pub struct GetTime;
+
+#[async_trait]
+impl TypedTool for GetTime {
+    type Args = TimeArgs;
+    type Output = String;
+
+    fn name(&self) -> &'static str {
+        "get_time"
+    }
+
+    fn description(&self) -> &'static str {
+        "Get the local time in a city."
+    }
+
+    async fn call_typed(&self, args: TimeArgs, _ctx: &ToolContext) -> AgentResult<String> {
+        Ok(format!("{}: 14:05", args.city))
+    }
+}
+
+/// The tools the tests offer.
+pub fn toolset() -> ToolSet {
+    let mut set = ToolSet::new();
+    set.register_tool(GetWeather).unwrap();
+    set.register_tool(GetTime).unwrap();
+    set
+}
+
+/// The definitions of [`toolset`], as the runtime offers them.
+pub fn definitions() -> Vec<Arc<ToolDefinition>> {
+    let set = toolset();
+    ["get_weather", "get_time"]
+        .into_iter()
+        .map(|name| set.definition(name).unwrap().clone())
+        .collect()
+}
