@@ -105,8 +105,12 @@ impl AnthropicClient {
         &self.transport.url
     }
 
-    /// The JSON body [`complete`](LlmClient::complete) posts for `request`. Fails when a
-    /// tool cannot be rendered in the client's dialect.
+    /// The JSON body [`complete`](LlmClient::complete) posts for `request`: its
+    /// messages and tools, the builder's [`param`](AnthropicBuilder::param)s, then the request's own
+    /// [`params`](LlmRequest::params) (what tools set with
+    /// [`NextTurn`](agent_core::NextTurn)) as body fields, overriding any earlier field
+    /// of that name (`model` included). Fails when a tool cannot be rendered in the
+    /// client's dialect.
     pub fn request_body(&self, request: &LlmRequest<'_>) -> AgentResult<Value> {
         let (system, messages) = conversation(request.messages);
         let mut body = Map::new();
@@ -120,7 +124,8 @@ impl AnthropicClient {
             let tools = render_tools(self.dialect, request.tools)?;
             body.insert("tools".into(), Value::Array(tools));
         }
-        for (key, value) in &self.params {
+        // The client's fields, then this turn's (`NextTurn`): later ones win.
+        for (key, value) in self.params.iter().chain(request.params) {
             body.insert(key.clone(), value.clone());
         }
         Ok(Value::Object(body))
@@ -181,7 +186,9 @@ impl AnthropicClient {
                 None => return Err(malformed("a content block without `type`")),
             }
         }
-        if text.is_none() && tool_calls.is_empty() && str_field(body, "stop_reason") == Some("refusal")
+        if text.is_none()
+            && tool_calls.is_empty()
+            && str_field(body, "stop_reason") == Some("refusal")
         {
             return Err(AgentError::Llm(format!(
                 "{PROVIDER}: the model refused to answer (stop_reason `refusal`)"

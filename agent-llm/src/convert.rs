@@ -61,12 +61,10 @@ pub(crate) fn render_tools(
     tools
         .iter()
         .map(|tool| {
-            dialect
-                .render(tool)
-                .map_err(|e| AgentError::InvalidTool {
-                    tool: e.tool.clone(),
-                    reason: format!("cannot be rendered for {}: {}", e.dialect, e.reason),
-                })
+            dialect.render(tool).map_err(|e| AgentError::InvalidTool {
+                tool: e.tool.clone(),
+                reason: format!("cannot be rendered for {}: {}", e.dialect, e.reason),
+            })
         })
         .collect()
 }

@@ -321,7 +321,10 @@ pub(crate) fn provider_message(json: &Value) -> Option<(Option<String>, String)>
 }
 
 fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim)
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
 }
 
 /// The server's requested wait: `retry-after-ms` (OpenAI), else `Retry-After` in
@@ -362,7 +365,9 @@ pub(crate) fn header_map(
             AgentError::Llm(format!("{provider}: `{name}` is not a valid header name"))
         })?;
         let mut value = HeaderValue::from_str(&value).map_err(|_| {
-            AgentError::Llm(format!("{provider}: the value of header `{name}` is invalid"))
+            AgentError::Llm(format!(
+                "{provider}: the value of header `{name}` is invalid"
+            ))
         })?;
         if is_secret(&header) {
             value.set_sensitive(true);

@@ -12,22 +12,27 @@
 //! [`AgentError::Llm`](agent_core::AgentError::Llm) that quotes the provider's message.
 //!
 //! ```no_run
-//! use agent_core::{Agent, tool, tools};
-//! use agent_llm::OpenAiClient;
+//! use agent_core::{Agent, AgentResult, ToolSet};
+//! use agent_llm::{AnthropicClient, OpenAiClient};
 //!
-//! /// Add two numbers.
-//! #[tool(read_only)]
-//! async fn add(a: f64, b: f64) -> f64 {
-//!     a + b
+//! fn openai_agent(tools: ToolSet) -> AgentResult<Agent> {
+//!     // OpenAI, or any compatible server through `base_url`.
+//!     let model = OpenAiClient::builder("gpt-4o-mini")
+//!         .api_key(std::env::var("OPENAI_API_KEY").unwrap_or_default())
+//!         .build()?;
+//!     Agent::builder(model).tools(tools).build()
 //! }
 //!
-//! # async fn run() -> agent_core::AgentResult<()> {
-//! let model = OpenAiClient::builder("gpt-4o-mini")
-//!     .api_key(std::env::var("OPENAI_API_KEY").unwrap_or_default())
-//!     .build()?;
-//! let agent = Agent::builder(model).tools(tools![add]).build()?;
-//! # Ok(()) }
+//! fn anthropic_agent(tools: ToolSet) -> AgentResult<Agent> {
+//!     let key = std::env::var("ANTHROPIC_API_KEY").unwrap_or_default();
+//!     let model = AnthropicClient::builder(key, "claude-sonnet-4-5").build()?;
+//!     Agent::builder(model).tools(tools).build()
+//! }
 //! ```
+//!
+//! Either also comes from the environment: [`OpenAiClient::from_env`] (`OPENAI_BASE_URL`,
+//! `OPENAI_API_KEY`, `OPENAI_MODEL`) and [`AnthropicClient::from_env`]
+//! (`ANTHROPIC_API_KEY`, `ANTHROPIC_MODEL`, `ANTHROPIC_BASE_URL`).
 //!
 //! TLS is rustls with the `ring` crypto provider, installed as the process default when
 //! the application has not installed one.

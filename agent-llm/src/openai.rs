@@ -106,8 +106,12 @@ impl OpenAiClient {
         &self.transport.url
     }
 
-    /// The JSON body [`complete`](LlmClient::complete) posts for `request`. Fails when a
-    /// tool cannot be rendered in the client's dialect.
+    /// The JSON body [`complete`](LlmClient::complete) posts for `request`: its
+    /// messages and tools, the builder's [`param`](OpenAiBuilder::param)s, then the request's own
+    /// [`params`](LlmRequest::params) (what tools set with
+    /// [`NextTurn`](agent_core::NextTurn)) as body fields, overriding any earlier field
+    /// of that name (`model` included). Fails when a tool cannot be rendered in the
+    /// client's dialect.
     pub fn request_body(&self, request: &LlmRequest<'_>) -> AgentResult<Value> {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
@@ -118,7 +122,8 @@ impl OpenAiClient {
             let tools = render_tools(self.dialect, request.tools)?;
             body.insert("tools".into(), Value::Array(tools));
         }
-        for (key, value) in &self.params {
+        // The client's fields, then this turn's (`NextTurn`): later ones win.
+        for (key, value) in self.params.iter().chain(request.params) {
             body.insert(key.clone(), value.clone());
         }
         Ok(Value::Object(body))

@@ -133,7 +133,10 @@ async fn a_single_tool_use_with_headers_system_and_tools() {
     );
     let weather = &sent.body["tools"][0];
     assert_eq!(weather["name"], "get_weather");
-    assert_eq!(weather["description"], "Get the weather forecast for a city.");
+    assert_eq!(
+        weather["description"],
+        "Get the weather forecast for a city."
+    );
     assert_eq!(weather["input_schema"]["type"], "object");
     assert_eq!(weather["input_schema"]["required"], json!(["city"]));
 }
@@ -161,7 +164,11 @@ async fn parallel_tool_uses_keep_their_order() {
     assert_eq!(
         answer.tool_calls,
         [
-            ToolCall::new("toolu_1", "get_weather", json!({"city": "Paris", "days": 2})),
+            ToolCall::new(
+                "toolu_1",
+                "get_weather",
+                json!({"city": "Paris", "days": 2})
+            ),
             ToolCall::new("toolu_2", "get_time", json!({"city": "Tokyo"})),
         ]
     );
@@ -295,7 +302,12 @@ async fn an_agent_runs_tools_and_answers() {
     );
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    let last = requests[1].body["messages"].as_array().unwrap().last().unwrap().clone();
+    let last = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     assert_eq!(last["role"], "user");
     let results = last["content"].as_array().unwrap();
     assert_eq!(results.len(), 2, "{last:#}");
@@ -354,10 +366,19 @@ async fn a_401_is_not_retried() {
 #[tokio::test]
 async fn rate_limits_and_overload_are_retried() {
     let server = MockServer::start([
-        Reply::json(429, error_body("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"))
-            .header("retry-after", "0"),
+        Reply::json(
+            429,
+            error_body(
+                "rate_limit_error",
+                "Number of request tokens has exceeded your per-minute rate limit",
+            ),
+        )
+        .header("retry-after", "0"),
         Reply::json(529, error_body("overloaded_error", "Overloaded")),
-        Reply::json(200, message(json!([{"type": "text", "text": "Done."}]), "end_turn")),
+        Reply::json(
+            200,
+            message(json!([{"type": "text", "text": "Done."}]), "end_turn"),
+        ),
     ])
     .await;
     let messages = [Message::user("Hi")];
@@ -383,7 +404,10 @@ async fn server_errors_exhaust_the_attempts() {
     let messages = [Message::user("Hi")];
     let error = llm_error(model.complete(LlmRequest::new(&messages, &[])).await);
     assert!(error.contains("HTTP 500"), "{error}");
-    assert!(error.contains("(api_error): Internal server error"), "{error}");
+    assert!(
+        error.contains("(api_error): Internal server error"),
+        "{error}"
+    );
     assert!(error.contains("after 2 attempts"), "{error}");
     assert_eq!(server.requests().len(), 2);
 }
@@ -391,11 +415,20 @@ async fn server_errors_exhaust_the_attempts() {
 #[tokio::test]
 async fn malformed_bodies_are_clear_errors() {
     let cases = [
-        (Reply::raw(200, r#"{"id": "msg_1", "content": [{"type": "te"#), "not valid JSON"),
-        (Reply::raw(200, ""), "not valid JSON"),
-        (Reply::json(200, json!({"id": "msg_1", "type": "message"})), "no `content` array"),
         (
-            Reply::json(200, message(json!([{"type": "tool_use", "input": {}}]), "tool_use")),
+            Reply::raw(200, r#"{"id": "msg_1", "content": [{"type": "te"#),
+            "not valid JSON",
+        ),
+        (Reply::raw(200, ""), "not valid JSON"),
+        (
+            Reply::json(200, json!({"id": "msg_1", "type": "message"})),
+            "no `content` array",
+        ),
+        (
+            Reply::json(
+                200,
+                message(json!([{"type": "tool_use", "input": {}}]), "tool_use"),
+            ),
             "without `id` or `name`",
         ),
         (
@@ -462,4 +495,23 @@ fn debug_output_never_shows_the_key() {
     let model = builder.build().unwrap();
     assert!(!format!("{model:?}").contains("sk-ant-secret"));
     assert_eq!(model.url(), "https://api.anthropic.com/v1/messages");
+}
+
+#[test]
+fn a_turns_params_override_the_clients() {
+    let model = AnthropicClient::builder("k", "claude-test")
+        .param("temperature", 0.7)
+        .build()
+        .unwrap();
+    let mut turn = serde_json::Map::new();
+    turn.insert("tool_choice".into(), json!({"type": "any"}));
+    turn.insert("temperature".into(), json!(0));
+    let messages = [Message::user("Hi")];
+    let body = model
+        .request_body(&LlmRequest::new(&messages, &[]).with_params(&turn))
+        .unwrap();
+    assert_eq!(body["model"], "claude-test");
+    assert_eq!(body["max_tokens"], AnthropicClient::DEFAULT_MAX_TOKENS);
+    assert_eq!(body["temperature"], 0);
+    assert_eq!(body["tool_choice"], json!({"type": "any"}));
 }

@@ -373,7 +373,8 @@ async fn server_errors_exhaust_the_attempts() {
         500,
         json!({"error": {"message": "The server had an error while processing your request. Sorry about that!", "type": "server_error", "param": null, "code": null}}),
     );
-    let server = MockServer::start([failure.clone(), failure.clone(), failure.clone(), failure]).await;
+    let server =
+        MockServer::start([failure.clone(), failure.clone(), failure.clone(), failure]).await;
     let messages = [Message::user("Hi")];
     let error = llm_error(
         client(&server)
@@ -388,10 +389,11 @@ async fn server_errors_exhaust_the_attempts() {
 
 #[tokio::test]
 async fn x_should_retry_false_stops_retries() {
-    let server = MockServer::start([
-        Reply::json(503, json!({"error": {"message": "nope", "type": "server_error"}}))
-            .header("x-should-retry", "false"),
-    ])
+    let server = MockServer::start([Reply::json(
+        503,
+        json!({"error": {"message": "nope", "type": "server_error"}}),
+    )
+    .header("x-should-retry", "false")])
     .await;
     let messages = [Message::user("Hi")];
     let error = llm_error(
@@ -406,18 +408,30 @@ async fn x_should_retry_false_stops_retries() {
 #[tokio::test]
 async fn malformed_bodies_are_clear_errors() {
     let cases = [
-        (Reply::raw(200, r#"{"id": "chatcmpl-1", "choices": [{"mess"#), "not valid JSON"),
-        (Reply::json(200, json!({"id": "chatcmpl-1", "choices": []})), "no `choices[0]`"),
+        (
+            Reply::raw(200, r#"{"id": "chatcmpl-1", "choices": [{"mess"#),
+            "not valid JSON",
+        ),
+        (
+            Reply::json(200, json!({"id": "chatcmpl-1", "choices": []})),
+            "no `choices[0]`",
+        ),
         (Reply::json(200, json!([1, 2])), "not a JSON object"),
         (
             Reply::json(
                 200,
-                completion(json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function"}]}), "tool_calls"),
+                completion(
+                    json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function"}]}),
+                    "tool_calls",
+                ),
             ),
             "without a `function` object",
         ),
         (
-            Reply::json(200, completion(json!({"role": "assistant", "content": 42}), "stop")),
+            Reply::json(
+                200,
+                completion(json!({"role": "assistant", "content": 42}), "stop"),
+            ),
             "neither text nor null",
         ),
         (Reply::raw(502, "<html>Bad Gateway</html>"), "HTTP 502"),
@@ -515,7 +529,11 @@ async fn compatible_servers_without_key_strict_or_ids() {
         .unwrap();
     assert_eq!(
         answer.tool_calls,
-        [ToolCall::new("call_0", "get_weather", json!({"city": "Lyon"}))]
+        [ToolCall::new(
+            "call_0",
+            "get_weather",
+            json!({"city": "Lyon"})
+        )]
     );
     assert_eq!(answer.usage, None);
     let sent = server.only_request();
@@ -570,4 +588,23 @@ fn debug_output_never_shows_the_key() {
     let model = builder.build().unwrap();
     assert!(!format!("{model:?}").contains("sk-secret"));
     assert_eq!(model.url(), "https://api.openai.com/v1/chat/completions");
+}
+
+#[test]
+fn a_turns_params_override_the_clients() {
+    let model = OpenAiClient::builder("gpt-test")
+        .param("temperature", 0.7)
+        .param("max_completion_tokens", 512)
+        .build()
+        .unwrap();
+    let mut turn = serde_json::Map::new();
+    turn.insert("model".into(), json!("gpt-big"));
+    turn.insert("temperature".into(), json!(0));
+    let messages = [Message::user("Hi")];
+    let body = model
+        .request_body(&LlmRequest::new(&messages, &[]).with_params(&turn))
+        .unwrap();
+    assert_eq!(body["model"], "gpt-big");
+    assert_eq!(body["temperature"], 0);
+    assert_eq!(body["max_completion_tokens"], 512);
 }

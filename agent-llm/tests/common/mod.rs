@@ -175,11 +175,10 @@ async fn serve(
         headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
     });
-    let reply = replies
-        .lock()
-        .unwrap()
-        .pop_front()
-        .unwrap_or_else(|| Reply::raw(599, "{\"error\": \"the mock server's script is over\"}"));
+    let reply =
+        replies.lock().unwrap().pop_front().unwrap_or_else(|| {
+            Reply::raw(599, "{\"error\": \"the mock server's script is over\"}")
+        });
     tokio::time::sleep(reply.delay).await;
     let mut response = format!("HTTP/1.1 {} Scripted\r\n", reply.status);
     for (name, value) in &reply.headers {
