@@ -608,3 +608,33 @@ fn a_turns_params_override_the_clients() {
     assert_eq!(body["temperature"], 0);
     assert_eq!(body["max_completion_tokens"], 512);
 }
+
+#[tokio::test]
+async fn a_tool_that_cannot_be_strict_is_an_error_and_nothing_is_sent() {
+    // Twelve levels of nested objects: deeper than strict mode's limit of ten.
+    let mut schema = json!({"type": "string"});
+    for _ in 0..12 {
+        schema = json!({"type": "object", "properties": {"inner": schema}, "required": ["inner"]});
+    }
+    let deep = std::sync::Arc::new(agent_core::ToolDefinition {
+        name: "deep".into(),
+        title: None,
+        description: "A tool with a deeply nested argument.".into(),
+        parameters: schema,
+        output_schema: None,
+        annotations: Default::default(),
+    });
+    let server = MockServer::start([Reply::json(200, text("unused"))]).await;
+    let messages = [Message::user("Hi")];
+    let result = client(&server)
+        .complete(LlmRequest::new(&messages, &[deep]))
+        .await;
+    match result {
+        Err(AgentError::InvalidTool { tool, reason }) => {
+            assert_eq!(tool, "deep");
+            assert!(reason.contains("openai-strict"), "{reason}");
+        }
+        other => panic!("expected InvalidTool, got {other:?}"),
+    }
+    assert!(server.requests().is_empty());
+}
