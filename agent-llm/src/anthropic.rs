@@ -23,6 +23,11 @@ const PROVIDER: &str = "anthropic";
 /// requires. System messages, wherever they are in the conversation, become the
 /// top-level `system` prompt.
 ///
+/// A request's [`params`](LlmRequest::params) (set by tools through
+/// [`NextTurn`](agent_core::NextTurn)) become body fields for that request; its
+/// application [`context`](LlmRequest::context) is not sent: what the model should see
+/// belongs in a message.
+///
 /// ```no_run
 /// # async fn run() -> agent_core::AgentResult<()> {
 /// use agent_llm::AnthropicClient;

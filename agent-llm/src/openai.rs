@@ -27,6 +27,11 @@ const PROVIDER: &str = "openai";
 /// messages; failed calls carry the runtime's `{"error", "kind"}` text, since the API
 /// has no error flag.
 ///
+/// A request's [`params`](LlmRequest::params) (set by tools through
+/// [`NextTurn`](agent_core::NextTurn)) become body fields for that request; its
+/// application [`context`](LlmRequest::context) is not sent: what the model should see
+/// belongs in a message.
+///
 /// ```no_run
 /// # async fn run() -> agent_core::AgentResult<()> {
 /// use agent_llm::OpenAiClient;
