@@ -638,3 +638,25 @@ async fn a_tool_that_cannot_be_strict_is_an_error_and_nothing_is_sent() {
     }
     assert!(server.requests().is_empty());
 }
+
+#[tokio::test]
+async fn a_retry_after_beyond_the_limit_falls_back_to_the_backoff() {
+    let server = MockServer::start([
+        Reply::json(
+            429,
+            json!({"error": {"message": "Rate limit reached", "type": "requests", "param": null, "code": "rate_limit_exceeded"}}),
+        )
+        .header("retry-after", "3600"),
+        Reply::json(200, text("Done.")),
+    ])
+    .await;
+    let messages = [Message::user("Hi")];
+    let start = Instant::now();
+    let answer = client(&server)
+        .complete(LlmRequest::new(&messages, &[]))
+        .await
+        .unwrap();
+    assert_eq!(answer.text.as_deref(), Some("Done."));
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(server.requests().len(), 2);
+}
