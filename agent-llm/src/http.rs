@@ -15,7 +15,8 @@ use std::time::Duration;
 /// connection fails or times out. The wait before retry `n` (1-based) is
 /// `initial_backoff * 2^(n-1)`, capped at `max_backoff`, less up to a quarter of random
 /// jitter; a `Retry-After` (seconds) or `retry-after-ms` header from the server is used
-/// instead when it is no longer than `max_retry_after`.
+/// instead when it is no longer than `max_retry_after`. Each retry is logged as a
+/// `tracing` warning with the error that caused it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// How many times a request is sent at most, the first time included (at least 1).
@@ -135,8 +136,15 @@ impl Transport {
             let wait = server_wait
                 .filter(|w| *w <= self.retry.max_retry_after)
                 .unwrap_or_else(|| self.retry.backoff(attempt));
-            tokio::time::sleep(wait).await;
             attempt += 1;
+            tracing::warn!(
+                provider,
+                attempt,
+                max_attempts = attempts,
+                wait_ms = wait.as_millis() as u64,
+                "{error}; retrying"
+            );
+            tokio::time::sleep(wait).await;
         }
     }
 
