@@ -1,14 +1,21 @@
-//! A small agent on a scripted model, with no network: three tools written with
-//! `#[tool]` (one reports progress, one needs approval), the events printed as they
-//! happen, a pause for a person, and the run resumed from its serialized state.
+//! A small agent: three tools written with `#[tool]` (one reports progress, one needs
+//! approval), the events printed as they happen, a pause for a person, and the run
+//! resumed from its serialized state.
 //!
 //!     cargo run --example quickstart
+//!
+//! The model is a scripted stand-in, with no network, unless a real one is configured:
+//! `OPENAI_BASE_URL` (any OpenAI-compatible server; `OPENAI_API_KEY` and `OPENAI_MODEL`
+//! if it needs them) or `OPENAI_API_KEY` alone for OpenAI itself, else
+//! `ANTHROPIC_API_KEY` (and optionally `ANTHROPIC_MODEL`).
 
 use agent_core::{
-    Agent, AgentError, AgentEvent, AgentResult, Progress, RuleLlm, RunOutcome, RunState,
+    Agent, AgentError, AgentEvent, AgentResult, LlmClient, Progress, RuleLlm, RunOutcome, RunState,
     ToolConfig, ToolContext, ToolError, tool, tools,
 };
+use agent_llm::{AnthropicClient, OpenAiClient};
 use serde_json::json;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Get the current weather for a city.
@@ -58,6 +65,12 @@ fn print_event(event: AgentEvent) {
             if let Some(text) = &message.text {
                 println!("model: {text}");
             }
+            if let Some(usage) = message.usage {
+                println!(
+                    "  ({} tokens in, {} out)",
+                    usage.input_tokens, usage.output_tokens
+                );
+            }
             for call in &message.tool_calls {
                 println!(
                     "model calls {}({}) [{}]",
@@ -91,9 +104,21 @@ fn print_event(event: AgentEvent) {
     }
 }
 
-fn build_agent() -> AgentResult<Agent> {
-    // A deterministic stand-in for a model: it calls tools when the user's words match.
-    let llm = RuleLlm::new()
+/// A real model when the environment configures one (see the top of this file), else a
+/// deterministic stand-in that calls tools when the user's words match; and a line
+/// saying which.
+fn model() -> AgentResult<(Arc<dyn LlmClient>, String)> {
+    if let Some(client) = OpenAiClient::from_env() {
+        let client = client?;
+        let about = format!("{} at {}", client.model(), client.url());
+        return Ok((Arc::new(client), about));
+    }
+    if let Some(client) = AnthropicClient::from_env() {
+        let client = client?;
+        let about = format!("{} at {}", client.model(), client.url());
+        return Ok((Arc::new(client), about));
+    }
+    let scripted = RuleLlm::new()
         .when("weather", "get_weather", json!({"city": "Paris"}))
         .when("index", "index_docs", json!({"path": "./docs"}))
         .when(
@@ -101,6 +126,10 @@ fn build_agent() -> AgentResult<Agent> {
             "send_email",
             json!({"to": "team@example.com", "body": "Docs are indexed."}),
         );
+    Ok((Arc::new(scripted), "a scripted model (no network)".into()))
+}
+
+fn build_agent(llm: Arc<dyn LlmClient>) -> AgentResult<Agent> {
     Agent::builder(llm)
         .system_prompt("You are a helpful assistant.")
         .tools(tools![get_weather, index_docs, send_email])
@@ -115,14 +144,24 @@ fn storage_error(error: serde_json::Error) -> AgentError {
 
 #[tokio::main]
 async fn main() -> AgentResult<()> {
-    let agent = build_agent()?;
+    let (llm, about) = model()?;
+    println!("model: {about}\n");
+    let agent = build_agent(llm.clone())?;
     let mut run =
         agent.start("What's the weather in Paris? Also index the docs and email the team.");
 
     let outcome = agent.run(&mut run).await?;
-    let RunOutcome::Paused { pending } = outcome else {
-        println!("finished without a pause: {outcome:?}");
-        return Ok(());
+    // A real model may answer without calling `send_email`, and so without a pause.
+    let pending = match outcome {
+        RunOutcome::Paused { pending } => pending,
+        RunOutcome::Finished { answer } => {
+            println!("\nfinal answer (no pause):\n{answer}");
+            return Ok(());
+        }
+        other => {
+            println!("ended without a pause: {other:?}");
+            return Ok(());
+        }
     };
 
     // A run is a value: store it, and resume it later, in any process.
@@ -134,8 +173,9 @@ async fn main() -> AgentResult<()> {
         println!("a person approves {} [{}]", p.call.name, p.call.id);
         resumed.approve(&p.call.id)?;
     }
-    if let RunOutcome::Finished { answer } = build_agent()?.run(&mut resumed).await? {
-        println!("\nfinal answer:\n{answer}");
+    match build_agent(llm)?.run(&mut resumed).await? {
+        RunOutcome::Finished { answer } => println!("\nfinal answer:\n{answer}"),
+        other => println!("\nended: {other:?}"),
     }
     Ok(())
 }
