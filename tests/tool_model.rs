@@ -799,3 +799,79 @@ fn the_default_context_is_usable() {
     assert!(ctx.is_cancelled());
     assert!(ctx.emit_progress(json!({"step": 1})).is_ok());
 }
+
+// ---------------------------------------------------------------------------------
+// Error paths reach into nested values.
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)] // read through Debug
+enum Shape {
+    Dot,
+    Circle { radius: u32 },
+    Polygon { points: Vec<Point> },
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)] // read through Debug
+struct Point {
+    x: i32,
+    y: i32,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // read through Debug
+struct DrawArgs {
+    shapes: Vec<Shape>,
+    origin: Option<Point>,
+    labels: std::collections::BTreeMap<String, u8>,
+}
+
+struct Draw;
+
+#[async_trait]
+impl TypedTool for Draw {
+    type Args = DrawArgs;
+    type Output = String;
+    fn name(&self) -> &'static str {
+        "draw"
+    }
+    fn description(&self) -> &'static str {
+        "Draws shapes."
+    }
+    async fn call_typed(&self, args: DrawArgs, _: &ToolContext) -> AgentResult<String> {
+        Ok(format!("{args:?}"))
+    }
+}
+
+#[tokio::test]
+async fn error_paths_reach_into_arrays_options_variants_and_maps() {
+    let set = ToolSet::new().with_tool(Draw).unwrap();
+    let cases = [
+        (
+            json!({"shapes": ["dot", {"polygon": {"points": [{"x": 1, "y": 2}, {"x": "3", "y": 4}]}}], "labels": {}}),
+            "Invalid arguments: shapes[1].polygon.points[1].x: invalid type: string \"3\", expected i32",
+        ),
+        (
+            json!({"shapes": [{"circle": {"radius": -5}}], "labels": {}}),
+            "Invalid arguments: shapes[0].circle.radius: invalid value: integer `-5`, expected u32",
+        ),
+        (
+            json!({"shapes": [], "origin": {"x": 1}, "labels": {}}),
+            "Invalid arguments: origin: missing field `y`",
+        ),
+        (
+            json!({"shapes": [], "labels": {"a": 1, "b": 300}}),
+            "Invalid arguments: labels.b: invalid value: integer `300`, expected u8",
+        ),
+        (
+            json!({"shapes": ["square"], "labels": {}}),
+            "Invalid arguments: shapes[0]: unknown variant `square`, expected one of `dot`, `circle`, `polygon`",
+        ),
+    ];
+    for (args, expected) in cases {
+        let error = set.call("draw", &args, &ctx()).await.unwrap_err();
+        assert_eq!(error.to_string(), expected, "for {args}");
+    }
+}

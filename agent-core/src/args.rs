@@ -1,6 +1,7 @@
 //! Turning the JSON a model sent into typed arguments, with errors that name the field.
 
 use crate::error::ToolError;
+use crate::locate::first_violation;
 use crate::schema::ArgsSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -61,24 +62,15 @@ pub fn decode_args<A: DeserializeOwned + 'static>(
     } else {
         Cow::Borrowed(args)
     };
-    // The fast path decodes without tracking where it is; only a failure pays for a
-    // second pass that finds the field's path for the message.
-    A::deserialize(&*args).map_err(|_| path_error::<A>(&args))
-}
-
-fn path_error<A: DeserializeOwned>(args: &Value) -> ToolError {
-    match serde_path_to_error::deserialize::<_, A>(args) {
-        Ok(_) => ToolError::invalid_arguments("Invalid arguments"),
-        Err(error) => {
-            let path = error.path().to_string();
-            let inner = error.into_inner();
-            if path == "." {
-                ToolError::invalid_arguments(format!("Invalid arguments: {inner}"))
-            } else {
-                ToolError::invalid_arguments(format!("Invalid arguments: {path}: {inner}"))
+    A::deserialize(&*args).map_err(|error| {
+        // serde says what was wrong; the schema walk says where.
+        match first_violation(schema.schema(), &args) {
+            Some(path) => {
+                ToolError::invalid_arguments(format!("Invalid arguments: {path}: {error}"))
             }
+            None => ToolError::invalid_arguments(format!("Invalid arguments: {error}")),
         }
-    }
+    })
 }
 
 fn unknown_field(schema: &ArgsSchema, key: &str) -> ToolError {

@@ -46,6 +46,7 @@ mod events;
 mod executor;
 mod extract;
 mod llm;
+mod locate;
 mod run;
 mod schema;
 mod scripted;
