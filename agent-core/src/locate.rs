@@ -81,23 +81,24 @@ impl<'s> Walk<'s> {
                 return self.check_union(branches, value, path, hops);
             }
         }
-        if let Some(Value::Array(all)) = schema.get("allOf") {
-            if !all.iter().all(|s| self.check(s, value, path, hops + 1)) {
-                return false;
-            }
+        if let Some(Value::Array(all)) = schema.get("allOf")
+            && !all.iter().all(|s| self.check(s, value, path, hops + 1))
+        {
+            return false;
         }
         if !type_fits(schema.get("type"), value) {
             return false;
         }
-        if let Some(Value::Array(allowed)) = schema.get("enum") {
-            if !allowed.contains(value) {
-                return false;
-            }
+        if let Some(Value::Array(allowed)) = schema.get("enum")
+            && !allowed.contains(value)
+        {
+            return false;
         }
-        if let Some(constant) = schema.get("const") {
-            if constant != value {
-                return false;
-            }
+        if schema
+            .get("const")
+            .is_some_and(|constant| constant != value)
+        {
+            return false;
         }
         if !within_bounds(schema, value) {
             return false;
