@@ -104,7 +104,7 @@ impl<'s> Walk<'s> {
             return false;
         }
         match value {
-            Value::Object(map) => self.check_object(schema, map, path, hops),
+            Value::Object(map) => self.check_object(schema, map, path),
             Value::Array(items) => match schema.get("items") {
                 Some(item_schema) => items.iter().enumerate().all(|(i, item)| {
                     path.push(Segment::Index(i));
@@ -125,7 +125,6 @@ impl<'s> Walk<'s> {
         schema: &'s Map<String, Value>,
         map: &'v Map<String, Value>,
         path: &mut Vec<Segment<'v>>,
-        _hops: usize,
     ) -> bool {
         let properties = schema.get("properties").and_then(Value::as_object);
         let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
