@@ -124,17 +124,26 @@ impl fmt::Debug for EventSink {
     }
 }
 
-/// Every sink of a run (the agent's and the run's own), delivered to in turn.
+/// Every sink of a run (the agent's and the run's own), delivered to in turn. Cloning
+/// is one reference-count bump.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Sinks(Vec<EventSink>);
+pub(crate) struct Sinks(Option<Arc<[EventSink]>>);
 
 impl Sinks {
     pub(crate) fn push(&mut self, sink: EventSink) {
-        self.0.push(sink);
+        let mut sinks: Vec<EventSink> = self.0.as_deref().map(<[_]>::to_vec).unwrap_or_default();
+        sinks.push(sink);
+        self.0 = Some(sinks.into());
     }
 
     pub(crate) fn emit(&self, event: AgentEvent) {
-        if let Some((last, rest)) = self.0.split_last() {
+        self.emit_with(|| event);
+    }
+
+    /// Delivers the event `make` builds, building it only if some sink will get it.
+    pub(crate) fn emit_with(&self, make: impl FnOnce() -> AgentEvent) {
+        if let Some((last, rest)) = self.0.as_deref().and_then(<[_]>::split_last) {
+            let event = make();
             for sink in rest {
                 sink.emit(event.clone());
             }

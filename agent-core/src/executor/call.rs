@@ -12,7 +12,7 @@ use crate::truncate::truncate_output;
 use serde_json::Value;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -20,23 +20,25 @@ use tracing::Instrument;
 
 use super::{NextTurn, ToolCallResult, ToolOutcome};
 
-/// One call, ready to run.
-pub(super) struct Job {
-    pub(super) index: usize,
-    pub(super) call: ToolCall,
+/// One call, ready to run. It borrows the turn: calls are polled inside
+/// [`Executor::execute`](super::Executor::execute)'s own future, and only the tool
+/// itself runs in a task.
+pub(super) struct Job<'a> {
+    pub(super) call: &'a ToolCall,
     pub(super) tool: Arc<dyn Tool>,
     pub(super) policy: ErrorPolicy,
     pub(super) token: CancellationToken,
-    pub(super) permits: Vec<Arc<Semaphore>>,
+    /// In acquisition order: exclusion group, per-tool limit, global limit.
+    pub(super) permits: [Option<&'a Semaphore>; 3],
     pub(super) timeout_ms: u64,
     pub(super) retries: u32,
     pub(super) ctx: ToolContext,
-    pub(super) context_slot: Arc<Mutex<Option<Value>>>,
+    pub(super) reporter: Arc<Reporter>,
     pub(super) next_turn: NextTurn,
     pub(super) max_output_chars: Option<usize>,
     pub(super) on_invalid_arguments: ErrorPolicy,
-    pub(super) control: RunControl,
-    pub(super) sinks: Sinks,
+    pub(super) control: &'a RunControl,
+    pub(super) sinks: &'a Sinks,
 }
 
 /// Aborts the task when dropped, so a call abandoned for any reason (timeout,
@@ -49,25 +51,30 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-/// One run of the tool, in its own task, under the timeout and the call's token.
+/// One run of the tool, in its own task, under the timeout and the call's token. The
+/// arguments go into the task and come back with its output, so a call that ends
+/// normally costs one copy of them.
 async fn attempt(
     tool: &Arc<dyn Tool>,
-    args: &Value,
+    args: Value,
     ctx: ToolContext,
     token: &CancellationToken,
     timeout_ms: u64,
     span: &tracing::Span,
-) -> Result<Vec<Content>, ToolError> {
+) -> (Option<Value>, Result<Vec<Content>, ToolError>) {
     let name = tool.name();
     let task_tool = tool.clone();
-    let args = args.clone();
     let mut task = AbortOnDrop(tokio::spawn(
         async move {
-            let output = task_tool.call(&args, &ctx).await.map_err(ToolError::from)?;
-            task_tool
-                .validate_output(&output)
-                .map_err(|reason| ToolError::execution(format!("Invalid tool output: {reason}")))?;
-            Ok(output)
+            let output = task_tool.call(&args, &ctx).await.map_err(ToolError::from);
+            drop(ctx);
+            let output = output.and_then(|output| {
+                task_tool.validate_output(&output).map_err(|reason| {
+                    ToolError::execution(format!("Invalid tool output: {reason}"))
+                })?;
+                Ok(output)
+            });
+            (args, output)
         }
         .instrument(span.clone()),
     ));
@@ -76,19 +83,19 @@ async fn attempt(
     tokio::select! {
         biased;
         joined = &mut task.0 => match joined {
-            Ok(output) => output,
-            Err(error) if error.is_panic() => Err(ToolError::execution(format!(
+            Ok((args, output)) => (Some(args), output),
+            Err(error) if error.is_panic() => (None, Err(ToolError::execution(format!(
                 "tool panicked: {}",
                 panic_message(error.into_panic())
-            ))),
-            Err(_) => Err(ToolError::cancelled(name)),
+            )))),
+            Err(_) => (None, Err(ToolError::cancelled(name))),
         },
-        () = token.cancelled() => Err(ToolError::cancelled(name)),
+        () = token.cancelled() => (None, Err(ToolError::cancelled(name))),
         () = timeout => {
             // Cooperative work the tool started elsewhere (with a clone of its context)
             // sees the cancellation; the call itself is aborted when `task` drops.
             token.cancel();
-            Err(ToolError::timeout(name, timeout_ms))
+            (None, Err(ToolError::timeout(name, timeout_ms)))
         }
     }
 }
@@ -118,10 +125,12 @@ fn announce(span: &tracing::Span, sinks: &Sinks, result: &ToolCallResult, durati
             "pending"
         }
     };
-    span.record("outcome", label);
-    span.record("duration_ms", duration_ms);
-    span.in_scope(|| tracing::debug!(outcome = label, duration_ms, "tool call finished"));
-    sinks.emit(AgentEvent::ToolFinished {
+    if !span.is_disabled() {
+        span.record("outcome", label);
+        span.record("duration_ms", duration_ms);
+        span.in_scope(|| tracing::debug!(outcome = label, duration_ms, "tool call finished"));
+    }
+    sinks.emit_with(|| AgentEvent::ToolFinished {
         call_id: result.call.id.clone(),
         name: result.call.name.clone(),
         outcome: result.outcome.clone(),
@@ -131,18 +140,17 @@ fn announce(span: &tracing::Span, sinks: &Sinks, result: &ToolCallResult, durati
 
 /// Runs one call: permits, then the tool in its own task under timeout and
 /// cancellation (and retries), then validation and the budget. Inside a `tool_call`
-/// span. Returns the call's index with its result.
-pub(super) async fn drive(job: Job) -> (usize, ToolCallResult) {
-    let span = call_span(&job.call);
-    let index = job.index;
-    let call_id = job.call.id.clone();
-    let control = job.control.clone();
-    let result = run_call(job, span.clone()).instrument(span).await;
-    control.unregister(&call_id);
-    (index, result)
+/// span.
+pub(super) async fn drive(job: Job<'_>) -> ToolCallResult {
+    let span = call_span(job.call);
+    let call_id = job.call.id.as_str();
+    let control = job.control;
+    let result = run_call(job, &span).instrument(span.clone()).await;
+    control.unregister(call_id);
+    result
 }
 
-async fn run_call(job: Job, span: tracing::Span) -> ToolCallResult {
+async fn run_call(job: Job<'_>, span: &tracing::Span) -> ToolCallResult {
     let Job {
         call,
         tool,
@@ -152,7 +160,7 @@ async fn run_call(job: Job, span: tracing::Span) -> ToolCallResult {
         timeout_ms,
         retries,
         ctx,
-        context_slot,
+        reporter,
         next_turn,
         max_output_chars,
         on_invalid_arguments,
@@ -165,43 +173,68 @@ async fn run_call(job: Job, span: tracing::Span) -> ToolCallResult {
         tool: policy,
         invalid_arguments: on_invalid_arguments,
     };
-    let name = call.name.clone();
-    let mut held: Vec<OwnedSemaphorePermit> = Vec::with_capacity(permits.len());
-    for semaphore in permits {
+    let name = call.name.as_str();
+    let mut held: [Option<SemaphorePermit<'_>>; 3] = [None, None, None];
+    for (slot, semaphore) in held.iter_mut().zip(permits) {
+        let Some(semaphore) = semaphore else { continue };
+        // Uncontended, the permit is taken without waiting or registering anything.
+        if let Ok(permit) = semaphore.try_acquire() {
+            *slot = Some(permit);
+            continue;
+        }
         tokio::select! {
             biased;
             () = token.cancelled() => {
-                return finish(&span, &sinks, call, Err(ToolError::cancelled(&name)), policies, None, Duration::ZERO);
+                return finish(span, sinks, owned(call, None), Err(ToolError::cancelled(name)), policies, None, Duration::ZERO);
             }
-            permit = semaphore.acquire_owned() => match permit {
-                Ok(permit) => held.push(permit),
+            permit = semaphore.acquire() => match permit {
+                Ok(permit) => *slot = Some(permit),
                 // Our semaphores are never closed; answer rather than assume.
                 Err(_) => {
                     let error = ToolError::execution("the concurrency limiter was shut down");
-                    return finish(&span, &sinks, call, Err(error), policies, None, Duration::ZERO);
+                    return finish(span, sinks, owned(call, None), Err(error), policies, None, Duration::ZERO);
                 }
             },
         }
     }
-    sinks.emit(AgentEvent::ToolStarted {
+    if token.is_cancelled() {
+        return finish(
+            span,
+            sinks,
+            owned(call, None),
+            Err(ToolError::cancelled(name)),
+            policies,
+            None,
+            Duration::ZERO,
+        );
+    }
+    sinks.emit_with(|| AgentEvent::ToolStarted {
         call_id: call.id.clone(),
-        name: name.clone(),
+        name: call.name.clone(),
         arguments: call.arguments.clone(),
     });
     let started = Instant::now();
     let mut retries_left = retries;
-    let outcome = loop {
-        // Each attempt has its own token, so a timed-out attempt's cancellation does
-        // not reach the next one, while cancelling the call reaches every attempt.
-        let attempt_token = token.child_token();
-        let attempt_ctx = ctx.clone().with_cancellation(attempt_token.clone());
-        let outcome = attempt(
+    let mut ctx = Some(ctx);
+    let (args, outcome) = loop {
+        // Each attempt of a call that may be retried has its own token, so a timed-out
+        // attempt's cancellation does not reach the next one, while cancelling the
+        // call reaches every attempt. A call run once uses the call's token itself.
+        let (attempt_token, attempt_ctx) = if retries_left == 0 {
+            let ctx = ctx.take().unwrap_or_default();
+            (token.clone(), ctx.with_cancellation(token.clone()))
+        } else {
+            let attempt_token = token.child_token();
+            let base = ctx.as_ref().cloned().unwrap_or_default();
+            (attempt_token.clone(), base.with_cancellation(attempt_token))
+        };
+        let (args, outcome) = attempt(
             &tool,
-            &call.arguments,
+            call.arguments.clone(),
             attempt_ctx,
             &attempt_token,
             timeout_ms,
-            &span,
+            span,
         )
         .await;
         match &outcome {
@@ -218,7 +251,7 @@ async fn run_call(job: Job, span: tracing::Span) -> ToolCallResult {
                     || tracing::debug!(error = %error, retries_left, "retrying tool call"),
                 );
             }
-            _ => break outcome,
+            _ => break (args, outcome),
         }
     };
     drop(held);
@@ -226,14 +259,11 @@ async fn run_call(job: Job, span: tracing::Span) -> ToolCallResult {
         Some(max) => truncate_output(content, max),
         None => content,
     });
-    let context_update = context_slot
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .take();
+    let context_update = reporter.take_context();
     let mut result = finish(
-        &span,
-        &sinks,
-        call,
+        span,
+        sinks,
+        owned(call, args),
         outcome,
         policies,
         context_update,
@@ -241,6 +271,16 @@ async fn run_call(job: Job, span: tracing::Span) -> ToolCallResult {
     );
     result.next_turn = next_turn.take();
     result
+}
+
+/// The call as a result carries it; `args`, when the tool handed them back, saves
+/// copying them again.
+fn owned(call: &ToolCall, args: Option<Value>) -> ToolCall {
+    ToolCall {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: args.unwrap_or_else(|| call.arguments.clone()),
+    }
 }
 
 /// The error policies that may apply to a call's failure.
@@ -283,7 +323,7 @@ fn finish(
     result
 }
 
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+pub(super) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     if let Some(text) = payload.downcast_ref::<&str>() {
         (*text).to_owned()
     } else if let Some(text) = payload.downcast_ref::<String>() {
@@ -293,12 +333,21 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// What the executor installs in each call's context.
+/// What the executor installs in each call's context; it also keeps the last
+/// application context the call set.
 pub(super) struct Reporter {
     pub(super) tool: Arc<dyn Tool>,
-    pub(super) name: String,
     pub(super) sinks: Sinks,
-    pub(super) context_slot: Arc<Mutex<Option<Value>>>,
+    pub(super) context: Mutex<Option<Value>>,
+}
+
+impl Reporter {
+    fn take_context(&self) -> Option<Value> {
+        self.context
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
 }
 
 impl CallReporter for Reporter {
@@ -306,22 +355,19 @@ impl CallReporter for Reporter {
         self.tool
             .validate_progress(&value)
             .map_err(|reason| ToolError::execution(format!("Invalid tool progress: {reason}")))?;
-        self.sinks.emit(AgentEvent::ToolProgress {
+        self.sinks.emit_with(|| AgentEvent::ToolProgress {
             call_id: call_id.to_owned(),
-            name: self.name.clone(),
+            name: self.tool.name().to_owned(),
             value,
         });
         Ok(())
     }
 
     fn set_context(&self, call_id: &str, value: Value) {
-        self.sinks.emit(AgentEvent::ContextSet {
+        self.sinks.emit_with(|| AgentEvent::ContextSet {
             call_id: call_id.to_owned(),
             value: value.clone(),
         });
-        *self
-            .context_slot
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(value);
+        *self.context.lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
     }
 }

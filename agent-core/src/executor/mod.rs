@@ -21,6 +21,7 @@
 //! hooks are `hooks.rs`.
 
 mod call;
+mod concurrent;
 mod hooks;
 mod outcome;
 mod turn;
@@ -33,19 +34,19 @@ pub use turn::TurnContext;
 use crate::args::json_kind;
 use crate::config::{ParallelRule, ToolConfig};
 use crate::content::Content;
-use crate::context::ToolContext;
+use crate::context::{ActivationContext, ToolContext};
 use crate::control::RunControl;
 use crate::error::{ToolError, ToolErrorKind};
 use crate::llm::ToolCall;
 use crate::set::ToolSet;
-use crate::tool::{Approval, ErrorPolicy, Tool};
+use crate::tool::{Approval, ErrorPolicy, Tool, ToolExposure};
 use crate::truncate::truncate_output;
 use call::{Job, Reporter, drive};
+use concurrent::Concurrent;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 /// Runs tool calls for a model. Cheap to clone; clones share the concurrency limits,
@@ -171,12 +172,14 @@ impl Executor {
     /// not while it waits for a concurrency permit. Nothing started here is left
     /// running when this returns, or when this future is dropped.
     pub async fn execute(&self, calls: &[ToolCall], turn: &TurnContext) -> Vec<ToolCallResult> {
-        let mut results: Vec<Option<ToolCallResult>> = vec![None; calls.len()];
-        let mut to_run = Vec::new();
-        let mut seen = HashSet::new();
+        let mut results: Vec<Option<ToolCallResult>> = Vec::with_capacity(calls.len());
+        results.resize_with(calls.len(), || None);
+        let mut to_run = Vec::with_capacity(calls.len());
+        let mut seen = HashSet::with_capacity(calls.len());
+        let mut activation = None;
         for (index, call) in calls.iter().enumerate() {
             let repeated = !seen.insert(call.id.as_str());
-            match self.plan(call, repeated, turn).await {
+            match self.plan(call, repeated, turn, &mut activation).await {
                 Plan::Done(result) => {
                     if !result.outcome.is_pending() {
                         announce_settled(&result, &turn.sinks);
@@ -186,29 +189,10 @@ impl Executor {
                 Plan::Run(tool, policy) => to_run.push((index, tool, policy)),
             }
         }
-        // Every runnable call is cancellable from now on, including those still queued
-        // behind a batch.
-        let mut jobs = Vec::with_capacity(to_run.len());
-        let mut registered = Registered {
-            control: &turn.control,
-            ids: Vec::with_capacity(to_run.len()),
-        };
-        for (index, tool, policy) in to_run {
-            let call = calls[index].clone();
-            let token = turn.control.register(&call.id);
-            registered.ids.push(call.id.clone());
-            jobs.push(self.job(index, call, tool, policy, token, turn));
+        drop(seen);
+        if !to_run.is_empty() {
+            self.run(calls, to_run, &mut results, turn).await;
         }
-        let mut batch = Vec::new();
-        for job in jobs {
-            if self.runs_in_parallel(job.tool.as_ref()) {
-                batch.push(job);
-            } else {
-                run_batch(std::mem::take(&mut batch), &mut results, turn).await;
-                run_batch(vec![job], &mut results, turn).await;
-            }
-        }
-        run_batch(batch, &mut results, turn).await;
         results
             .into_iter()
             .zip(calls)
@@ -224,6 +208,49 @@ impl Executor {
                 })
             })
             .collect()
+    }
+
+    /// Runs the planned calls, batch after batch, storing each result at its index.
+    async fn run(
+        &self,
+        calls: &[ToolCall],
+        to_run: Vec<(usize, Arc<dyn Tool>, ErrorPolicy)>,
+        results: &mut [Option<ToolCallResult>],
+        turn: &TurnContext,
+    ) {
+        // What every call's context shares, built once for the turn.
+        let mut base = ToolContext::new(turn.session_id.as_str())
+            .with_state(AppContext(turn.app_context.clone()));
+        if let Some(workspace) = &turn.workspace {
+            base = base.with_workspace(workspace.clone());
+        }
+        let base = self.tools.context_for(&base).into_owned();
+        // Every runnable call is cancellable from now on, including those still queued
+        // behind a batch.
+        let mut registered = Registered {
+            control: &turn.control,
+            ids: Vec::with_capacity(to_run.len()),
+            armed: true,
+        };
+        let mut jobs = Vec::with_capacity(to_run.len());
+        for (index, tool, policy) in to_run {
+            let call = &calls[index];
+            let token = turn.control.register(&call.id);
+            registered.ids.push(&call.id);
+            jobs.push((index, self.job(call, tool, policy, token, &base, turn)));
+        }
+        let mut batch = Vec::new();
+        for (index, job) in jobs {
+            if self.runs_in_parallel(job.tool.as_ref()) {
+                batch.push((index, job));
+            } else {
+                run_batch(std::mem::take(&mut batch), calls, results, turn).await;
+                run_batch(vec![(index, job)], calls, results, turn).await;
+            }
+        }
+        run_batch(batch, calls, results, turn).await;
+        // Each call unregistered itself as it ended.
+        registered.armed = false;
     }
 
     /// The result of an external call whose output the application supplied: validated
@@ -258,7 +285,13 @@ impl Executor {
         }
     }
 
-    async fn plan(&self, call: &ToolCall, repeated: bool, turn: &TurnContext) -> Plan {
+    async fn plan(
+        &self,
+        call: &ToolCall,
+        repeated: bool,
+        turn: &TurnContext,
+        activation: &mut Option<ActivationContext>,
+    ) -> Plan {
         if repeated {
             return Plan::Done(Box::new(self.failed(
                 call,
@@ -268,21 +301,26 @@ impl Executor {
                 )),
             )));
         }
-        let tool = match &turn.offered {
-            Some(offered) if !offered.contains(&call.name) => {
-                let error = ToolError::unknown_tool(&call.name, offered.iter().map(String::as_str));
-                return Plan::Done(Box::new(self.failed(call, error)));
-            }
+        if let Some(offered) = &turn.offered
+            && !offered.contains(&call.name)
+        {
+            let error = ToolError::unknown_tool(&call.name, offered.iter().map(String::as_str));
+            return Plan::Done(Box::new(self.failed(call, error)));
+        }
+        let tool = match self.tools.get(&call.name) {
+            // A direct tool is always callable: no activation context is needed.
+            Some(tool) if tool.exposure() == ToolExposure::Direct => tool.clone(),
             _ => {
-                let activation = crate::context::ActivationContext {
+                // Built at most once per turn, and only for tools that need it.
+                let activation = activation.get_or_insert_with(|| ActivationContext {
                     session_id: turn.session_id.clone(),
                     current_tools: match &turn.offered {
                         Some(offered) => offered.iter().cloned().collect(),
                         None => Vec::new(),
                     },
                     workspace: turn.workspace.clone().unwrap_or_default(),
-                };
-                match self.tools.resolve(&call.name, &activation).await {
+                });
+                match self.tools.resolve(&call.name, activation).await {
                     Ok(tool) => tool.clone(),
                     Err(error) => return Plan::Done(Box::new(self.failed(call, error))),
                 }
@@ -382,54 +420,44 @@ impl Executor {
         }
     }
 
-    fn job(
-        &self,
-        index: usize,
-        call: ToolCall,
+    fn job<'a>(
+        &'a self,
+        call: &'a ToolCall,
         tool: Arc<dyn Tool>,
         policy: ErrorPolicy,
         token: CancellationToken,
-        turn: &TurnContext,
-    ) -> Job {
+        base: &ToolContext,
+        turn: &'a TurnContext,
+    ) -> Job<'a> {
         let concurrency = tool.concurrency();
         let retries = self.retries_for(tool.as_ref());
         // The fixed acquisition order (group, tool, global) is what keeps the limits
         // free of deadlock; see the module docs.
-        let mut permits = Vec::with_capacity(3);
-        if let Some(group) = concurrency
-            .exclusive_group
-            .as_ref()
-            .and_then(|g| self.limits.groups.get(g))
-        {
-            permits.push(group.clone());
-        }
-        if let Some(limit) = self.limits.per_tool.get(tool.name()) {
-            permits.push(limit.clone());
-        }
-        permits.push(self.limits.global.clone());
+        let permits = [
+            concurrency
+                .exclusive_group
+                .as_ref()
+                .and_then(|g| self.limits.groups.get(g))
+                .map(Arc::as_ref),
+            self.limits.per_tool.get(tool.name()).map(Arc::as_ref),
+            Some(self.limits.global.as_ref()),
+        ];
         let timeout_ms = tool
             .timeout_ms()
             .unwrap_or(self.config.default_tool_timeout_ms);
-        let context_slot = Arc::new(Mutex::new(None));
         let next_turn = NextTurn::default();
         let reporter = Arc::new(Reporter {
             tool: tool.clone(),
-            name: call.name.clone(),
             sinks: turn.sinks.clone(),
-            context_slot: context_slot.clone(),
+            context: Mutex::new(None),
         });
-        let mut ctx = ToolContext::new(turn.session_id.as_str())
+        // The call's token is installed by each attempt.
+        let ctx = base
+            .clone()
             .with_call_id(call.id.as_str())
-            .with_cancellation(token.clone())
-            .with_reporter(reporter)
-            .with_state(AppContext(turn.app_context.clone()))
+            .with_reporter(reporter.clone())
             .with_state(next_turn.clone());
-        if let Some(workspace) = &turn.workspace {
-            ctx = ctx.with_workspace(workspace.clone());
-        }
-        let ctx = self.tools.context_for(&ctx).into_owned();
         Job {
-            index,
             call,
             tool,
             policy,
@@ -438,66 +466,69 @@ impl Executor {
             timeout_ms,
             retries,
             ctx,
-            context_slot,
+            reporter,
             next_turn,
             max_output_chars: self.config.max_output_chars,
             on_invalid_arguments: self.config.on_invalid_arguments,
-            control: turn.control.clone(),
-            sinks: turn.sinks.clone(),
+            control: &turn.control,
+            sinks: &turn.sinks,
         }
     }
 }
 
-/// Unregisters this turn's calls from the control however `execute` ends, dropped
-/// mid-turn included, so no stale id stays cancellable.
+/// Unregisters this turn's calls from the control if `execute` is dropped mid-turn, so
+/// no stale id stays cancellable. (A call that ends unregisters itself.)
 struct Registered<'a> {
     control: &'a RunControl,
-    ids: Vec<String>,
+    ids: Vec<&'a str>,
+    armed: bool,
 }
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        for id in &self.ids {
-            self.control.unregister(id);
+        if self.armed {
+            for id in &self.ids {
+                self.control.unregister(id);
+            }
         }
     }
 }
 
 /// Runs `jobs` concurrently and stores each result at its call's index.
-async fn run_batch(jobs: Vec<Job>, results: &mut [Option<ToolCallResult>], turn: &TurnContext) {
+async fn run_batch(
+    jobs: Vec<(usize, Job<'_>)>,
+    calls: &[ToolCall],
+    results: &mut [Option<ToolCallResult>],
+    turn: &TurnContext,
+) {
     if jobs.is_empty() {
         return;
     }
-    let mut set = JoinSet::new();
-    let mut by_task = HashMap::new();
-    let mut calls = HashMap::new();
-    for job in jobs {
-        let index = job.index;
-        calls.insert(index, (job.call.clone(), job.policy));
-        let handle = set.spawn(drive(job));
-        by_task.insert(handle.id(), index);
-    }
-    while let Some(joined) = set.join_next_with_id().await {
-        match joined {
-            Ok((_, (index, result))) => results[index] = Some(result),
-            Err(error) => {
+    let mut slots = Vec::with_capacity(jobs.len());
+    let mut set = Concurrent::new(jobs.into_iter().map(|(index, job)| {
+        slots.push((index, job.policy));
+        drive(job)
+    }));
+    while let Some((position, joined)) = set.next().await {
+        let (index, policy) = slots[position];
+        results[index] = Some(match joined {
+            Ok(result) => result,
+            Err(panic) => {
                 // `drive` is our code and does not panic; if it ever did, the call still
                 // gets an answer and its neighbours are unaffected.
-                if let Some(&index) = by_task.get(&error.id())
-                    && let Some((call, policy)) = calls.remove(&index)
-                {
-                    turn.control.unregister(&call.id);
-                    results[index] = Some(ToolCallResult {
-                        call,
-                        outcome: ToolOutcome::Err(ToolError::execution(format!(
-                            "the runtime failed while running the call: {error}"
-                        ))),
-                        policy,
-                        context_update: None,
-                        next_turn: None,
-                    });
+                let call = &calls[index];
+                turn.control.unregister(&call.id);
+                ToolCallResult {
+                    call: call.clone(),
+                    outcome: ToolOutcome::Err(ToolError::execution(format!(
+                        "the runtime failed while running the call: {}",
+                        call::panic_message(panic)
+                    ))),
+                    policy,
+                    context_update: None,
+                    next_turn: None,
                 }
             }
-        }
+        });
     }
 }
