@@ -53,6 +53,23 @@ fn overhead(c: &mut Criterion) {
             assert_eq!(results.len(), 1_000);
         })
     });
+    // The same turn run from inside a task (as a server handling a request runs it),
+    // rather than from `block_on` on a thread outside the runtime.
+    let shared = Arc::new((executor.clone(), batch.clone()));
+    group.bench_function("executor_concurrency_8_in_a_task", |b| {
+        b.to_async(&runtime).iter(|| {
+            let shared = shared.clone();
+            async move {
+                let results = tokio::spawn(async move {
+                    let (executor, batch) = &*shared;
+                    executor.execute(batch, &TurnContext::new()).await.len()
+                })
+                .await
+                .expect("the turn's task");
+                assert_eq!(results, 1_000);
+            }
+        })
+    });
     group.finish();
 }
 

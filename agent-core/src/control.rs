@@ -1,7 +1,7 @@
 //! [`RunControl`]: cancelling a whole run, or one call of it, from outside.
 
 use crate::events::EventSink;
-use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio_util::sync::CancellationToken;
 
@@ -15,10 +15,31 @@ pub struct RunControl {
 #[derive(Debug, Default)]
 struct Inner {
     run: CancellationToken,
-    // One entry per call of the current turn that has not ended; several calls can
-    // share an id only if the model sent a duplicate, and those are never run.
-    calls: Mutex<HashMap<String, CancellationToken>>,
+    // The calls of the turns in progress, one list per turn, registered and removed
+    // whole (one lock per turn, not per call); a call that ends is marked in its entry.
+    // Several entries can share an id only if the model sent a duplicate, and those
+    // are never run.
+    turns: Mutex<Vec<Arc<[CallEntry]>>>,
     events: Option<EventSink>,
+}
+
+/// One call that can be cancelled while its turn is in progress.
+#[derive(Debug)]
+pub(crate) struct CallEntry {
+    pub(crate) id: Arc<str>,
+    pub(crate) token: CancellationToken,
+    ended: AtomicBool,
+}
+
+impl CallEntry {
+    /// The call ended: it can no longer be cancelled.
+    pub(crate) fn end(&self) {
+        self.ended.store(true, Ordering::Release);
+    }
+
+    fn is_active(&self) -> bool {
+        !self.ended.load(Ordering::Acquire)
+    }
 }
 
 impl RunControl {
@@ -60,9 +81,14 @@ impl RunControl {
     /// Cancels the call `call_id` if it is running or waiting to run; the model gets a
     /// "cancelled" result and the run goes on. Returns whether such a call was found.
     pub fn cancel_call(&self, call_id: &str) -> bool {
-        match self.calls().get(call_id) {
-            Some(token) => {
-                token.cancel();
+        let turns = self.turns();
+        let found = turns
+            .iter()
+            .flat_map(|turn| turn.iter())
+            .find(|call| call.is_active() && &*call.id == call_id);
+        match found {
+            Some(call) => {
+                call.token.cancel();
                 true
             }
             None => false,
@@ -71,25 +97,40 @@ impl RunControl {
 
     /// Ids of the calls that can be cancelled now.
     pub fn active_calls(&self) -> Vec<String> {
-        self.calls().keys().cloned().collect()
+        self.turns()
+            .iter()
+            .flat_map(|turn| turn.iter())
+            .filter(|call| call.is_active())
+            .map(|call| call.id.to_string())
+            .collect()
     }
 
-    /// Makes `call_id` cancellable and returns its token.
-    pub(crate) fn register(&self, call_id: &str) -> CancellationToken {
-        let token = self.inner.run.child_token();
-        self.calls().insert(call_id.to_owned(), token.clone());
-        token
+    /// A cancellable entry for the call `call_id`, to register with its turn.
+    pub(crate) fn entry(&self, call_id: &str) -> CallEntry {
+        CallEntry {
+            id: Arc::from(call_id),
+            token: self.inner.run.child_token(),
+            ended: AtomicBool::new(false),
+        }
     }
 
-    /// The call ended: it can no longer be cancelled.
-    pub(crate) fn unregister(&self, call_id: &str) {
-        self.calls().remove(call_id);
+    /// Makes a turn's calls cancellable, until [`RunControl::unregister_turn`].
+    pub(crate) fn register_turn(&self, calls: Arc<[CallEntry]>) {
+        self.turns().push(calls);
     }
 
-    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
-        // The map holds no invariant a panic could break, so a poisoned lock is usable.
+    /// The turn ended: none of its calls can be cancelled any more.
+    pub(crate) fn unregister_turn(&self, calls: &Arc<[CallEntry]>) {
+        let mut turns = self.turns();
+        if let Some(at) = turns.iter().position(|turn| Arc::ptr_eq(turn, calls)) {
+            turns.swap_remove(at);
+        }
+    }
+
+    fn turns(&self) -> std::sync::MutexGuard<'_, Vec<Arc<[CallEntry]>>> {
+        // The list holds no invariant a panic could break, so a poisoned lock is usable.
         self.inner
-            .calls
+            .turns
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }

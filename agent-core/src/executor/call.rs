@@ -3,7 +3,7 @@
 
 use crate::content::Content;
 use crate::context::{CallReporter, ToolContext};
-use crate::control::RunControl;
+use crate::control::CallEntry;
 use crate::error::{ToolError, ToolErrorKind};
 use crate::events::{AgentEvent, Sinks};
 use crate::llm::ToolCall;
@@ -27,7 +27,8 @@ pub(super) struct Job<'a> {
     pub(super) call: &'a ToolCall,
     pub(super) tool: Arc<dyn Tool>,
     pub(super) policy: ErrorPolicy,
-    pub(super) token: CancellationToken,
+    /// The call's registration with the run's control, and its token.
+    pub(super) entry: &'a CallEntry,
     /// In acquisition order: exclusion group, per-tool limit, global limit.
     pub(super) permits: [Option<&'a Semaphore>; 3],
     pub(super) timeout_ms: u64,
@@ -37,7 +38,6 @@ pub(super) struct Job<'a> {
     pub(super) next_turn: NextTurn,
     pub(super) max_output_chars: Option<usize>,
     pub(super) on_invalid_arguments: ErrorPolicy,
-    pub(super) control: &'a RunControl,
     pub(super) sinks: &'a Sinks,
 }
 
@@ -143,10 +143,9 @@ fn announce(span: &tracing::Span, sinks: &Sinks, result: &ToolCallResult, durati
 /// span.
 pub(super) async fn drive(job: Job<'_>) -> ToolCallResult {
     let span = call_span(job.call);
-    let call_id = job.call.id.as_str();
-    let control = job.control;
+    let entry = job.entry;
     let result = run_call(job, &span).instrument(span.clone()).await;
-    control.unregister(call_id);
+    entry.end();
     result
 }
 
@@ -155,7 +154,7 @@ async fn run_call(job: Job<'_>, span: &tracing::Span) -> ToolCallResult {
         call,
         tool,
         policy,
-        token,
+        entry,
         permits,
         timeout_ms,
         retries,
@@ -173,6 +172,7 @@ async fn run_call(job: Job<'_>, span: &tracing::Span) -> ToolCallResult {
         tool: policy,
         invalid_arguments: on_invalid_arguments,
     };
+    let token = &entry.token;
     let name = call.name.as_str();
     let mut held: [Option<SemaphorePermit<'_>>; 3] = [None, None, None];
     for (slot, semaphore) in held.iter_mut().zip(permits) {

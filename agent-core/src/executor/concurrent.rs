@@ -69,6 +69,9 @@ pub(super) struct Concurrent<F: Future> {
 /// A panic's payload.
 pub(super) type Panic = Box<dyn std::any::Any + Send>;
 
+/// A finished future's position and output (or panic); `None` once all have finished.
+pub(super) type Finished<T> = Option<(usize, Result<T, Panic>)>;
+
 impl<F: Future> Concurrent<F> {
     /// The set of `futures`, all to be polled at the first call of `next`.
     pub(super) fn new(futures: impl ExactSizeIterator<Item = F>) -> Self {
@@ -97,14 +100,14 @@ impl<F: Future> Concurrent<F> {
     }
 
     /// The next future to finish, with its position; `None` once all have.
-    pub(super) async fn next(&mut self) -> Option<(usize, Result<F::Output, Panic>)> {
+    pub(super) async fn next(&mut self) -> Finished<F::Output> {
         std::future::poll_fn(|cx| self.poll_next(cx)).await
     }
 
     fn poll_next(
         &mut self,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<(usize, Result<F::Output, Panic>)>> {
+    ) -> Poll<Finished<F::Output>> {
         if self.left == 0 {
             return Poll::Ready(None);
         }

@@ -35,7 +35,7 @@ use crate::args::json_kind;
 use crate::config::{ParallelRule, ToolConfig};
 use crate::content::Content;
 use crate::context::{ActivationContext, ToolContext};
-use crate::control::RunControl;
+use crate::control::{CallEntry, RunControl};
 use crate::error::{ToolError, ToolErrorKind};
 use crate::llm::ToolCall;
 use crate::set::ToolSet;
@@ -47,7 +47,6 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
-use tokio_util::sync::CancellationToken;
 
 /// Runs tool calls for a model. Cheap to clone; clones share the concurrency limits,
 /// so the global limit holds across every run using this executor.
@@ -227,30 +226,22 @@ impl Executor {
         let base = self.tools.context_for(&base).into_owned();
         // Every runnable call is cancellable from now on, including those still queued
         // behind a batch.
-        let mut registered = Registered {
-            control: &turn.control,
-            ids: Vec::with_capacity(to_run.len()),
-            armed: true,
-        };
-        let mut jobs = Vec::with_capacity(to_run.len());
-        for (index, tool, policy) in to_run {
-            let call = &calls[index];
-            let token = turn.control.register(&call.id);
-            registered.ids.push(&call.id);
-            jobs.push((index, self.job(call, tool, policy, token, &base, turn)));
-        }
+        let entries: Arc<[CallEntry]> = to_run
+            .iter()
+            .map(|(index, ..)| turn.control.entry(&calls[*index].id))
+            .collect();
+        let _registered = Registered::new(&turn.control, &entries);
         let mut batch = Vec::new();
-        for (index, job) in jobs {
+        for ((index, tool, policy), entry) in to_run.into_iter().zip(entries.iter()) {
+            let job = self.job(&calls[index], tool, policy, entry, &base, turn);
             if self.runs_in_parallel(job.tool.as_ref()) {
                 batch.push((index, job));
             } else {
-                run_batch(std::mem::take(&mut batch), calls, results, turn).await;
-                run_batch(vec![(index, job)], calls, results, turn).await;
+                run_batch(std::mem::take(&mut batch), calls, results).await;
+                run_batch(vec![(index, job)], calls, results).await;
             }
         }
-        run_batch(batch, calls, results, turn).await;
-        // Each call unregistered itself as it ended.
-        registered.armed = false;
+        run_batch(batch, calls, results).await;
     }
 
     /// The result of an external call whose output the application supplied: validated
@@ -425,7 +416,7 @@ impl Executor {
         call: &'a ToolCall,
         tool: Arc<dyn Tool>,
         policy: ErrorPolicy,
-        token: CancellationToken,
+        entry: &'a CallEntry,
         base: &ToolContext,
         turn: &'a TurnContext,
     ) -> Job<'a> {
@@ -454,14 +445,14 @@ impl Executor {
         // The call's token is installed by each attempt.
         let ctx = base
             .clone()
-            .with_call_id(call.id.as_str())
+            .with_call_id(entry.id.clone())
             .with_reporter(reporter.clone())
             .with_state(next_turn.clone());
         Job {
             call,
             tool,
             policy,
-            token,
+            entry,
             permits,
             timeout_ms,
             retries,
@@ -470,27 +461,28 @@ impl Executor {
             next_turn,
             max_output_chars: self.config.max_output_chars,
             on_invalid_arguments: self.config.on_invalid_arguments,
-            control: &turn.control,
             sinks: &turn.sinks,
         }
     }
 }
 
-/// Unregisters this turn's calls from the control if `execute` is dropped mid-turn, so
-/// no stale id stays cancellable. (A call that ends unregisters itself.)
+/// Registers a turn's calls with the control, and unregisters them however `execute`
+/// ends, dropped mid-turn included, so no stale id stays cancellable.
 struct Registered<'a> {
     control: &'a RunControl,
-    ids: Vec<&'a str>,
-    armed: bool,
+    entries: &'a Arc<[CallEntry]>,
+}
+
+impl<'a> Registered<'a> {
+    fn new(control: &'a RunControl, entries: &'a Arc<[CallEntry]>) -> Self {
+        control.register_turn(entries.clone());
+        Self { control, entries }
+    }
 }
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        if self.armed {
-            for id in &self.ids {
-                self.control.unregister(id);
-            }
-        }
+        self.control.unregister_turn(self.entries);
     }
 }
 
@@ -499,25 +491,24 @@ async fn run_batch(
     jobs: Vec<(usize, Job<'_>)>,
     calls: &[ToolCall],
     results: &mut [Option<ToolCallResult>],
-    turn: &TurnContext,
 ) {
     if jobs.is_empty() {
         return;
     }
     let mut slots = Vec::with_capacity(jobs.len());
     let mut set = Concurrent::new(jobs.into_iter().map(|(index, job)| {
-        slots.push((index, job.policy));
+        slots.push((index, job.policy, job.entry));
         drive(job)
     }));
     while let Some((position, joined)) = set.next().await {
-        let (index, policy) = slots[position];
+        let (index, policy, entry) = slots[position];
         results[index] = Some(match joined {
             Ok(result) => result,
             Err(panic) => {
                 // `drive` is our code and does not panic; if it ever did, the call still
                 // gets an answer and its neighbours are unaffected.
                 let call = &calls[index];
-                turn.control.unregister(&call.id);
+                entry.end();
                 ToolCallResult {
                     call: call.clone(),
                     outcome: ToolOutcome::Err(ToolError::execution(format!(
