@@ -10,6 +10,7 @@ use crate::llm::ToolCall;
 use crate::tool::{ErrorPolicy, Tool};
 use crate::truncate::truncate_output;
 use serde_json::Value;
+use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::sync::{Semaphore, SemaphorePermit};
@@ -33,7 +34,8 @@ pub(super) struct Job<'a> {
     pub(super) permits: [Option<&'a Semaphore>; 3],
     pub(super) timeout_ms: u64,
     pub(super) retries: u32,
-    pub(super) ctx: ToolContext,
+    /// Taken by the attempt that runs it (cloned for each attempt when it may retry).
+    pub(super) ctx: Option<ToolContext>,
     pub(super) reporter: Arc<Reporter>,
     pub(super) next_turn: NextTurn,
     pub(super) max_output_chars: Option<usize>,
@@ -141,60 +143,68 @@ fn announce(span: &tracing::Span, sinks: &Sinks, result: &ToolCallResult, durati
 /// Runs one call: permits, then the tool in its own task under timeout and
 /// cancellation (and retries), then validation and the budget. Inside a `tool_call`
 /// span.
-pub(super) async fn drive(job: Job<'_>) -> ToolCallResult {
+pub(super) fn drive(job: Job<'_>) -> impl Future<Output = ToolCallResult> + '_ {
     let span = call_span(job.call);
-    let entry = job.entry;
-    let result = run_call(job, &span).instrument(span.clone()).await;
-    entry.end();
-    result
+    let inner = span.clone();
+    // The job is kept in one place and borrowed from there: an `async fn` taking it by
+    // value would hold a copy per layer, and this future is allocated once per call.
+    async move {
+        let mut job = job;
+        let result = run_call(&mut job, &inner).await;
+        job.entry.end();
+        result
+    }
+    .instrument(span)
 }
 
-async fn run_call(job: Job<'_>, span: &tracing::Span) -> ToolCallResult {
-    let Job {
-        call,
-        tool,
-        policy,
-        entry,
-        permits,
-        timeout_ms,
-        retries,
-        ctx,
-        reporter,
-        next_turn,
-        max_output_chars,
-        on_invalid_arguments,
-        sinks,
-        ..
-    } = job;
+async fn run_call(job: &mut Job<'_>, span: &tracing::Span) -> ToolCallResult {
+    let call = job.call;
+    let tool = &job.tool;
+    let entry = job.entry;
+    let timeout_ms = job.timeout_ms;
+    let sinks = job.sinks;
     // Arguments the tool could not decode are the model's mistake: they follow the
     // config's policy for them, not the tool's.
     let policies = Policies {
-        tool: policy,
-        invalid_arguments: on_invalid_arguments,
+        tool: job.policy,
+        invalid_arguments: job.on_invalid_arguments,
     };
     let token = &entry.token;
     let name = call.name.as_str();
     let mut held: [Option<SemaphorePermit<'_>>; 3] = [None, None, None];
-    for (slot, semaphore) in held.iter_mut().zip(permits) {
+    for (slot, semaphore) in held.iter_mut().zip(job.permits) {
         let Some(semaphore) = semaphore else { continue };
         // Uncontended, the permit is taken without waiting or registering anything.
         if let Ok(permit) = semaphore.try_acquire() {
             *slot = Some(permit);
             continue;
         }
-        tokio::select! {
-            biased;
-            () = token.cancelled() => {
-                return finish(span, sinks, owned(call, None), Err(ToolError::cancelled(name)), policies, None, Duration::ZERO);
+        // Waiting is the slow path: its state lives in its own allocation rather than
+        // in every call's future.
+        let waited = Box::pin(async {
+            tokio::select! {
+                biased;
+                () = token.cancelled() => Err(ToolError::cancelled(name)),
+                permit = semaphore.acquire() => permit.map_err(|_| {
+                    // Our semaphores are never closed; answer rather than assume.
+                    ToolError::execution("the concurrency limiter was shut down")
+                }),
             }
-            permit = semaphore.acquire() => match permit {
-                Ok(permit) => *slot = Some(permit),
-                // Our semaphores are never closed; answer rather than assume.
-                Err(_) => {
-                    let error = ToolError::execution("the concurrency limiter was shut down");
-                    return finish(span, sinks, owned(call, None), Err(error), policies, None, Duration::ZERO);
-                }
-            },
+        })
+        .await;
+        match waited {
+            Ok(permit) => *slot = Some(permit),
+            Err(error) => {
+                return finish(
+                    span,
+                    sinks,
+                    owned(call, None),
+                    Err(error),
+                    policies,
+                    None,
+                    Duration::ZERO,
+                );
+            }
         }
     }
     if token.is_cancelled() {
@@ -214,8 +224,8 @@ async fn run_call(job: Job<'_>, span: &tracing::Span) -> ToolCallResult {
         arguments: call.arguments.clone(),
     });
     let started = Instant::now();
-    let mut retries_left = retries;
-    let mut ctx = Some(ctx);
+    let mut retries_left = job.retries;
+    let ctx = &mut job.ctx;
     let (args, outcome) = loop {
         // Each attempt of a call that may be retried has its own token, so a timed-out
         // attempt's cancellation does not reach the next one, while cancelling the
@@ -228,14 +238,16 @@ async fn run_call(job: Job<'_>, span: &tracing::Span) -> ToolCallResult {
             let base = ctx.as_ref().cloned().unwrap_or_default();
             (attempt_token.clone(), base.with_cancellation(attempt_token))
         };
-        let (args, outcome) = attempt(
-            &tool,
+        // Boxed, so the timer and the task's handle are not part of every call's
+        // future while it waits for its permits.
+        let (args, outcome) = Box::pin(attempt(
+            tool,
             call.arguments.clone(),
             attempt_ctx,
             &attempt_token,
             timeout_ms,
             span,
-        )
+        ))
         .await;
         match &outcome {
             Err(error)
@@ -255,11 +267,11 @@ async fn run_call(job: Job<'_>, span: &tracing::Span) -> ToolCallResult {
         }
     };
     drop(held);
-    let outcome = outcome.map(|content| match max_output_chars {
+    let outcome = outcome.map(|content| match job.max_output_chars {
         Some(max) => truncate_output(content, max),
         None => content,
     });
-    let context_update = reporter.take_context();
+    let context_update = job.reporter.take_context();
     let mut result = finish(
         span,
         sinks,
@@ -269,7 +281,7 @@ async fn run_call(job: Job<'_>, span: &tracing::Span) -> ToolCallResult {
         context_update,
         started.elapsed(),
     );
-    result.next_turn = next_turn.take();
+    result.next_turn = job.next_turn.take();
     result
 }
 

@@ -104,10 +104,7 @@ impl<F: Future> Concurrent<F> {
         std::future::poll_fn(|cx| self.poll_next(cx)).await
     }
 
-    fn poll_next(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<Finished<F::Output>> {
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Finished<F::Output>> {
         if self.left == 0 {
             return Poll::Ready(None);
         }

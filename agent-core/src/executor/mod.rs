@@ -456,7 +456,7 @@ impl Executor {
             permits,
             timeout_ms,
             retries,
-            ctx,
+            ctx: Some(ctx),
             reporter,
             next_turn,
             max_output_chars: self.config.max_output_chars,
