@@ -53,6 +53,26 @@ fn overhead(c: &mut Criterion) {
             assert_eq!(results.len(), 1_000);
         })
     });
+    // The floor for any executor that keeps a tool blocking its thread from holding up
+    // the caller: each call in a task of its own, 8 at a time, and nothing else.
+    group.bench_function("spawned_toolset_calls_8_at_a_time", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let mut tasks = tokio::task::JoinSet::new();
+            for _ in 0..1_000 {
+                if tasks.len() == 8 {
+                    tasks.join_next().await.expect("a task").expect("joined");
+                }
+                let set = set.clone();
+                tasks.spawn(async move {
+                    let (args, ctx) = (json!({}), ToolContext::default());
+                    set.call("noop", &args, &ctx).await.expect("noop succeeds");
+                });
+            }
+            while let Some(joined) = tasks.join_next().await {
+                joined.expect("joined");
+            }
+        })
+    });
     // The same turn run from inside a task (as a server handling a request runs it),
     // rather than from `block_on` on a thread outside the runtime.
     let shared = Arc::new((executor.clone(), batch.clone()));
