@@ -34,10 +34,9 @@ pub(super) struct Job<'a> {
     pub(super) permits: [Option<&'a Semaphore>; 3],
     pub(super) timeout_ms: u64,
     pub(super) retries: u32,
-    /// Taken by the attempt that runs it (cloned for each attempt when it may retry).
-    pub(super) ctx: Option<ToolContext>,
-    pub(super) reporter: Arc<Reporter>,
-    pub(super) next_turn: NextTurn,
+    /// What every call's context shares; the call's own context is made from it once
+    /// the call has its permits.
+    pub(super) base: &'a ToolContext,
     pub(super) max_output_chars: Option<usize>,
     pub(super) on_invalid_arguments: ErrorPolicy,
     pub(super) sinks: &'a Sinks,
@@ -179,9 +178,7 @@ async fn run_call(job: &mut Job<'_>, span: &tracing::Span) -> ToolCallResult {
             *slot = Some(permit);
             continue;
         }
-        // Waiting is the slow path: its state lives in its own allocation rather than
-        // in every call's future.
-        let waited = Box::pin(async {
+        let waited = async {
             tokio::select! {
                 biased;
                 () = token.cancelled() => Err(ToolError::cancelled(name)),
@@ -190,7 +187,7 @@ async fn run_call(job: &mut Job<'_>, span: &tracing::Span) -> ToolCallResult {
                     ToolError::execution("the concurrency limiter was shut down")
                 }),
             }
-        })
+        }
         .await;
         match waited {
             Ok(permit) => *slot = Some(permit),
@@ -225,7 +222,21 @@ async fn run_call(job: &mut Job<'_>, span: &tracing::Span) -> ToolCallResult {
     });
     let started = Instant::now();
     let mut retries_left = job.retries;
-    let ctx = &mut job.ctx;
+    // Made only now, so that a call waiting for its permits holds no allocations of
+    // its own: a turn of many calls under a small limit has most of them waiting.
+    let next_turn = NextTurn::default();
+    let reporter = Arc::new(Reporter {
+        tool: tool.clone(),
+        sinks: sinks.clone(),
+        context: Mutex::new(None),
+    });
+    let mut ctx = Some(
+        job.base
+            .clone()
+            .with_call_id(entry.id.clone())
+            .with_reporter(reporter.clone())
+            .with_state(next_turn.clone()),
+    );
     let (args, outcome) = loop {
         // Each attempt of a call that may be retried has its own token, so a timed-out
         // attempt's cancellation does not reach the next one, while cancelling the
@@ -271,7 +282,7 @@ async fn run_call(job: &mut Job<'_>, span: &tracing::Span) -> ToolCallResult {
         Some(max) => truncate_output(content, max),
         None => content,
     });
-    let context_update = job.reporter.take_context();
+    let context_update = reporter.take_context();
     let mut result = finish(
         span,
         sinks,
@@ -281,7 +292,7 @@ async fn run_call(job: &mut Job<'_>, span: &tracing::Span) -> ToolCallResult {
         context_update,
         started.elapsed(),
     );
-    result.next_turn = job.next_turn.take();
+    result.next_turn = next_turn.take();
     result
 }
 
@@ -347,7 +358,7 @@ pub(super) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 
 /// What the executor installs in each call's context; it also keeps the last
 /// application context the call set.
-pub(super) struct Reporter {
+struct Reporter {
     pub(super) tool: Arc<dyn Tool>,
     pub(super) sinks: Sinks,
     pub(super) context: Mutex<Option<Value>>,

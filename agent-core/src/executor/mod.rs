@@ -41,11 +41,11 @@ use crate::llm::ToolCall;
 use crate::set::ToolSet;
 use crate::tool::{Approval, ErrorPolicy, Tool, ToolExposure};
 use crate::truncate::truncate_output;
-use call::{Job, Reporter, drive};
+use call::{Job, drive};
 use concurrent::Concurrent;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::Semaphore;
 
 /// Runs tool calls for a model. Cheap to clone; clones share the concurrency limits,
@@ -417,7 +417,7 @@ impl Executor {
         tool: Arc<dyn Tool>,
         policy: ErrorPolicy,
         entry: &'a CallEntry,
-        base: &ToolContext,
+        base: &'a ToolContext,
         turn: &'a TurnContext,
     ) -> Job<'a> {
         let concurrency = tool.concurrency();
@@ -436,18 +436,6 @@ impl Executor {
         let timeout_ms = tool
             .timeout_ms()
             .unwrap_or(self.config.default_tool_timeout_ms);
-        let next_turn = NextTurn::default();
-        let reporter = Arc::new(Reporter {
-            tool: tool.clone(),
-            sinks: turn.sinks.clone(),
-            context: Mutex::new(None),
-        });
-        // The call's token is installed by each attempt.
-        let ctx = base
-            .clone()
-            .with_call_id(entry.id.clone())
-            .with_reporter(reporter.clone())
-            .with_state(next_turn.clone());
         Job {
             call,
             tool,
@@ -456,9 +444,7 @@ impl Executor {
             permits,
             timeout_ms,
             retries,
-            ctx: Some(ctx),
-            reporter,
-            next_turn,
+            base,
             max_output_chars: self.config.max_output_chars,
             on_invalid_arguments: self.config.on_invalid_arguments,
             sinks: &turn.sinks,
