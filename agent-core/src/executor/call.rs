@@ -52,30 +52,64 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
+/// What an attempt's task builds the call's context from. The task builds it, and the
+/// call as its result carries it, on the tool's thread: the executor's own task, which
+/// every call of the turn goes through, does only the bookkeeping.
+struct Attempt {
+    base: ToolContext,
+    call_id: Arc<str>,
+    reporter: Arc<Reporter>,
+    next_turn: NextTurn,
+    token: CancellationToken,
+    max_output_chars: Option<usize>,
+}
+
 /// One run of the tool, in its own task, under the timeout and the call's token. The
-/// arguments go into the task and come back with its output, so a call that ends
-/// normally costs one copy of them.
+/// arguments go into the task and come back in the call it returns, so a call that
+/// ends normally costs one copy of them.
 async fn attempt(
     tool: &Arc<dyn Tool>,
     args: Value,
-    ctx: ToolContext,
-    token: &CancellationToken,
+    parts: Attempt,
     timeout_ms: u64,
     span: &tracing::Span,
-) -> (Option<Value>, Result<Vec<Content>, ToolError>) {
+) -> (Option<ToolCall>, Result<Vec<Content>, ToolError>) {
     let name = tool.name();
     let task_tool = tool.clone();
+    let token = parts.token.clone();
     let mut task = AbortOnDrop(tokio::spawn(
         async move {
+            let Attempt {
+                base,
+                call_id,
+                reporter,
+                next_turn,
+                token,
+                max_output_chars,
+            } = parts;
+            let ctx = base
+                .with_call_id(call_id.clone())
+                .with_cancellation(token)
+                .with_reporter(reporter)
+                .with_state(next_turn);
             let output = task_tool.call(&args, &ctx).await.map_err(ToolError::from);
             drop(ctx);
             let output = output.and_then(|output| {
                 task_tool.validate_output(&output).map_err(|reason| {
                     ToolError::execution(format!("Invalid tool output: {reason}"))
                 })?;
-                Ok(output)
+                Ok(match max_output_chars {
+                    Some(max) => truncate_output(output, max),
+                    None => output,
+                })
             });
-            (args, output)
+            let call = ToolCall {
+                id: call_id.to_string(),
+                // The name the call was resolved by.
+                name: task_tool.name().to_owned(),
+                arguments: args,
+            };
+            (call, output)
         }
         .instrument(span.clone()),
     ));
@@ -84,7 +118,7 @@ async fn attempt(
     tokio::select! {
         biased;
         joined = &mut task.0 => match joined {
-            Ok((args, output)) => (Some(args), output),
+            Ok((call, output)) => (Some(call), output),
             Err(error) if error.is_panic() => (None, Err(ToolError::execution(format!(
                 "tool panicked: {}",
                 panic_message(error.into_panic())
@@ -195,7 +229,7 @@ async fn run_call(job: &mut Job<'_>, span: &tracing::Span) -> ToolCallResult {
                 return finish(
                     span,
                     sinks,
-                    owned(call, None),
+                    owned(call),
                     Err(error),
                     policies,
                     None,
@@ -208,7 +242,7 @@ async fn run_call(job: &mut Job<'_>, span: &tracing::Span) -> ToolCallResult {
         return finish(
             span,
             sinks,
-            owned(call, None),
+            owned(call),
             Err(ToolError::cancelled(name)),
             policies,
             None,
@@ -230,32 +264,29 @@ async fn run_call(job: &mut Job<'_>, span: &tracing::Span) -> ToolCallResult {
         sinks: sinks.clone(),
         context: Mutex::new(None),
     });
-    let mut ctx = Some(
-        job.base
-            .clone()
-            .with_call_id(entry.id.clone())
-            .with_reporter(reporter.clone())
-            .with_state(next_turn.clone()),
-    );
-    let (args, outcome) = loop {
+    let (ran, outcome) = loop {
         // Each attempt of a call that may be retried has its own token, so a timed-out
         // attempt's cancellation does not reach the next one, while cancelling the
         // call reaches every attempt. A call run once uses the call's token itself.
-        let (attempt_token, attempt_ctx) = if retries_left == 0 {
-            let ctx = ctx.take().unwrap_or_default();
-            (token.clone(), ctx.with_cancellation(token.clone()))
+        let attempt_token = if retries_left == 0 {
+            token.clone()
         } else {
-            let attempt_token = token.child_token();
-            let base = ctx.as_ref().cloned().unwrap_or_default();
-            (attempt_token.clone(), base.with_cancellation(attempt_token))
+            token.child_token()
+        };
+        let parts = Attempt {
+            base: job.base.clone(),
+            call_id: entry.id.clone(),
+            reporter: reporter.clone(),
+            next_turn: next_turn.clone(),
+            token: attempt_token,
+            max_output_chars: job.max_output_chars,
         };
         // Boxed, so the timer and the task's handle are not part of every call's
         // future while it waits for its permits.
-        let (args, outcome) = Box::pin(attempt(
+        let (ran, outcome) = Box::pin(attempt(
             tool,
             call.arguments.clone(),
-            attempt_ctx,
-            &attempt_token,
+            parts,
             timeout_ms,
             span,
         ))
@@ -274,19 +305,15 @@ async fn run_call(job: &mut Job<'_>, span: &tracing::Span) -> ToolCallResult {
                     || tracing::debug!(error = %error, retries_left, "retrying tool call"),
                 );
             }
-            _ => break (args, outcome),
+            _ => break (ran, outcome),
         }
     };
     drop(held);
-    let outcome = outcome.map(|content| match job.max_output_chars {
-        Some(max) => truncate_output(content, max),
-        None => content,
-    });
     let context_update = reporter.take_context();
     let mut result = finish(
         span,
         sinks,
-        owned(call, args),
+        ran.unwrap_or_else(|| owned(call)),
         outcome,
         policies,
         context_update,
@@ -296,14 +323,9 @@ async fn run_call(job: &mut Job<'_>, span: &tracing::Span) -> ToolCallResult {
     result
 }
 
-/// The call as a result carries it; `args`, when the tool handed them back, saves
-/// copying them again.
-fn owned(call: &ToolCall, args: Option<Value>) -> ToolCall {
-    ToolCall {
-        id: call.id.clone(),
-        name: call.name.clone(),
-        arguments: args.unwrap_or_else(|| call.arguments.clone()),
-    }
+/// The call as a result carries it, for a call whose task did not hand it back.
+fn owned(call: &ToolCall) -> ToolCall {
+    call.clone()
 }
 
 /// The error policies that may apply to a call's failure.
