@@ -333,6 +333,61 @@ async fn cancelling_the_run_cancels_every_call_including_queued_ones() {
     );
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_queued_call_can_be_cancelled_by_id_and_an_ended_one_cannot() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let log = ran.clone();
+    let tool = FnTool::new("work", move |args, _| {
+        let log = log.clone();
+        async move {
+            let ms = args["ms"].as_u64().unwrap_or(0);
+            log.lock().unwrap().push(ms);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            Ok(vec![Content::text("done")])
+        }
+    })
+    .read_only()
+    .timeout_ms(60_000);
+    // One call at a time: `long` runs while `queued` waits for the permit.
+    let exec = executor(vec![tool], ToolConfig::default().with_max_concurrency(1));
+    let calls = [
+        ToolCall::new("quick", "work", json!({"ms": 0})),
+        ToolCall::new("long", "work", json!({"ms": 5_000})),
+        ToolCall::new("queued", "work", json!({"ms": 7})),
+    ];
+    let control = RunControl::new();
+    let canceller = control.clone();
+    let checks = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let mut active = canceller.active_calls();
+        active.sort();
+        assert_eq!(active, ["long", "queued"]);
+        assert!(
+            !canceller.cancel_call("quick"),
+            "an ended call is no longer cancellable, though its turn goes on"
+        );
+        assert!(canceller.cancel_call("queued"));
+    });
+    let turn = TurnContext::new().with_control(control.clone());
+    let results = exec.execute(&calls, &turn).await;
+    checks.await.unwrap();
+    assert!(results[0].outcome.content().is_some());
+    assert!(results[1].outcome.content().is_some());
+    assert_eq!(
+        err_kind(&results[2].outcome),
+        Some(ToolErrorKind::Cancelled)
+    );
+    assert_eq!(
+        *ran.lock().unwrap(),
+        [0, 5_000],
+        "the queued call never ran"
+    );
+    assert!(
+        control.active_calls().is_empty(),
+        "the turn left nothing behind"
+    );
+}
+
 // ---------------------------------------------------------------- panics
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

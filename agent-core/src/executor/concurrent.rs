@@ -153,3 +153,31 @@ impl<F: Future> Concurrent<F> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Concurrent;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn outputs_come_as_futures_finish_and_a_panic_stays_with_its_future() {
+        let delays = [30_u64, 0, 10];
+        let mut set = Concurrent::new(delays.iter().enumerate().map(|(i, &ms)| async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            assert!(i != 2, "the third future fails");
+            i * 10
+        }));
+        let mut order = Vec::new();
+        while let Some((index, output)) = set.next().await {
+            order.push((index, output.ok()));
+        }
+        assert_eq!(order, vec![(1, Some(10)), (2, None), (0, Some(0))]);
+        assert!(set.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn an_empty_set_is_done_at_once() {
+        let mut set = Concurrent::new(std::iter::empty::<std::future::Ready<()>>());
+        assert!(set.next().await.is_none());
+    }
+}
