@@ -93,6 +93,32 @@ fn overhead(c: &mut Criterion) {
     group.finish();
 }
 
+/// A turn of one call, the common case: what the executor adds to a single call.
+fn single(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let set = Arc::new(tools![noop]);
+    let executor = Executor::new(set.clone(), ToolConfig::default().with_max_concurrency(8));
+    let batch = calls("noop", 1);
+    let ctx = ToolContext::default();
+    let args = json!({});
+    let mut group = c.benchmark_group("executor_1_noop");
+    group.bench_function("direct_toolset_call", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { set.call("noop", &args, &ctx).await.expect("noop succeeds") })
+    });
+    group.bench_function("executor_turn_of_one_call", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let results = executor.execute(&batch, &TurnContext::new()).await;
+            assert_eq!(results.len(), 1);
+        })
+    });
+    group.finish();
+}
+
 fn sleeping(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -115,5 +141,5 @@ fn sleeping(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, overhead, sleeping);
+criterion_group!(benches, overhead, single, sleeping);
 criterion_main!(benches);
