@@ -12,9 +12,14 @@
 //!    another.
 //! 3. In a batch each call waits for its permits (exclusion group, then per-tool limit,
 //!    then the global limit — always in this order, so waits cannot form a cycle), then
-//!    runs in its own task, so a panic is contained and a call that ignores
-//!    cancellation can still be abandoned on time.
+//!    the tool runs in a task of its own, so a panic is contained and a call that
+//!    ignores cancellation, or blocks its thread, can still be abandoned on time.
 //! 4. The output is validated, cut to the budget, and the error policy applied.
+//!
+//! A call's bookkeeping (its permits, timeout, cancellation, retries, events) is not a
+//! task: a batch's calls are polled together inside `execute`'s own future
+//! (`concurrent.rs`), so a call costs one task, the tool's, and the executor's future
+//! is never what a tool blocks.
 //!
 //! Steps 1 and 2 are here; step 3 and 4, one call's life, are in `call.rs`. What a
 //! turn runs with is `turn.rs`, what comes back is `outcome.rs`, and the application's
