@@ -21,30 +21,36 @@ use tracing::Instrument;
 
 use super::{NextTurn, ToolCallResult, ToolOutcome};
 
-/// One call, ready to run. It borrows the turn: calls are polled inside
-/// [`Executor::execute`](super::Executor::execute)'s own future, and only the tool
-/// itself runs in a task.
-pub(super) struct Job<'a> {
-    pub(super) call: &'a ToolCall,
+/// One call, ready to run. It owns what it needs, so a batch of calls can be driven
+/// by a task of its own (see `run_batch`); only the tool itself runs in a further task.
+pub(super) struct Job {
+    pub(super) call: ToolCall,
     pub(super) tool: Arc<dyn Tool>,
     pub(super) policy: ErrorPolicy,
-    /// The call's registration with the run's control, and its token.
-    pub(super) entry: &'a CallEntry,
+    /// The turn's registrations with the run's control; this call's is at `at`.
+    pub(super) entries: Arc<[CallEntry]>,
+    pub(super) at: usize,
     /// In acquisition order: exclusion group, per-tool limit, global limit.
-    pub(super) permits: [Option<&'a Semaphore>; 3],
+    pub(super) permits: [Option<Arc<Semaphore>>; 3],
     pub(super) timeout_ms: u64,
     pub(super) retries: u32,
     /// What every call's context shares; the call's own context is made from it once
     /// the call has its permits.
-    pub(super) base: &'a ToolContext,
+    pub(super) base: Arc<ToolContext>,
     pub(super) max_output_chars: Option<usize>,
     pub(super) on_invalid_arguments: ErrorPolicy,
-    pub(super) sinks: &'a Sinks,
+    pub(super) sinks: Sinks,
+}
+
+impl Job {
+    pub(super) fn entry(&self) -> &CallEntry {
+        &self.entries[self.at]
+    }
 }
 
 /// Aborts the task when dropped, so a call abandoned for any reason (timeout,
 /// cancellation, the whole turn dropped) does not keep running.
-struct AbortOnDrop<T>(JoinHandle<T>);
+pub(super) struct AbortOnDrop<T>(pub(super) JoinHandle<T>);
 
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
@@ -56,7 +62,7 @@ impl<T> Drop for AbortOnDrop<T> {
 /// call as its result carries it, on the tool's thread: the executor's own task, which
 /// every call of the turn goes through, does only the bookkeeping.
 struct Attempt {
-    base: ToolContext,
+    base: Arc<ToolContext>,
     call_id: Arc<str>,
     reporter: Arc<Reporter>,
     next_turn: NextTurn,
@@ -87,7 +93,7 @@ async fn attempt(
                 token,
                 max_output_chars,
             } = parts;
-            let ctx = base
+            let ctx = ToolContext::clone(&base)
                 .with_call_id(call_id.clone())
                 .with_cancellation(token)
                 .with_reporter(reporter)
@@ -176,26 +182,26 @@ fn announce(span: &tracing::Span, sinks: &Sinks, result: &ToolCallResult, durati
 /// Runs one call: permits, then the tool in its own task under timeout and
 /// cancellation (and retries), then validation and the budget. Inside a `tool_call`
 /// span.
-pub(super) fn drive(job: Job<'_>) -> impl Future<Output = ToolCallResult> + '_ {
-    let span = call_span(job.call);
+pub(super) fn drive(job: Job) -> impl Future<Output = ToolCallResult> + Send + 'static {
+    let span = call_span(&job.call);
     let inner = span.clone();
     // The job is kept in one place and borrowed from there: an `async fn` taking it by
     // value would hold a copy per layer, and this future is allocated once per call.
     async move {
-        let mut job = job;
-        let result = run_call(&mut job, &inner).await;
-        job.entry.end();
+        let job = job;
+        let result = run_call(&job, &inner).await;
+        job.entry().end();
         result
     }
     .instrument(span)
 }
 
-async fn run_call(job: &mut Job<'_>, span: &tracing::Span) -> ToolCallResult {
-    let call = job.call;
+async fn run_call(job: &Job, span: &tracing::Span) -> ToolCallResult {
+    let call = &job.call;
     let tool = &job.tool;
-    let entry = job.entry;
+    let entry = job.entry();
     let timeout_ms = job.timeout_ms;
-    let sinks = job.sinks;
+    let sinks = &job.sinks;
     // Arguments the tool could not decode are the model's mistake: they follow the
     // config's policy for them, not the tool's.
     let policies = Policies {
@@ -205,7 +211,7 @@ async fn run_call(job: &mut Job<'_>, span: &tracing::Span) -> ToolCallResult {
     let token = &entry.token;
     let name = call.name.as_str();
     let mut held: [Option<SemaphorePermit<'_>>; 3] = [None, None, None];
-    for (slot, semaphore) in held.iter_mut().zip(job.permits) {
+    for (slot, semaphore) in held.iter_mut().zip(&job.permits) {
         let Some(semaphore) = semaphore else { continue };
         // Uncontended, the permit is taken without waiting or registering anything.
         if let Ok(permit) = semaphore.try_acquire() {

@@ -99,6 +99,11 @@ impl<F: Future> Concurrent<F> {
         }
     }
 
+    /// How many futures have not finished.
+    pub(super) fn len(&self) -> usize {
+        self.left
+    }
+
     /// The next future to finish, with its position; `None` once all have.
     pub(super) async fn next(&mut self) -> Finished<F::Output> {
         std::future::poll_fn(|cx| self.poll_next(cx)).await

@@ -46,10 +46,11 @@ use crate::llm::ToolCall;
 use crate::set::ToolSet;
 use crate::tool::{Approval, ErrorPolicy, Tool, ToolExposure};
 use crate::truncate::truncate_output;
-use call::{Job, drive};
+use call::{AbortOnDrop, Job, drive};
 use concurrent::Concurrent;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
@@ -228,7 +229,7 @@ impl Executor {
         if let Some(workspace) = &turn.workspace {
             base = base.with_workspace(workspace.clone());
         }
-        let base = self.tools.context_for(&base).into_owned();
+        let base = Arc::new(self.tools.context_for(&base).into_owned());
         // Every runnable call is cancellable from now on, including those still queued
         // behind a batch.
         let entries: Arc<[CallEntry]> = to_run
@@ -237,8 +238,8 @@ impl Executor {
             .collect();
         let _registered = Registered::new(&turn.control, &entries);
         let mut batch = Vec::new();
-        for ((index, tool, policy), entry) in to_run.into_iter().zip(entries.iter()) {
-            let job = self.job(&calls[index], tool, policy, entry, &base, turn);
+        for (at, (index, tool, policy)) in to_run.into_iter().enumerate() {
+            let job = self.job(&calls[index], tool, policy, &entries, at, &base, turn);
             if self.runs_in_parallel(job.tool.as_ref()) {
                 batch.push((index, job));
             } else {
@@ -416,15 +417,17 @@ impl Executor {
         }
     }
 
-    fn job<'a>(
-        &'a self,
-        call: &'a ToolCall,
+    #[allow(clippy::too_many_arguments)]
+    fn job(
+        &self,
+        call: &ToolCall,
         tool: Arc<dyn Tool>,
         policy: ErrorPolicy,
-        entry: &'a CallEntry,
-        base: &'a ToolContext,
-        turn: &'a TurnContext,
-    ) -> Job<'a> {
+        entries: &Arc<[CallEntry]>,
+        at: usize,
+        base: &Arc<ToolContext>,
+        turn: &TurnContext,
+    ) -> Job {
         let concurrency = tool.concurrency();
         let retries = self.retries_for(tool.as_ref());
         // The fixed acquisition order (group, tool, global) is what keeps the limits
@@ -434,25 +437,26 @@ impl Executor {
                 .exclusive_group
                 .as_ref()
                 .and_then(|g| self.limits.groups.get(g))
-                .map(Arc::as_ref),
-            self.limits.per_tool.get(tool.name()).map(Arc::as_ref),
-            Some(self.limits.global.as_ref()),
+                .cloned(),
+            self.limits.per_tool.get(tool.name()).cloned(),
+            Some(self.limits.global.clone()),
         ];
         let timeout_ms = tool
             .timeout_ms()
             .unwrap_or(self.config.default_tool_timeout_ms);
         Job {
-            call,
+            call: call.clone(),
             tool,
             policy,
-            entry,
+            entries: entries.clone(),
+            at,
             permits,
             timeout_ms,
             retries,
-            base,
+            base: base.clone(),
             max_output_chars: self.config.max_output_chars,
             on_invalid_arguments: self.config.on_invalid_arguments,
-            sinks: &turn.sinks,
+            sinks: turn.sinks.clone(),
         }
     }
 }
@@ -478,33 +482,52 @@ impl Drop for Registered<'_> {
 }
 
 /// Runs `jobs` concurrently and stores each result at its call's index.
+///
+/// A batch of several calls is driven by a task of its own: the tools' tasks are then
+/// spawned from a runtime thread, where they start without waking another thread, and
+/// wake their call on that thread when they end. The caller of `execute` (often a
+/// thread outside the runtime, in `block_on`) is woken once, when the batch is done.
+/// A single call is driven here, which costs the same without the extra task.
 async fn run_batch(
-    jobs: Vec<(usize, Job<'_>)>,
+    jobs: Vec<(usize, Job)>,
     calls: &[ToolCall],
     results: &mut [Option<ToolCallResult>],
 ) {
-    if jobs.is_empty() {
+    let Some((_, first)) = jobs.first() else {
         return;
-    }
-    let mut slots = Vec::with_capacity(jobs.len());
-    let mut set = Concurrent::new(jobs.into_iter().map(|(index, job)| {
-        slots.push((index, job.policy, job.entry));
-        drive(job)
-    }));
-    while let Some((position, joined)) = set.next().await {
-        let (index, policy, entry) = slots[position];
-        results[index] = Some(match joined {
+    };
+    // The calls of a turn share their registrations.
+    let entries = first.entries.clone();
+    let slots: Vec<(usize, ErrorPolicy, usize)> = jobs
+        .iter()
+        .map(|(index, job)| (*index, job.policy, job.at))
+        .collect();
+    let set = Concurrent::new(jobs.into_iter().map(|(_, job)| drive(job)));
+    let finished = if slots.len() == 1 {
+        collect(set).await
+    } else {
+        let mut task = AbortOnDrop(tokio::spawn(collect(set)));
+        match (&mut task.0).await {
+            Ok(finished) => finished,
+            // The batch's task contains its calls' panics and is aborted only when this
+            // future is dropped; should it fail anyway, every call still gets an answer.
+            Err(error) => (0..slots.len())
+                .map(|position| (position, Err(error.to_string())))
+                .collect(),
+        }
+    };
+    for (position, outcome) in finished {
+        let (index, policy, at) = slots[position];
+        results[index] = Some(match outcome {
             Ok(result) => result,
-            Err(panic) => {
+            Err(message) => {
                 // `drive` is our code and does not panic; if it ever did, the call still
                 // gets an answer and its neighbours are unaffected.
-                let call = &calls[index];
-                entry.end();
+                entries[at].end();
                 ToolCallResult {
-                    call: call.clone(),
+                    call: calls[index].clone(),
                     outcome: ToolOutcome::Err(ToolError::execution(format!(
-                        "the runtime failed while running the call: {}",
-                        call::panic_message(panic)
+                        "the runtime failed while running the call: {message}"
                     ))),
                     policy,
                     context_update: None,
@@ -513,4 +536,16 @@ async fn run_batch(
             }
         });
     }
+}
+
+/// Every future of `set` to its end: each one's position with its result, or the
+/// message of its panic.
+async fn collect<F: Future<Output = ToolCallResult>>(
+    mut set: Concurrent<F>,
+) -> Vec<(usize, Result<ToolCallResult, String>)> {
+    let mut finished = Vec::with_capacity(set.len());
+    while let Some((position, joined)) = set.next().await {
+        finished.push((position, joined.map_err(call::panic_message)));
+    }
+    finished
 }
