@@ -17,9 +17,9 @@
 //! 4. The output is validated, cut to the budget, and the error policy applied.
 //!
 //! A call's bookkeeping (its permits, timeout, cancellation, retries, events) is not a
-//! task: a batch's calls are polled together inside `execute`'s own future
-//! (`concurrent.rs`), so a call costs one task, the tool's, and the executor's future
-//! is never what a tool blocks.
+//! task of its own: a batch's calls are polled together (`concurrent.rs`) in one task
+//! for the batch (or in `execute`'s own future for a batch of one), so a call costs
+//! one task, the tool's, and what enforces its timeout is never what the tool blocks.
 //!
 //! Steps 1 and 2 are here; step 3 and 4, one call's life, are in `call.rs`. What a
 //! turn runs with is `turn.rs`, what comes back is `outcome.rs`, and the application's
