@@ -120,6 +120,38 @@ async fn a_tool_ignoring_cancellation_still_times_out_on_time_and_is_dropped() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_blocking_its_thread_does_not_hold_up_its_neighbours() {
+    let blocking = FnTool::new("blocking", |_, _| async {
+        std::thread::sleep(Duration::from_millis(1500));
+        Ok(vec![])
+    })
+    .read_only()
+    .timeout_ms(300);
+    let quick = FnTool::new("quick", |_, _| async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Ok(vec![Content::text("done")])
+    })
+    .read_only()
+    .timeout_ms(5_000);
+    let exec = executor(vec![blocking, quick], ToolConfig::default());
+    // One batch: a call that blocks one of the two runtime threads, and well-behaved
+    // calls, which the other thread must carry.
+    let mut calls = vec![call("b", "blocking")];
+    calls.extend((0..7).map(|i| call(&format!("q{i}"), "quick")));
+    let started = std::time::Instant::now();
+    let results = exec.execute(&calls, &TurnContext::new()).await;
+    let elapsed = started.elapsed();
+    assert_eq!(err_kind(&results[0].outcome), Some(ToolErrorKind::Timeout));
+    for result in &results[1..] {
+        assert_eq!(first_text(result.outcome.content().unwrap()), "done");
+    }
+    assert!(
+        elapsed < Duration::from_millis(1200),
+        "took {elapsed:?} for 300ms timeouts"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_default_timeout_comes_from_the_config() {
     let slow = FnTool::new("slow", |_, _| async {
