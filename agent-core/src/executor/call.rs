@@ -54,13 +54,16 @@ pub(super) struct AbortOnDrop<T>(pub(super) JoinHandle<T>);
 
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
-        self.0.abort();
+        // A task that ended has nothing to stop.
+        if !self.0.is_finished() {
+            self.0.abort();
+        }
     }
 }
 
-/// What an attempt's task builds the call's context from. The task builds it, and the
-/// call as its result carries it, on the tool's thread: the executor's own task, which
-/// every call of the turn goes through, does only the bookkeeping.
+/// What an attempt's task builds the call's context from. The task builds it (and
+/// validates and cuts the output) itself: the task driving the calls, which every call
+/// of the batch goes through, does only the bookkeeping.
 struct Attempt {
     base: Arc<ToolContext>,
     call_id: Arc<str>,
@@ -70,16 +73,14 @@ struct Attempt {
     max_output_chars: Option<usize>,
 }
 
-/// One run of the tool, in its own task, under the timeout and the call's token. The
-/// arguments go into the task and come back in the call it returns, so a call that
-/// ends normally costs one copy of them.
+/// One run of the tool, in its own task, under the timeout and the call's token.
 async fn attempt(
     tool: &Arc<dyn Tool>,
     args: Value,
     parts: Attempt,
     timeout_ms: u64,
     span: &tracing::Span,
-) -> (Option<ToolCall>, Result<Vec<Content>, ToolError>) {
+) -> Result<Vec<Content>, ToolError> {
     let name = tool.name();
     let task_tool = tool.clone();
     let token = parts.token.clone();
@@ -100,7 +101,7 @@ async fn attempt(
                 .with_state(next_turn);
             let output = task_tool.call(&args, &ctx).await.map_err(ToolError::from);
             drop(ctx);
-            let output = output.and_then(|output| {
+            output.and_then(|output| {
                 task_tool.validate_output(&output).map_err(|reason| {
                     ToolError::execution(format!("Invalid tool output: {reason}"))
                 })?;
@@ -108,14 +109,7 @@ async fn attempt(
                     Some(max) => truncate_output(output, max),
                     None => output,
                 })
-            });
-            let call = ToolCall {
-                id: call_id.to_string(),
-                // The name the call was resolved by.
-                name: task_tool.name().to_owned(),
-                arguments: args,
-            };
-            (call, output)
+            })
         }
         .instrument(span.clone()),
     ));
@@ -124,19 +118,19 @@ async fn attempt(
     tokio::select! {
         biased;
         joined = &mut task.0 => match joined {
-            Ok((call, output)) => (Some(call), output),
-            Err(error) if error.is_panic() => (None, Err(ToolError::execution(format!(
+            Ok(output) => output,
+            Err(error) if error.is_panic() => Err(ToolError::execution(format!(
                 "tool panicked: {}",
                 panic_message(error.into_panic())
-            )))),
-            Err(_) => (None, Err(ToolError::cancelled(name))),
+            ))),
+            Err(_) => Err(ToolError::cancelled(name)),
         },
-        () = token.cancelled() => (None, Err(ToolError::cancelled(name))),
+        () = token.cancelled() => Err(ToolError::cancelled(name)),
         () = timeout => {
             // Cooperative work the tool started elsewhere (with a clone of its context)
             // sees the cancellation; the call itself is aborted when `task` drops.
             token.cancel();
-            (None, Err(ToolError::timeout(name, timeout_ms)))
+            Err(ToolError::timeout(name, timeout_ms))
         }
     }
 }
@@ -188,18 +182,18 @@ pub(super) fn drive(job: Job) -> impl Future<Output = ToolCallResult> + Send + '
     // The job is kept in one place and borrowed from there: an `async fn` taking it by
     // value would hold a copy per layer, and this future is allocated once per call.
     async move {
-        let job = job;
-        let result = run_call(&job, &inner).await;
+        let mut job = job;
+        let result = run_call(&mut job, &inner).await;
         job.entry().end();
         result
     }
     .instrument(span)
 }
 
-async fn run_call(job: &Job, span: &tracing::Span) -> ToolCallResult {
+async fn run_call(job: &mut Job, span: &tracing::Span) -> ToolCallResult {
     let call = &job.call;
     let tool = &job.tool;
-    let entry = job.entry();
+    let entry = &job.entries[job.at];
     let timeout_ms = job.timeout_ms;
     let sinks = &job.sinks;
     // Arguments the tool could not decode are the model's mistake: they follow the
@@ -270,7 +264,7 @@ async fn run_call(job: &Job, span: &tracing::Span) -> ToolCallResult {
         sinks: sinks.clone(),
         context: Mutex::new(None),
     });
-    let (ran, outcome) = loop {
+    let outcome = loop {
         // Each attempt of a call that may be retried has its own token, so a timed-out
         // attempt's cancellation does not reach the next one, while cancelling the
         // call reaches every attempt. A call run once uses the call's token itself.
@@ -289,7 +283,7 @@ async fn run_call(job: &Job, span: &tracing::Span) -> ToolCallResult {
         };
         // Boxed, so the timer and the task's handle are not part of every call's
         // future while it waits for its permits.
-        let (ran, outcome) = Box::pin(attempt(
+        let outcome = Box::pin(attempt(
             tool,
             call.arguments.clone(),
             parts,
@@ -311,7 +305,7 @@ async fn run_call(job: &Job, span: &tracing::Span) -> ToolCallResult {
                     || tracing::debug!(error = %error, retries_left, "retrying tool call"),
                 );
             }
-            _ => break (ran, outcome),
+            _ => break outcome,
         }
     };
     drop(held);
@@ -319,7 +313,7 @@ async fn run_call(job: &Job, span: &tracing::Span) -> ToolCallResult {
     let mut result = finish(
         span,
         sinks,
-        ran.unwrap_or_else(|| owned(call)),
+        take_call(&mut job.call),
         outcome,
         policies,
         context_update,
@@ -329,9 +323,21 @@ async fn run_call(job: &Job, span: &tracing::Span) -> ToolCallResult {
     result
 }
 
-/// The call as a result carries it, for a call whose task did not hand it back.
+/// The call as a result carries it, for a call that ended before it ran.
 fn owned(call: &ToolCall) -> ToolCall {
     call.clone()
+}
+
+/// The job's call, moved out for its result (the job is done with it).
+fn take_call(call: &mut ToolCall) -> ToolCall {
+    std::mem::replace(
+        call,
+        ToolCall {
+            id: String::new(),
+            name: String::new(),
+            arguments: Value::Null,
+        },
+    )
 }
 
 /// The error policies that may apply to a call's failure.
