@@ -99,7 +99,7 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
 
 /// Whether `value` nests more than `limit` levels. Recursion stops at the limit, so the
 /// check itself is bounded whatever the input.
-fn exceeds_depth(value: &Value, limit: usize) -> bool {
+pub(crate) fn exceeds_depth(value: &Value, limit: usize) -> bool {
     if limit == 0 {
         return matches!(value, Value::Array(_) | Value::Object(_));
     }

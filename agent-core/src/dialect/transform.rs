@@ -11,6 +11,7 @@ use super::check::{
     ANTHROPIC_STRICT_FORMATS, ANTHROPIC_STRICT_KEYWORDS, GEMINI_FORMATS, GEMINI_KEYWORDS,
     OPENAI_STRICT_FORMATS, OPENAI_STRICT_KEYWORDS, find_cycle, local_ref_name,
 };
+use crate::args::exceeds_depth;
 use serde_json::{Map, Value, json};
 
 /// How deep a schema may nest before rendering gives up, so no input can exhaust the
@@ -982,18 +983,5 @@ fn capitalise(text: &str) -> String {
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
-    }
-}
-
-/// Whether `value` nests more than `limit` levels; stops at the limit, so the check is
-/// bounded whatever the input.
-pub(super) fn exceeds_depth(value: &Value, limit: usize) -> bool {
-    if limit == 0 {
-        return matches!(value, Value::Array(_) | Value::Object(_));
-    }
-    match value {
-        Value::Array(items) => items.iter().any(|v| exceeds_depth(v, limit - 1)),
-        Value::Object(map) => map.values().any(|v| exceeds_depth(v, limit - 1)),
-        _ => false,
     }
 }
