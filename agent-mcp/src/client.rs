@@ -1,0 +1,236 @@
+//! [`McpClient`]: an MCP server's tools as a [`ToolSet`].
+
+use crate::convert::{annotations_from_mcp, result_from_mcp};
+use agent_core::{
+    AgentError, AgentResult, Content, Tool, ToolAnnotations, ToolContext, ToolError,
+    ToolErrorKind, ToolMetadata, ToolSet, async_trait, intern,
+};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, ErrorCode};
+use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use serde_json::Value;
+use std::process::Stdio;
+use std::sync::Arc;
+use tokio::process::Command;
+
+/// A connection to an MCP server. [`toolset`](Self::toolset) turns the server's tools
+/// into [`Tool`]s that call it, so an agent can mix local and remote tools.
+///
+/// The connection stays open while the client or any tool made from it is alive;
+/// [`close`](Self::close) ends it at once (and, for stdio, the child process).
+pub struct McpClient {
+    service: Arc<RunningService<RoleClient, ()>>,
+    tools: Vec<rmcp::model::Tool>,
+    origin: String,
+    version: String,
+}
+
+impl McpClient {
+    /// Starts `command` and speaks MCP over its stdin/stdout. Its stderr is inherited.
+    pub async fn connect_stdio(mut command: Command) -> AgentResult<Self> {
+        command.kill_on_drop(true);
+        let (transport, _stderr) = TokioChildProcess::builder(command)
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| AgentError::InvalidState(format!("could not start the MCP server: {e}")))?;
+        let service = ().serve(transport).await.map_err(|e| {
+            AgentError::InvalidState(format!("MCP initialization with the child failed: {e}"))
+        })?;
+        Self::from_service(service).await
+    }
+
+    /// Connects to a Streamable HTTP endpoint such as `http://127.0.0.1:8000/mcp`.
+    /// Only plain `http` is built in (the server is expected to be local).
+    pub async fn connect_http(url: &str) -> AgentResult<Self> {
+        let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+        let service = ().serve(transport).await.map_err(|e| {
+            AgentError::InvalidState(format!("MCP initialization with {url} failed: {e}"))
+        })?;
+        Self::from_service(service).await
+    }
+
+    async fn from_service(service: RunningService<RoleClient, ()>) -> AgentResult<Self> {
+        let tools = service
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| AgentError::InvalidState(format!("MCP tools/list failed: {e}")))?;
+        let (origin, version) = service
+            .peer()
+            .peer_info()
+            .and_then(|info| {
+                info.server_info
+                    .as_ref()
+                    .map(|s| (s.name.clone(), s.version.clone()))
+            })
+            .unwrap_or_else(|| ("mcp".to_owned(), "unknown".to_owned()));
+        Ok(Self {
+            service: Arc::new(service),
+            tools,
+            origin,
+            version,
+        })
+    }
+
+    /// The server's `serverInfo.name`.
+    pub fn server_name(&self) -> &str {
+        &self.origin
+    }
+
+    /// Names of the tools the server listed when the client connected.
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|t| t.name.as_ref())
+    }
+
+    /// The server's tools as a [`ToolSet`]. Fails if a remote tool cannot be registered
+    /// (a name outside `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, a schema whose root is not an
+    /// object); the error names it.
+    pub fn toolset(&self) -> AgentResult<ToolSet> {
+        let mut set = ToolSet::new();
+        for tool in &self.tools {
+            set.register_tool(RemoteTool::new(
+                self.service.clone(),
+                tool,
+                &self.origin,
+                &self.version,
+            ))?;
+        }
+        Ok(set)
+    }
+
+    /// Ends the session, also for tools made from this client (their calls then fail);
+    /// a stdio child is shut down.
+    pub async fn close(self) {
+        match Arc::try_unwrap(self.service) {
+            Ok(service) => {
+                let _ = service.cancel().await;
+            }
+            Err(shared) => shared.cancellation_token().cancel(),
+        }
+    }
+}
+
+impl std::fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClient")
+            .field("server", &self.origin)
+            .field("tools", &self.tool_names().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// One tool of an MCP server, callable like a local tool.
+struct RemoteTool {
+    /// Shared with the client: the session lives while any of its tools does.
+    service: Arc<RunningService<RoleClient, ()>>,
+    name: &'static str,
+    description: &'static str,
+    schema: Value,
+    output_schema: Option<Value>,
+    annotations: ToolAnnotations,
+    origin: String,
+    version: String,
+}
+
+impl RemoteTool {
+    fn new(
+        service: Arc<RunningService<RoleClient, ()>>,
+        tool: &rmcp::model::Tool,
+        origin: &str,
+        version: &str,
+    ) -> Self {
+        Self {
+            service,
+            // `Tool` wants `'static` names; `intern` stores each distinct name once.
+            name: intern(&tool.name),
+            description: intern(tool.description.as_deref().unwrap_or_default()),
+            schema: Value::Object((*tool.input_schema).clone()),
+            output_schema: tool
+                .output_schema
+                .as_ref()
+                .map(|s| Value::Object((**s).clone())),
+            annotations: annotations_from_mcp(tool),
+            origin: origin.to_owned(),
+            version: version.to_owned(),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for RemoteTool {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn description(&self) -> &'static str {
+        self.description
+    }
+
+    fn schema(&self) -> Value {
+        self.schema.clone()
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        self.output_schema.clone()
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        self.annotations.clone()
+    }
+
+    fn metadata(&self) -> ToolMetadata {
+        ToolMetadata {
+            origin: self.origin.clone(),
+            version: self.version.clone(),
+            requirements: vec!["mcp".to_owned()],
+            ..ToolMetadata::custom(self.name, self.description)
+        }
+    }
+
+    async fn call(&self, args: &Value, ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        let Value::Object(arguments) = args else {
+            return Err(ToolError::invalid_arguments(
+                "Invalid arguments: expected a JSON object",
+            )
+            .into());
+        };
+        let params = CallToolRequestParams::new(self.name).with_arguments(arguments.clone());
+        // Dropping the request future (on cancellation) makes rmcp send
+        // `notifications/cancelled`, so the server stops working on it too.
+        let result = tokio::select! {
+            result = self.service.peer().call_tool(params) => result,
+            () = ctx.cancellation().cancelled() => {
+                return Err(ToolError::cancelled(self.name).into());
+            }
+        };
+        let result = result.map_err(|e| service_error(self.name, e))?;
+        Ok(result_from_mcp(result)?)
+    }
+}
+
+/// A protocol-level failure as the model should see it.
+fn service_error(tool: &str, error: ServiceError) -> ToolError {
+    match error {
+        ServiceError::McpError(data) if data.code == ErrorCode::INVALID_PARAMS => {
+            let kind = if data.message.starts_with("Unknown tool") {
+                ToolErrorKind::UnknownTool
+            } else {
+                ToolErrorKind::InvalidArguments
+            };
+            ToolError::new(kind, data.message.into_owned())
+        }
+        ServiceError::McpError(data) if data.code == ErrorCode::METHOD_NOT_FOUND => {
+            ToolError::new(ToolErrorKind::UnknownTool, data.message.into_owned())
+        }
+        ServiceError::McpError(data) => ToolError::execution(format!(
+            "MCP server error calling `{tool}`: {}",
+            data.message
+        )),
+        ServiceError::Timeout { timeout } => ToolError::new(
+            ToolErrorKind::Timeout,
+            format!("MCP server did not answer `{tool}` within {timeout:?}"),
+        ),
+        other => ToolError::execution(format!("calling `{tool}` on the MCP server failed: {other}")),
+    }
+}

@@ -1,0 +1,131 @@
+//! [`McpPeer`]: what a tool served over MCP can do with the client that called it.
+
+use agent_core::ToolError;
+use rmcp::model::{ClientResult, ServerRequest};
+use rmcp::service::{Peer, RoleServer};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+
+/// The MCP client a call came from. While a tool runs under [`McpServer`](crate::McpServer),
+/// its [`ToolContext`](agent_core::ToolContext) holds one as state: take it as a
+/// `State<McpPeer>` parameter, or `ctx.state::<McpPeer>()`. Outside MCP there is none.
+///
+/// Tools use it for what only MCP offers: log messages to the client and requests to the
+/// client (sampling, elicitation). Progress does not need it: `Progress`/
+/// `ToolContext::emit_progress` become `notifications/progress` already.
+#[derive(Clone)]
+pub struct McpPeer {
+    peer: Peer<RoleServer>,
+    min_level: Arc<Mutex<LogLevel>>,
+}
+
+/// The syslog severities MCP's logging uses, least severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum LogLevel {
+    /// Detailed debugging information.
+    #[default]
+    Debug,
+    /// Normal operational messages.
+    Info,
+    /// Normal but significant events.
+    Notice,
+    /// Warning conditions.
+    Warning,
+    /// Error conditions.
+    Error,
+    /// Critical conditions.
+    Critical,
+    /// Action must be taken immediately.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// The level's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+
+    pub(crate) fn parse(name: &str) -> Option<Self> {
+        [
+            Self::Debug,
+            Self::Info,
+            Self::Notice,
+            Self::Warning,
+            Self::Error,
+            Self::Critical,
+            Self::Alert,
+            Self::Emergency,
+        ]
+        .into_iter()
+        .find(|level| level.as_str() == name)
+    }
+}
+
+impl McpPeer {
+    pub(crate) fn new(peer: Peer<RoleServer>, min_level: Arc<Mutex<LogLevel>>) -> Self {
+        Self { peer, min_level }
+    }
+
+    /// Sends a `notifications/message` log entry, unless the client asked (with
+    /// `logging/setLevel`) for a higher minimum level. Fails only when the connection
+    /// is gone.
+    pub async fn log(&self, level: LogLevel, data: impl Into<Value>) -> Result<(), ToolError> {
+        let min = *self.min_level.lock().unwrap_or_else(|e| e.into_inner());
+        if level < min {
+            return Ok(());
+        }
+        let notification = json!({
+            "method": "notifications/message",
+            "params": {"level": level.as_str(), "data": data.into()},
+        });
+        // Built from JSON rather than rmcp's typed logging API, which rmcp marks
+        // deprecated (SEP-2577) although the 2025 protocol versions still use it.
+        let notification = serde_json::from_value(notification)
+            .map_err(|e| ToolError::execution(format!("log message not sendable: {e}")))?;
+        self.peer
+            .send_notification(notification)
+            .await
+            .map_err(|e| ToolError::execution(format!("the MCP client is gone: {e}")))
+    }
+
+    /// Sends a request to the client (`sampling/createMessage`, `elicitation/create`,
+    /// `roots/list`, `ping`) and returns its result as JSON. Fails with the client's
+    /// error, or when the client does not answer the method.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, ToolError> {
+        let request: ServerRequest =
+            serde_json::from_value(json!({"method": method, "params": params})).map_err(|e| {
+                ToolError::invalid_arguments(format!("not a valid `{method}` request: {e}"))
+            })?;
+        let result: ClientResult = self.peer.send_request(request).await.map_err(|e| {
+            ToolError::execution(format!("the MCP client did not answer `{method}`: {e}"))
+        })?;
+        serde_json::to_value(result)
+            .map_err(|e| ToolError::execution(format!("unreadable answer to `{method}`: {e}")))
+    }
+
+    /// Whether the client declared a capability at initialization (`"sampling"`,
+    /// `"elicitation"`, `"roots"`).
+    pub fn client_supports(&self, capability: &str) -> bool {
+        self.peer
+            .peer_info()
+            .and_then(|info| serde_json::to_value(&info.capabilities).ok())
+            .is_some_and(|caps| caps.get(capability).is_some_and(|c| !c.is_null()))
+    }
+}
+
+impl std::fmt::Debug for McpPeer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpPeer").finish_non_exhaustive()
+    }
+}

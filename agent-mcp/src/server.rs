@@ -1,0 +1,428 @@
+//! [`McpServer`]: any [`ToolSet`] served to MCP clients.
+
+use crate::convert::{error_result, success_result, tool_to_mcp};
+use crate::peer::{LogLevel, McpPeer};
+use agent_core::{CallReporter, Content, ToolConfig, ToolContext, ToolError, ToolExposure, ToolSet};
+use futures::FutureExt;
+use rmcp::ErrorData as McpError;
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
+    ServerConfig,
+};
+// rmcp marks MCP logging deprecated (SEP-2577, protocol 2026-07-28); the 2025 protocol
+// versions clients speak today still use it, and the conformance suite tests it.
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
+use rmcp::service::{Peer, RequestContext, RoleServer};
+use serde_json::{Map, Value};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// How an [`McpServer`] presents itself and runs calls.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServerOptions {
+    /// The `serverInfo.name` sent at initialization.
+    pub name: String,
+    /// The `serverInfo.version` sent at initialization.
+    pub version: String,
+    /// Optional `instructions` for the client's model.
+    pub instructions: Option<String>,
+    /// Timeouts for tools that do not set their own (`default_tool_timeout_ms`).
+    pub tool_config: ToolConfig,
+    /// At most this many tools per `tools/list` page; longer listings continue with a
+    /// cursor.
+    pub page_size: usize,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            name: "agent-mcp".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            instructions: None,
+            tool_config: ToolConfig::default(),
+            page_size: 100,
+        }
+    }
+}
+
+impl ServerOptions {
+    /// Options naming the server.
+    pub fn named(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: version.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// One tool as listed: its MCP form, built once, and whether listing must ask it.
+struct Listed {
+    tool: rmcp::model::Tool,
+    deferred: bool,
+    index: usize,
+}
+
+struct Shared {
+    tools: ToolSet,
+    /// Every tool a client may ever see (Direct and Deferred), converted once.
+    listing: Vec<Listed>,
+    options: ServerOptions,
+}
+
+/// An MCP server over a [`ToolSet`]: `tools/list` offers every Direct tool and every
+/// active Deferred tool (never Hidden ones), `tools/call` runs them with their timeouts,
+/// progress and cancellation. Serve it with [`serve_stdio`](crate::serve_stdio),
+/// [`serve_http`](crate::serve_http), or any rmcp transport (it is an rmcp
+/// `ServerHandler`).
+///
+/// Cloning is cheap and shares the tools; each clone has its own logging level, so give
+/// each client session its own clone.
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+    log_level: Arc<Mutex<LogLevel>>,
+}
+
+impl McpServer {
+    /// A server for `tools` with default options.
+    pub fn new(tools: ToolSet) -> Self {
+        Self::with_options(tools, ServerOptions::default())
+    }
+
+    /// A server for `tools`.
+    pub fn with_options(tools: ToolSet, options: ServerOptions) -> Self {
+        let listing = tools
+            .iter()
+            .enumerate()
+            .filter(|(_, tool)| tool.exposure() != ToolExposure::Hidden)
+            .filter_map(|(index, tool)| {
+                let definition = tools.definition(tool.name())?;
+                // A tool that states its own dialect keeps it; the core strips `$schema`
+                // when normalising, so read it from the tool's raw schema.
+                let dialect = tool.schema().get("$schema").cloned();
+                Some(Listed {
+                    tool: tool_to_mcp(definition, dialect),
+                    deferred: tool.exposure() == ToolExposure::Deferred,
+                    index,
+                })
+            })
+            .collect();
+        Self {
+            shared: Arc::new(Shared {
+                tools,
+                listing,
+                options,
+            }),
+            log_level: Arc::default(),
+        }
+    }
+
+    /// The tools served.
+    pub fn tools(&self) -> &ToolSet {
+        &self.shared.tools
+    }
+
+    /// A clone for a new client session: same tools, fresh session state.
+    pub fn for_new_session(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            log_level: Arc::default(),
+        }
+    }
+
+    async fn run_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResult, McpError> {
+        let tools = &self.shared.tools;
+        let call_id = request_id_text(&context.id);
+        let base = ToolContext::default().with_call_id(call_id.clone());
+        let activation = tools.activation_context(&base);
+        let tool = match tools.resolve(&request.name, &activation).await {
+            Ok(tool) => tool.clone(),
+            // MCP: an unknown tool is a protocol error (-32602), not a tool result.
+            Err(error) => return Err(McpError::invalid_params(error.message().to_owned(), None)),
+        };
+        let args = Value::Object(request.arguments.unwrap_or_else(Map::new));
+
+        // The call's own token: rmcp cancels `context.ct` on `notifications/cancelled`,
+        // and a timeout cancels the call without touching rmcp's token.
+        let token = context.ct.child_token();
+        let (progress_tx, forwarder) = match context.meta.get_progress_token() {
+            Some(progress_token) => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                let forwarder =
+                    tokio::spawn(forward_progress(context.peer.clone(), progress_token, rx));
+                (Some(tx), Some(forwarder))
+            }
+            None => (None, None),
+        };
+        let mut ctx = base
+            .with_cancellation(token.clone())
+            .with_state(McpPeer::new(context.peer.clone(), self.log_level.clone()));
+        if let Some(tx) = &progress_tx {
+            ctx = ctx.with_reporter(Arc::new(ProgressReporter {
+                tx: tx.clone(),
+                tool: tool.clone(),
+                count: AtomicU64::new(0),
+            }));
+        }
+        let ctx = tools.context_for(&ctx).into_owned();
+
+        let timeout_ms = tool
+            .timeout_ms()
+            .unwrap_or(self.shared.options.tool_config.default_tool_timeout_ms);
+        let name = tool.name();
+        // A panicking tool answers as a failed call; the server keeps serving.
+        let call = AssertUnwindSafe(tool.call(&args, &ctx)).catch_unwind();
+        let outcome: Result<Vec<Content>, ToolError> = tokio::select! {
+            result = tokio::time::timeout(Duration::from_millis(timeout_ms), call) => match result {
+                Ok(Ok(Ok(content))) => match tool.validate_output(&content) {
+                    Ok(()) => Ok(content),
+                    Err(reason) => Err(ToolError::execution(format!("Invalid tool output: {reason}"))),
+                },
+                Ok(Ok(Err(error))) => Err(error.into()),
+                Ok(Err(_panic)) => Err(ToolError::execution(format!("tool `{name}` failed unexpectedly (it panicked)"))),
+                Err(_elapsed) => Err(ToolError::timeout(name, timeout_ms)),
+            },
+            () = context.ct.cancelled() => Err(ToolError::cancelled(name)),
+        };
+        // Whatever ended the call, the tool's own work is told to stop.
+        token.cancel();
+        drop(ctx);
+        // Progress goes out before the result: clients stop listening for a request's
+        // progress once its response arrives.
+        drop(progress_tx);
+        if let Some(forwarder) = forwarder {
+            let _ = forwarder.await;
+        }
+        Ok(match outcome {
+            Ok(content) => success_result(content),
+            Err(error) => error_result(&error),
+        })
+    }
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("tools", &self.shared.tools)
+            .field("options", &self.shared.options)
+            .finish()
+    }
+}
+
+fn request_id_text(id: &rmcp::model::RequestId) -> String {
+    match serde_json::to_value(id) {
+        Ok(Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+/// Cursors name the registration index of the next tool, so a page boundary stays put
+/// even if a deferred tool activates between pages. Clients treat them as opaque.
+fn encode_cursor(index: usize) -> String {
+    format!("tools-{index:x}")
+}
+
+fn decode_cursor(cursor: &str) -> Option<usize> {
+    usize::from_str_radix(cursor.strip_prefix("tools-")?, 16).ok()
+}
+
+impl ServerHandler for McpServer {
+    #[allow(deprecated)] // the logging capability: see the `SetLevelRequestParams` import.
+    fn get_info(&self) -> ServerConfig {
+        let options = &self.shared.options;
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        let mut info = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(&options.name, &options.version));
+        if let Some(instructions) = &options.instructions {
+            info = info.with_instructions(instructions.clone());
+        }
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let shared = &self.shared;
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => decode_cursor(&cursor)
+                .ok_or_else(|| McpError::invalid_params("invalid cursor", None))?,
+        };
+        let activation = shared.tools.activation_context(&ToolContext::default());
+        let page_size = shared.options.page_size.max(1);
+        let mut page = Vec::new();
+        let mut next = None;
+        for listed in shared.listing.iter().filter(|l| l.index >= start) {
+            if listed.deferred {
+                let Some(tool) = shared.tools.get(&listed.tool.name) else {
+                    continue;
+                };
+                if !tool.should_activate(&activation).await {
+                    continue;
+                }
+            }
+            if page.len() == page_size {
+                next = Some(encode_cursor(listed.index));
+                break;
+            }
+            page.push(listed.tool.clone());
+        }
+        let mut result = ListToolsResult::with_all_items(page);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.run_call(request, context).await.map(Into::into)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.shared
+            .listing
+            .iter()
+            .find(|l| l.tool.name == name)
+            .map(|l| l.tool.clone())
+    }
+
+    #[allow(deprecated)] // logging/setLevel: see the `SetLevelRequestParams` import.
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let name = serde_json::to_value(&request.level)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let level = LogLevel::parse(&name)
+            .ok_or_else(|| McpError::invalid_params(format!("unknown level `{name}`"), None))?;
+        *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = level;
+        Ok(())
+    }
+}
+
+/// What a call reports, on its way to `notifications/progress`.
+struct ProgressReporter {
+    tx: mpsc::UnboundedSender<ProgressUpdate>,
+    tool: Arc<dyn agent_core::Tool>,
+    count: AtomicU64,
+}
+
+struct ProgressUpdate {
+    progress: f64,
+    total: Option<f64>,
+    message: Option<String>,
+}
+
+impl CallReporter for ProgressReporter {
+    fn progress(&self, _call_id: &str, value: Value) -> Result<(), ToolError> {
+        self.tool
+            .validate_progress(&value)
+            .map_err(|reason| ToolError::execution(format!("Invalid progress: {reason}")))?;
+        let count = self.count.fetch_add(1, Ordering::Relaxed) + 1;
+        let update = progress_update(value, count);
+        // A closed channel means the call already ended; late progress has no reader.
+        let _ = self.tx.send(update);
+        Ok(())
+    }
+
+    fn set_context(&self, _call_id: &str, _value: Value) {
+        // MCP has no notion of an application context shared across turns.
+    }
+}
+
+/// MCP progress is a number that increases. A tool's progress value maps as:
+/// a number is the progress; `{"progress", "total"?, "message"?}` is taken as is;
+/// anything else becomes the message of the n-th update.
+fn progress_update(value: Value, count: u64) -> ProgressUpdate {
+    match value {
+        Value::Number(n) => ProgressUpdate {
+            progress: n.as_f64().unwrap_or(count as f64),
+            total: None,
+            message: None,
+        },
+        Value::Object(map) if map.get("progress").is_some_and(Value::is_number) => {
+            ProgressUpdate {
+                progress: map["progress"].as_f64().unwrap_or(count as f64),
+                total: map.get("total").and_then(Value::as_f64),
+                message: map.get("message").map(|m| match m {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                }),
+            }
+        }
+        Value::String(message) => ProgressUpdate {
+            progress: count as f64,
+            total: None,
+            message: Some(message),
+        },
+        other => ProgressUpdate {
+            progress: count as f64,
+            total: None,
+            message: Some(other.to_string()),
+        },
+    }
+}
+
+async fn forward_progress(
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    mut rx: mpsc::UnboundedReceiver<ProgressUpdate>,
+) {
+    while let Some(update) = rx.recv().await {
+        let mut param = ProgressNotificationParam::new(token.clone(), update.progress);
+        param.total = update.total;
+        param.message = update.message;
+        if peer.notify_progress(param).await.is_err() {
+            // The client is gone; drain silently so the tool is never blocked.
+            continue;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn cursors_round_trip_and_reject_garbage() {
+        assert_eq!(decode_cursor(&encode_cursor(300)), Some(300));
+        assert_eq!(decode_cursor("nonsense"), None);
+        assert_eq!(decode_cursor("tools-zz"), None);
+    }
+
+    #[test]
+    fn progress_values_map_to_mcp_progress() {
+        let u = progress_update(json!({"progress": 50, "total": 100}), 1);
+        assert_eq!((u.progress, u.total), (50.0, Some(100.0)));
+        let u = progress_update(json!(0.25), 1);
+        assert_eq!(u.progress, 0.25);
+        let u = progress_update(json!("halfway"), 2);
+        assert_eq!((u.progress, u.message.as_deref()), (2.0, Some("halfway")));
+        let u = progress_update(json!({"rows": 3}), 3);
+        assert_eq!((u.progress, u.message.as_deref()), (3.0, Some("{\"rows\":3}")));
+    }
+}
