@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// How an [`McpServer`] presents itself and runs calls.
 #[derive(Debug, Clone)]
@@ -157,25 +158,26 @@ impl McpServer {
         // The call's own token: rmcp cancels `context.ct` on `notifications/cancelled`,
         // and a timeout cancels the call without touching rmcp's token.
         let token = context.ct.child_token();
-        let (progress_tx, forwarder) = match context.meta.get_progress_token() {
-            Some(progress_token) => {
-                let (tx, rx) = mpsc::unbounded_channel();
-                let forwarder =
-                    tokio::spawn(forward_progress(context.peer.clone(), progress_token, rx));
-                (Some(tx), Some(forwarder))
-            }
-            None => (None, None),
-        };
+        // Progress travels through a channel to one forwarding task, so notifications
+        // leave in the order the tool emitted them.
+        let call_done = CancellationToken::new();
         let mut ctx = base
             .with_cancellation(token.clone())
             .with_state(McpPeer::new(context.peer.clone(), self.log_level.clone()));
-        if let Some(tx) = &progress_tx {
-            ctx = ctx.with_reporter(Arc::new(ProgressReporter {
-                tx: tx.clone(),
+        let forwarder = context.meta.get_progress_token().map(|progress_token| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            ctx = ctx.clone().with_reporter(Arc::new(ProgressReporter {
+                tx,
                 tool: tool.clone(),
                 count: AtomicU64::new(0),
             }));
-        }
+            tokio::spawn(forward_progress(
+                context.peer.clone(),
+                progress_token,
+                rx,
+                call_done.clone(),
+            ))
+        });
         let ctx = tools.context_for(&ctx).into_owned();
 
         let timeout_ms = tool
@@ -198,10 +200,10 @@ impl McpServer {
         };
         // Whatever ended the call, the tool's own work is told to stop.
         token.cancel();
-        drop(ctx);
         // Progress goes out before the result: clients stop listening for a request's
-        // progress once its response arrives.
-        drop(progress_tx);
+        // progress once its response arrives. The forwarder sends what is queued and
+        // ends, even if the tool kept a clone of its context.
+        call_done.cancel();
         if let Some(forwarder) = forwarder {
             let _ = forwarder.await;
         }
@@ -390,14 +392,22 @@ async fn forward_progress(
     peer: Peer<RoleServer>,
     token: ProgressToken,
     mut rx: mpsc::UnboundedReceiver<ProgressUpdate>,
+    call_done: CancellationToken,
 ) {
-    while let Some(update) = rx.recv().await {
+    loop {
+        let update = tokio::select! {
+            biased;
+            update = rx.recv() => update,
+            () = call_done.cancelled() => rx.try_recv().ok(),
+        };
+        let Some(update) = update else { return };
         let mut param = ProgressNotificationParam::new(token.clone(), update.progress);
         param.total = update.total;
         param.message = update.message;
+        // A failed send means the client is gone; the call's result will not reach
+        // it either, so there is nothing better to do than to stop.
         if peer.notify_progress(param).await.is_err() {
-            // The client is gone; drain silently so the tool is never blocked.
-            continue;
+            return;
         }
     }
 }
