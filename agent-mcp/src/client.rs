@@ -6,7 +6,11 @@ use agent_core::{
     ToolErrorKind, ToolMetadata, ToolSet, async_trait, intern,
 };
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, ErrorCode};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, ErrorCode,
+    ServerResult,
+};
+use rmcp::service::PeerRequestOptions;
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value;
@@ -196,13 +200,27 @@ impl Tool for RemoteTool {
             .into());
         };
         let params = CallToolRequestParams::new(self.name).with_arguments(arguments.clone());
-        // Dropping the request future (on cancellation) makes rmcp send
-        // `notifications/cancelled`, so the server stops working on it too.
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let peer = self.service.peer();
+        let handle = peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| service_error(self.name, e))?;
+        let id = handle.id.clone();
         let result = tokio::select! {
-            result = self.service.peer().call_tool(params) => result,
+            result = handle.await_response() => result,
             () = ctx.cancellation().cancelled() => {
+                // Tell the server, so its tool stops too; awaited so the notice is on
+                // its way before the caller moves on.
+                let notice = CancelledNotificationParam::new(Some(id), Some("cancelled by the caller".to_owned()));
+                let _ = peer.notify_cancelled(notice).await;
                 return Err(ToolError::cancelled(self.name).into());
             }
+        };
+        let result = match result {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(_) => Err(ServiceError::UnexpectedResponse),
+            Err(error) => Err(error),
         };
         let result = result.map_err(|e| service_error(self.name, e))?;
         Ok(result_from_mcp(result)?)

@@ -186,7 +186,11 @@ impl McpServer {
         let name = tool.name();
         // A panicking tool answers as a failed call; the server keeps serving.
         let call = AssertUnwindSafe(tool.call(&args, &ctx)).catch_unwind();
+        // The call's token is a child of `context.ct`, so on cancellation both branches
+        // are ready; polling the call first lets a tool that watches its token see the
+        // cancellation and end cleanly instead of being dropped mid-step.
         let outcome: Result<Vec<Content>, ToolError> = tokio::select! {
+            biased;
             result = tokio::time::timeout(Duration::from_millis(timeout_ms), call) => match result {
                 Ok(Ok(Ok(content))) => match tool.validate_output(&content) {
                     Ok(()) => Ok(content),

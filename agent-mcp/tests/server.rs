@@ -1,0 +1,510 @@
+//! The MCP server, served over Streamable HTTP on 127.0.0.1 inside the test, driven by
+//! our client, by rmcp's client, and by raw HTTP for input no client would send.
+
+use agent_core::{
+    ActivationContext, AgentResult, Content, Tool, ToolContext, ToolError, ToolErrorKind,
+    ToolExposure, ToolSet, TypedTool, async_trait,
+};
+use agent_mcp::{McpClient, McpHttpServer, McpServer, ServerOptions};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, ErrorCode, PaginatedRequestParams};
+use rmcp::service::ServiceError;
+use rmcp::transport::StreamableHttpClientTransport;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct EchoArgs {
+    /// What to echo
+    text: String,
+}
+
+/// Echoes its text; its exposure is chosen per instance.
+struct Echo {
+    name: &'static str,
+    exposure: ToolExposure,
+    active: Arc<AtomicBool>,
+}
+
+#[async_trait]
+impl TypedTool for Echo {
+    type Args = EchoArgs;
+    type Output = String;
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn description(&self) -> &'static str {
+        "Echoes its text."
+    }
+
+    fn exposure(&self) -> ToolExposure {
+        self.exposure
+    }
+
+    async fn should_activate(&self, _ctx: &ActivationContext) -> bool {
+        self.active.load(Ordering::SeqCst)
+    }
+
+    async fn call_typed(&self, args: EchoArgs, _ctx: &ToolContext) -> AgentResult<String> {
+        Ok(args.text)
+    }
+}
+
+/// Waits until cancelled (or 10s), and records that it saw the cancellation.
+struct WaitForCancel {
+    started: Arc<AtomicBool>,
+    saw_cancel: Arc<AtomicBool>,
+}
+
+#[async_trait]
+impl Tool for WaitForCancel {
+    fn name(&self) -> &'static str {
+        "wait_for_cancel"
+    }
+
+    fn description(&self) -> &'static str {
+        "Waits until the call is cancelled."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+
+    fn timeout_ms(&self) -> Option<u64> {
+        Some(10_000)
+    }
+
+    async fn call(&self, _args: &Value, ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        self.started.store(true, Ordering::SeqCst);
+        tokio::select! {
+            () = ctx.cancellation().cancelled() => {
+                self.saw_cancel.store(true, Ordering::SeqCst);
+                Err(ToolError::cancelled("wait_for_cancel").into())
+            }
+            () = tokio::time::sleep(Duration::from_secs(10)) => Ok(vec![Content::text("not cancelled")]),
+        }
+    }
+}
+
+/// Times out after 100ms; its token must be cancelled when it does.
+struct Slow {
+    saw_cancel: Arc<AtomicBool>,
+}
+
+#[async_trait]
+impl Tool for Slow {
+    fn name(&self) -> &'static str {
+        "slow"
+    }
+
+    fn description(&self) -> &'static str {
+        "Takes longer than its timeout."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+
+    fn timeout_ms(&self) -> Option<u64> {
+        Some(100)
+    }
+
+    async fn call(&self, _args: &Value, ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        let ctx = ctx.clone();
+        let saw_cancel = self.saw_cancel.clone();
+        // The watcher outlives the call future, as a tool's spawned work would.
+        tokio::spawn(async move {
+            ctx.cancellation().cancelled().await;
+            saw_cancel.store(true, Ordering::SeqCst);
+        });
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        Ok(vec![Content::text("too late")])
+    }
+}
+
+struct Panics;
+
+#[async_trait]
+impl Tool for Panics {
+    fn name(&self) -> &'static str {
+        "panics"
+    }
+
+    fn description(&self) -> &'static str {
+        "Panics."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+
+    async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        panic!("a bug in a tool")
+    }
+}
+
+struct Fixture {
+    url: String,
+    addr: std::net::SocketAddr,
+    deferred_active: Arc<AtomicBool>,
+    started: Arc<AtomicBool>,
+    saw_cancel: Arc<AtomicBool>,
+    slow_saw_cancel: Arc<AtomicBool>,
+    stop: tokio_util::sync::CancellationToken,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn start(page_size: usize) -> Fixture {
+    let deferred_active = Arc::new(AtomicBool::new(false));
+    let started = Arc::new(AtomicBool::new(false));
+    let saw_cancel = Arc::new(AtomicBool::new(false));
+    let slow_saw_cancel = Arc::new(AtomicBool::new(false));
+    let echo = |name, exposure| Echo {
+        name,
+        exposure,
+        active: deferred_active.clone(),
+    };
+    let mut tools = ToolSet::new();
+    tools
+        .register_tool(echo("echo", ToolExposure::Direct))
+        .unwrap()
+        .register_tool(echo("deferred_echo", ToolExposure::Deferred))
+        .unwrap()
+        .register_tool(echo("hidden_echo", ToolExposure::Hidden))
+        .unwrap()
+        .register_tool(WaitForCancel {
+            started: started.clone(),
+            saw_cancel: saw_cancel.clone(),
+        })
+        .unwrap()
+        .register_tool(Slow {
+            saw_cancel: slow_saw_cancel.clone(),
+        })
+        .unwrap()
+        .register_tool(Panics)
+        .unwrap();
+    let mut options = ServerOptions::named("test-server", "1.2.3");
+    options.page_size = page_size;
+    let http = McpHttpServer::bind(McpServer::with_options(tools, options), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let fixture = Fixture {
+        url: http.url(),
+        addr: http.local_addr(),
+        deferred_active,
+        started,
+        saw_cancel,
+        slow_saw_cancel,
+        stop: http.shutdown_token(),
+    };
+    tokio::spawn(http.run());
+    fixture
+}
+
+fn names(set: &ToolSet) -> Vec<&'static str> {
+    let mut names: Vec<_> = set.iter().map(|t| t.name()).collect();
+    names.sort_unstable();
+    names
+}
+
+#[tokio::test]
+async fn listing_offers_direct_and_active_deferred_tools_never_hidden() {
+    let server = start(100).await;
+    let client = McpClient::connect_http(&server.url).await.unwrap();
+    assert_eq!(client.server_name(), "test-server");
+    let set = client.toolset().unwrap();
+    assert_eq!(
+        names(&set),
+        ["echo", "panics", "slow", "wait_for_cancel"],
+        "an inactive deferred tool and a hidden tool are not listed"
+    );
+    client.close().await;
+
+    server.deferred_active.store(true, Ordering::SeqCst);
+    let client = McpClient::connect_http(&server.url).await.unwrap();
+    let set = client.toolset().unwrap();
+    assert!(names(&set).contains(&"deferred_echo"));
+    assert!(!names(&set).contains(&"hidden_echo"));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn hidden_and_inactive_tools_answer_as_unknown_tools() {
+    let server = start(100).await;
+    let client = ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
+        .await
+        .unwrap();
+    for name in ["hidden_echo", "deferred_echo", "no_such_tool"] {
+        let args = json!({"text": "x"}).as_object().cloned().unwrap();
+        let error = client
+            .peer()
+            .call_tool(CallToolRequestParams::new(name).with_arguments(args))
+            .await
+            .unwrap_err();
+        match error {
+            ServiceError::McpError(data) => {
+                assert_eq!(data.code, ErrorCode::INVALID_PARAMS, "{name}");
+                assert!(data.message.contains(&format!("Unknown tool: {name}")), "{}", data.message);
+                if name != "hidden_echo" {
+                    assert!(!data.message.contains("hidden_echo"), "hidden tools are never named");
+                }
+            }
+            other => panic!("{name}: expected a JSON-RPC error, got {other:?}"),
+        }
+    }
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn listing_is_paginated_with_opaque_cursors() {
+    let server = start(2).await;
+    let client = ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
+        .await
+        .unwrap();
+    let peer = client.peer();
+    let first = peer.list_tools(None).await.unwrap();
+    assert_eq!(first.tools.len(), 2);
+    let cursor = first.next_cursor.clone().expect("a second page");
+    let second = peer
+        .list_tools(Some(PaginatedRequestParams::default().with_cursor(Some(cursor))))
+        .await
+        .unwrap();
+    assert_eq!(second.tools.len(), 2);
+    let all = peer.list_all_tools().await.unwrap();
+    assert_eq!(all.len(), 4);
+
+    let error = peer
+        .list_tools(Some(
+            PaginatedRequestParams::default().with_cursor(Some("not-a-cursor".into())),
+        ))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ServiceError::McpError(ref e) if e.code == ErrorCode::INVALID_PARAMS));
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn listing_carries_2020_12_schemas() {
+    let server = start(100).await;
+    let client = ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
+        .await
+        .unwrap();
+    let tools = client.peer().list_all_tools().await.unwrap();
+    let echo = tools.iter().find(|t| t.name == "echo").unwrap();
+    let schema = Value::Object((*echo.input_schema).clone());
+    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["properties"]["text"]["description"], "What to echo");
+    assert_eq!(schema["required"], json!(["text"]));
+    assert_eq!(schema["additionalProperties"], false);
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn tool_failures_are_results_with_is_error() {
+    let server = start(100).await;
+    let client = McpClient::connect_http(&server.url).await.unwrap();
+    let set = client.toolset().unwrap();
+    let ctx = ToolContext::default();
+
+    let out = set.call("echo", &json!({"text": "hi"}), &ctx).await.unwrap();
+    assert_eq!(out, vec![Content::text("hi")]);
+
+    let error = set.call("echo", &json!({"text": 7}), &ctx).await.unwrap_err();
+    assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::InvalidArguments));
+    assert!(error.to_string().contains("text"), "{error}");
+
+    let error = set
+        .call("echo", &json!({"text": "hi", "extra": 1}), &ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::InvalidArguments));
+    assert!(error.to_string().contains("unknown field `extra`"), "{error}");
+
+    let error = set.call("panics", &json!({}), &ctx).await.unwrap_err();
+    assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::Execution));
+    assert!(error.to_string().contains("panicked"), "{error}");
+
+    // The server survived the panic.
+    let out = set.call("echo", &json!({"text": "still here"}), &ctx).await.unwrap();
+    assert_eq!(out, vec![Content::text("still here")]);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn timeouts_answer_is_error_and_cancel_the_tool() {
+    let server = start(100).await;
+    let client = McpClient::connect_http(&server.url).await.unwrap();
+    let set = client.toolset().unwrap();
+    let started = Instant::now();
+    let error = set.call("slow", &json!({}), &ToolContext::default()).await.unwrap_err();
+    assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::Timeout));
+    assert!(error.to_string().contains("timed out after 100ms"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(server.slow_saw_cancel.load(Ordering::SeqCst), "the tool's token was cancelled");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_cancelled_call_cancels_the_tool_on_the_server() {
+    let server = start(100).await;
+    let client = McpClient::connect_http(&server.url).await.unwrap();
+    let set = client.toolset().unwrap();
+    let token = tokio_util::sync::CancellationToken::new();
+    let ctx = ToolContext::default().with_cancellation(token.clone());
+    // Cancel once the call runs on the server: a cancellation that overtakes its
+    // request is, by the protocol, ignored.
+    let cancel = async {
+        for _ in 0..200 {
+            if server.started.load(Ordering::SeqCst) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        token.cancel();
+    };
+    let started = Instant::now();
+    let no_args = json!({});
+    let (result, ()) = tokio::join!(set.call("wait_for_cancel", &no_args, &ctx), cancel);
+    assert_eq!(result.unwrap_err().tool_error_kind(), Some(ToolErrorKind::Cancelled));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // `notifications/cancelled` reaches the server and cancels the tool's token.
+    for _ in 0..50 {
+        if server.saw_cancel.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(server.saw_cancel.load(Ordering::SeqCst), "the server-side call saw the cancellation");
+    client.close().await;
+}
+
+/// One raw HTTP/1.1 POST to the endpoint: (status, headers, body).
+async fn post(
+    addr: std::net::SocketAddr,
+    session: Option<&str>,
+    body: &[u8],
+) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let session = session
+        .map(|s| format!("mcp-session-id: {s}\r\nmcp-protocol-version: 2025-06-18\r\n"))
+        .unwrap_or_default();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{session}Content-Length: {}\r\n\
+         Connection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // The server may answer (413, 400) before reading a large body; that is fine.
+    let _ = stream.write_all(body).await;
+    let mut response = Vec::new();
+    // `Connection: close`, and a request's SSE stream ends after its response.
+    let read = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut response));
+    let _ = read.await;
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_owned(), body.to_owned())
+}
+
+async fn raw_session(addr: std::net::SocketAddr) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}});
+    let (status, head, _) = post(addr, None, init.to_string().as_bytes()).await;
+    assert_eq!(status, 200, "{head}");
+    let session = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id").then(|| v.trim().to_owned())
+        })
+        .expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(addr, Some(&session), initialized.to_string().as_bytes()).await;
+    session
+}
+
+#[tokio::test]
+async fn hostile_input_gets_errors_and_the_server_keeps_serving() {
+    let server = start(100).await;
+    let addr = server.addr;
+    let session = raw_session(addr).await;
+
+    // Malformed JSON.
+    let (status, _, body) = post(addr, Some(&session), b"{\"jsonrpc\": \"2.0\", \"id\": 2, ").await;
+    assert!(status >= 400 || body.contains("\"error\""), "{status} {body}");
+
+    // Not JSON-RPC at all.
+    let (status, _, body) = post(addr, Some(&session), b"[1, 2, 3]").await;
+    assert!(status >= 400 || body.contains("\"error\""), "{status} {body}");
+
+    // A method that does not exist.
+    let unknown = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/explode", "params": {}});
+    let (_, _, body) = post(addr, Some(&session), unknown.to_string().as_bytes()).await;
+    assert!(body.contains("\"error\""), "{body}");
+
+    // `tools/call` with arguments that are not an object.
+    let bad = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "echo", "arguments": [1, 2]}});
+    let (status, _, body) = post(addr, Some(&session), bad.to_string().as_bytes()).await;
+    assert!(status >= 400 || body.contains("\"error\"") || body.contains("\"isError\":true"), "{status} {body}");
+
+    // Deeply nested arguments.
+    let depth = 10_000;
+    let nested = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\
+         \"arguments\":{{\"text\":{}{}}}}}}}",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    let (status, _, body) = post(addr, Some(&session), nested.as_bytes()).await;
+    assert!(status >= 400 || body.contains("\"error\"") || body.contains("\"isError\":true"), "{status} {body}");
+
+    // Huge arguments (past the body limit).
+    let huge = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\
+         \"arguments\":{{\"text\":\"{}\"}}}}}}",
+        "x".repeat(6 * 1024 * 1024)
+    );
+    let (status, _, body) = post(addr, Some(&session), huge.as_bytes()).await;
+    assert!(status >= 400 || body.contains("\"error\""), "{status} {}", &body[..body.len().min(200)]);
+
+    // Large but acceptable arguments are served.
+    let large = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "y".repeat(100_000)}}});
+    let (status, _, body) = post(addr, Some(&session), large.to_string().as_bytes()).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("yyyyyyyy") && body.contains("\"isError\":false"), "{}", &body[..body.len().min(300)]);
+
+    // And the server still serves everyone.
+    let client = McpClient::connect_http(&server.url).await.unwrap();
+    let out = client
+        .toolset()
+        .unwrap()
+        .call("echo", &json!({"text": "alive"}), &ToolContext::default())
+        .await
+        .unwrap();
+    assert_eq!(out, vec![Content::text("alive")]);
+    client.close().await;
+}
