@@ -4,9 +4,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "== interop dependencies (Python MCP SDK, MCP conformance suite, node 22)"
+bash scripts/install-interop-deps.sh
+
 echo "== cargo test (unit, integration, ui, doc)"
 cargo test --workspace --all-targets
 cargo test --workspace --doc
 
 echo "== examples"
 cargo run -q --example custom-tool >/dev/null
+
+echo "== MCP: the official Python SDK as client of examples/mcp-server.rs (stdio)"
+cargo build -q -p agent-examples --example mcp-server
+.venv-interop/bin/python -m pytest -q interop/
+
+echo "== MCP: the official conformance suite against examples/mcp-server.rs (HTTP)"
+bash interop/run-conformance.sh
