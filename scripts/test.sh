@@ -16,7 +16,7 @@ cargo run -q --example custom-tool >/dev/null
 
 echo "== MCP: the official Python SDK as client of examples/mcp-server.rs (stdio)"
 cargo build -q -p agent-examples --example mcp-server
-.venv-interop/bin/python -m pytest -q interop/
+.venv-interop/bin/python -m pytest -q interop/test_python_client.py
 
 echo "== MCP: the official conformance suite against examples/mcp-server.rs (HTTP)"
 bash interop/run-conformance.sh

@@ -2,8 +2,8 @@
 
 use crate::convert::{annotations_from_mcp, result_from_mcp};
 use agent_core::{
-    AgentError, AgentResult, Content, Tool, ToolAnnotations, ToolContext, ToolError,
-    ToolErrorKind, ToolMetadata, ToolSet, async_trait, intern,
+    AgentError, AgentResult, Content, Tool, ToolAnnotations, ToolContext, ToolError, ToolErrorKind,
+    ToolMetadata, ToolSet, async_trait, intern,
 };
 use rmcp::ServiceExt;
 use rmcp::model::{
@@ -37,7 +37,9 @@ impl McpClient {
         let (transport, _stderr) = TokioChildProcess::builder(command)
             .stderr(Stdio::inherit())
             .spawn()
-            .map_err(|e| AgentError::InvalidState(format!("could not start the MCP server: {e}")))?;
+            .map_err(|e| {
+                AgentError::InvalidState(format!("could not start the MCP server: {e}"))
+            })?;
         let service = ().serve(transport).await.map_err(|e| {
             AgentError::InvalidState(format!("MCP initialization with the child failed: {e}"))
         })?;
@@ -194,10 +196,9 @@ impl Tool for RemoteTool {
 
     async fn call(&self, args: &Value, ctx: &ToolContext) -> AgentResult<Vec<Content>> {
         let Value::Object(arguments) = args else {
-            return Err(ToolError::invalid_arguments(
-                "Invalid arguments: expected a JSON object",
-            )
-            .into());
+            return Err(
+                ToolError::invalid_arguments("Invalid arguments: expected a JSON object").into(),
+            );
         };
         let params = CallToolRequestParams::new(self.name).with_arguments(arguments.clone());
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -249,6 +250,8 @@ fn service_error(tool: &str, error: ServiceError) -> ToolError {
             ToolErrorKind::Timeout,
             format!("MCP server did not answer `{tool}` within {timeout:?}"),
         ),
-        other => ToolError::execution(format!("calling `{tool}` on the MCP server failed: {other}")),
+        other => ToolError::execution(format!(
+            "calling `{tool}` on the MCP server failed: {other}"
+        )),
     }
 }

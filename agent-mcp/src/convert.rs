@@ -16,7 +16,10 @@ pub(crate) const ERROR_KIND_META: &str = "agent-tools/errorKind";
 
 /// The MCP listing of a tool: the core's cached definition, its schema declared as
 /// JSON Schema 2020-12 unless the tool's own schema names another dialect.
-pub(crate) fn tool_to_mcp(definition: &ToolDefinition, declared_dialect: Option<Value>) -> mcp::Tool {
+pub(crate) fn tool_to_mcp(
+    definition: &ToolDefinition,
+    declared_dialect: Option<Value>,
+) -> mcp::Tool {
     let mut input = as_object(definition.parameters.clone());
     let dialect = declared_dialect.unwrap_or_else(|| Value::String(JSON_SCHEMA_2020_12.into()));
     // `$schema` first, as people write it; `Map` keeps insertion order.
@@ -253,7 +256,10 @@ mod tests {
         ]);
         let wire = serde_json::to_value(&result).unwrap();
         assert_eq!(wire["structuredContent"], json!({"a": 1}));
-        assert_eq!(wire["content"], json!([{"type": "text", "text": "{\"a\":1}"}]));
+        assert_eq!(
+            wire["content"],
+            json!([{"type": "text", "text": "{\"a\":1}"}])
+        );
         assert_eq!(wire["isError"], json!(false));
     }
 

@@ -2,7 +2,9 @@
 
 use crate::convert::{error_result, success_result, tool_to_mcp};
 use crate::peer::{LogLevel, McpPeer};
-use agent_core::{CallReporter, Content, ToolConfig, ToolContext, ToolError, ToolExposure, ToolSet};
+use agent_core::{
+    CallReporter, Content, ToolConfig, ToolContext, ToolError, ToolExposure, ToolSet,
+};
 use futures::FutureExt;
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
@@ -16,7 +18,7 @@ use rmcp::model::{
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::service::{Peer, RequestContext, RoleServer};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -153,7 +155,7 @@ impl McpServer {
             // MCP: an unknown tool is a protocol error (-32602), not a tool result.
             Err(error) => return Err(McpError::invalid_params(error.message().to_owned(), None)),
         };
-        let args = Value::Object(request.arguments.unwrap_or_else(Map::new));
+        let args = Value::Object(request.arguments.unwrap_or_default());
 
         // The call's own token: rmcp cancels `context.ct` on `notifications/cancelled`,
         // and a timeout cancels the call without touching rmcp's token.
@@ -318,7 +320,7 @@ impl ServerHandler for McpServer {
         request: SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let name = serde_json::to_value(&request.level)
+        let name = serde_json::to_value(request.level)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default();
@@ -369,16 +371,14 @@ fn progress_update(value: Value, count: u64) -> ProgressUpdate {
             total: None,
             message: None,
         },
-        Value::Object(map) if map.get("progress").is_some_and(Value::is_number) => {
-            ProgressUpdate {
-                progress: map["progress"].as_f64().unwrap_or(count as f64),
-                total: map.get("total").and_then(Value::as_f64),
-                message: map.get("message").map(|m| match m {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                }),
-            }
-        }
+        Value::Object(map) if map.get("progress").is_some_and(Value::is_number) => ProgressUpdate {
+            progress: map["progress"].as_f64().unwrap_or(count as f64),
+            total: map.get("total").and_then(Value::as_f64),
+            message: map.get("message").map(|m| match m {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            }),
+        },
         Value::String(message) => ProgressUpdate {
             progress: count as f64,
             total: None,
@@ -437,6 +437,9 @@ mod tests {
         let u = progress_update(json!("halfway"), 2);
         assert_eq!((u.progress, u.message.as_deref()), (2.0, Some("halfway")));
         let u = progress_update(json!({"rows": 3}), 3);
-        assert_eq!((u.progress, u.message.as_deref()), (3.0, Some("{\"rows\":3}")));
+        assert_eq!(
+            (u.progress, u.message.as_deref()),
+            (3.0, Some("{\"rows\":3}"))
+        );
     }
 }

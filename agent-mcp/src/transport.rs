@@ -72,7 +72,8 @@ impl McpHttpServer {
         let shutdown = CancellationToken::new();
         // rmcp's defaults: loopback `Host`s only, sessions, SSE keep-alive, a request
         // body limit. Sessions end when the server stops.
-        let config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown.clone());
+        let config =
+            StreamableHttpServerConfig::default().with_cancellation_token(shutdown.clone());
         Ok(Self {
             listener,
             local_addr,
@@ -84,7 +85,10 @@ impl McpHttpServer {
 
     /// Accept requests whose `Host` header names one of `hosts` (with or without a
     /// port), instead of only loopback names.
-    pub fn with_allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+    pub fn with_allowed_hosts(
+        mut self,
+        hosts: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
         self.config = self.config.with_allowed_hosts(hosts);
         self
     }

@@ -27,7 +27,14 @@ fn example_server() -> &'static Path {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = std::process::Command::new(cargo)
             .current_dir(workspace_root())
-            .args(["build", "--quiet", "-p", "agent-examples", "--example", "mcp-server"])
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "agent-examples",
+                "--example",
+                "mcp-server",
+            ])
             .status()
             .expect("cargo runs");
         assert!(status.success(), "building examples/mcp-server.rs failed");
@@ -56,7 +63,11 @@ fn text_of(contents: &[Content]) -> String {
     contents.iter().filter_map(Content::as_text).collect()
 }
 
-async fn call(set: &ToolSet, name: &str, args: serde_json::Value) -> agent_core::AgentResult<Vec<Content>> {
+async fn call(
+    set: &ToolSet,
+    name: &str,
+    args: serde_json::Value,
+) -> agent_core::AgentResult<Vec<Content>> {
     set.call(name, &args, &ToolContext::default()).await
 }
 
@@ -91,10 +102,17 @@ async fn check_example_server(client: &McpClient) {
     let out = call(&set, "add", json!({"a": 2, "b": 3})).await.unwrap();
     assert_eq!(text_of(&out), "5.0");
 
-    let out = call(&set, "get_weather", json!({"city": "Paris", "unit": "fahrenheit"}))
-        .await
-        .unwrap();
-    let structured = out.iter().find_map(Content::as_json).expect("structured content");
+    let out = call(
+        &set,
+        "get_weather",
+        json!({"city": "Paris", "unit": "fahrenheit"}),
+    )
+    .await
+    .unwrap();
+    let structured = out
+        .iter()
+        .find_map(Content::as_json)
+        .expect("structured content");
     assert_eq!(structured["city"], "Paris");
     assert_eq!(structured["unit"], "fahrenheit");
     let as_text: serde_json::Value = serde_json::from_str(&text_of(&out)).unwrap();
@@ -104,7 +122,9 @@ async fn check_example_server(client: &McpClient) {
     assert!(matches!(&out[..], [Content::Image { mime_type, .. }] if mime_type == "image/png"));
     let out = call(&set, "test_audio_content", json!({})).await.unwrap();
     assert!(matches!(&out[..], [Content::Audio { mime_type, .. }] if mime_type == "audio/wav"));
-    let out = call(&set, "test_embedded_resource", json!({})).await.unwrap();
+    let out = call(&set, "test_embedded_resource", json!({}))
+        .await
+        .unwrap();
     assert_eq!(
         out,
         vec![Content::text_resource(
@@ -114,12 +134,22 @@ async fn check_example_server(client: &McpClient) {
         )]
     );
 
-    let error = call(&set, "test_error_handling", json!({})).await.unwrap_err();
+    let error = call(&set, "test_error_handling", json!({}))
+        .await
+        .unwrap_err();
     assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::Execution));
-    assert_eq!(error.to_string(), "This tool intentionally returns an error for testing");
+    assert_eq!(
+        error.to_string(),
+        "This tool intentionally returns an error for testing"
+    );
 
-    let error = call(&set, "add", json!({"a": "two", "b": 3})).await.unwrap_err();
-    assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::InvalidArguments));
+    let error = call(&set, "add", json!({"a": "two", "b": 3}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.tool_error_kind(),
+        Some(ToolErrorKind::InvalidArguments)
+    );
     assert!(error.to_string().contains('a'), "{error}");
 
     let error = call(&set, "sleep", json!({"ms": 5000})).await.unwrap_err();
@@ -178,14 +208,21 @@ async fn check_python_server(client: &McpClient) {
         "integer"
     );
 
-    let out = call(&set, "multiply", json!({"a": 6, "b": 7})).await.unwrap();
+    let out = call(&set, "multiply", json!({"a": 6, "b": 7}))
+        .await
+        .unwrap();
     assert_eq!(text_of(&out), "42");
-    assert_eq!(out.iter().find_map(Content::as_json), Some(&json!({"result": 42})));
+    assert_eq!(
+        out.iter().find_map(Content::as_json),
+        Some(&json!({"result": 42}))
+    );
 
     let out = call(&set, "greet", json!({"name": "Ada"})).await.unwrap();
     assert_eq!(text_of(&out), "Hello, Ada!");
 
-    let out = call(&set, "weather", json!({"city": "Oslo"})).await.unwrap();
+    let out = call(&set, "weather", json!({"city": "Oslo"}))
+        .await
+        .unwrap();
     let structured = out.iter().find_map(Content::as_json).unwrap();
     assert_eq!(structured["city"], "Oslo");
     assert_eq!(structured["temperature"], 21.5);
@@ -194,17 +231,24 @@ async fn check_python_server(client: &McpClient) {
     assert_eq!(text_of(&out), "counted to 3");
 
     // A Python exception becomes a tool error the model can read.
-    let error = call(&set, "fail", json!({"reason": "disk full"})).await.unwrap_err();
+    let error = call(&set, "fail", json!({"reason": "disk full"}))
+        .await
+        .unwrap_err();
     assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::Execution));
     assert!(error.to_string().contains("disk full"), "{error}");
 
     // Arguments the Python side rejects come back as errors too.
-    let error = call(&set, "multiply", json!({"a": "six", "b": 7})).await.unwrap_err();
+    let error = call(&set, "multiply", json!({"a": "six", "b": 7}))
+        .await
+        .unwrap_err();
     assert!(error.to_string().contains("a"), "{error}");
 
     // Our own checks apply before anything is sent: the schema is closed.
     let error = call(&set, "greet", json!([1])).await.unwrap_err();
-    assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::InvalidArguments));
+    assert_eq!(
+        error.tool_error_kind(),
+        Some(ToolErrorKind::InvalidArguments)
+    );
 }
 
 #[tokio::test]

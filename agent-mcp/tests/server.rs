@@ -245,9 +245,10 @@ async fn listing_offers_direct_and_active_deferred_tools_never_hidden() {
 #[tokio::test]
 async fn hidden_and_inactive_tools_answer_as_unknown_tools() {
     let server = start(100).await;
-    let client = ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
-        .await
-        .unwrap();
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
+            .await
+            .unwrap();
     for name in ["hidden_echo", "deferred_echo", "no_such_tool"] {
         let args = json!({"text": "x"}).as_object().cloned().unwrap();
         let error = client
@@ -258,9 +259,16 @@ async fn hidden_and_inactive_tools_answer_as_unknown_tools() {
         match error {
             ServiceError::McpError(data) => {
                 assert_eq!(data.code, ErrorCode::INVALID_PARAMS, "{name}");
-                assert!(data.message.contains(&format!("Unknown tool: {name}")), "{}", data.message);
+                assert!(
+                    data.message.contains(&format!("Unknown tool: {name}")),
+                    "{}",
+                    data.message
+                );
                 if name != "hidden_echo" {
-                    assert!(!data.message.contains("hidden_echo"), "hidden tools are never named");
+                    assert!(
+                        !data.message.contains("hidden_echo"),
+                        "hidden tools are never named"
+                    );
                 }
             }
             other => panic!("{name}: expected a JSON-RPC error, got {other:?}"),
@@ -272,15 +280,18 @@ async fn hidden_and_inactive_tools_answer_as_unknown_tools() {
 #[tokio::test]
 async fn listing_is_paginated_with_opaque_cursors() {
     let server = start(2).await;
-    let client = ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
-        .await
-        .unwrap();
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
+            .await
+            .unwrap();
     let peer = client.peer();
     let first = peer.list_tools(None).await.unwrap();
     assert_eq!(first.tools.len(), 2);
     let cursor = first.next_cursor.clone().expect("a second page");
     let second = peer
-        .list_tools(Some(PaginatedRequestParams::default().with_cursor(Some(cursor))))
+        .list_tools(Some(
+            PaginatedRequestParams::default().with_cursor(Some(cursor)),
+        ))
         .await
         .unwrap();
     assert_eq!(second.tools.len(), 2);
@@ -300,13 +311,17 @@ async fn listing_is_paginated_with_opaque_cursors() {
 #[tokio::test]
 async fn listing_carries_2020_12_schemas() {
     let server = start(100).await;
-    let client = ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
-        .await
-        .unwrap();
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
+            .await
+            .unwrap();
     let tools = client.peer().list_all_tools().await.unwrap();
     let echo = tools.iter().find(|t| t.name == "echo").unwrap();
     let schema = Value::Object((*echo.input_schema).clone());
-    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["properties"]["text"]["description"], "What to echo");
     assert_eq!(schema["required"], json!(["text"]));
@@ -321,26 +336,44 @@ async fn tool_failures_are_results_with_is_error() {
     let set = client.toolset().unwrap();
     let ctx = ToolContext::default();
 
-    let out = set.call("echo", &json!({"text": "hi"}), &ctx).await.unwrap();
+    let out = set
+        .call("echo", &json!({"text": "hi"}), &ctx)
+        .await
+        .unwrap();
     assert_eq!(out, vec![Content::text("hi")]);
 
-    let error = set.call("echo", &json!({"text": 7}), &ctx).await.unwrap_err();
-    assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::InvalidArguments));
+    let error = set
+        .call("echo", &json!({"text": 7}), &ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.tool_error_kind(),
+        Some(ToolErrorKind::InvalidArguments)
+    );
     assert!(error.to_string().contains("text"), "{error}");
 
     let error = set
         .call("echo", &json!({"text": "hi", "extra": 1}), &ctx)
         .await
         .unwrap_err();
-    assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::InvalidArguments));
-    assert!(error.to_string().contains("unknown field `extra`"), "{error}");
+    assert_eq!(
+        error.tool_error_kind(),
+        Some(ToolErrorKind::InvalidArguments)
+    );
+    assert!(
+        error.to_string().contains("unknown field `extra`"),
+        "{error}"
+    );
 
     let error = set.call("panics", &json!({}), &ctx).await.unwrap_err();
     assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::Execution));
     assert!(error.to_string().contains("panicked"), "{error}");
 
     // The server survived the panic.
-    let out = set.call("echo", &json!({"text": "still here"}), &ctx).await.unwrap();
+    let out = set
+        .call("echo", &json!({"text": "still here"}), &ctx)
+        .await
+        .unwrap();
     assert_eq!(out, vec![Content::text("still here")]);
     client.close().await;
 }
@@ -351,12 +384,21 @@ async fn timeouts_answer_is_error_and_cancel_the_tool() {
     let client = McpClient::connect_http(&server.url).await.unwrap();
     let set = client.toolset().unwrap();
     let started = Instant::now();
-    let error = set.call("slow", &json!({}), &ToolContext::default()).await.unwrap_err();
+    let error = set
+        .call("slow", &json!({}), &ToolContext::default())
+        .await
+        .unwrap_err();
     assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::Timeout));
-    assert!(error.to_string().contains("timed out after 100ms"), "{error}");
+    assert!(
+        error.to_string().contains("timed out after 100ms"),
+        "{error}"
+    );
     assert!(started.elapsed() < Duration::from_secs(3));
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(server.slow_saw_cancel.load(Ordering::SeqCst), "the tool's token was cancelled");
+    assert!(
+        server.slow_saw_cancel.load(Ordering::SeqCst),
+        "the tool's token was cancelled"
+    );
     client.close().await;
 }
 
@@ -381,7 +423,10 @@ async fn a_cancelled_call_cancels_the_tool_on_the_server() {
     let started = Instant::now();
     let no_args = json!({});
     let (result, ()) = tokio::join!(set.call("wait_for_cancel", &no_args, &ctx), cancel);
-    assert_eq!(result.unwrap_err().tool_error_kind(), Some(ToolErrorKind::Cancelled));
+    assert_eq!(
+        result.unwrap_err().tool_error_kind(),
+        Some(ToolErrorKind::Cancelled)
+    );
     assert!(started.elapsed() < Duration::from_secs(5));
     // `notifications/cancelled` reaches the server and cancels the tool's token.
     for _ in 0..50 {
@@ -390,7 +435,10 @@ async fn a_cancelled_call_cancels_the_tool_on_the_server() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(server.saw_cancel.load(Ordering::SeqCst), "the server-side call saw the cancellation");
+    assert!(
+        server.saw_cancel.load(Ordering::SeqCst),
+        "the server-side call saw the cancellation"
+    );
     client.close().await;
 }
 
@@ -437,7 +485,8 @@ async fn raw_session(addr: std::net::SocketAddr) -> String {
         .lines()
         .find_map(|l| {
             let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("mcp-session-id").then(|| v.trim().to_owned())
+            k.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_owned())
         })
         .expect("a session id");
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
@@ -453,11 +502,17 @@ async fn hostile_input_gets_errors_and_the_server_keeps_serving() {
 
     // Malformed JSON.
     let (status, _, body) = post(addr, Some(&session), b"{\"jsonrpc\": \"2.0\", \"id\": 2, ").await;
-    assert!(status >= 400 || body.contains("\"error\""), "{status} {body}");
+    assert!(
+        status >= 400 || body.contains("\"error\""),
+        "{status} {body}"
+    );
 
     // Not JSON-RPC at all.
     let (status, _, body) = post(addr, Some(&session), b"[1, 2, 3]").await;
-    assert!(status >= 400 || body.contains("\"error\""), "{status} {body}");
+    assert!(
+        status >= 400 || body.contains("\"error\""),
+        "{status} {body}"
+    );
 
     // A method that does not exist.
     let unknown = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/explode", "params": {}});
@@ -468,7 +523,10 @@ async fn hostile_input_gets_errors_and_the_server_keeps_serving() {
     let bad = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
         "params": {"name": "echo", "arguments": [1, 2]}});
     let (status, _, body) = post(addr, Some(&session), bad.to_string().as_bytes()).await;
-    assert!(status >= 400 || body.contains("\"error\"") || body.contains("\"isError\":true"), "{status} {body}");
+    assert!(
+        status >= 400 || body.contains("\"error\"") || body.contains("\"isError\":true"),
+        "{status} {body}"
+    );
 
     // Deeply nested arguments.
     let depth = 10_000;
@@ -479,7 +537,10 @@ async fn hostile_input_gets_errors_and_the_server_keeps_serving() {
         "]".repeat(depth)
     );
     let (status, _, body) = post(addr, Some(&session), nested.as_bytes()).await;
-    assert!(status >= 400 || body.contains("\"error\"") || body.contains("\"isError\":true"), "{status} {body}");
+    assert!(
+        status >= 400 || body.contains("\"error\"") || body.contains("\"isError\":true"),
+        "{status} {body}"
+    );
 
     // Huge arguments (past the body limit).
     let huge = format!(
@@ -488,14 +549,22 @@ async fn hostile_input_gets_errors_and_the_server_keeps_serving() {
         "x".repeat(6 * 1024 * 1024)
     );
     let (status, _, body) = post(addr, Some(&session), huge.as_bytes()).await;
-    assert!(status >= 400 || body.contains("\"error\""), "{status} {}", &body[..body.len().min(200)]);
+    assert!(
+        status >= 400 || body.contains("\"error\""),
+        "{status} {}",
+        &body[..body.len().min(200)]
+    );
 
     // Large but acceptable arguments are served.
     let large = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
         "params": {"name": "echo", "arguments": {"text": "y".repeat(100_000)}}});
     let (status, _, body) = post(addr, Some(&session), large.to_string().as_bytes()).await;
     assert_eq!(status, 200);
-    assert!(body.contains("yyyyyyyy") && body.contains("\"isError\":false"), "{}", &body[..body.len().min(300)]);
+    assert!(
+        body.contains("yyyyyyyy") && body.contains("\"isError\":false"),
+        "{}",
+        &body[..body.len().min(300)]
+    );
 
     // And the server still serves everyone.
     let client = McpClient::connect_http(&server.url).await.unwrap();
