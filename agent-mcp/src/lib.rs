@@ -39,7 +39,9 @@ mod transport;
 pub use client::McpClient;
 pub use peer::{LogLevel, McpPeer};
 pub use server::{McpServer, ServerOptions};
-pub use transport::{McpHttpServer, serve_http, serve_stdio, serve_stdio_with};
+pub use transport::{
+    MAX_MESSAGE_BYTES, McpHttpServer, serve_http, serve_io, serve_stdio, serve_stdio_with,
+};
 
 /// The rmcp version this crate speaks through, for applications that use rmcp directly
 /// alongside it (an [`McpServer`] is an rmcp `ServerHandler`).

@@ -577,3 +577,93 @@ async fn hostile_input_gets_errors_and_the_server_keeps_serving() {
     assert_eq!(out, vec![Content::text("alive")]);
     client.close().await;
 }
+
+/// The stdio framing, in memory: every line the client writes is answered, valid or not.
+#[tokio::test]
+async fn stream_transport_answers_malformed_lines_and_keeps_serving() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let mut tools = ToolSet::new();
+    tools
+        .register_tool(Echo {
+            name: "echo",
+            exposure: ToolExposure::Direct,
+            active: Arc::default(),
+        })
+        .unwrap();
+    let (client, server_end) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    let served = tokio::spawn(agent_mcp::serve_io(
+        McpServer::new(tools),
+        server_read,
+        server_write,
+    ));
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let mut replies = BufReader::new(client_read).lines();
+    let mut send = async |line: String| {
+        client_write.write_all(line.as_bytes()).await.unwrap();
+        client_write.write_all(b"\n").await.unwrap();
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}});
+    send(init.to_string()).await;
+    let reply = replies.next_line().await.unwrap().unwrap();
+    assert!(reply.contains("\"serverInfo\""), "{reply}");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string()).await;
+
+    let mut next = async || -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(10), replies.next_line())
+            .await
+            .expect("a reply")
+            .unwrap()
+            .unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+
+    send("{\"jsonrpc\": \"2.0\", \"id\": 2,".to_owned()).await;
+    let reply = next().await;
+    assert_eq!(reply["error"]["code"], -32700, "{reply}");
+    assert_eq!(reply["id"], Value::Null);
+
+    let depth = 5_000;
+    send(format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\
+         \"arguments\":{{\"text\":{}{}}}}}}}",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    ))
+    .await;
+    let reply = next().await;
+    assert_eq!(reply["error"]["code"], -32700, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("recursion limit")
+    );
+
+    send("z".repeat(agent_mcp::MAX_MESSAGE_BYTES + 10)).await;
+    let reply = next().await;
+    assert_eq!(reply["error"]["code"], -32700, "{reply}");
+
+    send(json!({"jsonrpc": "2.0", "id": 4, "method": "no/such/method"}).to_string()).await;
+    let reply = next().await;
+    assert_eq!(reply["id"], 4);
+    assert_eq!(reply["error"]["code"], -32601, "{reply}");
+
+    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "still serving"}}});
+    send(call.to_string()).await;
+    let reply = next().await;
+    assert_eq!(reply["id"], 5);
+    assert_eq!(reply["result"]["content"][0]["text"], "still serving");
+
+    // End of input ends the session cleanly.
+    client_write.shutdown().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), served)
+        .await
+        .expect("the server stops at end of input")
+        .unwrap()
+        .unwrap();
+}
