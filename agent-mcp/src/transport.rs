@@ -2,12 +2,18 @@
 
 use crate::server::McpServer;
 use agent_core::ToolSet;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::service::{Service as _, service_fn};
+use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
+use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -251,7 +257,7 @@ impl McpHttpServer {
 
     /// The endpoint's URL.
     pub fn url(&self) -> String {
-        format!("http://{}/mcp", self.local_addr)
+        format!("http://{}{MCP_PATH}", self.local_addr)
     }
 
     /// Cancelling this token stops accepting connections and ends every session.
@@ -280,11 +286,22 @@ impl McpHttpServer {
                 },
                 () = self.shutdown.cancelled() => return Ok(()),
             };
-            let service = TowerToHyperService::new(service.clone());
+            let endpoint = TowerToHyperService::new(service.clone());
+            // One endpoint, `/mcp`; anything else is not ours to answer.
+            let routed = service_fn(move |request: Request<Incoming>| {
+                let endpoint = endpoint.clone();
+                async move {
+                    if request.uri().path() == MCP_PATH {
+                        endpoint.call(request).await
+                    } else {
+                        Ok(not_found())
+                    }
+                }
+            });
             let shutdown = self.shutdown.clone();
             tokio::spawn(async move {
                 let connection = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service);
+                    .serve_connection(TokioIo::new(stream), routed);
                 tokio::select! {
                     // A broken connection concerns that client alone.
                     _ = connection => {}
@@ -293,6 +310,17 @@ impl McpHttpServer {
             });
         }
     }
+}
+
+/// The path of the Streamable HTTP endpoint.
+const MCP_PATH: &str = "/mcp";
+
+fn not_found() -> Response<BoxBody<Bytes, Infallible>> {
+    let mut response = Response::new(
+        Full::new(Bytes::from_static(b"Not Found: the MCP endpoint is /mcp")).boxed(),
+    );
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response
 }
 
 impl std::fmt::Debug for McpHttpServer {

@@ -500,6 +500,16 @@ async fn hostile_input_gets_errors_and_the_server_keeps_serving() {
     let addr = server.addr;
     let session = raw_session(addr).await;
 
+    // Another path.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"GET /admin HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    assert!(response.starts_with("HTTP/1.1 404"), "{response}");
+
     // Malformed JSON.
     let (status, _, body) = post(addr, Some(&session), b"{\"jsonrpc\": \"2.0\", \"id\": 2, ").await;
     assert!(
