@@ -5,17 +5,20 @@ use agent_core::{
     AgentError, AgentResult, Content, Tool, ToolAnnotations, ToolContext, ToolError, ToolErrorKind,
     ToolMetadata, ToolSet, async_trait, intern,
 };
+use rmcp::ClientHandler;
 use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, ErrorCode,
-    ServerResult,
+    ProgressNotificationParam, ProgressToken, ServerResult,
 };
+use rmcp::service::NotificationContext;
 use rmcp::service::PeerRequestOptions;
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use serde_json::Value;
+use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tokio::process::Command;
 
 /// A connection to an MCP server. [`toolset`](Self::toolset) turns the server's tools
@@ -24,7 +27,7 @@ use tokio::process::Command;
 /// The connection stays open while the client or any tool made from it is alive;
 /// [`close`](Self::close) ends it at once (and, for stdio, the child process).
 pub struct McpClient {
-    service: Arc<RunningService<RoleClient, ()>>,
+    service: Arc<RunningService<RoleClient, ClientState>>,
     tools: Vec<rmcp::model::Tool>,
     origin: String,
     version: String,
@@ -40,7 +43,7 @@ impl McpClient {
             .map_err(|e| {
                 AgentError::InvalidState(format!("could not start the MCP server: {e}"))
             })?;
-        let service = ().serve(transport).await.map_err(|e| {
+        let service = ClientState::default().serve(transport).await.map_err(|e| {
             AgentError::InvalidState(format!("MCP initialization with the child failed: {e}"))
         })?;
         Self::from_service(service).await
@@ -50,13 +53,13 @@ impl McpClient {
     /// Only plain `http` is built in (the server is expected to be local).
     pub async fn connect_http(url: &str) -> AgentResult<Self> {
         let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
-        let service = ().serve(transport).await.map_err(|e| {
+        let service = ClientState::default().serve(transport).await.map_err(|e| {
             AgentError::InvalidState(format!("MCP initialization with {url} failed: {e}"))
         })?;
         Self::from_service(service).await
     }
 
-    async fn from_service(service: RunningService<RoleClient, ()>) -> AgentResult<Self> {
+    async fn from_service(service: RunningService<RoleClient, ClientState>) -> AgentResult<Self> {
         let tools = service
             .peer()
             .list_all_tools()
@@ -126,10 +129,57 @@ impl std::fmt::Debug for McpClient {
     }
 }
 
+/// What the client side of a connection keeps: the calls in flight that want the
+/// server's progress, by the progress token rmcp put on their request.
+#[derive(Default)]
+struct ClientState {
+    in_flight: Mutex<HashMap<ProgressToken, ToolContext>>,
+}
+
+impl ClientState {
+    fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, ToolContext>> {
+        self.in_flight.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl ClientHandler for ClientState {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let ctx = self.in_flight().get(&params.progress_token).cloned();
+        if let Some(ctx) = ctx {
+            let mut value = json!({"progress": params.progress});
+            if let Some(total) = params.total {
+                value["total"] = json!(total);
+            }
+            if let Some(message) = params.message {
+                value["message"] = json!(message);
+            }
+            // A value the local progress validator rejects is the remote server's
+            // doing; the call itself goes on.
+            let _ = ctx.emit_progress(value);
+        }
+    }
+}
+
+/// Removes a call from the progress routing however the call ends.
+struct InFlight<'a> {
+    state: &'a ClientState,
+    token: ProgressToken,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.state.in_flight().remove(&self.token);
+    }
+}
+
 /// One tool of an MCP server, callable like a local tool.
 struct RemoteTool {
     /// Shared with the client: the session lives while any of its tools does.
-    service: Arc<RunningService<RoleClient, ()>>,
+    service: Arc<RunningService<RoleClient, ClientState>>,
     name: &'static str,
     description: &'static str,
     schema: Value,
@@ -141,7 +191,7 @@ struct RemoteTool {
 
 impl RemoteTool {
     fn new(
-        service: Arc<RunningService<RoleClient, ()>>,
+        service: Arc<RunningService<RoleClient, ClientState>>,
         tool: &rmcp::model::Tool,
         origin: &str,
         version: &str,
@@ -208,6 +258,16 @@ impl Tool for RemoteTool {
             .await
             .map_err(|e| service_error(self.name, e))?;
         let id = handle.id.clone();
+        // The server's progress for this call reaches the caller's context (and from
+        // there its reporter), as a local tool's would.
+        let state = self.service.service();
+        state
+            .in_flight()
+            .insert(handle.progress_token.clone(), ctx.clone());
+        let _in_flight = InFlight {
+            state,
+            token: handle.progress_token.clone(),
+        };
         let result = tokio::select! {
             result = handle.await_response() => result,
             () = ctx.cancellation().cancelled() => {

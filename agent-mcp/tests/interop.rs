@@ -5,12 +5,12 @@
 //! The Python server needs `.venv-interop` (made by `scripts/install-interop-deps.sh`,
 //! which `scripts/test.sh` runs first).
 
-use agent_core::{Content, ToolContext, ToolErrorKind, ToolSet};
+use agent_core::{CallReporter, Content, ToolContext, ToolErrorKind, ToolSet};
 use agent_mcp::McpClient;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -57,6 +57,36 @@ fn python() -> PathBuf {
 
 fn fastmcp_server() -> PathBuf {
     workspace_root().join("interop/fastmcp_server.py")
+}
+
+/// Records the progress a call reports.
+#[derive(Default)]
+struct Recorder(Mutex<Vec<serde_json::Value>>);
+
+impl CallReporter for Recorder {
+    fn progress(
+        &self,
+        _call_id: &str,
+        value: serde_json::Value,
+    ) -> Result<(), agent_core::ToolError> {
+        self.0.lock().unwrap().push(value);
+        Ok(())
+    }
+
+    fn set_context(&self, _call_id: &str, _value: serde_json::Value) {}
+}
+
+/// Calls `name` with a recording reporter; returns the output and the progress seen.
+async fn call_with_progress(
+    set: &ToolSet,
+    name: &str,
+    args: serde_json::Value,
+) -> (Vec<Content>, Vec<serde_json::Value>) {
+    let recorder = Arc::new(Recorder::default());
+    let ctx = ToolContext::default().with_reporter(recorder.clone());
+    let out = set.call(name, &args, &ctx).await.unwrap();
+    let seen = recorder.0.lock().unwrap().clone();
+    (out, seen)
 }
 
 fn text_of(contents: &[Content]) -> String {
@@ -154,6 +184,18 @@ async fn check_example_server(client: &McpClient) {
 
     let error = call(&set, "sleep", json!({"ms": 5000})).await.unwrap_err();
     assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::Timeout));
+
+    // The server's progress notifications reach the caller's reporter.
+    let (out, progress) = call_with_progress(&set, "test_tool_with_progress", json!({})).await;
+    assert_eq!(text_of(&out), "Progress test completed");
+    assert_eq!(
+        progress,
+        [
+            json!({"progress": 0.0, "total": 100.0}),
+            json!({"progress": 50.0, "total": 100.0}),
+            json!({"progress": 100.0, "total": 100.0}),
+        ]
+    );
 }
 
 #[tokio::test]
@@ -227,8 +269,20 @@ async fn check_python_server(client: &McpClient) {
     assert_eq!(structured["city"], "Oslo");
     assert_eq!(structured["temperature"], 21.5);
 
-    let out = call(&set, "count", json!({"n": 3})).await.unwrap();
+    let (out, progress) = call_with_progress(&set, "count", json!({"n": 3})).await;
     assert_eq!(text_of(&out), "counted to 3");
+    let steps: Vec<_> = progress
+        .iter()
+        .map(|p| (p["progress"].clone(), p["total"].clone()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (json!(1.0), json!(3.0)),
+            (json!(2.0), json!(3.0)),
+            (json!(3.0), json!(3.0))
+        ]
+    );
 
     // A Python exception becomes a tool error the model can read.
     let error = call(&set, "fail", json!({"reason": "disk full"}))
