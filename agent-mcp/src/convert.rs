@@ -32,9 +32,12 @@ pub(crate) fn tool_to_mcp(
     tool.title = definition.title.clone();
     tool.description = Some(definition.description.clone().into());
     tool.input_schema = Arc::new(ordered);
+    // MCP requires an output schema's root to be an object (structured content is an
+    // object); other result schemas are not advertised, as in `Dialect::Mcp`.
     tool.output_schema = definition
         .output_schema
         .clone()
+        .filter(|schema| schema.get("type") == Some(&Value::String("object".into())))
         .map(|schema| Arc::new(as_object(schema)));
     tool.annotations = annotations_to_mcp(&definition.annotations);
     tool
@@ -303,6 +306,39 @@ mod tests {
         assert_eq!(wire["content"][0]["text"], json!(error.message()));
         let parsed: CallToolResult = serde_json::from_value(wire).unwrap();
         assert_eq!(result_from_mcp(parsed).unwrap_err(), error);
+    }
+
+    /// The listing is the core's MCP dialect, plus the `$schema` declaration.
+    #[test]
+    fn listing_matches_the_core_mcp_dialect() {
+        let with_output = ToolDefinition {
+            name: "weather".into(),
+            title: Some("Weather".into()),
+            description: "Get the weather.".into(),
+            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}},
+                "required": ["city"], "additionalProperties": false}),
+            output_schema: Some(json!({"type": "object", "properties": {"t": {"type": "number"}}})),
+            annotations: ToolAnnotations {
+                read_only: Some(true),
+                open_world: Some(false),
+                ..ToolAnnotations::default()
+            },
+        };
+        let scalar_output = ToolDefinition {
+            output_schema: Some(json!({"type": "number"})),
+            annotations: ToolAnnotations::default(),
+            title: None,
+            ..with_output.clone()
+        };
+        for definition in [with_output, scalar_output] {
+            let mut expected = agent_core::Dialect::Mcp.render(&definition).unwrap();
+            expected["inputSchema"]
+                .as_object_mut()
+                .unwrap()
+                .insert("$schema".into(), json!(JSON_SCHEMA_2020_12));
+            let ours = serde_json::to_value(tool_to_mcp(&definition, None)).unwrap();
+            assert_eq!(ours, expected);
+        }
     }
 
     #[test]
