@@ -21,6 +21,12 @@
 //! `notifications/cancelled`. A tool error, invalid arguments or a timeout is a result
 //! with `isError: true`; an unknown tool is a JSON-RPC error.
 //!
+//! A served tool that needs what only MCP has (log messages to the client, sampling,
+//! elicitation) finds the calling client as [`McpPeer`] state in its
+//! [`ToolContext`](agent_core::ToolContext): `ctx.state::<McpPeer>()`, or a
+//! `State<McpPeer>` parameter. Over stdio, lines that are not JSON-RPC are answered with
+//! parse errors and the session goes on ([`serve_io`]).
+//!
 //! Using a server's tools:
 //!
 //! ```no_run
@@ -29,6 +35,11 @@
 //! let remote = client.toolset()?; // each tool a `dyn Tool` calling the server
 //! # Ok(()) }
 //! ```
+//!
+//! Remote tools keep their schema, output schema and hints; a call's `isError` result
+//! becomes a [`ToolError`](agent_core::ToolError) (with its original kind when the
+//! server is built on this crate), the server's progress reaches the caller's
+//! reporter, and cancelling the caller's token sends `notifications/cancelled`.
 
 mod client;
 mod convert;
