@@ -249,6 +249,119 @@ impl TypedTool for Elicitation {
     }
 }
 
+/// Asks the client for a form whose fields carry defaults (SEP-1034).
+struct ElicitationDefaults;
+
+#[async_trait]
+impl TypedTool for ElicitationDefaults {
+    type Args = NoArgs;
+    type Output = String;
+
+    fn name(&self) -> &'static str {
+        "test_elicitation_sep1034_defaults"
+    }
+
+    fn description(&self) -> &'static str {
+        "Asks the user for a form whose fields have default values (SEP-1034)."
+    }
+
+    async fn call_typed(&self, _args: NoArgs, ctx: &ToolContext) -> AgentResult<String> {
+        elicit_form(
+            ctx,
+            "Please review your profile",
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                    "age": {"type": "integer", "description": "User age", "default": 30},
+                    "score": {"type": "number", "description": "User score", "default": 95.5},
+                    "status": {
+                        "type": "string",
+                        "description": "User status",
+                        "enum": ["active", "inactive", "pending"],
+                        "default": "active",
+                    },
+                    "verified": {"type": "boolean", "description": "Verification status", "default": true},
+                },
+            }),
+        )
+        .await
+    }
+}
+
+/// Asks the client for a form with every kind of enum field (SEP-1330).
+struct ElicitationEnums;
+
+#[async_trait]
+impl TypedTool for ElicitationEnums {
+    type Args = NoArgs;
+    type Output = String;
+
+    fn name(&self) -> &'static str {
+        "test_elicitation_sep1330_enums"
+    }
+
+    fn description(&self) -> &'static str {
+        "Asks the user for a form with single- and multi-select enum fields (SEP-1330)."
+    }
+
+    async fn call_typed(&self, _args: NoArgs, ctx: &ToolContext) -> AgentResult<String> {
+        let titled = |values: [(&str, &str); 3]| -> Vec<Value> {
+            values
+                .iter()
+                .map(|(value, title)| json!({"const": value, "title": title}))
+                .collect()
+        };
+        elicit_form(
+            ctx,
+            "Please choose",
+            json!({
+                "type": "object",
+                "properties": {
+                    "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                    "titledSingle": {
+                        "type": "string",
+                        "oneOf": titled([("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option")]),
+                    },
+                    "legacyEnum": {
+                        "type": "string",
+                        "enum": ["opt1", "opt2", "opt3"],
+                        "enumNames": ["Option One", "Option Two", "Option Three"],
+                    },
+                    "untitledMulti": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                    },
+                    "titledMulti": {
+                        "type": "array",
+                        "items": {"anyOf": titled([("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice")])},
+                    },
+                },
+            }),
+        )
+        .await
+    }
+}
+
+/// Sends a form elicitation and describes the answer.
+async fn elicit_form(ctx: &ToolContext, message: &str, schema: Value) -> AgentResult<String> {
+    let peer = mcp_peer(ctx)?;
+    if !peer.client_supports("elicitation") {
+        return Err(ToolError::execution("the client does not support elicitation").into());
+    }
+    let answer = peer
+        .request(
+            "elicitation/create",
+            json!({"mode": "form", "message": message, "requestedSchema": schema}),
+        )
+        .await?;
+    Ok(format!(
+        "Elicitation completed: action={}, content={}",
+        answer["action"].as_str().unwrap_or("unknown"),
+        answer.get("content").unwrap_or(&Value::Null)
+    ))
+}
+
 /// A postal address.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(rename = "address")]
@@ -451,6 +564,8 @@ fn toolset() -> AgentResult<ToolSet> {
         .register_tool(ErrorHandling)?
         .register_tool(Sampling)?
         .register_tool(Elicitation)?
+        .register_tool(ElicitationDefaults)?
+        .register_tool(ElicitationEnums)?
         .register_tool(JsonSchema202012)?;
     Ok(set)
 }

@@ -21,6 +21,12 @@ SCENARIOS=(
   tools-call-with-progress
   tools-call-sampling
   tools-call-elicitation
+  # Beyond the list, the other scenarios a tools-only server can pass:
+  logging-set-level
+  elicitation-sep1034-defaults
+  elicitation-sep1330-enums
+  server-sse-multiple-streams
+  dns-rebinding-protection
 )
 
 cargo build --quiet -p agent-examples --example mcp-server

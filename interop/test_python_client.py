@@ -34,6 +34,8 @@ EXPECTED_TOOLS = {
     "test_error_handling",
     "test_sampling",
     "test_elicitation",
+    "test_elicitation_sep1034_defaults",
+    "test_elicitation_sep1330_enums",
     "json_schema_2020_12_tool",
 }
 
