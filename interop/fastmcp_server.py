@@ -10,7 +10,7 @@ import sys
 from mcp.server.fastmcp import Context, FastMCP
 from pydantic import BaseModel
 
-mcp = FastMCP("python-fastmcp-server")
+mcp = FastMCP("python-fastmcp-server", log_level="WARNING")
 
 
 @mcp.tool()
