@@ -19,7 +19,10 @@
 //! hints; `tools/call` validates arguments as the tool does, runs it under its timeout,
 //! turns its progress into `notifications/progress`, and stops it on
 //! `notifications/cancelled`. A tool error, invalid arguments or a timeout is a result
-//! with `isError: true`; an unknown tool is a JSON-RPC error.
+//! with `isError: true`; an unknown tool is a JSON-RPC error. The tool's concurrency
+//! limits (`max_in_flight`, exclusion groups), output validator and the configured
+//! output budget apply as in the executor. Approval is the MCP host's to ask: hosts
+//! confirm tool calls with their user, guided by the `destructiveHint` we send.
 //!
 //! A served tool that needs what only MCP has (log messages to the client, sampling,
 //! elicitation) finds the calling client as [`McpPeer`] state in its

@@ -4,6 +4,7 @@ use crate::convert::{error_result, success_result, tool_to_mcp};
 use crate::peer::{LogLevel, McpPeer};
 use agent_core::{
     CallReporter, Content, ToolConfig, ToolContext, ToolError, ToolExposure, ToolSet,
+    truncate_output,
 };
 use futures::FutureExt;
 use rmcp::ErrorData as McpError;
@@ -19,11 +20,12 @@ use rmcp::model::{
 use rmcp::model::SetLevelRequestParams;
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 /// How an [`McpServer`] presents itself and runs calls.
@@ -75,6 +77,9 @@ struct Listed {
 
 struct Shared {
     tools: ToolSet,
+    /// Tools' own concurrency rules, as the executor applies them: per-tool limits
+    /// and exclusion groups, by tool name.
+    limits: HashMap<&'static str, Limits>,
     /// Every tool a client may ever see (Direct and Deferred), converted once.
     listing: Vec<Listed>,
     options: ServerOptions,
@@ -118,9 +123,28 @@ impl McpServer {
                 })
             })
             .collect();
+        let mut groups: HashMap<String, Arc<Semaphore>> = HashMap::new();
+        let limits = tools
+            .iter()
+            .filter_map(|tool| {
+                let rules = tool.concurrency();
+                let group = rules.exclusive_group.map(|group| {
+                    groups
+                        .entry(group)
+                        .or_insert_with(|| Arc::new(Semaphore::new(1)))
+                        .clone()
+                });
+                let per_tool = rules
+                    .max_in_flight
+                    .map(|n| Arc::new(Semaphore::new(n.max(1))));
+                (group.is_some() || per_tool.is_some())
+                    .then_some((tool.name(), Limits { group, per_tool }))
+            })
+            .collect();
         Self {
             shared: Arc::new(Shared {
                 tools,
+                limits,
                 listing,
                 options,
             }),
@@ -186,6 +210,18 @@ impl McpServer {
             .timeout_ms()
             .unwrap_or(self.shared.options.tool_config.default_tool_timeout_ms);
         let name = tool.name();
+        // Wait for the tool's permits (group first, then its own limit: the executor's
+        // order, so waits never form a cycle); a cancelled request stops waiting.
+        let _permits = match self.shared.limits.get(name) {
+            Some(limits) => tokio::select! {
+                permits = limits.acquire() => Some(permits),
+                () = context.ct.cancelled() => {
+                    call_done.cancel();
+                    return Ok(error_result(&ToolError::cancelled(name)));
+                }
+            },
+            None => None,
+        };
         // A panicking tool answers as a failed call; the server keeps serving.
         let call = AssertUnwindSafe(tool.call(&args, &ctx)).catch_unwind();
         // The call's token is a child of `context.ct`, so on cancellation both branches
@@ -195,7 +231,10 @@ impl McpServer {
             biased;
             result = tokio::time::timeout(Duration::from_millis(timeout_ms), call) => match result {
                 Ok(Ok(Ok(content))) => match tool.validate_output(&content) {
-                    Ok(()) => Ok(content),
+                    Ok(()) => Ok(match self.shared.options.tool_config.max_output_chars {
+                        Some(budget) => truncate_output(content, budget),
+                        None => content,
+                    }),
                     Err(reason) => Err(ToolError::execution(format!("Invalid tool output: {reason}"))),
                 },
                 Ok(Ok(Err(error))) => Err(error.into()),
@@ -328,6 +367,25 @@ impl ServerHandler for McpServer {
             .ok_or_else(|| McpError::invalid_params(format!("unknown level `{name}`"), None))?;
         *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = level;
         Ok(())
+    }
+}
+
+/// The semaphores a tool's calls take before running.
+struct Limits {
+    group: Option<Arc<Semaphore>>,
+    per_tool: Option<Arc<Semaphore>>,
+}
+
+impl Limits {
+    async fn acquire(&self) -> Vec<OwnedSemaphorePermit> {
+        let mut permits = Vec::with_capacity(2);
+        for semaphore in [&self.group, &self.per_tool].into_iter().flatten() {
+            // The semaphores are never closed, so acquiring cannot fail.
+            if let Ok(permit) = semaphore.clone().acquire_owned().await {
+                permits.push(permit);
+            }
+        }
+        permits
     }
 }
 

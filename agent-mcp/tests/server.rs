@@ -677,3 +677,103 @@ async fn stream_transport_answers_malformed_lines_and_keeps_serving() {
         .unwrap()
         .unwrap();
 }
+
+/// Sleeps 200ms, one call at a time, recording the most calls it saw at once.
+struct OneAtATime {
+    running: Arc<std::sync::atomic::AtomicUsize>,
+    most: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+#[async_trait]
+impl Tool for OneAtATime {
+    fn name(&self) -> &'static str {
+        "one_at_a_time"
+    }
+
+    fn description(&self) -> &'static str {
+        "Runs alone."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+
+    fn concurrency(&self) -> agent_core::ToolConcurrency {
+        agent_core::ToolConcurrency {
+            max_in_flight: Some(1),
+            ..Default::default()
+        }
+    }
+
+    async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        Ok(vec![Content::text("done")])
+    }
+}
+
+#[tokio::test]
+async fn tool_concurrency_limits_and_the_output_budget_apply() {
+    let most = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut tools = ToolSet::new();
+    tools
+        .register_tool(OneAtATime {
+            running: Arc::default(),
+            most: most.clone(),
+        })
+        .unwrap()
+        .register_tool(Echo {
+            name: "echo",
+            exposure: ToolExposure::Direct,
+            active: Arc::default(),
+        })
+        .unwrap();
+    let mut options = ServerOptions::default();
+    options.tool_config = agent_core::ToolConfig::default().with_max_output_chars(100);
+    let http = McpHttpServer::bind(McpServer::with_options(tools, options), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let url = http.url();
+    let stop = http.shutdown_token();
+    tokio::spawn(http.run());
+
+    let client = McpClient::connect_http(&url).await.unwrap();
+    let set = client.toolset().unwrap();
+    let ctx = ToolContext::default();
+    let no_args = json!({});
+    let started = Instant::now();
+    let (a, b, c) = tokio::join!(
+        set.call("one_at_a_time", &no_args, &ctx),
+        set.call("one_at_a_time", &no_args, &ctx),
+        set.call("one_at_a_time", &no_args, &ctx),
+    );
+    for result in [a, b, c] {
+        assert_eq!(result.unwrap(), vec![Content::text("done")]);
+    }
+    assert_eq!(
+        most.load(Ordering::SeqCst),
+        1,
+        "max_in_flight = 1 holds across requests"
+    );
+    assert!(started.elapsed() >= Duration::from_millis(600));
+
+    let long = "x".repeat(10_000);
+    let out = set
+        .call("echo", &json!({"text": long}), &ctx)
+        .await
+        .unwrap();
+    let text = out[0].as_text().unwrap();
+    assert!(
+        text.chars().count() < 1_000,
+        "cut to the budget: {} chars",
+        text.len()
+    );
+    assert!(
+        text.starts_with("xxx") && text.ends_with("xxx"),
+        "head and tail kept"
+    );
+    client.close().await;
+    stop.cancel();
+}
