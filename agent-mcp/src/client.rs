@@ -8,8 +8,9 @@ use agent_core::{
 use rmcp::ClientHandler;
 use rmcp::ServiceExt;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest, ErrorCode,
-    ProgressNotificationParam, ProgressToken, ServerResult,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
+    ClientConfig, ClientRequest, ErrorCode, Implementation, ProgressNotificationParam,
+    ProgressToken, ServerResult,
 };
 use rmcp::service::NotificationContext;
 use rmcp::service::PeerRequestOptions;
@@ -143,6 +144,13 @@ impl ClientState {
 }
 
 impl ClientHandler for ClientState {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("agent-mcp", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
