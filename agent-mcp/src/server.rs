@@ -172,7 +172,7 @@ impl McpServer {
     ) -> Result<rmcp::model::CallToolResult, McpError> {
         let tools = &self.shared.tools;
         let call_id = request_id_text(&context.id);
-        let base = ToolContext::default().with_call_id(call_id.clone());
+        let base = ToolContext::new(session_id(&context)).with_call_id(call_id.clone());
         let activation = tools.activation_context(&base);
         let tool = match tools.resolve(&request.name, &activation).await {
             Ok(tool) => tool.clone(),
@@ -268,6 +268,18 @@ impl std::fmt::Debug for McpServer {
     }
 }
 
+/// The Streamable HTTP session (`Mcp-Session-Id`) a request belongs to; empty over
+/// stdio, where the connection is the session.
+fn session_id(context: &RequestContext<RoleServer>) -> String {
+    context
+        .extensions
+        .get::<hyper::http::request::Parts>()
+        .and_then(|parts| parts.headers.get("mcp-session-id"))
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
 fn request_id_text(id: &rmcp::model::RequestId) -> String {
     match serde_json::to_value(id) {
         Ok(Value::String(s)) => s,
@@ -305,7 +317,7 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let shared = &self.shared;
         let start = match request.and_then(|r| r.cursor) {
@@ -313,7 +325,9 @@ impl ServerHandler for McpServer {
             Some(cursor) => decode_cursor(&cursor)
                 .ok_or_else(|| McpError::invalid_params("invalid cursor", None))?,
         };
-        let activation = shared.tools.activation_context(&ToolContext::default());
+        let activation = shared
+            .tools
+            .activation_context(&ToolContext::new(session_id(&context)));
         let page_size = shared.options.page_size.max(1);
         let mut page = Vec::new();
         let mut next = None;

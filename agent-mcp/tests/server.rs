@@ -54,8 +54,12 @@ impl TypedTool for Echo {
         self.active.load(Ordering::SeqCst)
     }
 
-    async fn call_typed(&self, args: EchoArgs, _ctx: &ToolContext) -> AgentResult<String> {
-        Ok(args.text)
+    async fn call_typed(&self, args: EchoArgs, ctx: &ToolContext) -> AgentResult<String> {
+        // `$session` echoes the session the call belongs to.
+        Ok(match args.text.as_str() {
+            "$session" => ctx.session_id().to_owned(),
+            _ => args.text,
+        })
     }
 }
 
