@@ -14,9 +14,10 @@ cargo test --workspace --doc
 echo "== examples"
 cargo run -q --example custom-tool >/dev/null
 
-echo "== MCP: the official Python SDK as client of examples/mcp-server.rs (stdio)"
+echo "== MCP: the official Python SDK as client of examples/mcp-server.rs"
 cargo build -q -p agent-examples --example mcp-server
 .venv-interop/bin/python -m pytest -q interop/test_python_client.py
+.venv-interop-v2/bin/python -m pytest -q interop/test_python_client_v2.py
 
 echo "== MCP: the official conformance suite against examples/mcp-server.rs (HTTP)"
 bash interop/run-conformance.sh

@@ -1,0 +1,94 @@
+"""The official Python MCP SDK 2.x (protocol 2026-07-28) as the client of our example
+server, over stdio and Streamable HTTP: the newest protocol must work as well as the
+2025 ones test_python_client.py covers.
+
+Run by scripts/test.sh with .venv-interop-v2's pytest.
+"""
+
+import asyncio
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = os.environ.get("MCP_SERVER_BIN", str(ROOT / "target/debug/examples/mcp-server"))
+
+
+@pytest.fixture(params=["stdio", "http"])
+def target(request):
+    if request.param == "stdio":
+        yield StdioServerParameters(command=SERVER, args=[])
+        return
+    server = subprocess.Popen([SERVER, "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stderr.readline()
+        match = re.search(r"listening on (\S+)", line)
+        assert match, f"the server did not start: {line!r}"
+        yield match.group(1)
+    finally:
+        server.kill()
+        server.wait()
+
+
+def run(target, scenario):
+    async def main():
+        async with Client(target) as client:
+            return await asyncio.wait_for(scenario(client), timeout=30)
+
+    return asyncio.run(main())
+
+
+def test_negotiates_the_newest_protocol(target):
+    async def scenario(client):
+        return client.protocol_version
+
+    assert run(target, scenario) == "2026-07-28"
+
+
+def test_lists_tools_with_2020_12_schemas(target):
+    async def scenario(client):
+        return (await client.list_tools()).tools
+
+    tools = {t.name: t for t in run(target, scenario)}
+    assert "get_weather" in tools and "json_schema_2020_12_tool" in tools
+    weather = tools["get_weather"]
+    assert weather.input_schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert weather.input_schema["required"] == ["city"]
+    assert weather.output_schema["type"] == "object"
+
+
+def test_calls_structured_error_and_unknown(target):
+    async def scenario(client):
+        weather = await client.call_tool("get_weather", {"city": "Paris"})
+        error = await client.call_tool("test_error_handling", {})
+        invalid = await client.call_tool("add", {"a": "two", "b": 1})
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool("no_such_tool", {})
+        return weather, error, invalid, unknown.value
+
+    weather, error, invalid, unknown = run(target, scenario)
+    assert weather.is_error is False
+    assert weather.structured_content["city"] == "Paris"
+    assert error.is_error is True
+    assert error.content[0].text == "This tool intentionally returns an error for testing"
+    assert invalid.is_error is True and "a" in invalid.content[0].text
+    assert "Unknown tool: no_such_tool" in str(unknown)
+
+
+def test_progress(target):
+    updates = []
+
+    async def on_progress(progress, total, message):
+        updates.append((progress, total))
+
+    async def scenario(client):
+        return await client.call_tool("test_tool_with_progress", {}, progress_callback=on_progress)
+
+    result = run(target, scenario)
+    assert result.is_error is False
+    assert updates == [(0, 100), (50, 100), (100, 100)]
