@@ -15,6 +15,7 @@ python_env() {
   local venv=$1 requirements=$2
   if [ ! -x "$venv/bin/python" ]; then
     echo "== creating $venv"
+    rm -rf "$venv"
     python3 -m venv "$venv"
   fi
   if ! cmp -s "$requirements" "$venv/.installed-requirements"; then
