@@ -50,9 +50,15 @@ impl McpClient {
         Self::from_service(service).await
     }
 
-    /// Connects to a Streamable HTTP endpoint such as `http://127.0.0.1:8000/mcp`.
-    /// Only plain `http` is built in (the server is expected to be local).
+    /// Connects to a Streamable HTTP endpoint such as `http://127.0.0.1:8000/mcp`
+    /// (`https` works too).
     pub async fn connect_http(url: &str) -> AgentResult<Self> {
+        // reqwest uses rustls without a built-in crypto provider (here and in agent-llm:
+        // features unify across a build) and panics building a client when the process
+        // has none; install ring's unless the application chose one already.
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
         let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
         let service = ClientState::default().serve(transport).await.map_err(|e| {
             AgentError::InvalidState(format!("MCP initialization with {url} failed: {e}"))

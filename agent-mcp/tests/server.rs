@@ -219,6 +219,16 @@ async fn start(page_size: usize) -> Fixture {
     fixture
 }
 
+/// rmcp's own client, for requests ours does not make (raw cursors, unknown names).
+async fn rmcp_client(url: &str) -> rmcp::service::RunningService<rmcp::service::RoleClient, ()> {
+    // reqwest's rustls has no built-in crypto provider in this workspace (see
+    // `McpClient::connect_http`); a process-wide one must exist before a client is built.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    ().serve(StreamableHttpClientTransport::from_uri(url.to_owned()))
+        .await
+        .unwrap()
+}
+
 fn names(set: &ToolSet) -> Vec<&'static str> {
     let mut names: Vec<_> = set.iter().map(|t| t.name()).collect();
     names.sort_unstable();
@@ -249,10 +259,7 @@ async fn listing_offers_direct_and_active_deferred_tools_never_hidden() {
 #[tokio::test]
 async fn hidden_and_inactive_tools_answer_as_unknown_tools() {
     let server = start(100).await;
-    let client =
-        ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
-            .await
-            .unwrap();
+    let client = rmcp_client(&server.url).await;
     for name in ["hidden_echo", "deferred_echo", "no_such_tool"] {
         let args = json!({"text": "x"}).as_object().cloned().unwrap();
         let error = client
@@ -284,10 +291,7 @@ async fn hidden_and_inactive_tools_answer_as_unknown_tools() {
 #[tokio::test]
 async fn listing_is_paginated_with_opaque_cursors() {
     let server = start(2).await;
-    let client =
-        ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
-            .await
-            .unwrap();
+    let client = rmcp_client(&server.url).await;
     let peer = client.peer();
     let first = peer.list_tools(None).await.unwrap();
     assert_eq!(first.tools.len(), 2);
@@ -315,10 +319,7 @@ async fn listing_is_paginated_with_opaque_cursors() {
 #[tokio::test]
 async fn listing_carries_2020_12_schemas() {
     let server = start(100).await;
-    let client =
-        ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
-            .await
-            .unwrap();
+    let client = rmcp_client(&server.url).await;
     let tools = client.peer().list_all_tools().await.unwrap();
     let echo = tools.iter().find(|t| t.name == "echo").unwrap();
     let schema = Value::Object((*echo.input_schema).clone());
