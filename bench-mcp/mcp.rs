@@ -1,0 +1,149 @@
+//! `tools/call` round trips over an in-memory transport with the same rmcp client:
+//! our server (`agent_mcp::McpServer` over a `#[tool]`) against a server written with
+//! rmcp's own `#[tool_router]`/`#[tool]` macros exposing the same tool; and `tools/list`
+//! of 1,000 tools from our server.
+//!
+//! `cargo bench --manifest-path bench-mcp/Cargo.toml`
+
+use agent_core::{AgentResult, ToolContext, ToolSet, TypedTool, intern, tool, tools};
+use agent_mcp::McpServer;
+use criterion::{Criterion, criterion_group, criterion_main};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::{ServiceExt, tool_router};
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone, Copy, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Unit {
+    Celsius,
+    Fahrenheit,
+}
+
+fn forecast(city: &str, days: u8, unit: Option<Unit>) -> String {
+    let unit = if matches!(unit, Some(Unit::Fahrenheit)) {
+        "F"
+    } else {
+        "C"
+    };
+    format!("{city}: {days} days, 22°{unit}")
+}
+
+/// Forecast for a city.
+#[tool(name = "forecast")]
+async fn forecast_tool(city: String, days: u8, unit: Option<Unit>) -> String {
+    forecast(&city, days, unit)
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct ForecastArgs {
+    city: String,
+    days: u8,
+    unit: Option<Unit>,
+}
+
+#[derive(Clone)]
+struct RmcpServer;
+
+#[tool_router(server_handler)]
+impl RmcpServer {
+    /// Forecast for a city.
+    #[rmcp::tool(name = "forecast")]
+    async fn forecast(&self, Parameters(args): Parameters<ForecastArgs>) -> String {
+        forecast(&args.city, args.days, args.unit)
+    }
+}
+
+/// One of many tools for the listing benchmark.
+struct Noop(&'static str);
+
+#[agent_core::async_trait]
+impl TypedTool for Noop {
+    type Args = ();
+    type Output = &'static str;
+    fn name(&self) -> &'static str {
+        self.0
+    }
+    fn description(&self) -> &'static str {
+        "Does nothing."
+    }
+    async fn call_typed(&self, _: (), _: &ToolContext) -> AgentResult<&'static str> {
+        Ok("ok")
+    }
+}
+
+async fn client_of<S>(server: S) -> RunningService<RoleClient, ()>
+where
+    S: ServiceExt<rmcp::RoleServer> + Send + 'static,
+{
+    let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let running = server.serve(server_end).await.expect("server starts");
+        let _ = running.waiting().await;
+    });
+    ().serve(client_end).await.expect("client connects")
+}
+
+fn call_params() -> CallToolRequestParams {
+    let Value::Object(arguments) = json!({"city": "Beijing", "days": 3, "unit": "celsius"}) else {
+        unreachable!("a literal object")
+    };
+    CallToolRequestParams::new("forecast").with_arguments(arguments)
+}
+
+fn round_trips(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let ours = runtime.block_on(client_of(McpServer::new(tools![forecast_tool])));
+    let theirs = runtime.block_on(client_of(RmcpServer));
+    let params = call_params();
+    // Both answer the same text.
+    for client in [&ours, &theirs] {
+        let result = runtime
+            .block_on(client.call_tool(params.clone()))
+            .expect("call succeeds");
+        let text = serde_json::to_value(&result.content).expect("serializable");
+        assert_eq!(text[0]["text"], "Beijing: 3 days, 22°C");
+    }
+    let mut group = c.benchmark_group("mcp_tools_call");
+    group.bench_function("ours", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { ours.call_tool(params.clone()).await.expect("call succeeds") })
+    });
+    group.bench_function("rmcp_macros", |b| {
+        b.to_async(&runtime).iter(|| async {
+            theirs
+                .call_tool(params.clone())
+                .await
+                .expect("call succeeds")
+        })
+    });
+    group.finish();
+}
+
+fn listing(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut set = ToolSet::new();
+    for i in 0..1_000 {
+        set.register_tool(Noop(intern(&format!("noop_{i}"))))
+            .expect("valid");
+    }
+    let client = runtime.block_on(client_of(McpServer::new(set)));
+    let listed = runtime.block_on(client.list_all_tools()).expect("listing");
+    assert_eq!(listed.len(), 1_000);
+    let mut group = c.benchmark_group("mcp_tools_list");
+    group.bench_function("ours_1000_tools_all_pages", |b| {
+        b.to_async(&runtime)
+            .iter(|| async { client.list_all_tools().await.expect("listing").len() })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, round_trips, listing);
+criterion_main!(benches);
