@@ -13,6 +13,13 @@ cargo test --workspace --doc
 
 echo "== examples"
 cargo run -q --example custom-tool >/dev/null
+cargo run -q --example macro-tour >/dev/null
+for dialect in openai-strict openai anthropic anthropic-strict gemini mcp; do
+  cargo run -q --example schemas -- --dialect "$dialect" >/dev/null
+done
+# The scripted model, whatever keys the developer has in their environment.
+env -u OPENAI_BASE_URL -u OPENAI_API_KEY -u ANTHROPIC_API_KEY \
+  cargo run -q --example quickstart >/dev/null
 
 echo "== MCP: the official Python SDK as client of examples/mcp-server.rs"
 cargo build -q -p agent-examples --example mcp-server
