@@ -16,9 +16,10 @@ use crate::error::ToolError;
 use crate::tool::{ToolAnnotations, ToolConcurrency, ToolMetadata};
 use crate::{Tool, ToolSet};
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
+use crate::schema::ArgsSchema;
+use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
-use std::fmt::Display;
+use std::fmt::{self, Display};
 use std::marker::PhantomData;
 
 /// The boxed future `async_trait` methods return.
@@ -141,20 +142,125 @@ pub trait StaticTool: Tool + Sized + 'static {
     note = "parameters the runtime supplies instead are `&ToolContext`, `State<T>` and `Progress`"
 )]
 pub trait ModelArg: Sized {
-    /// Decodes the field.
-    fn __agent_deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error>;
+    /// Decodes the field's value, the next value of `map`.
+    fn __agent_next_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error>;
+    /// The field's value when the model left it out: `None` for an `Option`, otherwise
+    /// serde's "missing field" error.
+    fn __agent_missing<E: de::Error>(field: &'static str) -> Result<Self, E>;
     /// The field's schema.
     fn __agent_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
 }
 
+// Generic in the field's type and the decoder only, never in the tool: every tool with a
+// `String` parameter shares one instance.
 impl<T: DeserializeOwned + JsonSchema> ModelArg for T {
-    fn __agent_deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        T::deserialize(d)
+    fn __agent_next_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error> {
+        map.next_value::<T>()
+    }
+
+    fn __agent_missing<E: de::Error>(field: &'static str) -> Result<Self, E> {
+        T::deserialize(MissingField(field, PhantomData))
     }
 
     fn __agent_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         generator.subschema_for::<T>()
     }
+}
+
+/// What serde's derive decodes an absent field from: an `Option` reads it as `None`,
+/// anything else fails with "missing field".
+struct MissingField<E>(&'static str, PhantomData<fn() -> E>);
+
+impl<'de, E: de::Error> Deserializer<'de> for MissingField<E> {
+    type Error = E;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, E> {
+        Err(E::missing_field(self.0))
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        visitor.visit_none()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier
+        ignored_any
+    }
+}
+
+/// Decodes a key of the generated args struct into the index of the field it names;
+/// any other key is serde's "unknown field" error (the struct denies unknown fields).
+/// Shared by every tool, so the per-tool decoder is one small `visit_map`.
+pub struct FieldSeed(pub &'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for FieldSeed {
+    type Value = usize;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<usize, D::Error> {
+        deserializer.deserialize_identifier(FieldVisitor(self.0))
+    }
+}
+
+struct FieldVisitor(&'static [&'static str]);
+
+impl FieldVisitor {
+    #[inline(never)]
+    fn find(&self, key: &str) -> Option<usize> {
+        self.0.iter().position(|name| *name == key)
+    }
+}
+
+impl<'de> Visitor<'de> for FieldVisitor {
+    type Value = usize;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("field identifier")
+    }
+
+    fn visit_u64<E: de::Error>(self, index: u64) -> Result<usize, E> {
+        match usize::try_from(index) {
+            Ok(index) if index < self.0.len() => Ok(index),
+            _ => Err(E::invalid_value(
+                de::Unexpected::Unsigned(index),
+                &FieldIndex(self.0.len()),
+            )),
+        }
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<usize, E> {
+        self.find(key).ok_or_else(|| E::unknown_field(key, self.0))
+    }
+
+    fn visit_bytes<E: de::Error>(self, key: &[u8]) -> Result<usize, E> {
+        let key = String::from_utf8_lossy(key);
+        self.find(&key).ok_or_else(|| E::unknown_field(&key, self.0))
+    }
+}
+
+struct FieldIndex(usize);
+
+impl de::Expected for FieldIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "field index 0 <= i < {}", self.0)
+    }
+}
+
+/// The schema a `#[tool]` caches: built on the first call, then shared. Not generic, so
+/// the per-tool code is a static and a fn pointer.
+pub fn cached_args_schema(
+    cell: &'static OnceLock<ArgsSchema>,
+    build: fn() -> ArgsSchema,
+) -> &'static ArgsSchema {
+    cell.get_or_init(build)
+}
+
+/// The output schema a `#[tool]` caches, as [`cached_args_schema`].
+pub fn cached_output_schema(
+    cell: &'static OnceLock<Option<Value>>,
+    build: fn() -> Option<Value>,
+) -> Option<Value> {
+    cell.get_or_init(build).clone()
 }
 
 /// Builds the tool `tools![]` lists.

@@ -14,6 +14,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 /// A tool with typed arguments: the schema is derived from `Args` (once, then cached),
 /// the model's JSON is decoded into `Args` with errors that name the field, and `Output`
@@ -60,8 +63,18 @@ pub trait TypedTool: Send + Sync {
     }
 
     /// See [`Tool::should_activate`].
-    async fn should_activate(&self, _ctx: &ActivationContext) -> bool {
-        true
+    // Written as `#[async_trait]` expands it, with a ready future: the default is then
+    // one small fn per tool, not a state machine per tool.
+    fn should_activate<'life0, 'life1, 'async_trait>(
+        &'life0 self,
+        _ctx: &'life1 ActivationContext,
+    ) -> BoxFuture<'async_trait, bool>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        Self: 'async_trait,
+    {
+        Box::pin(std::future::ready(true))
     }
 
     /// See [`Tool::approval`].
@@ -114,10 +127,24 @@ impl<T: TypedTool> Tool for T {
         self.args_schema().schema().clone()
     }
 
-    async fn call(&self, args: &Value, ctx: &ToolContext) -> AgentResult<Vec<Content>> {
-        let args = decode_args::<T::Args>(self.args_schema(), args)?;
-        let output = self.call_typed(args, ctx).await?;
-        Ok(into_content(output)?)
+    // Not an `async fn`: the arguments are decoded here, and the future is the tool's own
+    // with the conversion to content around it, generic in the output type only. An
+    // `async` body would be one more state machine per tool.
+    fn call<'life0, 'life1, 'life2, 'async_trait>(
+        &'life0 self,
+        args: &'life1 Value,
+        ctx: &'life2 ToolContext,
+    ) -> BoxFuture<'async_trait, AgentResult<Vec<Content>>>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        'life2: 'async_trait,
+        Self: 'async_trait,
+    {
+        match decode_args::<T::Args>(self.args_schema(), args) {
+            Ok(args) => Box::pin(ToContent(self.call_typed(args, ctx))),
+            Err(error) => Box::pin(std::future::ready(Err(error.into()))),
+        }
     }
 
     fn timeout_ms(&self) -> Option<u64> {
@@ -132,8 +159,16 @@ impl<T: TypedTool> Tool for T {
         TypedTool::exposure(self)
     }
 
-    async fn should_activate(&self, ctx: &ActivationContext) -> bool {
-        TypedTool::should_activate(self, ctx).await
+    fn should_activate<'life0, 'life1, 'async_trait>(
+        &'life0 self,
+        ctx: &'life1 ActivationContext,
+    ) -> BoxFuture<'async_trait, bool>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        Self: 'async_trait,
+    {
+        TypedTool::should_activate(self, ctx)
     }
 
     fn approval(&self, args: &Value) -> Approval {
@@ -162,6 +197,23 @@ impl<T: TypedTool> Tool for T {
 
     fn validate_progress(&self, progress: &Value) -> Result<(), String> {
         TypedTool::validate_progress(self, progress)
+    }
+}
+
+/// The boxed future `#[async_trait]` methods return.
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A typed call's future, its output converted to content when it is ready.
+struct ToContent<'a, O>(BoxFuture<'a, AgentResult<O>>);
+
+impl<O: Serialize + 'static> Future for ToContent<'_, O> {
+    type Output = AgentResult<Vec<Content>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.0
+            .as_mut()
+            .poll(cx)
+            .map(|output| Ok(into_content(output?)?))
     }
 }
 

@@ -11,6 +11,7 @@ use crate::valid::{self, Place, Tool};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::Ident;
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
 /// How the generated code reaches the user's fn.
@@ -49,6 +50,8 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let mut field_bindings = Vec::new();
     let mut default_fns = Vec::new();
     let mut helper_fns = Vec::new();
+    let (mut slots, mut arms, mut finals, mut wire_names) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::<String>::new());
     let mut injected = Vec::new();
     for param in &tool.params {
         let ty = &param.ty;
@@ -93,25 +96,58 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             ),
             None => {}
         }
-        // Decoded and described through `ModelArg`, so a type that cannot be a
+        // Described and decoded through `ModelArg`, so a type that cannot be a
         // parameter gives one error, at its own tokens, and not one per derive.
-        let de_fn = format_ident!("__agent_de_{}", index);
         let schema_fn = format_ident!("__agent_schema_{}", index);
-        let (de_path, schema_path) = (de_fn.to_string(), schema_fn.to_string());
-        attrs.push(quote!(#[serde(deserialize_with = #de_path)]));
+        let schema_path = schema_fn.to_string();
         attrs.push(quote!(#[schemars(schema_with = #schema_path)]));
         helper_fns.push(quote_spanned! {ty.span()=>
-            fn #de_fn<'de, __AgentD: #p::serde::Deserializer<'de>>(
-                d: __AgentD,
-            ) -> ::core::result::Result<#ty, __AgentD::Error> {
-                <#ty as #p::ModelArg>::__agent_deserialize(d)
-            }
             fn #schema_fn(
                 generator: &mut #p::schemars::SchemaGenerator,
             ) -> #p::schemars::Schema {
                 <#ty as #p::ModelArg>::__agent_schema(generator)
             }
         });
+        // The decoder's arms: the value's decoding is shared by every tool with a
+        // parameter of this type; only the field matching is per tool.
+        let slot = format_ident!("__agent_slot_{}", index);
+        let wire_name = model
+            .rename
+            .as_ref()
+            .map_or_else(|| field.unraw().to_string(), syn::LitStr::value);
+        let position = wire_names.len();
+        slots.push(quote! {
+            let mut #slot: ::core::option::Option<#ty> = ::core::option::Option::None;
+        });
+        arms.push(quote_spanned! {ty.span()=>
+            #position => {
+                if #slot.is_some() {
+                    return ::core::result::Result::Err(
+                        <__AgentA::Error as #p::serde::de::Error>::duplicate_field(#wire_name),
+                    );
+                }
+                #slot = ::core::option::Option::Some(
+                    <#ty as #p::ModelArg>::__agent_next_value(&mut __agent_map)?,
+                );
+            }
+        });
+        let absent = match model.default.as_ref().map(|d| &**d) {
+            Some(DefaultAttr::Trait | DefaultAttr::Expr(_)) => {
+                let fn_name = format_ident!("__agent_default_{}", index);
+                quote!(#fn_name())
+            }
+            None if model.optional => quote!(::core::default::Default::default()),
+            None => quote_spanned! {ty.span()=>
+                <#ty as #p::ModelArg>::__agent_missing::<__AgentA::Error>(#wire_name)?
+            },
+        };
+        finals.push(quote! {
+            #field: match #slot {
+                ::core::option::Option::Some(__agent_value) => __agent_value,
+                ::core::option::Option::None => #absent,
+            }
+        });
+        wire_names.push(wire_name);
         fields.push(quote! { #(#attrs)* #field: #ty });
         field_bindings.push(quote!(#field: #binding));
     }
@@ -290,11 +326,54 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             const __AGENT_NAME: &str = #name;
             const __AGENT_DESCRIPTION: &str = #description;
 
-            #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
+            // The schema is derived; the decoder is written out below, so that decoding a
+            // field's value is shared by all tools (serde's derive would add a type and
+            // an impl per field, per tool).
+            #[derive(#p::schemars::JsonSchema)]
             #[serde(crate = #serde_crate, deny_unknown_fields)]
             #[schemars(crate = #schemars_crate)]
             pub struct __AgentToolArgs {
                 #(#fields,)*
+            }
+
+            const __AGENT_FIELDS: &[&str] = &[#(#wire_names),*];
+
+            impl<'de> #p::serde::Deserialize<'de> for __AgentToolArgs {
+                fn deserialize<__AgentD: #p::serde::Deserializer<'de>>(
+                    __agent_deserializer: __AgentD,
+                ) -> ::core::result::Result<Self, __AgentD::Error> {
+                    __agent_deserializer.deserialize_struct(
+                        "__AgentToolArgs",
+                        __AGENT_FIELDS,
+                        __AgentVisitor,
+                    )
+                }
+            }
+
+            struct __AgentVisitor;
+
+            impl<'de> #p::serde::de::Visitor<'de> for __AgentVisitor {
+                type Value = __AgentToolArgs;
+
+                fn expecting(&self, __agent_f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    __agent_f.write_str("struct __AgentToolArgs")
+                }
+
+                fn visit_map<__AgentA: #p::serde::de::MapAccess<'de>>(
+                    self,
+                    mut __agent_map: __AgentA,
+                ) -> ::core::result::Result<__AgentToolArgs, __AgentA::Error> {
+                    #(#slots)*
+                    while let ::core::option::Option::Some(__agent_key) =
+                        __agent_map.next_key_seed(#p::FieldSeed(__AGENT_FIELDS))?
+                    {
+                        match __agent_key {
+                            #(#arms)*
+                            _ => {}
+                        }
+                    }
+                    ::core::result::Result::Ok(__AgentToolArgs { #(#finals,)* })
+                }
             }
 
             #(#default_fns)*
@@ -324,7 +403,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                 fn args_schema(&self) -> &'static #k::ArgsSchema {
                     static __AGENT_SCHEMA: #p::OnceLock<#k::ArgsSchema> = #p::OnceLock::new();
                     // The generated struct denies unknown fields itself.
-                    __AGENT_SCHEMA.get_or_init(|| {
+                    #p::cached_args_schema(&__AGENT_SCHEMA, || {
                         #k::ArgsSchema::of::<__AgentToolArgs>().decoder_denies_unknown_fields()
                     })
                 }
@@ -333,9 +412,9 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                     #[allow(unused_imports)]
                     use #p::{NoOutputSchema as _, SchemaOfOutput as _};
                     static __AGENT_OUTPUT: #p::OnceLock<::core::option::Option<#p::serde_json::Value>> = #p::OnceLock::new();
-                    __AGENT_OUTPUT
-                        .get_or_init(|| (&#p::OutputSchema::<#output>::new()).__agent_output_schema())
-                        .clone()
+                    #p::cached_output_schema(&__AGENT_OUTPUT, || {
+                        (&#p::OutputSchema::<#output>::new()).__agent_output_schema()
+                    })
                 }
 
                 #(#methods)*
