@@ -6,6 +6,7 @@ pub use async_trait::async_trait;
 pub use schemars;
 pub use serde;
 pub use serde_json;
+pub use std::borrow::Cow;
 pub use std::boxed::Box;
 pub use std::future::Future;
 pub use std::pin::Pin;
@@ -244,6 +245,49 @@ impl de::Expected for FieldIndex {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "field index 0 <= i < {}", self.0)
     }
+}
+
+/// One property of the generated args struct, for [`args_object_schema`].
+pub struct FieldSchema {
+    /// The property's name.
+    pub name: &'static str,
+    /// Not in `required` (an `Option` or a defaulted parameter).
+    pub optional: bool,
+    /// The type's schema (`ModelArg::__agent_schema`, shared by all tools).
+    pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+    /// The doc's title and description, as schemars' derive splits them.
+    pub title: &'static str,
+    /// See `title`.
+    pub description: &'static str,
+    /// The default value, when the parameter has one that serializes.
+    pub default: Option<fn() -> Option<Value>>,
+}
+
+/// The root schema of a generated args struct: what `#[derive(JsonSchema)]` with
+/// `deny_unknown_fields` builds, property by property, in one fn shared by all tools.
+pub fn args_object_schema(
+    generator: &mut schemars::SchemaGenerator,
+    fields: &[FieldSchema],
+) -> schemars::Schema {
+    let mut schema = schemars::json_schema!({
+        "type": "object",
+        "additionalProperties": false,
+    });
+    for field in fields {
+        let mut sub = (field.schema)(generator);
+        schemars::_private::insert_metadata_property_if_nonempty(&mut sub, "title", field.title);
+        schemars::_private::insert_metadata_property_if_nonempty(
+            &mut sub,
+            "description",
+            field.description,
+        );
+        if let Some(default) = field.default.and_then(|default| default()) {
+            sub.insert("default".into(), default);
+        }
+        let optional = field.optional && generator.contract().is_deserialize();
+        schemars::_private::insert_object_property(&mut schema, field.name, optional, sub);
+    }
+    schema
 }
 
 /// The schema a `#[tool]` caches: built on the first call, then shared. Not generic, so

@@ -44,14 +44,12 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let name = &tool.name;
 
     // The hidden args struct, its default fns and the bound checks at each type.
-    let serde_crate = format!("{} :: __private :: serde", k);
-    let schemars_crate = format!("{} :: __private :: schemars", k);
     let mut fields = Vec::new();
     let mut field_bindings = Vec::new();
     let mut default_fns = Vec::new();
-    let mut helper_fns = Vec::new();
     let (mut slots, mut arms, mut finals, mut wire_names) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::<String>::new());
+    let mut field_schemas = Vec::new();
     let mut injected = Vec::new();
     for param in &tool.params {
         let ty = &param.ty;
@@ -69,45 +67,21 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         if let Some(description) = &model.description {
             attrs.push(quote!(#[doc = #description]));
         }
-        if let Some(rename) = &model.rename {
-            attrs.push(quote!(#[serde(rename = #rename)]));
-        }
+        let default_fn = format_ident!("__agent_default_{}", index);
         match model.default.as_ref().map(|d| (d.span(), &**d)) {
-            Some((span, DefaultAttr::Trait)) => {
-                // Through a fn spanned at `default`, so a type without `Default` is
-                // reported at the key that asked for it.
-                let fn_name = format_ident!("__agent_default_{}", index);
-                let path = fn_name.to_string();
-                attrs.push(quote!(#[serde(default = #path)]));
-                default_fns.push(quote_spanned! {span=>
-                    fn #fn_name() -> #ty { <#ty as ::core::default::Default>::default() }
-                });
-            }
-            Some((_, DefaultAttr::Expr(expr))) => {
-                let fn_name = format_ident!("__agent_default_{}", index);
-                let path = fn_name.to_string();
-                attrs.push(quote!(#[serde(default = #path)]));
-                default_fns.push(quote_spanned! {expr.span()=>
-                    fn #fn_name() -> #ty { #expr }
-                });
-            }
-            None if model.optional => attrs.push(
-                quote!(#[serde(default, skip_serializing_if = "::core::option::Option::is_none")]),
-            ),
+            // Through a fn spanned at `default`, so a type without `Default` is reported
+            // at the key that asked for it.
+            Some((span, DefaultAttr::Trait)) => default_fns.push(quote_spanned! {span=>
+                fn #default_fn() -> #ty { <#ty as ::core::default::Default>::default() }
+            }),
+            Some((_, DefaultAttr::Expr(expr))) => default_fns.push(quote_spanned! {expr.span()=>
+                fn #default_fn() -> #ty { #expr }
+            }),
             None => {}
         }
         // Described and decoded through `ModelArg`, so a type that cannot be a
         // parameter gives one error, at its own tokens, and not one per derive.
-        let schema_fn = format_ident!("__agent_schema_{}", index);
-        let schema_path = schema_fn.to_string();
-        attrs.push(quote!(#[schemars(schema_with = #schema_path)]));
-        helper_fns.push(quote_spanned! {ty.span()=>
-            fn #schema_fn(
-                generator: &mut #p::schemars::SchemaGenerator,
-            ) -> #p::schemars::Schema {
-                <#ty as #p::ModelArg>::__agent_schema(generator)
-            }
-        });
+        let schema_fn = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::__agent_schema);
         // The decoder's arms: the value's decoding is shared by every tool with a
         // parameter of this type; only the field matching is per tool.
         let slot = format_ident!("__agent_slot_{}", index);
@@ -132,15 +106,34 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             }
         });
         let absent = match model.default.as_ref().map(|d| &**d) {
-            Some(DefaultAttr::Trait | DefaultAttr::Expr(_)) => {
-                let fn_name = format_ident!("__agent_default_{}", index);
-                quote!(#fn_name())
-            }
+            Some(DefaultAttr::Trait | DefaultAttr::Expr(_)) => quote!(#default_fn()),
             None if model.optional => quote!(::core::default::Default::default()),
             None => quote_spanned! {ty.span()=>
                 <#ty as #p::ModelArg>::__agent_missing::<__AgentA::Error>(#wire_name)?
             },
         };
+        let optional = model.default.is_some() || model.optional;
+        let doc = model.description.as_deref().unwrap_or("");
+        let default = match &model.default {
+            Some(_) => quote! {
+                ::core::option::Option::Some(|| {
+                    #[allow(unused_imports)]
+                    use #p::schemars::_private::{MaybeSerializeWrapper, NoSerialize as _};
+                    MaybeSerializeWrapper(#default_fn()).maybe_to_value()
+                })
+            },
+            None => quote!(::core::option::Option::None),
+        };
+        field_schemas.push(quote! {
+            #p::FieldSchema {
+                name: #wire_name,
+                optional: #optional,
+                schema: #schema_fn,
+                title: const { #p::schemars::_private::get_title_and_description(#doc).0 },
+                description: const { #p::schemars::_private::get_title_and_description(#doc).1 },
+                default: #default,
+            }
+        });
         finals.push(quote! {
             #field: match #slot {
                 ::core::option::Option::Some(__agent_value) => __agent_value,
@@ -326,14 +319,30 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             const __AGENT_NAME: &str = #name;
             const __AGENT_DESCRIPTION: &str = #description;
 
-            // The schema is derived; the decoder is written out below, so that decoding a
-            // field's value is shared by all tools (serde's derive would add a type and
-            // an impl per field, per tool).
-            #[derive(#p::schemars::JsonSchema)]
-            #[serde(crate = #serde_crate, deny_unknown_fields)]
-            #[schemars(crate = #schemars_crate)]
+            // The schema and the decoder are written out, not derived: a property's
+            // schema and a field's decoding are then shared by every tool with a
+            // parameter of that type (the derives add a type and impls per field, per
+            // tool), and the rest is a table read by one fn.
             pub struct __AgentToolArgs {
                 #(#fields,)*
+            }
+
+            impl #p::schemars::JsonSchema for __AgentToolArgs {
+                fn schema_name() -> #p::Cow<'static, str> {
+                    #p::Cow::Borrowed("__AgentToolArgs")
+                }
+
+                fn schema_id() -> #p::Cow<'static, str> {
+                    #p::Cow::Borrowed(::core::concat!(::core::module_path!(), "::__AgentToolArgs"))
+                }
+
+                fn json_schema(generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
+                    #p::args_object_schema(generator, &[#(#field_schemas),*])
+                }
+
+                fn inline_schema() -> bool {
+                    false
+                }
             }
 
             const __AGENT_FIELDS: &[&str] = &[#(#wire_names),*];
@@ -377,7 +386,6 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             }
 
             #(#default_fns)*
-            #(#helper_fns)*
 
             impl #k::TypedTool for #tool_ty {
                 type Args = __AgentToolArgs;
