@@ -132,8 +132,10 @@ measure() {
   (cd "$dir" && cargo build -q 2>&1) || { echo "build of $name failed" >&2; exit 1; }
   local clean incr
   clean=$(cd "$dir" && median_seconds "cargo clean -q -p $pkg" cargo build -q)
-  # One fn edited: the literal in forecast_0's body changes each run.
-  incr=$(cd "$dir" && median_seconds "sed -i 's/ in {days} days: 0°/ in {days} days: 0$RANDOM°/' src/lib.rs" cargo build -q)
+  # One fn edited: the literal in forecast_0's body changes each run (`$RANDOM` is
+  # expanded by the eval, once per run, so every run is a real edit).
+  local edit="sed -i -E 's/ in \\{days\\} days: 0[0-9]*°/ in {days} days: 0'\$RANDOM'°/' src/lib.rs"
+  incr=$(cd "$dir" && median_seconds "$edit" cargo build -q)
   echo "$clean $incr"
 }
 
