@@ -143,11 +143,16 @@ pub trait StaticTool: Tool + Sized + 'static {
     note = "parameters the runtime supplies instead are `&ToolContext`, `State<T>` and `Progress`"
 )]
 pub trait ModelArg: Sized {
-    /// Decodes the field's value, the next value of `map`.
-    fn __agent_next_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error>;
-    /// The field's value when the model left it out: `None` for an `Option`, otherwise
-    /// serde's "missing field" error.
-    fn __agent_missing<E: de::Error>(field: &'static str) -> Result<Self, E>;
+    /// Decodes the next value of `map` into the field's slot; a second value for the
+    /// field is serde's "duplicate field" error.
+    fn __agent_next_field<'de, A: MapAccess<'de>>(
+        map: &mut A,
+        slot: &mut Option<Self>,
+        field: &'static str,
+    ) -> Result<(), A::Error>;
+    /// The field's value once the map is read: when the model left it out, `None` for an
+    /// `Option`, otherwise serde's "missing field" error.
+    fn __agent_take<E: de::Error>(slot: Option<Self>, field: &'static str) -> Result<Self, E>;
     /// The field's schema.
     fn __agent_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
 }
@@ -155,12 +160,23 @@ pub trait ModelArg: Sized {
 // Generic in the field's type and the decoder only, never in the tool: every tool with a
 // `String` parameter shares one instance.
 impl<T: DeserializeOwned + JsonSchema> ModelArg for T {
-    fn __agent_next_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error> {
-        map.next_value::<T>()
+    fn __agent_next_field<'de, A: MapAccess<'de>>(
+        map: &mut A,
+        slot: &mut Option<Self>,
+        field: &'static str,
+    ) -> Result<(), A::Error> {
+        if slot.is_some() {
+            return Err(de::Error::duplicate_field(field));
+        }
+        *slot = Some(map.next_value::<T>()?);
+        Ok(())
     }
 
-    fn __agent_missing<E: de::Error>(field: &'static str) -> Result<Self, E> {
-        T::deserialize(MissingField(field, PhantomData))
+    fn __agent_take<E: de::Error>(slot: Option<Self>, field: &'static str) -> Result<Self, E> {
+        match slot {
+            Some(value) => Ok(value),
+            None => T::deserialize(MissingField(field, PhantomData)),
+        }
     }
 
     fn __agent_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {

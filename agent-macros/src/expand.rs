@@ -94,22 +94,22 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             let mut #slot: ::core::option::Option<#ty> = ::core::option::Option::None;
         });
         arms.push(quote_spanned! {ty.span()=>
-            #position => {
-                if #slot.is_some() {
-                    return ::core::result::Result::Err(
-                        <__AgentA::Error as #p::serde::de::Error>::duplicate_field(#wire_name),
-                    );
-                }
-                #slot = ::core::option::Option::Some(
-                    <#ty as #p::ModelArg>::__agent_next_value(&mut __agent_map)?,
-                );
-            }
+            #position => <#ty as #p::ModelArg>::__agent_next_field(
+                &mut __agent_map,
+                &mut #slot,
+                #wire_name,
+            )?,
         });
-        let absent = match model.default.as_ref().map(|d| &**d) {
-            Some(DefaultAttr::Trait | DefaultAttr::Expr(_)) => quote!(#default_fn()),
-            None if model.optional => quote!(::core::default::Default::default()),
+        let value = match model.default.as_ref().map(|d| &**d) {
+            Some(DefaultAttr::Trait | DefaultAttr::Expr(_)) => quote! {
+                match #slot {
+                    ::core::option::Option::Some(__agent_value) => __agent_value,
+                    ::core::option::Option::None => #default_fn(),
+                }
+            },
+            None if model.optional => quote!(::core::option::Option::unwrap_or_default(#slot)),
             None => quote_spanned! {ty.span()=>
-                <#ty as #p::ModelArg>::__agent_missing::<__AgentA::Error>(#wire_name)?
+                <#ty as #p::ModelArg>::__agent_take(#slot, #wire_name)?
             },
         };
         let optional = model.default.is_some() || model.optional;
@@ -134,12 +134,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                 default: #default,
             }
         });
-        finals.push(quote! {
-            #field: match #slot {
-                ::core::option::Option::Some(__agent_value) => __agent_value,
-                ::core::option::Option::None => #absent,
-            }
-        });
+        finals.push(quote!(#field: #value));
         wire_names.push(wire_name);
         fields.push(quote! { #(#attrs)* #field: #ty });
         field_bindings.push(quote!(#field: #binding));
@@ -351,11 +346,9 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                 fn deserialize<__AgentD: #p::serde::Deserializer<'de>>(
                     __agent_deserializer: __AgentD,
                 ) -> ::core::result::Result<Self, __AgentD::Error> {
-                    __agent_deserializer.deserialize_struct(
-                        "__AgentToolArgs",
-                        __AGENT_FIELDS,
-                        __AgentVisitor,
-                    )
+                    // A map, not a struct: the arguments are a JSON object, and serde_json's
+                    // `deserialize_struct` would also instantiate a decoder for arrays.
+                    __agent_deserializer.deserialize_map(__AgentVisitor)
                 }
             }
 
