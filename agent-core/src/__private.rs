@@ -65,16 +65,45 @@ pub const fn same_name(a: &str, b: &str) -> bool {
     true
 }
 
-/// Whether `names[index]` equals an earlier name.
-pub const fn repeats_earlier(names: &[&str], index: usize) -> bool {
+/// For each name, whether it equals an earlier one: `tools![]`'s duplicate check, in
+/// constant evaluation.
+///
+/// Names are hashed once and compared by hash, bytes only when two hashes agree: the
+/// pairwise comparison of the names themselves took seconds of const evaluation for 200
+/// tools, and a crate pays it on every build that moves the `tools![]` call.
+pub const fn repeated_names<const N: usize>(names: &[&str; N]) -> [bool; N] {
+    let mut hashes = [0u64; N];
     let mut i = 0;
-    while i < index {
-        if same_name(names[i], names[index]) {
-            return true;
+    while i < N {
+        hashes[i] = name_hash(names[i]);
+        i += 1;
+    }
+    let mut repeated = [false; N];
+    let mut i = 1;
+    while i < N {
+        let mut j = 0;
+        while j < i {
+            if hashes[j] == hashes[i] && same_name(names[j], names[i]) {
+                repeated[i] = true;
+                break;
+            }
+            j += 1;
         }
         i += 1;
     }
-    false
+    repeated
+}
+
+/// FNV-1a of a name.
+const fn name_hash(name: &str) -> u64 {
+    let bytes = name.as_bytes();
+    let mut hash = 0xcbf2_9ce4_8422_2325_u64;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash = (hash ^ bytes[i] as u64).wrapping_mul(0x0100_0000_01b3);
+        i += 1;
+    }
+    hash
 }
 
 /// A message built in constant evaluation (a panic message naming a duplicate tool).

@@ -47,7 +47,7 @@ fn generate(krate: &TokenStream, paths: &[Path]) -> TokenStream {
     });
     let checks = paths.iter().enumerate().skip(1).map(|(i, path)| {
         quote_spanned! {path.span()=>
-            if #p::repeats_earlier(&__AGENT_NAMES, #i) {
+            if __AGENT_REPEATED[#i] {
                 ::core::panic!("{}", #p::ConstMessage::new(
                     "tools![] lists two tools named `",
                     __AGENT_NAMES[#i],
@@ -61,6 +61,7 @@ fn generate(krate: &TokenStream, paths: &[Path]) -> TokenStream {
         quote! {
             const _: () = {
                 const __AGENT_NAMES: [&str; #n] = [#(#names),*];
+                const __AGENT_REPEATED: [bool; #n] = #p::repeated_names(&__AGENT_NAMES);
                 #(#checks)*
             };
         }
