@@ -14,10 +14,10 @@ pub use std::sync::{Arc, OnceLock};
 
 use crate::content::Content;
 use crate::error::ToolError;
+use crate::schema::ArgsSchema;
 use crate::tool::{ToolAnnotations, ToolConcurrency, ToolMetadata};
 use crate::{Tool, ToolSet};
 use schemars::JsonSchema;
-use crate::schema::ArgsSchema;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use std::fmt::{self, Display};
@@ -280,7 +280,8 @@ impl<'de> Visitor<'de> for FieldVisitor {
 
     fn visit_bytes<E: de::Error>(self, key: &[u8]) -> Result<usize, E> {
         let key = String::from_utf8_lossy(key);
-        self.find(&key).ok_or_else(|| E::unknown_field(&key, self.0))
+        self.find(&key)
+            .ok_or_else(|| E::unknown_field(&key, self.0))
     }
 }
 

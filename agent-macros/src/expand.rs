@@ -100,7 +100,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                 #wire_name,
             )?,
         });
-        let value = match model.default.as_ref().map(|d| &**d) {
+        let value = match model.default.as_deref() {
             Some(DefaultAttr::Trait | DefaultAttr::Expr(_)) => quote! {
                 match #slot {
                     ::core::option::Option::Some(__agent_value) => __agent_value,
