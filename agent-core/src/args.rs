@@ -21,6 +21,20 @@ pub fn decode_args<A: DeserializeOwned + 'static>(
     schema: &ArgsSchema,
     args: &Value,
 ) -> Result<A, ToolError> {
+    let args = prepare(schema, args)?;
+    // `()` is the natural "no parameters" type; its schema is an empty object, but serde
+    // reads unit only from `null`. (Borrowed, so no owned-`Value` decoder is built.)
+    let target = if TypeId::of::<A>() == TypeId::of::<()>() {
+        &Value::Null
+    } else {
+        &*args
+    };
+    A::deserialize(target).map_err(|error| located(schema, &args, &error.to_string()))
+}
+
+/// The checks before decoding, kept out of the generic [`decode_args`] so that each
+/// tool compiles only its own decoder, not another copy of these.
+fn prepare<'a>(schema: &ArgsSchema, args: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
     let Value::Object(map) = args else {
         return Err(ToolError::invalid_arguments(format!(
             "Invalid arguments: expected a JSON object, got {}",
@@ -47,30 +61,23 @@ pub fn decode_args<A: DeserializeOwned + 'static>(
             None => {}
         }
     }
-    // `()` is the natural "no parameters" type; its schema is an empty object, but serde
-    // reads unit only from `null`.
-    if TypeId::of::<A>() == TypeId::of::<()>() {
-        return A::deserialize(Value::Null)
-            .map_err(|e| ToolError::invalid_arguments(e.to_string()));
+    if !null_optionals {
+        return Ok(Cow::Borrowed(args));
     }
-    let args = if null_optionals {
-        let mut owned = map.clone();
-        owned.retain(|key, value| {
-            !(value.is_null() && schema.property(key).is_some_and(|p| !p.required))
-        });
-        Cow::Owned(Value::Object(owned))
-    } else {
-        Cow::Borrowed(args)
-    };
-    A::deserialize(&*args).map_err(|error| {
-        // serde says what was wrong; the schema walk says where.
-        match first_violation(schema.schema(), &args) {
-            Some(path) => {
-                ToolError::invalid_arguments(format!("Invalid arguments: {path}: {error}"))
-            }
-            None => ToolError::invalid_arguments(format!("Invalid arguments: {error}")),
-        }
-    })
+    let mut owned = map.clone();
+    owned.retain(|key, value| {
+        !(value.is_null() && schema.property(key).is_some_and(|p| !p.required))
+    });
+    Ok(Cow::Owned(Value::Object(owned)))
+}
+
+/// A decoding error with the path of the field at fault: serde says what was wrong, the
+/// schema walk says where.
+fn located(schema: &ArgsSchema, args: &Value, error: &str) -> ToolError {
+    match first_violation(schema.schema(), args) {
+        Some(path) => ToolError::invalid_arguments(format!("Invalid arguments: {path}: {error}")),
+        None => ToolError::invalid_arguments(format!("Invalid arguments: {error}")),
+    }
 }
 
 fn unknown_field(schema: &ArgsSchema, key: &str) -> ToolError {
