@@ -16,14 +16,14 @@ use std::sync::OnceLock;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[allow(dead_code)] // read through Debug
-pub enum Mode {
+enum Mode {
     Fast,
     Careful { retries: u8 },
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[allow(dead_code)] // read through Debug
-pub struct Point {
+struct Point {
     x: f64,
     y: f64,
 }
