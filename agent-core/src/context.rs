@@ -1,6 +1,7 @@
 //! What a running tool can see: [`ToolContext`] for calls, [`ActivationContext`] for
 //! deciding whether a deferred tool is offered.
 
+use crate::control::CallEntry;
 use crate::error::ToolError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -58,6 +59,28 @@ pub trait CallReporter: Send + Sync {
     fn progress(&self, call_id: &str, value: Value) -> Result<(), ToolError>;
     /// Replace the application context seen by later turns.
     fn set_context(&self, call_id: &str, value: Value);
+
+    /// State of the call the reporter serves (such as its
+    /// [`NextTurn`](crate::NextTurn)), consulted by [`ToolContext::state`] after the
+    /// context's own.
+    fn state(&self, _type_id: TypeId) -> Option<&(dyn Any + Send + Sync)> {
+        None
+    }
+}
+
+/// Where a context's cancellation token lives: its own, or its call's registration
+/// with the turn, shared, so that a call's context holds no token of its own (cloning
+/// and dropping a token takes a lock).
+#[derive(Clone)]
+enum Cancellation {
+    Own(CancellationToken),
+    Call(Arc<[CallEntry]>, usize),
+}
+
+impl Default for Cancellation {
+    fn default() -> Self {
+        Self::Own(CancellationToken::new())
+    }
 }
 
 /// Everything a tool call can see besides its arguments.
@@ -69,7 +92,7 @@ pub struct ToolContext {
     session_id: Arc<str>,
     call_id: Arc<str>,
     workspace: Option<Arc<PathBuf>>,
-    cancellation: CancellationToken,
+    cancellation: Cancellation,
     state: Extensions,
     inherited_state: Extensions,
     reporter: Option<Arc<dyn CallReporter>>,
@@ -98,8 +121,33 @@ impl ToolContext {
 
     /// The same context, cancelled when `token` is.
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = token;
+        self.cancellation = Cancellation::Own(token);
         self
+    }
+
+    /// The context of one call made from this one: its id, its token (the registered
+    /// call's at `at`, unless `own` is given) and its reporter. Every other field is
+    /// shared with `self`.
+    pub(crate) fn for_call(
+        &self,
+        call_id: Arc<str>,
+        entries: &Arc<[CallEntry]>,
+        at: usize,
+        own: Option<CancellationToken>,
+        reporter: Arc<dyn CallReporter>,
+    ) -> Self {
+        Self {
+            session_id: self.session_id.clone(),
+            call_id,
+            workspace: self.workspace.clone(),
+            cancellation: match own {
+                Some(token) => Cancellation::Own(token),
+                None => Cancellation::Call(entries.clone(), at),
+            },
+            state: self.state.clone(),
+            inherited_state: self.inherited_state.clone(),
+            reporter: Some(reporter),
+        }
     }
 
     /// The same context with `value` available to `State<T>` parameters.
@@ -138,18 +186,27 @@ impl ToolContext {
     /// Cancelled when the call times out or is cancelled. Long-running tools should
     /// select on `cancellation().cancelled()` or check [`is_cancelled`](Self::is_cancelled).
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancellation
+        match &self.cancellation {
+            Cancellation::Own(token) => token,
+            Cancellation::Call(entries, at) => entries[*at].token(),
+        }
     }
 
     /// Whether this call has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancellation.is_cancelled()
+        self.cancellation().is_cancelled()
     }
 
     /// Application state of type `T`: the context's own, else the tool set's.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.state
             .get::<T>()
+            .or_else(|| {
+                self.reporter
+                    .as_ref()?
+                    .state(TypeId::of::<T>())?
+                    .downcast_ref()
+            })
             .or_else(|| self.inherited_state.get::<T>())
     }
 

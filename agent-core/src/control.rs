@@ -2,7 +2,7 @@
 
 use crate::events::EventSink;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use tokio_util::sync::CancellationToken;
 
 /// A handle on a run, cheap to clone and safe to use from any task: cancel the run, or
@@ -24,14 +24,43 @@ struct Inner {
 }
 
 /// One call that can be cancelled while its turn is in progress.
+///
+/// Its token is made only when something waits on it (the tool, or the executor once
+/// the call has to wait): most calls finish at once and never need one, and making
+/// and dropping a token each takes a lock.
 #[derive(Debug)]
 pub(crate) struct CallEntry {
     pub(crate) id: Arc<str>,
-    pub(crate) token: CancellationToken,
+    token: OnceLock<CancellationToken>,
+    cancelled: AtomicBool,
     ended: AtomicBool,
 }
 
 impl CallEntry {
+    /// The call's token, made on first use (cancelled already if the call is).
+    pub(crate) fn token(&self) -> &CancellationToken {
+        let token = self.token.get_or_init(CancellationToken::new);
+        // Paired with `cancel`: whichever of the two runs second sees the other's
+        // write, so a cancellation is never lost between them.
+        if self.cancelled.load(Ordering::SeqCst) {
+            token.cancel();
+        }
+        token
+    }
+
+    /// Cancels the call: its token, now or when it is made.
+    pub(crate) fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        if let Some(token) = self.token.get() {
+            token.cancel();
+        }
+    }
+
+    /// Whether the call was cancelled.
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
     /// The call ended: it can no longer be cancelled.
     pub(crate) fn end(&self) {
         self.ended.store(true, Ordering::Release);
@@ -66,6 +95,9 @@ impl RunControl {
     /// Cancels the run: every call in flight is cancelled and the run stops.
     pub fn cancel_run(&self) {
         self.inner.run.cancel();
+        for call in self.turns().iter().flat_map(|turn| turn.iter()) {
+            call.cancel();
+        }
     }
 
     /// Whether the run was cancelled.
@@ -73,7 +105,7 @@ impl RunControl {
         self.inner.run.is_cancelled()
     }
 
-    /// The run's cancellation token; each call's token is a child of it.
+    /// The run's cancellation token; cancelling the run also cancels every call.
     pub fn token(&self) -> &CancellationToken {
         &self.inner.run
     }
@@ -88,7 +120,7 @@ impl RunControl {
             .find(|call| call.is_active() && &*call.id == call_id);
         match found {
             Some(call) => {
-                call.token.cancel();
+                call.cancel();
                 true
             }
             None => false,
@@ -109,14 +141,21 @@ impl RunControl {
     pub(crate) fn entry(&self, call_id: &str) -> CallEntry {
         CallEntry {
             id: Arc::from(call_id),
-            token: self.inner.run.child_token(),
+            token: OnceLock::new(),
+            cancelled: AtomicBool::new(false),
             ended: AtomicBool::new(false),
         }
     }
 
     /// Makes a turn's calls cancellable, until [`RunControl::unregister_turn`].
     pub(crate) fn register_turn(&self, calls: Arc<[CallEntry]>) {
-        self.turns().push(calls);
+        let mut turns = self.turns();
+        // Checked under the lock `cancel_run` takes after cancelling the run token, so
+        // a turn registered while the run is cancelled cannot miss it.
+        if self.inner.run.is_cancelled() {
+            calls.iter().for_each(CallEntry::cancel);
+        }
+        turns.push(calls);
     }
 
     /// The turn ended: none of its calls can be cancelled any more.

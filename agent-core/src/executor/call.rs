@@ -10,19 +10,21 @@ use crate::llm::ToolCall;
 use crate::tool::{ErrorPolicy, Tool};
 use crate::truncate::truncate_output;
 use serde_json::Value;
+use std::any::{Any, TypeId};
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::task::Poll;
 use std::time::Duration;
 use tokio::sync::{Semaphore, SemaphorePermit};
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::batch::CatchUnwind;
 use super::{NextTurn, ToolCallResult, ToolOutcome};
 
 /// One call, ready to run. It owns what it needs, so a batch of calls can be driven
-/// by a task of its own (see `run_batch`); only the tool itself runs in a further task.
+/// by a task of its own, and moved to another (see `batch.rs`).
 pub(super) struct Job {
     pub(super) call: ToolCall,
     pub(super) tool: Arc<dyn Tool>,
@@ -48,91 +50,60 @@ impl Job {
     }
 }
 
-/// Aborts the task when dropped, so a call abandoned for any reason (timeout,
-/// cancellation, the whole turn dropped) does not keep running.
-pub(super) struct AbortOnDrop<T>(pub(super) JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        // A task that ended has nothing to stop.
-        if !self.0.is_finished() {
-            self.0.abort();
-        }
-    }
-}
-
-/// What an attempt's task builds the call's context from. The task builds it (and
-/// validates and cuts the output) itself: the task driving the calls, which every call
-/// of the batch goes through, does only the bookkeeping.
-struct Attempt {
-    base: Arc<ToolContext>,
-    call_id: Arc<str>,
-    reporter: Arc<Reporter>,
-    next_turn: NextTurn,
-    token: CancellationToken,
-    max_output_chars: Option<usize>,
-}
-
-/// One run of the tool, in its own task, under the timeout and the call's token.
+/// One run of the tool, with its context, under its deadline and its token.
+///
+/// The tool is polled right here, in the batch's driver (see `batch.rs`): a call that
+/// finishes in its first poll, as most do, costs no task and no timer. A tool that
+/// blocks its thread is the driver's watchdog's business; a panic is caught here.
 async fn attempt(
     tool: &Arc<dyn Tool>,
-    args: Value,
-    parts: Attempt,
+    args: &Value,
+    ctx: ToolContext,
+    max_output_chars: Option<usize>,
+    deadline: Instant,
     timeout_ms: u64,
-    span: &tracing::Span,
 ) -> Result<Vec<Content>, ToolError> {
-    let name = tool.name();
-    let task_tool = tool.clone();
-    let token = parts.token.clone();
-    let mut task = AbortOnDrop(tokio::spawn(
-        async move {
-            let Attempt {
-                base,
-                call_id,
-                reporter,
-                next_turn,
-                token,
-                max_output_chars,
-            } = parts;
-            let ctx = ToolContext::clone(&base)
-                .with_call_id(call_id.clone())
-                .with_cancellation(token)
-                .with_reporter(reporter)
-                .with_state(next_turn);
-            let output = task_tool.call(&args, &ctx).await.map_err(ToolError::from);
-            drop(ctx);
-            output.and_then(|output| {
-                task_tool.validate_output(&output).map_err(|reason| {
-                    ToolError::execution(format!("Invalid tool output: {reason}"))
-                })?;
-                Ok(match max_output_chars {
-                    Some(max) => truncate_output(output, max),
-                    None => output,
-                })
-            })
+    let work = async {
+        let output = tool.call(args, &ctx).await.map_err(ToolError::from)?;
+        tool.validate_output(&output)
+            .map_err(|reason| ToolError::execution(format!("Invalid tool output: {reason}")))?;
+        Ok(match max_output_chars {
+            Some(max) => truncate_output(output, max),
+            None => output,
+        })
+    };
+    let mut work = CatchUnwind(std::pin::pin!(work));
+    // The first poll, before any timer exists.
+    let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut work).poll(cx))).await;
+    let joined = match first {
+        Poll::Ready(joined) => joined,
+        // Boxed: the timer is then no part of the many calls that never need one.
+        Poll::Pending => {
+            let name = tool.name();
+            let token = ctx.cancellation();
+            let waited = Box::pin(async {
+                tokio::select! {
+                    biased;
+                    joined = &mut work => Ok(joined),
+                    () = token.cancelled() => Err(ToolError::cancelled(name)),
+                    () = tokio::time::sleep_until(deadline) => {
+                        // Cooperative work the tool started elsewhere (with a clone of
+                        // its context) sees the cancellation; the call itself is
+                        // dropped here.
+                        token.cancel();
+                        Err(ToolError::timeout(name, timeout_ms))
+                    }
+                }
+            });
+            waited.await?
         }
-        .instrument(span.clone()),
-    ));
-    let timeout = tokio::time::sleep(Duration::from_millis(timeout_ms));
-    // `task` drops at the end of this function whatever happened, which aborts it.
-    tokio::select! {
-        biased;
-        joined = &mut task.0 => match joined {
-            Ok(output) => output,
-            Err(error) if error.is_panic() => Err(ToolError::execution(format!(
-                "tool panicked: {}",
-                panic_message(error.into_panic())
-            ))),
-            Err(_) => Err(ToolError::cancelled(name)),
-        },
-        () = token.cancelled() => Err(ToolError::cancelled(name)),
-        () = timeout => {
-            // Cooperative work the tool started elsewhere (with a clone of its context)
-            // sees the cancellation; the call itself is aborted when `task` drops.
-            token.cancel();
-            Err(ToolError::timeout(name, timeout_ms))
-        }
-    }
+    };
+    joined.unwrap_or_else(|panic| {
+        Err(ToolError::execution(format!(
+            "tool panicked: {}",
+            panic_message(panic)
+        )))
+    })
 }
 
 fn call_span(call: &ToolCall) -> tracing::Span {
@@ -202,7 +173,6 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> ToolCallResult {
         tool: job.policy,
         invalid_arguments: job.on_invalid_arguments,
     };
-    let token = &entry.token;
     let name = call.name.as_str();
     let mut held: [Option<SemaphorePermit<'_>>; 3] = [None, None, None];
     for (slot, semaphore) in held.iter_mut().zip(&job.permits) {
@@ -215,7 +185,7 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> ToolCallResult {
         let waited = async {
             tokio::select! {
                 biased;
-                () = token.cancelled() => Err(ToolError::cancelled(name)),
+                () = entry.token().cancelled() => Err(ToolError::cancelled(name)),
                 permit = semaphore.acquire() => permit.map_err(|_| {
                     // Our semaphores are never closed; answer rather than assume.
                     ToolError::execution("the concurrency limiter was shut down")
@@ -238,7 +208,7 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> ToolCallResult {
             }
         }
     }
-    if token.is_cancelled() {
+    if entry.is_cancelled() {
         return finish(
             span,
             sinks,
@@ -258,49 +228,46 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> ToolCallResult {
     let mut retries_left = job.retries;
     // Made only now, so that a call waiting for its permits holds no allocations of
     // its own: a turn of many calls under a small limit has most of them waiting.
-    let next_turn = NextTurn::default();
     let reporter = Arc::new(Reporter {
         tool: tool.clone(),
         sinks: sinks.clone(),
         context: Mutex::new(None),
+        next_turn: OnceLock::new(),
     });
+    let mut attempt_started = started;
     let outcome = loop {
         // Each attempt of a call that may be retried has its own token, so a timed-out
         // attempt's cancellation does not reach the next one, while cancelling the
         // call reaches every attempt. A call run once uses the call's token itself.
-        let attempt_token = if retries_left == 0 {
-            token.clone()
-        } else {
-            token.child_token()
-        };
-        let parts = Attempt {
-            base: job.base.clone(),
-            call_id: entry.id.clone(),
-            reporter: reporter.clone(),
-            next_turn: next_turn.clone(),
-            token: attempt_token,
-            max_output_chars: job.max_output_chars,
-        };
-        // Boxed, so the timer and the task's handle are not part of every call's
-        // future while it waits for its permits.
-        let outcome = Box::pin(attempt(
+        let own_token = (retries_left > 0).then(|| entry.token().child_token());
+        let ctx = job.base.for_call(
+            entry.id.clone(),
+            &job.entries,
+            job.at,
+            own_token,
+            reporter.clone(),
+        );
+        let deadline = attempt_started + Duration::from_millis(timeout_ms);
+        let outcome = attempt(
             tool,
-            call.arguments.clone(),
-            parts,
+            &call.arguments,
+            ctx,
+            job.max_output_chars,
+            deadline,
             timeout_ms,
-            span,
-        ))
+        )
         .await;
         match &outcome {
             Err(error)
                 if retries_left > 0
-                    && !token.is_cancelled()
+                    && !entry.is_cancelled()
                     && matches!(
                         error.kind(),
                         ToolErrorKind::Timeout | ToolErrorKind::Execution
                     ) =>
             {
                 retries_left -= 1;
+                attempt_started = Instant::now();
                 span.in_scope(
                     || tracing::debug!(error = %error, retries_left, "retrying tool call"),
                 );
@@ -310,6 +277,7 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> ToolCallResult {
     };
     drop(held);
     let context_update = reporter.take_context();
+    let next_turn = reporter.next_turn.get().and_then(NextTurn::take);
     let mut result = finish(
         span,
         sinks,
@@ -319,7 +287,7 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> ToolCallResult {
         context_update,
         started.elapsed(),
     );
-    result.next_turn = next_turn.take();
+    result.next_turn = next_turn;
     result
 }
 
@@ -396,6 +364,8 @@ struct Reporter {
     pub(super) tool: Arc<dyn Tool>,
     pub(super) sinks: Sinks,
     pub(super) context: Mutex<Option<Value>>,
+    /// Made when the tool first asks for it.
+    pub(super) next_turn: OnceLock<NextTurn>,
 }
 
 impl Reporter {
@@ -426,5 +396,10 @@ impl CallReporter for Reporter {
             value: value.clone(),
         });
         *self.context.lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
+    }
+
+    fn state(&self, type_id: TypeId) -> Option<&(dyn Any + Send + Sync)> {
+        (type_id == TypeId::of::<NextTurn>())
+            .then(|| self.next_turn.get_or_init(NextTurn::default) as _)
     }
 }

@@ -12,21 +12,21 @@
 //!    another.
 //! 3. In a batch each call waits for its permits (exclusion group, then per-tool limit,
 //!    then the global limit — always in this order, so waits cannot form a cycle), then
-//!    the tool runs in a task of its own, so a panic is contained and a call that
-//!    ignores cancellation, or blocks its thread, can still be abandoned on time.
+//!    the tool runs under its timeout and its token; a panic becomes the call's error.
 //! 4. The output is validated, cut to the budget, and the error policy applied.
 //!
-//! A call's bookkeeping (its permits, timeout, cancellation, retries, events) is not a
-//! task of its own: a batch's calls are polled together (`concurrent.rs`) in one task
-//! for the batch (or in `execute`'s own future for a batch of one), so a call costs
-//! one task, the tool's, and what enforces its timeout is never what the tool blocks.
+//! A batch's calls are polled one after another in one task (`batch.rs`), so a call
+//! that finishes at once, as most do, costs no task, timer or thread hop of its own.
+//! The caller watches that task: when one poll runs long (a tool blocking its thread,
+//! or computing), the batch's other calls move to tasks of their own, and a poll that
+//! outlives its call's timeout is answered as a timeout without waiting for it.
 //!
 //! Steps 1 and 2 are here; step 3 and 4, one call's life, are in `call.rs`. What a
 //! turn runs with is `turn.rs`, what comes back is `outcome.rs`, and the application's
 //! hooks are `hooks.rs`.
 
+mod batch;
 mod call;
-mod concurrent;
 mod hooks;
 mod outcome;
 mod turn;
@@ -42,16 +42,19 @@ use crate::content::Content;
 use crate::context::{ActivationContext, ToolContext};
 use crate::control::{CallEntry, RunControl};
 use crate::error::{ToolError, ToolErrorKind};
+use crate::events::Sinks;
 use crate::llm::ToolCall;
 use crate::set::ToolSet;
 use crate::tool::{Approval, ErrorPolicy, Tool, ToolExposure};
 use crate::truncate::truncate_output;
-use call::{AbortOnDrop, Job, drive};
-use concurrent::Concurrent;
+use batch::Outcome;
+use call::{Job, drive};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::Semaphore;
 
 /// Runs tool calls for a model. Cheap to clone; clones share the concurrency limits,
@@ -237,17 +240,21 @@ impl Executor {
             .map(|(index, ..)| turn.control.entry(&calls[*index].id))
             .collect();
         let _registered = Registered::new(&turn.control, &entries);
-        let mut batch = Vec::new();
+        let mut batch = Batch::default();
         for (at, (index, tool, policy)) in to_run.into_iter().enumerate() {
             let job = self.job(&calls[index], tool, policy, &entries, at, &base, turn);
             if self.runs_in_parallel(job.tool.as_ref()) {
-                batch.push((index, job));
+                batch.push(index, job, drive);
             } else {
-                run_batch(std::mem::take(&mut batch), calls, results).await;
-                run_batch(vec![(index, job)], calls, results).await;
+                std::mem::take(&mut batch)
+                    .run(calls, results, &entries, &turn.sinks)
+                    .await;
+                let mut alone = Batch::default();
+                alone.push(index, job, drive);
+                alone.run(calls, results, &entries, &turn.sinks).await;
             }
         }
-        run_batch(batch, calls, results).await;
+        batch.run(calls, results, &entries, &turn.sinks).await;
     }
 
     /// The result of an external call whose output the application supplied: validated
@@ -481,71 +488,90 @@ impl Drop for Registered<'_> {
     }
 }
 
-/// Runs `jobs` concurrently and stores each result at its call's index.
-///
-/// A batch of several calls is driven by a task of its own: the tools' tasks are then
-/// spawned from a runtime thread, where they start without waking another thread, and
-/// wake their call on that thread when they end. The caller of `execute` (often a
-/// thread outside the runtime, in `block_on`) is woken once, when the batch is done.
-/// A single call is driven here, which costs the same without the extra task.
-async fn run_batch(
-    jobs: Vec<(usize, Job)>,
-    calls: &[ToolCall],
-    results: &mut [Option<ToolCallResult>],
-) {
-    let Some((_, first)) = jobs.first() else {
-        return;
-    };
-    // The calls of a turn share their registrations.
-    let entries = first.entries.clone();
-    let slots: Vec<(usize, ErrorPolicy, usize)> = jobs
-        .iter()
-        .map(|(index, job)| (*index, job.policy, job.at))
-        .collect();
-    let set = Concurrent::new(jobs.into_iter().map(|(_, job)| drive(job)));
-    let finished = if slots.len() == 1 {
-        collect(set).await
-    } else {
-        let mut task = AbortOnDrop(tokio::spawn(collect(set)));
-        match (&mut task.0).await {
-            Ok(finished) => finished,
-            // The batch's task contains its calls' panics and is aborted only when this
-            // future is dropped; should it fail anyway, every call still gets an answer.
-            Err(error) => (0..slots.len())
-                .map(|position| (position, Err(error.to_string())))
-                .collect(),
+/// Calls that run concurrently, each as its future (boxed as it is made: a call's
+/// future is large, and a vector of them would be copied whole) with what its result
+/// needs should the future not give one.
+struct Batch<F> {
+    futures: Vec<Pin<Box<F>>>,
+    slots: Vec<Slot>,
+}
+
+/// Where a batch's call goes in the results, and what answers it if it stalls.
+struct Slot {
+    index: usize,
+    policy: ErrorPolicy,
+    at: usize,
+    timeout_ms: u64,
+}
+
+impl<F> Default for Batch<F> {
+    fn default() -> Self {
+        Self {
+            futures: Vec::new(),
+            slots: Vec::new(),
         }
-    };
-    for (position, outcome) in finished {
-        let (index, policy, at) = slots[position];
-        results[index] = Some(match outcome {
-            Ok(result) => result,
-            Err(message) => {
-                // `drive` is our code and does not panic; if it ever did, the call still
-                // gets an answer and its neighbours are unaffected.
-                entries[at].end();
-                ToolCallResult {
-                    call: calls[index].clone(),
-                    outcome: ToolOutcome::Err(ToolError::execution(format!(
-                        "the runtime failed while running the call: {message}"
-                    ))),
-                    policy,
-                    context_update: None,
-                    next_turn: None,
-                }
-            }
-        });
     }
 }
 
-/// Every future of `set` to its end: each one's position with its result, or the
-/// message of its panic.
-async fn collect<F: Future<Output = ToolCallResult>>(
-    mut set: Concurrent<F>,
-) -> Vec<(usize, Result<ToolCallResult, String>)> {
-    let mut finished = Vec::with_capacity(set.len());
-    while let Some((position, joined)) = set.next().await {
-        finished.push((position, joined.map_err(call::panic_message)));
+impl<F: Future<Output = ToolCallResult> + Send + 'static> Batch<F> {
+    /// Adds the call of `job`, whose future is `drive`.
+    fn push(&mut self, index: usize, job: Job, drive: impl FnOnce(Job) -> F) {
+        self.slots.push(Slot {
+            index,
+            policy: job.policy,
+            at: job.at,
+            timeout_ms: job.timeout_ms,
+        });
+        self.futures.push(Box::pin(drive(job)));
     }
-    finished
+
+    /// Runs the calls and stores each result at its call's index.
+    async fn run(
+        self,
+        calls: &[ToolCall],
+        results: &mut [Option<ToolCallResult>],
+        entries: &[CallEntry],
+        sinks: &Sinks,
+    ) {
+        if self.futures.is_empty() {
+            return;
+        }
+        let timeouts = self
+            .slots
+            .iter()
+            .map(|slot| Duration::from_millis(slot.timeout_ms))
+            .collect();
+        let outcomes = batch::run(self.futures, timeouts).await;
+        for (slot, outcome) in self.slots.iter().zip(outcomes) {
+            let call = &calls[slot.index];
+            let error = match outcome {
+                Outcome::Done(result) => {
+                    results[slot.index] = Some(result);
+                    continue;
+                }
+                // A poll of the tool outlived its timeout (it blocks its thread): the
+                // call is answered now, and dropped when that poll returns.
+                Outcome::Stalled => {
+                    entries[slot.at].cancel();
+                    ToolError::timeout(&call.name, slot.timeout_ms)
+                }
+                // `drive` is our code and does not panic (the tool's panics are caught
+                // inside it); if it ever did, the call still gets an answer.
+                Outcome::Panicked(panic) => ToolError::execution(format!(
+                    "the runtime failed while running the call: {}",
+                    call::panic_message(panic)
+                )),
+            };
+            entries[slot.at].end();
+            let result = ToolCallResult {
+                call: call.clone(),
+                outcome: ToolOutcome::Err(error),
+                policy: slot.policy,
+                context_update: None,
+                next_turn: None,
+            };
+            announce_settled(&result, sinks);
+            results[slot.index] = Some(result);
+        }
+    }
 }

@@ -1,0 +1,435 @@
+//! Running a batch's calls concurrently: inline in one task, with a watchdog.
+//!
+//! Most calls finish in their first poll, so the cheapest way to run them is one after
+//! another in one task: no task, timer or cross-thread wake per call. What that alone
+//! would lose is protection from a tool that blocks its thread (or computes for long
+//! inside one poll): it would hold up its neighbours, and its timeout could not fire.
+//! So the calls are polled by a *driver* task while the caller of [`run`] watches it:
+//! - when one poll has been running for a tick ([`LONG_POLL`]), every other call of the
+//!   batch is moved to a task of its own and goes on there, in parallel;
+//! - when that poll outlives its call's timeout, the call is answered as timed out
+//!   without waiting for it (its future is dropped when the poll returns).
+//!
+//! Futures live in shared cells, each locked only while it is polled, which is what
+//! lets the watchdog take the idle ones away from a driver stuck in another.
+
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// How long one poll may run before the rest of its batch is moved to tasks of their
+/// own. Long enough that ordinary tools never trigger it, short enough that a blocking
+/// one costs its neighbours little.
+pub(super) const LONG_POLL: Duration = Duration::from_millis(10);
+
+/// A panic's payload.
+pub(super) type Panic = Box<dyn std::any::Any + Send>;
+
+/// What became of one future of the batch.
+pub(super) enum Outcome<T> {
+    /// It finished with this output.
+    Done(T),
+    /// It panicked.
+    Panicked(Panic),
+    /// One of its polls outlived its timeout: it was answered without waiting.
+    Stalled,
+}
+
+/// Aborts the task when dropped, so nothing a batch started outlives it.
+pub(super) struct AbortOnDrop<T>(pub(super) JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Runs `futures` concurrently and returns each one's outcome, in order. `timeouts[i]`
+/// is how long a single poll of future `i` may block before it is given up
+/// ([`Outcome::Stalled`]); its ordinary timeout is the future's own business.
+pub(super) async fn run<F>(
+    futures: Vec<Pin<Box<F>>>,
+    timeouts: Vec<Duration>,
+) -> Vec<Outcome<F::Output>>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if futures.is_empty() {
+        return Vec::new();
+    }
+    let shared = Arc::new(Shared::new(futures));
+    let _driver = AbortOnDrop(tokio::spawn(drive(shared.clone())));
+    let mut moved: Vec<AbortOnDrop<()>> = Vec::new();
+    let mut stalled = vec![false; timeouts.len()];
+    let mut watch = Watch::default();
+    let tick = tokio::time::sleep(LONG_POLL);
+    tokio::pin!(tick);
+    loop {
+        tokio::select! {
+            biased;
+            () = shared.done.notified() => break,
+            () = &mut tick => {
+                let now = Instant::now();
+                if let Some((index, since)) = watch.long_poll(&shared, now) {
+                    shared.move_others(index, &mut moved);
+                    if now.duration_since(since) >= timeouts[index] && shared.answer(index) {
+                        stalled[index] = true;
+                    }
+                }
+                tick.as_mut().reset(now + LONG_POLL);
+            }
+        }
+    }
+    shared.take_outcomes(&stalled)
+}
+
+/// What the watchdog saw of the driver at its last tick.
+#[derive(Default)]
+struct Watch {
+    seen: u64,
+    since: Option<Instant>,
+}
+
+impl Watch {
+    /// The index of the future whose poll has run since the last tick, with when it
+    /// was first seen running, if the driver is in such a poll.
+    fn long_poll<F: Future>(
+        &mut self,
+        shared: &Shared<F>,
+        now: Instant,
+    ) -> Option<(usize, Instant)> {
+        let seq = shared.polls.load(Ordering::Acquire);
+        // Odd while a poll is in progress; a different number means the driver moved on.
+        let in_poll = !seq.is_multiple_of(2);
+        if !in_poll || seq != self.seen {
+            self.seen = seq;
+            self.since = in_poll.then_some(now);
+            return None;
+        }
+        let since = *self.since.get_or_insert(now);
+        Some((shared.polling.load(Ordering::Acquire), since))
+    }
+}
+
+/// The batch, shared by its driver, its watchdog and the tasks calls are moved to.
+struct Shared<F: Future> {
+    cells: Box<[Cell<F>]>,
+    wakes: Arc<Wakes>,
+    /// Incremented when a poll starts and when it ends: odd while one is in progress.
+    polls: AtomicU64,
+    /// The index of the future being polled (meaningful while `polls` is odd).
+    polling: AtomicUsize,
+    /// Futures not answered yet; `done` is notified when it reaches zero.
+    unanswered: AtomicUsize,
+    done: Notify,
+}
+
+struct Cell<F: Future> {
+    state: Mutex<State<F>>,
+    /// Set by whoever answers the call first: the driver, a moved task, or the
+    /// watchdog giving up on it.
+    answered: AtomicBool,
+    waker: Waker,
+    wake: Arc<SlotWake>,
+}
+
+enum State<F: Future> {
+    /// Polled by the driver.
+    Driven(Pin<Box<F>>),
+    /// Moved to a task of its own.
+    Moved,
+    Finished(Result<F::Output, Panic>),
+    Empty,
+}
+
+impl<F> Shared<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn new(futures: Vec<Pin<Box<F>>>) -> Self {
+        let wakes = Arc::new(Wakes {
+            queue: Mutex::new((0..futures.len()).collect()),
+            driver: Mutex::new(None),
+        });
+        let cells: Box<[Cell<F>]> = futures
+            .into_iter()
+            .enumerate()
+            .map(|(index, future)| {
+                let wake = Arc::new(SlotWake {
+                    index,
+                    queued: AtomicBool::new(true),
+                    wakes: wakes.clone(),
+                });
+                Cell {
+                    state: Mutex::new(State::Driven(future)),
+                    answered: AtomicBool::new(false),
+                    waker: Waker::from(wake.clone()),
+                    wake,
+                }
+            })
+            .collect();
+        Self {
+            unanswered: AtomicUsize::new(cells.len()),
+            cells,
+            wakes,
+            polls: AtomicU64::new(0),
+            polling: AtomicUsize::new(0),
+            done: Notify::new(),
+        }
+    }
+
+    /// Marks future `index` answered; false if someone already had.
+    fn answer(&self, index: usize) -> bool {
+        if self.cells[index].answered.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        if self.unanswered.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.done.notify_one();
+        }
+        true
+    }
+
+    fn finish(&self, index: usize, state: &mut State<F>, output: Result<F::Output, Panic>) {
+        // A future that panicked may panic again when dropped; contain that too.
+        let old = std::mem::replace(state, State::Empty);
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(old)));
+        if self.answer(index) {
+            *state = State::Finished(output);
+        }
+    }
+
+    /// The driver's poll: every future whose waker fired, one after another.
+    fn poll_driver(&self, cx: &mut Context<'_>, batch: &mut Vec<usize>) -> Poll<()> {
+        {
+            let mut driver = lock(&self.wakes.driver);
+            if !driver.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                *driver = Some(cx.waker().clone());
+            }
+        }
+        // Two rounds at most: a future woken while it is polled (one out of its
+        // cooperative budget, say) is polled at this task's next wake, which its waker
+        // has already asked for, rather than in a busy loop here. The buffers are
+        // swapped, not reallocated.
+        for _ in 0..2 {
+            std::mem::swap(batch, &mut *lock(&self.wakes.queue));
+            for &index in batch.iter() {
+                self.poll_one(index);
+            }
+            batch.clear();
+        }
+        if self.unanswered.load(Ordering::Acquire) == 0 {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+
+    fn poll_one(&self, index: usize) {
+        let cell = &self.cells[index];
+        cell.wake.queued.store(false, Ordering::Release);
+        let mut state = lock(&cell.state);
+        let State::Driven(future) = &mut *state else {
+            return;
+        };
+        self.polling.store(index, Ordering::Release);
+        self.polls.fetch_add(1, Ordering::AcqRel);
+        let mut cx = Context::from_waker(&cell.waker);
+        let polled = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
+        self.polls.fetch_add(1, Ordering::AcqRel);
+        match polled {
+            Ok(Poll::Pending) if !cell.answered.load(Ordering::Acquire) => {}
+            // Given up while it was polled: nothing waits for it any more.
+            Ok(Poll::Pending) => {
+                let old = std::mem::replace(&mut *state, State::Empty);
+                let _ = catch_unwind(AssertUnwindSafe(move || drop(old)));
+            }
+            Ok(Poll::Ready(output)) => self.finish(index, &mut state, Ok(output)),
+            Err(panic) => self.finish(index, &mut state, Err(panic)),
+        }
+    }
+
+    /// Moves every idle future but `stuck`'s to a task of its own. A cell the driver
+    /// holds is skipped: it is being polled, so the driver is not stuck after all.
+    fn move_others(self: &Arc<Self>, stuck: usize, moved: &mut Vec<AbortOnDrop<()>>) {
+        for (index, cell) in self.cells.iter().enumerate() {
+            if index == stuck {
+                continue;
+            }
+            let Ok(mut state) = cell.state.try_lock() else {
+                continue;
+            };
+            if !matches!(*state, State::Driven(_)) {
+                continue;
+            }
+            let State::Driven(future) = std::mem::replace(&mut *state, State::Moved) else {
+                continue;
+            };
+            drop(state);
+            let shared = self.clone();
+            moved.push(AbortOnDrop(tokio::spawn(async move {
+                let output = CatchUnwind(future).await;
+                let mut state = lock(&shared.cells[index].state);
+                shared.finish(index, &mut state, output);
+            })));
+        }
+    }
+
+    /// Every outcome, once all are answered. A stalled future's cell is not touched:
+    /// the driver may still be inside its poll, holding it.
+    fn take_outcomes(&self, stalled: &[bool]) -> Vec<Outcome<F::Output>> {
+        self.cells
+            .iter()
+            .zip(stalled)
+            .map(|(cell, &stalled)| {
+                if stalled {
+                    return Outcome::Stalled;
+                }
+                match std::mem::replace(&mut *lock(&cell.state), State::Empty) {
+                    State::Finished(Ok(output)) => Outcome::Done(output),
+                    State::Finished(Err(panic)) => Outcome::Panicked(panic),
+                    // Answered means finished, unless stalled; should that ever not
+                    // hold, the call still gets an answer.
+                    _ => Outcome::Stalled,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The driver task: polls the batch until every future is answered.
+async fn drive<F>(shared: Arc<Shared<F>>)
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let mut batch = Vec::new();
+    std::future::poll_fn(|cx| shared.poll_driver(cx, &mut batch)).await;
+}
+
+/// Which futures were woken since the driver last looked, and the driver to wake.
+struct Wakes {
+    queue: Mutex<Vec<usize>>,
+    driver: Mutex<Option<Waker>>,
+}
+
+/// The waker of the future at `index`.
+struct SlotWake {
+    index: usize,
+    queued: AtomicBool,
+    wakes: Arc<Wakes>,
+}
+
+impl Wake for SlotWake {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if self.queued.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        lock(&self.wakes.queue).push(self.index);
+        let driver = lock(&self.wakes.driver).clone();
+        if let Some(driver) = driver {
+            driver.wake();
+        }
+    }
+}
+
+/// A pinned future's output, or the payload of its panic.
+pub(super) struct CatchUnwind<P>(pub(super) P);
+
+impl<P: Future + Unpin> Future for CatchUnwind<P> {
+    type Output = Result<P::Output, Panic>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let future = Pin::new(&mut self.0);
+        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing here holds an invariant a panic could break.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Outcome, run};
+    use std::time::Duration;
+
+    fn summary<T: Copy>(outcomes: Vec<Outcome<T>>) -> Vec<Option<T>> {
+        outcomes
+            .into_iter()
+            .map(|o| match o {
+                Outcome::Done(v) => Some(v),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn outputs_come_back_in_order_and_a_panic_stays_with_its_future() {
+        let delays = [30_u64, 0, 10];
+        let futures: Vec<_> = delays
+            .iter()
+            .enumerate()
+            .map(|(i, &ms)| async move {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                assert!(i != 2, "the third future fails");
+                i * 10
+            })
+            .collect();
+        let futures = futures.into_iter().map(Box::pin).collect();
+        let outcomes = run(futures, vec![Duration::from_secs(5); 3]).await;
+        assert!(matches!(outcomes[2], Outcome::Panicked(_)));
+        assert_eq!(summary(outcomes), vec![Some(0), Some(10), None]);
+    }
+
+    #[tokio::test]
+    async fn an_empty_batch_is_done_at_once() {
+        let outcomes = run(Vec::<Pin<Box<std::future::Ready<()>>>>::new(), Vec::new()).await;
+        assert!(outcomes.is_empty());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_poll_that_blocks_is_given_up_and_its_neighbours_move_on() {
+        let started = std::time::Instant::now();
+        type Boxed = Pin<Box<dyn Future<Output = u32> + Send>>;
+        let futures: Vec<Pin<Box<Boxed>>> = vec![
+            Box::pin(Box::pin(async {
+                std::thread::sleep(Duration::from_millis(800));
+                1
+            })),
+            Box::pin(Box::pin(async {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                2
+            })),
+        ];
+        let outcomes = run(
+            futures,
+            vec![Duration::from_millis(100), Duration::from_secs(5)],
+        )
+        .await;
+        let elapsed = started.elapsed();
+        assert!(matches!(outcomes[0], Outcome::Stalled));
+        assert_eq!(summary(outcomes)[1], Some(2));
+        assert!(elapsed < Duration::from_millis(600), "took {elapsed:?}");
+    }
+
+    use std::future::Future;
+    use std::pin::Pin;
+}
