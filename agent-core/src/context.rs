@@ -1,8 +1,9 @@
 //! What a running tool can see: [`ToolContext`] for calls, [`ActivationContext`] for
 //! deciding whether a deferred tool is offered.
 
-use crate::control::CallEntry;
+use crate::calls::TurnCalls;
 use crate::error::ToolError;
+use crate::executor::NextTurn;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::any::{Any, TypeId};
@@ -59,28 +60,32 @@ pub trait CallReporter: Send + Sync {
     fn progress(&self, call_id: &str, value: Value) -> Result<(), ToolError>;
     /// Replace the application context seen by later turns.
     fn set_context(&self, call_id: &str, value: Value);
-
-    /// State of the call the reporter serves (such as its
-    /// [`NextTurn`](crate::NextTurn)), consulted by [`ToolContext::state`] after the
-    /// context's own.
-    fn state(&self, _type_id: TypeId) -> Option<&(dyn Any + Send + Sync)> {
-        None
-    }
 }
 
-/// Where a context's cancellation token lives: its own, or its call's registration
-/// with the turn, shared, so that a call's context holds no token of its own (cloning
-/// and dropping a token takes a lock).
+/// Whose call a context serves. A standalone context owns its token. A context the
+/// executor made for one call of a turn reaches that call's id, token and reports
+/// through the turn, so it allocates nothing of its own (and holds no token: cloning
+/// and dropping one takes a lock).
 #[derive(Clone)]
-enum Cancellation {
-    Own(CancellationToken),
-    Call(Arc<[CallEntry]>, usize),
+enum Origin {
+    Standalone(CancellationToken),
+    Turn(CallLink),
 }
 
-impl Default for Cancellation {
+impl Default for Origin {
     fn default() -> Self {
-        Self::Own(CancellationToken::new())
+        Self::Standalone(CancellationToken::new())
     }
+}
+
+/// A call of a running turn: the turn's calls and this one's position among them.
+#[derive(Clone)]
+struct CallLink {
+    turn: Arc<TurnCalls>,
+    at: usize,
+    /// A token of this context's own, replacing the call's (one attempt of a retried
+    /// call, say).
+    token: Option<CancellationToken>,
 }
 
 /// Everything a tool call can see besides its arguments.
@@ -92,7 +97,7 @@ pub struct ToolContext {
     session_id: Arc<str>,
     call_id: Arc<str>,
     workspace: Option<Arc<PathBuf>>,
-    cancellation: Cancellation,
+    origin: Origin,
     state: Extensions,
     inherited_state: Extensions,
     reporter: Option<Arc<dyn CallReporter>>,
@@ -121,32 +126,34 @@ impl ToolContext {
 
     /// The same context, cancelled when `token` is.
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = Cancellation::Own(token);
+        match &mut self.origin {
+            Origin::Turn(call) => call.token = Some(token),
+            Origin::Standalone(own) => *own = token,
+        }
         self
     }
 
-    /// The context of one call made from this one: its id, its token (the registered
-    /// call's at `at`, unless `own` is given) and its reporter. Every other field is
-    /// shared with `self`.
+    /// The context of the call at `at` of `turn`, made from this one: its id, token
+    /// (the call's own, unless `own` is given) and reports are the call's; every other
+    /// field is shared with `self`.
     pub(crate) fn for_call(
         &self,
-        call_id: Arc<str>,
-        entries: &Arc<[CallEntry]>,
+        turn: &Arc<TurnCalls>,
         at: usize,
         own: Option<CancellationToken>,
-        reporter: Arc<dyn CallReporter>,
     ) -> Self {
         Self {
             session_id: self.session_id.clone(),
-            call_id,
+            call_id: Arc::default(),
             workspace: self.workspace.clone(),
-            cancellation: match own {
-                Some(token) => Cancellation::Own(token),
-                None => Cancellation::Call(entries.clone(), at),
-            },
+            origin: Origin::Turn(CallLink {
+                turn: turn.clone(),
+                at,
+                token: own,
+            }),
             state: self.state.clone(),
             inherited_state: self.inherited_state.clone(),
-            reporter: Some(reporter),
+            reporter: None,
         }
     }
 
@@ -175,7 +182,10 @@ impl ToolContext {
 
     /// The model's id for this call (empty outside an agent run).
     pub fn call_id(&self) -> &str {
-        &self.call_id
+        match &self.origin {
+            Origin::Turn(call) if self.call_id.is_empty() => call.turn.id(call.at),
+            _ => &self.call_id,
+        }
     }
 
     /// The working directory, if the application set one.
@@ -186,9 +196,12 @@ impl ToolContext {
     /// Cancelled when the call times out or is cancelled. Long-running tools should
     /// select on `cancellation().cancelled()` or check [`is_cancelled`](Self::is_cancelled).
     pub fn cancellation(&self) -> &CancellationToken {
-        match &self.cancellation {
-            Cancellation::Own(token) => token,
-            Cancellation::Call(entries, at) => entries[*at].token(),
+        match &self.origin {
+            Origin::Standalone(token) => token,
+            Origin::Turn(call) => match &call.token {
+                Some(token) => token,
+                None => call.turn.get(call.at).token(),
+            },
         }
     }
 
@@ -202,10 +215,14 @@ impl ToolContext {
         self.state
             .get::<T>()
             .or_else(|| {
-                self.reporter
-                    .as_ref()?
-                    .state(TypeId::of::<T>())?
-                    .downcast_ref()
+                let Origin::Turn(call) = &self.origin else {
+                    return None;
+                };
+                if TypeId::of::<T>() != TypeId::of::<NextTurn>() {
+                    return None;
+                }
+                let next_turn: &dyn Any = call.turn.get(call.at).next_turn();
+                next_turn.downcast_ref()
             })
             .or_else(|| self.inherited_state.get::<T>())
     }
@@ -213,16 +230,19 @@ impl ToolContext {
     /// Report a preliminary result. Without a reporter (outside an executor) it is
     /// dropped. Fails when the tool's progress validator rejects the value.
     pub fn emit_progress(&self, value: Value) -> Result<(), ToolError> {
-        match &self.reporter {
-            Some(reporter) => reporter.progress(&self.call_id, value),
-            None => Ok(()),
+        match (&self.reporter, &self.origin) {
+            (Some(reporter), _) => reporter.progress(self.call_id(), value),
+            (None, Origin::Turn(call)) => call.turn.progress(call.at, value),
+            (None, Origin::Standalone(_)) => Ok(()),
         }
     }
 
     /// Replace the application context seen by later turns of the run.
     pub fn set_context(&self, value: Value) {
-        if let Some(reporter) = &self.reporter {
-            reporter.set_context(&self.call_id, value);
+        match (&self.reporter, &self.origin) {
+            (Some(reporter), _) => reporter.set_context(self.call_id(), value),
+            (None, Origin::Turn(call)) => call.turn.set_context(call.at, value),
+            (None, Origin::Standalone(_)) => {}
         }
     }
 }
@@ -231,7 +251,7 @@ impl fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
             .field("session_id", &self.session_id)
-            .field("call_id", &self.call_id)
+            .field("call_id", &self.call_id())
             .field("workspace", &self.workspace)
             .field("cancelled", &self.is_cancelled())
             .field("state", &self.state)

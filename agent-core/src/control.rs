@@ -1,8 +1,8 @@
 //! [`RunControl`]: cancelling a whole run, or one call of it, from outside.
 
+use crate::calls::TurnCalls;
 use crate::events::EventSink;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use tokio_util::sync::CancellationToken;
 
 /// A handle on a run, cheap to clone and safe to use from any task: cancel the run, or
@@ -19,56 +19,8 @@ struct Inner {
     // whole (one lock per turn, not per call); a call that ends is marked in its entry.
     // Several entries can share an id only if the model sent a duplicate, and those
     // are never run.
-    turns: Mutex<Vec<Arc<[CallEntry]>>>,
+    turns: Mutex<Vec<Arc<TurnCalls>>>,
     events: Option<EventSink>,
-}
-
-/// One call that can be cancelled while its turn is in progress.
-///
-/// Its token is made only when something waits on it (the tool, or the executor once
-/// the call has to wait): most calls finish at once and never need one, and making
-/// and dropping a token each takes a lock.
-#[derive(Debug)]
-pub(crate) struct CallEntry {
-    pub(crate) id: Arc<str>,
-    token: OnceLock<CancellationToken>,
-    cancelled: AtomicBool,
-    ended: AtomicBool,
-}
-
-impl CallEntry {
-    /// The call's token, made on first use (cancelled already if the call is).
-    pub(crate) fn token(&self) -> &CancellationToken {
-        let token = self.token.get_or_init(CancellationToken::new);
-        // Paired with `cancel`: whichever of the two runs second sees the other's
-        // write, so a cancellation is never lost between them.
-        if self.cancelled.load(Ordering::SeqCst) {
-            token.cancel();
-        }
-        token
-    }
-
-    /// Cancels the call: its token, now or when it is made.
-    pub(crate) fn cancel(&self) {
-        self.cancelled.store(true, Ordering::SeqCst);
-        if let Some(token) = self.token.get() {
-            token.cancel();
-        }
-    }
-
-    /// Whether the call was cancelled.
-    pub(crate) fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::SeqCst)
-    }
-
-    /// The call ended: it can no longer be cancelled.
-    pub(crate) fn end(&self) {
-        self.ended.store(true, Ordering::Release);
-    }
-
-    fn is_active(&self) -> bool {
-        !self.ended.load(Ordering::Acquire)
-    }
 }
 
 impl RunControl {
@@ -95,7 +47,7 @@ impl RunControl {
     /// Cancels the run: every call in flight is cancelled and the run stops.
     pub fn cancel_run(&self) {
         self.inner.run.cancel();
-        for call in self.turns().iter().flat_map(|turn| turn.iter()) {
+        for (_, call) in self.turns().iter().flat_map(|turn| turn.iter()) {
             call.cancel();
         }
     }
@@ -117,9 +69,9 @@ impl RunControl {
         let found = turns
             .iter()
             .flat_map(|turn| turn.iter())
-            .find(|call| call.is_active() && &*call.id == call_id);
+            .find(|(id, call)| call.is_active() && *id == call_id);
         match found {
-            Some(call) => {
+            Some((_, call)) => {
                 call.cancel();
                 true
             }
@@ -132,41 +84,31 @@ impl RunControl {
         self.turns()
             .iter()
             .flat_map(|turn| turn.iter())
-            .filter(|call| call.is_active())
-            .map(|call| call.id.to_string())
+            .filter(|(_, call)| call.is_active())
+            .map(|(id, _)| id.to_owned())
             .collect()
     }
 
-    /// A cancellable entry for the call `call_id`, to register with its turn.
-    pub(crate) fn entry(&self, call_id: &str) -> CallEntry {
-        CallEntry {
-            id: Arc::from(call_id),
-            token: OnceLock::new(),
-            cancelled: AtomicBool::new(false),
-            ended: AtomicBool::new(false),
-        }
-    }
-
     /// Makes a turn's calls cancellable, until [`RunControl::unregister_turn`].
-    pub(crate) fn register_turn(&self, calls: Arc<[CallEntry]>) {
+    pub(crate) fn register_turn(&self, calls: Arc<TurnCalls>) {
         let mut turns = self.turns();
         // Checked under the lock `cancel_run` takes after cancelling the run token, so
         // a turn registered while the run is cancelled cannot miss it.
         if self.inner.run.is_cancelled() {
-            calls.iter().for_each(CallEntry::cancel);
+            calls.iter().for_each(|(_, call)| call.cancel());
         }
         turns.push(calls);
     }
 
     /// The turn ended: none of its calls can be cancelled any more.
-    pub(crate) fn unregister_turn(&self, calls: &Arc<[CallEntry]>) {
+    pub(crate) fn unregister_turn(&self, calls: &Arc<TurnCalls>) {
         let mut turns = self.turns();
         if let Some(at) = turns.iter().position(|turn| Arc::ptr_eq(turn, calls)) {
             turns.swap_remove(at);
         }
     }
 
-    fn turns(&self) -> std::sync::MutexGuard<'_, Vec<Arc<[CallEntry]>>> {
+    fn turns(&self) -> std::sync::MutexGuard<'_, Vec<Arc<TurnCalls>>> {
         // The list holds no invariant a panic could break, so a poisoned lock is usable.
         self.inner
             .turns

@@ -36,6 +36,7 @@
 
 mod agent;
 mod args;
+mod calls;
 mod config;
 mod content;
 mod context;

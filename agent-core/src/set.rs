@@ -282,6 +282,16 @@ impl ToolSet {
         tool.call(args, &self.context_for(ctx)).await
     }
 
+    /// The position, in registration order, of the tool named `name`.
+    pub(crate) fn position(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+
+    /// The tool at `position` (see [`position`](Self::position)).
+    pub(crate) fn tool_at(&self, position: usize) -> &Arc<dyn Tool> {
+        &self.entries[position].tool
+    }
+
     fn entry(&self, name: &str) -> Option<&Entry> {
         self.index.get(name).map(|&i| &self.entries[i])
     }

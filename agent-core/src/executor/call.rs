@@ -1,19 +1,18 @@
 //! One call, from its permits to its result: the task, the timeout, cancellation,
 //! retries, validation, the budget, the span and the events.
 
+use crate::calls::{CallEntry, TurnCalls};
 use crate::content::Content;
-use crate::context::{CallReporter, ToolContext};
-use crate::control::CallEntry;
+use crate::context::ToolContext;
 use crate::error::{ToolError, ToolErrorKind};
 use crate::events::{AgentEvent, Sinks};
 use crate::llm::ToolCall;
 use crate::tool::{ErrorPolicy, Tool};
 use crate::truncate::truncate_output;
 use serde_json::Value;
-use std::any::{Any, TypeId};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 use tokio::sync::{Semaphore, SemaphorePermit};
@@ -21,7 +20,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::batch::CatchUnwind;
-use super::{NextTurn, ToolCallResult, ToolOutcome};
+use super::{ToolCallResult, ToolOutcome};
 
 /// One call, ready to run. It owns what it needs, so a batch of calls can be driven
 /// by a task of its own, and moved to another (see `batch.rs`).
@@ -30,7 +29,7 @@ pub(super) struct Job {
     pub(super) tool: Arc<dyn Tool>,
     pub(super) policy: ErrorPolicy,
     /// The turn's registrations with the run's control; this call's is at `at`.
-    pub(super) entries: Arc<[CallEntry]>,
+    pub(super) entries: Arc<TurnCalls>,
     pub(super) at: usize,
     /// In acquisition order: exclusion group, per-tool limit, global limit.
     pub(super) permits: [Option<Arc<Semaphore>>; 3],
@@ -46,7 +45,7 @@ pub(super) struct Job {
 
 impl Job {
     pub(super) fn entry(&self) -> &CallEntry {
-        &self.entries[self.at]
+        self.entries.get(self.at)
     }
 }
 
@@ -164,7 +163,7 @@ pub(super) fn drive(job: Job) -> impl Future<Output = ToolCallResult> + Send + '
 async fn run_call(job: &mut Job, span: &tracing::Span) -> ToolCallResult {
     let call = &job.call;
     let tool = &job.tool;
-    let entry = &job.entries[job.at];
+    let entry = job.entries.get(job.at);
     let timeout_ms = job.timeout_ms;
     let sinks = &job.sinks;
     // Arguments the tool could not decode are the model's mistake: they follow the
@@ -182,7 +181,8 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> ToolCallResult {
             *slot = Some(permit);
             continue;
         }
-        let waited = async {
+        // Boxed: the wait is no part of the many calls that never need it.
+        let waited = Box::pin(async {
             tokio::select! {
                 biased;
                 () = entry.token().cancelled() => Err(ToolError::cancelled(name)),
@@ -191,7 +191,7 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> ToolCallResult {
                     ToolError::execution("the concurrency limiter was shut down")
                 }),
             }
-        }
+        })
         .await;
         match waited {
             Ok(permit) => *slot = Some(permit),
@@ -226,36 +226,24 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> ToolCallResult {
     });
     let started = Instant::now();
     let mut retries_left = job.retries;
-    // Made only now, so that a call waiting for its permits holds no allocations of
-    // its own: a turn of many calls under a small limit has most of them waiting.
-    let reporter = Arc::new(Reporter {
-        tool: tool.clone(),
-        sinks: sinks.clone(),
-        context: Mutex::new(None),
-        next_turn: OnceLock::new(),
-    });
     let mut attempt_started = started;
     let outcome = loop {
         // Each attempt of a call that may be retried has its own token, so a timed-out
         // attempt's cancellation does not reach the next one, while cancelling the
         // call reaches every attempt. A call run once uses the call's token itself.
         let own_token = (retries_left > 0).then(|| entry.token().child_token());
-        let ctx = job.base.for_call(
-            entry.id.clone(),
-            &job.entries,
-            job.at,
-            own_token,
-            reporter.clone(),
-        );
+        let ctx = job.base.for_call(&job.entries, job.at, own_token);
         let deadline = attempt_started + Duration::from_millis(timeout_ms);
-        let outcome = attempt(
+        // Boxed, which keeps the call's own future small enough for the allocator's
+        // fast path (both then are).
+        let outcome = Box::pin(attempt(
             tool,
             &call.arguments,
             ctx,
             job.max_output_chars,
             deadline,
             timeout_ms,
-        )
+        ))
         .await;
         match &outcome {
             Err(error)
@@ -276,8 +264,7 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> ToolCallResult {
         }
     };
     drop(held);
-    let context_update = reporter.take_context();
-    let next_turn = reporter.next_turn.get().and_then(NextTurn::take);
+    let (context_update, next_turn) = entry.take_reports();
     let mut result = finish(
         span,
         sinks,
@@ -355,51 +342,5 @@ pub(super) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
         text.clone()
     } else {
         "a non-text panic payload".to_owned()
-    }
-}
-
-/// What the executor installs in each call's context; it also keeps the last
-/// application context the call set.
-struct Reporter {
-    pub(super) tool: Arc<dyn Tool>,
-    pub(super) sinks: Sinks,
-    pub(super) context: Mutex<Option<Value>>,
-    /// Made when the tool first asks for it.
-    pub(super) next_turn: OnceLock<NextTurn>,
-}
-
-impl Reporter {
-    fn take_context(&self) -> Option<Value> {
-        self.context
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-    }
-}
-
-impl CallReporter for Reporter {
-    fn progress(&self, call_id: &str, value: Value) -> Result<(), ToolError> {
-        self.tool
-            .validate_progress(&value)
-            .map_err(|reason| ToolError::execution(format!("Invalid tool progress: {reason}")))?;
-        self.sinks.emit_with(|| AgentEvent::ToolProgress {
-            call_id: call_id.to_owned(),
-            name: self.tool.name().to_owned(),
-            value,
-        });
-        Ok(())
-    }
-
-    fn set_context(&self, call_id: &str, value: Value) {
-        self.sinks.emit_with(|| AgentEvent::ContextSet {
-            call_id: call_id.to_owned(),
-            value: value.clone(),
-        });
-        *self.context.lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
-    }
-
-    fn state(&self, type_id: TypeId) -> Option<&(dyn Any + Send + Sync)> {
-        (type_id == TypeId::of::<NextTurn>())
-            .then(|| self.next_turn.get_or_init(NextTurn::default) as _)
     }
 }

@@ -53,7 +53,7 @@ impl NextTurn {
             .insert(key.into(), value);
     }
 
-    pub(super) fn take(&self) -> Option<Map<String, Value>> {
+    pub(crate) fn take(&self) -> Option<Map<String, Value>> {
         let params = std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner));
         (!params.is_empty()).then_some(params)
     }

@@ -37,10 +37,11 @@ pub use outcome::{ToolCallResult, ToolOutcome, error_content};
 pub use turn::TurnContext;
 
 use crate::args::json_kind;
+use crate::calls::TurnCalls;
 use crate::config::{ParallelRule, ToolConfig};
 use crate::content::Content;
 use crate::context::{ActivationContext, ToolContext};
-use crate::control::{CallEntry, RunControl};
+use crate::control::RunControl;
 use crate::error::{ToolError, ToolErrorKind};
 use crate::events::Sinks;
 use crate::llm::ToolCall;
@@ -66,14 +67,22 @@ pub struct Executor {
     approval: Option<ApprovalFn>,
     on_tool_called: Option<CallHookFn>,
     on_response_received: Option<ResponseHookFn>,
-    limits: Arc<Limits>,
+    /// One per tool, in the set's order.
+    facts: Arc<[ToolFacts]>,
 }
 
-/// The semaphores behind the concurrency rules, built once from the tools' declarations.
-struct Limits {
-    global: Arc<Semaphore>,
-    per_tool: HashMap<&'static str, Arc<Semaphore>>,
-    groups: HashMap<String, Arc<Semaphore>>,
+/// What the executor needs of a tool's declarations (and the config), read once when
+/// the executor is made rather than through several calls per call.
+struct ToolFacts {
+    exposure: ToolExposure,
+    external: bool,
+    destructive: bool,
+    parallel: bool,
+    retries: u32,
+    timeout_ms: u64,
+    policy: ErrorPolicy,
+    /// In acquisition order: exclusion group, per-tool limit, global limit.
+    permits: [Option<Arc<Semaphore>>; 3],
 }
 
 impl fmt::Debug for Executor {
@@ -88,37 +97,65 @@ impl fmt::Debug for Executor {
 
 enum Plan {
     Done(Box<ToolCallResult>),
-    Run(Arc<dyn Tool>, ErrorPolicy),
+    /// Runs the tool at this position in the set.
+    Run(usize),
 }
 
 impl Executor {
     /// An executor for `tools` under `config`.
     pub fn new(tools: Arc<ToolSet>, config: ToolConfig) -> Self {
-        let mut per_tool = HashMap::new();
-        let mut groups = HashMap::new();
-        for tool in tools.iter() {
-            let concurrency = tool.concurrency();
-            if let Some(limit) = concurrency.max_in_flight {
-                per_tool.insert(tool.name(), Arc::new(Semaphore::new(limit.max(1))));
-            }
-            if let Some(group) = concurrency.exclusive_group {
-                groups
-                    .entry(group)
-                    .or_insert_with(|| Arc::new(Semaphore::new(1)));
-            }
-        }
-        let limits = Limits {
-            global: Arc::new(Semaphore::new(config.max_concurrency.max(1))),
-            per_tool,
-            groups,
-        };
+        let global = Arc::new(Semaphore::new(config.max_concurrency.max(1)));
+        let mut groups: HashMap<String, Arc<Semaphore>> = HashMap::new();
+        let facts = tools
+            .iter()
+            .map(|tool| {
+                let concurrency = tool.concurrency();
+                let hints = tool.annotations();
+                let group = concurrency.exclusive_group.map(|group| {
+                    groups
+                        .entry(group)
+                        .or_insert_with(|| Arc::new(Semaphore::new(1)))
+                        .clone()
+                });
+                let per_tool = concurrency
+                    .max_in_flight
+                    .map(|limit| Arc::new(Semaphore::new(limit.max(1))));
+                let parallel = match concurrency.sequential {
+                    Some(sequential) => !sequential,
+                    None => match config.parallel {
+                        ParallelRule::EffectHints => hints.is_read_only() || hints.is_idempotent(),
+                        ParallelRule::All => true,
+                        ParallelRule::None => false,
+                    },
+                };
+                // Retries apply only to tools stated read-only or idempotent: running
+                // any other tool twice could repeat a side effect.
+                let retries = if hints.is_read_only() || hints.is_idempotent() {
+                    config.max_retries
+                } else {
+                    0
+                };
+                ToolFacts {
+                    exposure: tool.exposure(),
+                    external: tool.is_external(),
+                    destructive: hints.is_destructive(),
+                    parallel,
+                    retries,
+                    timeout_ms: tool.timeout_ms().unwrap_or(config.default_tool_timeout_ms),
+                    policy: config.on_error.unwrap_or_else(|| tool.on_error()),
+                    // The fixed acquisition order (group, tool, global) is what keeps the
+                    // limits free of deadlock; see the module docs.
+                    permits: [group, per_tool, Some(global.clone())],
+                }
+            })
+            .collect();
         Self {
             tools,
             config: Arc::new(config),
             approval: None,
             on_tool_called: None,
             on_response_received: None,
-            limits: Arc::new(limits),
+            facts,
         }
     }
 
@@ -155,6 +192,15 @@ impl Executor {
     /// Whether `call` of `tool` must wait for approval: the application's rule first,
     /// then the tool's, then the destructive default.
     pub fn needs_approval(&self, call: &ToolCall, tool: &dyn Tool) -> bool {
+        self.approval_needed(call, tool, || tool.annotations().is_destructive())
+    }
+
+    fn approval_needed(
+        &self,
+        call: &ToolCall,
+        tool: &dyn Tool,
+        destructive: impl FnOnce() -> bool,
+    ) -> bool {
         let decided = self
             .approval
             .as_ref()
@@ -166,9 +212,7 @@ impl Executor {
         match decided {
             Approval::Required => true,
             Approval::NotRequired => false,
-            Approval::Unspecified => {
-                self.config.destructive_requires_approval && tool.annotations().is_destructive()
-            }
+            Approval::Unspecified => self.config.destructive_requires_approval && destructive(),
         }
     }
 
@@ -194,7 +238,7 @@ impl Executor {
                     }
                     results[index] = Some(*result);
                 }
-                Plan::Run(tool, policy) => to_run.push((index, tool, policy)),
+                Plan::Run(position) => to_run.push((index, position)),
             }
         }
         drop(seen);
@@ -222,7 +266,7 @@ impl Executor {
     async fn run(
         &self,
         calls: &[ToolCall],
-        to_run: Vec<(usize, Arc<dyn Tool>, ErrorPolicy)>,
+        to_run: Vec<(usize, usize)>,
         results: &mut [Option<ToolCallResult>],
         turn: &TurnContext,
     ) {
@@ -235,15 +279,20 @@ impl Executor {
         let base = Arc::new(self.tools.context_for(&base).into_owned());
         // Every runnable call is cancellable from now on, including those still queued
         // behind a batch.
-        let entries: Arc<[CallEntry]> = to_run
-            .iter()
-            .map(|(index, ..)| turn.control.entry(&calls[*index].id))
-            .collect();
+        let entries = Arc::new(TurnCalls::new(
+            to_run.iter().map(|&(index, position)| {
+                (
+                    calls[index].id.as_str(),
+                    self.tools.tool_at(position).clone(),
+                )
+            }),
+            turn.sinks.clone(),
+        ));
         let _registered = Registered::new(&turn.control, &entries);
         let mut batch = Batch::default();
-        for (at, (index, tool, policy)) in to_run.into_iter().enumerate() {
-            let job = self.job(&calls[index], tool, policy, &entries, at, &base, turn);
-            if self.runs_in_parallel(job.tool.as_ref()) {
+        for (at, (index, position)) in to_run.into_iter().enumerate() {
+            let job = self.job(&calls[index], position, &entries, at, &base, turn);
+            if self.facts[position].parallel {
                 batch.push(index, job, drive);
             } else {
                 std::mem::take(&mut batch)
@@ -311,9 +360,10 @@ impl Executor {
             let error = ToolError::unknown_tool(&call.name, offered.iter().map(String::as_str));
             return Plan::Done(Box::new(self.failed(call, error)));
         }
-        let tool = match self.tools.get(&call.name) {
+        let position = self.tools.position(&call.name);
+        let position = match position {
             // A direct tool is always callable: no activation context is needed.
-            Some(tool) if tool.exposure() == ToolExposure::Direct => tool.clone(),
+            Some(position) if self.facts[position].exposure == ToolExposure::Direct => position,
             _ => {
                 // Built at most once per turn, and only for tools that need it.
                 let activation = activation.get_or_insert_with(|| ActivationContext {
@@ -324,12 +374,19 @@ impl Executor {
                     },
                     workspace: turn.workspace.clone().unwrap_or_default(),
                 });
-                match self.tools.resolve(&call.name, activation).await {
-                    Ok(tool) => tool.clone(),
-                    Err(error) => return Plan::Done(Box::new(self.failed(call, error))),
+                match (self.tools.resolve(&call.name, activation).await, position) {
+                    (Ok(_), Some(position)) => position,
+                    (Err(error), _) => return Plan::Done(Box::new(self.failed(call, error))),
+                    // `resolve` found the tool, so it has a position; answer anyway.
+                    (Ok(_), None) => {
+                        let error = ToolError::unknown_tool(&call.name, std::iter::empty::<&str>());
+                        return Plan::Done(Box::new(self.failed(call, error)));
+                    }
                 }
             }
         };
+        let tool = self.tools.tool_at(position);
+        let facts = &self.facts[position];
         if !call.arguments.is_object() {
             let error = ToolError::invalid_arguments(format!(
                 "Invalid arguments: expected a JSON object, got {}",
@@ -337,10 +394,12 @@ impl Executor {
             ));
             return Plan::Done(Box::new(self.failed(call, error)));
         }
-        let policy = self.policy_for(tool.as_ref());
-        let pending = if tool.is_external() {
+        let policy = facts.policy;
+        let pending = if facts.external {
             Some(ToolOutcome::PendingExternal)
-        } else if !turn.approved.contains(&call.id) && self.needs_approval(call, tool.as_ref()) {
+        } else if !turn.approved.contains(&call.id)
+            && self.approval_needed(call, tool.as_ref(), || facts.destructive)
+        {
             Some(ToolOutcome::PendingApproval)
         } else {
             match self
@@ -369,7 +428,7 @@ impl Executor {
                 context_update: None,
                 next_turn: None,
             })),
-            None => Plan::Run(tool, policy),
+            None => Plan::Run(position),
         }
     }
 
@@ -392,31 +451,6 @@ impl Executor {
         }
     }
 
-    fn runs_in_parallel(&self, tool: &dyn Tool) -> bool {
-        match tool.concurrency().sequential {
-            Some(sequential) => !sequential,
-            None => match self.config.parallel {
-                ParallelRule::EffectHints => {
-                    let hints = tool.annotations();
-                    hints.is_read_only() || hints.is_idempotent()
-                }
-                ParallelRule::All => true,
-                ParallelRule::None => false,
-            },
-        }
-    }
-
-    /// Retries apply only to tools stated read-only or idempotent: running any other
-    /// tool twice could repeat a side effect.
-    fn retries_for(&self, tool: &dyn Tool) -> u32 {
-        let hints = tool.annotations();
-        if hints.is_read_only() || hints.is_idempotent() {
-            self.config.max_retries
-        } else {
-            0
-        }
-    }
-
     fn budget(&self, content: Vec<Content>) -> Vec<Content> {
         match self.config.max_output_chars {
             Some(max) => truncate_output(content, max),
@@ -424,42 +458,25 @@ impl Executor {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn job(
         &self,
         call: &ToolCall,
-        tool: Arc<dyn Tool>,
-        policy: ErrorPolicy,
-        entries: &Arc<[CallEntry]>,
+        position: usize,
+        entries: &Arc<TurnCalls>,
         at: usize,
         base: &Arc<ToolContext>,
         turn: &TurnContext,
     ) -> Job {
-        let concurrency = tool.concurrency();
-        let retries = self.retries_for(tool.as_ref());
-        // The fixed acquisition order (group, tool, global) is what keeps the limits
-        // free of deadlock; see the module docs.
-        let permits = [
-            concurrency
-                .exclusive_group
-                .as_ref()
-                .and_then(|g| self.limits.groups.get(g))
-                .cloned(),
-            self.limits.per_tool.get(tool.name()).cloned(),
-            Some(self.limits.global.clone()),
-        ];
-        let timeout_ms = tool
-            .timeout_ms()
-            .unwrap_or(self.config.default_tool_timeout_ms);
+        let facts = &self.facts[position];
         Job {
             call: call.clone(),
-            tool,
-            policy,
+            tool: self.tools.tool_at(position).clone(),
+            policy: facts.policy,
             entries: entries.clone(),
             at,
-            permits,
-            timeout_ms,
-            retries,
+            permits: facts.permits.clone(),
+            timeout_ms: facts.timeout_ms,
+            retries: facts.retries,
             base: base.clone(),
             max_output_chars: self.config.max_output_chars,
             on_invalid_arguments: self.config.on_invalid_arguments,
@@ -472,11 +489,11 @@ impl Executor {
 /// ends, dropped mid-turn included, so no stale id stays cancellable.
 struct Registered<'a> {
     control: &'a RunControl,
-    entries: &'a Arc<[CallEntry]>,
+    entries: &'a Arc<TurnCalls>,
 }
 
 impl<'a> Registered<'a> {
-    fn new(control: &'a RunControl, entries: &'a Arc<[CallEntry]>) -> Self {
+    fn new(control: &'a RunControl, entries: &'a Arc<TurnCalls>) -> Self {
         control.register_turn(entries.clone());
         Self { control, entries }
     }
@@ -530,7 +547,7 @@ impl<F: Future<Output = ToolCallResult> + Send + 'static> Batch<F> {
         self,
         calls: &[ToolCall],
         results: &mut [Option<ToolCallResult>],
-        entries: &[CallEntry],
+        entries: &TurnCalls,
         sinks: &Sinks,
     ) {
         if self.futures.is_empty() {
@@ -552,7 +569,7 @@ impl<F: Future<Output = ToolCallResult> + Send + 'static> Batch<F> {
                 // A poll of the tool outlived its timeout (it blocks its thread): the
                 // call is answered now, and dropped when that poll returns.
                 Outcome::Stalled => {
-                    entries[slot.at].cancel();
+                    entries.get(slot.at).cancel();
                     ToolError::timeout(&call.name, slot.timeout_ms)
                 }
                 // `drive` is our code and does not panic (the tool's panics are caught
@@ -562,7 +579,7 @@ impl<F: Future<Output = ToolCallResult> + Send + 'static> Batch<F> {
                     call::panic_message(panic)
                 )),
             };
-            entries[slot.at].end();
+            entries.get(slot.at).end();
             let result = ToolCallResult {
                 call: call.clone(),
                 outcome: ToolOutcome::Err(error),

@@ -1,0 +1,169 @@
+//! [`TurnCalls`]: the calls of one turn while it runs — what cancelling one by id needs
+//! (its id, its token) and what a running call's context reaches through it (its id,
+//! token, progress, application context and next-turn parameters).
+//!
+//! Kept per turn rather than per call: a call's context holds the turn and an index,
+//! so running a call allocates nothing for its id, token or reporting.
+
+use crate::error::ToolError;
+use crate::events::{AgentEvent, Sinks};
+use crate::executor::NextTurn;
+use crate::tool::Tool;
+use serde_json::Value;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use tokio_util::sync::CancellationToken;
+
+/// The calls of one turn that run (or wait to), in the executor's order.
+pub(crate) struct TurnCalls {
+    /// Every call's id, one after another; each call knows its range.
+    ids: String,
+    calls: Box<[CallEntry]>,
+    sinks: Sinks,
+}
+
+/// One call of a turn.
+pub(crate) struct CallEntry {
+    id: Range<usize>,
+    tool: Arc<dyn Tool>,
+    /// Made only when something waits on it (the tool, or the executor once the call
+    /// has to wait): most calls finish at once and never need one, and making and
+    /// dropping a token each takes a lock.
+    token: OnceLock<CancellationToken>,
+    cancelled: AtomicBool,
+    ended: AtomicBool,
+    /// The last application context the call set.
+    context: Mutex<Option<Value>>,
+    /// Made when the tool first asks for it.
+    next_turn: OnceLock<NextTurn>,
+}
+
+impl std::fmt::Debug for TurnCalls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.iter().map(|(id, _)| id))
+            .finish()
+    }
+}
+
+impl TurnCalls {
+    /// The turn's calls, each given by its id and its tool; events go to `sinks`.
+    pub(crate) fn new<'a>(
+        calls: impl ExactSizeIterator<Item = (&'a str, Arc<dyn Tool>)>,
+        sinks: Sinks,
+    ) -> Self {
+        let mut ids = String::new();
+        let mut entries = Vec::with_capacity(calls.len());
+        for (id, tool) in calls {
+            let start = ids.len();
+            ids.push_str(id);
+            entries.push(CallEntry {
+                id: start..ids.len(),
+                tool,
+                token: OnceLock::new(),
+                cancelled: AtomicBool::new(false),
+                ended: AtomicBool::new(false),
+                context: Mutex::new(None),
+                next_turn: OnceLock::new(),
+            });
+        }
+        Self {
+            ids,
+            calls: entries.into(),
+            sinks,
+        }
+    }
+
+    /// The call at `at`.
+    pub(crate) fn get(&self, at: usize) -> &CallEntry {
+        &self.calls[at]
+    }
+
+    /// The id of the call at `at`.
+    pub(crate) fn id(&self, at: usize) -> &str {
+        &self.ids[self.calls[at].id.clone()]
+    }
+
+    /// Every call, with its id.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &CallEntry)> {
+        self.calls
+            .iter()
+            .map(|call| (&self.ids[call.id.clone()], call))
+    }
+
+    /// Publishes a progress value of the call at `at`, once its tool accepts it.
+    pub(crate) fn progress(&self, at: usize, value: Value) -> Result<(), ToolError> {
+        let call = &self.calls[at];
+        call.tool
+            .validate_progress(&value)
+            .map_err(|reason| ToolError::execution(format!("Invalid tool progress: {reason}")))?;
+        self.sinks.emit_with(|| AgentEvent::ToolProgress {
+            call_id: self.id(at).to_owned(),
+            name: call.tool.name().to_owned(),
+            value,
+        });
+        Ok(())
+    }
+
+    /// Records (and publishes) the application context the call at `at` set.
+    pub(crate) fn set_context(&self, at: usize, value: Value) {
+        self.sinks.emit_with(|| AgentEvent::ContextSet {
+            call_id: self.id(at).to_owned(),
+            value: value.clone(),
+        });
+        *lock(&self.calls[at].context) = Some(value);
+    }
+}
+
+impl CallEntry {
+    /// The call's token, made on first use (cancelled already if the call is).
+    pub(crate) fn token(&self) -> &CancellationToken {
+        let token = self.token.get_or_init(CancellationToken::new);
+        // Paired with `cancel`: whichever of the two runs second sees the other's
+        // write, so a cancellation is never lost between them.
+        if self.cancelled.load(Ordering::SeqCst) {
+            token.cancel();
+        }
+        token
+    }
+
+    /// Cancels the call: its token, now or when it is made.
+    pub(crate) fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        if let Some(token) = self.token.get() {
+            token.cancel();
+        }
+    }
+
+    /// Whether the call was cancelled.
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// The call ended: it can no longer be cancelled.
+    pub(crate) fn end(&self) {
+        self.ended.store(true, Ordering::Release);
+    }
+
+    /// Whether the call can still be cancelled.
+    pub(crate) fn is_active(&self) -> bool {
+        !self.ended.load(Ordering::Acquire)
+    }
+
+    /// The next-turn parameters of the call, made on first use.
+    pub(crate) fn next_turn(&self) -> &NextTurn {
+        self.next_turn.get_or_init(NextTurn::default)
+    }
+
+    /// What the call left for the next turn: its application context and parameters.
+    pub(crate) fn take_reports(&self) -> (Option<Value>, Option<serde_json::Map<String, Value>>) {
+        let context = lock(&self.context).take();
+        (context, self.next_turn.get().and_then(NextTurn::take))
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A value slot holds no invariant a panic could break.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
