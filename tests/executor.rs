@@ -152,6 +152,56 @@ async fn a_tool_blocking_its_thread_does_not_hold_up_its_neighbours() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_computing_in_one_long_poll_finishes_while_its_neighbours_go_on_without_it() {
+    // Works for 400 ms without yielding (as CPU-bound code does), within its timeout.
+    let heavy = FnTool::new("heavy", |_, _| async {
+        std::thread::sleep(Duration::from_millis(400));
+        Ok(vec![Content::text("computed")])
+    })
+    .read_only()
+    .timeout_ms(5_000);
+    let finished = Arc::new(Mutex::new(Vec::new()));
+    let log = finished.clone();
+    let quick = FnTool::new("quick", move |_, _| {
+        let log = log.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            log.lock().unwrap().push(std::time::Instant::now());
+            Ok(vec![Content::text("done")])
+        }
+    })
+    .read_only();
+    let exec = executor(vec![heavy, quick], ToolConfig::default());
+    let calls = [
+        call("h", "heavy"),
+        call("q1", "quick"),
+        call("q2", "quick"),
+        call("q3", "quick"),
+    ];
+    let started = std::time::Instant::now();
+    let results = exec.execute(&calls, &TurnContext::new()).await;
+    let elapsed = started.elapsed();
+    assert_eq!(
+        first_text(results[0].outcome.content().unwrap()),
+        "computed"
+    );
+    for result in &results[1..] {
+        assert_eq!(first_text(result.outcome.content().unwrap()), "done");
+    }
+    assert!(elapsed >= Duration::from_millis(400), "took {elapsed:?}");
+    // Moved off the busy driver, the quick calls finish long before the heavy one.
+    let finished = finished.lock().unwrap();
+    assert_eq!(finished.len(), 3);
+    for at in finished.iter() {
+        let after = at.duration_since(started);
+        assert!(
+            after < Duration::from_millis(300),
+            "a quick call ended after {after:?}"
+        );
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_default_timeout_comes_from_the_config() {
     let slow = FnTool::new("slow", |_, _| async {

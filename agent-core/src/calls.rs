@@ -167,3 +167,36 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A value slot holds no invariant a panic could break.
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::TurnCalls;
+    use crate::events::Sinks;
+    use crate::tool::ExternalTool;
+    use std::sync::Arc;
+
+    fn turn(ids: &[&str]) -> TurnCalls {
+        let tool: Arc<dyn crate::Tool> =
+            Arc::new(ExternalTool::new("t", "t", serde_json::json!({})));
+        TurnCalls::new(ids.iter().map(|id| (*id, tool.clone())), Sinks::default())
+    }
+
+    #[test]
+    fn ids_are_kept_apart() {
+        let calls = turn(&["a", "", "call_2"]);
+        let ids: Vec<&str> = calls.iter().map(|(id, _)| id).collect();
+        assert_eq!(ids, ["a", "", "call_2"]);
+        assert_eq!(calls.id(2), "call_2");
+    }
+
+    #[test]
+    fn a_token_made_after_the_cancellation_is_cancelled_and_one_made_before_is_too() {
+        let calls = turn(&["late", "early"]);
+        calls.get(0).cancel();
+        assert!(calls.get(0).token().is_cancelled());
+        let early = calls.get(1).token().clone();
+        assert!(!early.is_cancelled());
+        calls.get(1).cancel();
+        assert!(early.is_cancelled() && calls.get(1).is_cancelled());
+    }
+}
