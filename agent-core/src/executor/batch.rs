@@ -17,7 +17,7 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -137,8 +137,9 @@ struct Cell<F: Future> {
     /// Set by whoever answers the call first: the driver, a moved task, or the
     /// watchdog giving up on it.
     answered: AtomicBool,
-    waker: Waker,
-    wake: Arc<SlotWake>,
+    /// Made at the future's first `Pending`: most finish in their first poll, which
+    /// is given a no-op waker and needs none.
+    waker: OnceLock<Waker>,
 }
 
 enum State<F: Future> {
@@ -158,23 +159,15 @@ where
     fn new(futures: Vec<Pin<Box<F>>>) -> Self {
         let wakes = Arc::new(Wakes {
             queue: Mutex::new((0..futures.len()).collect()),
+            queued: (0..futures.len()).map(|_| AtomicBool::new(true)).collect(),
             driver: Mutex::new(None),
         });
         let cells: Box<[Cell<F>]> = futures
             .into_iter()
-            .enumerate()
-            .map(|(index, future)| {
-                let wake = Arc::new(SlotWake {
-                    index,
-                    queued: AtomicBool::new(true),
-                    wakes: wakes.clone(),
-                });
-                Cell {
-                    state: Mutex::new(State::Driven(future)),
-                    answered: AtomicBool::new(false),
-                    waker: Waker::from(wake.clone()),
-                    wake,
-                }
+            .map(|future| Cell {
+                state: Mutex::new(State::Driven(future)),
+                answered: AtomicBool::new(false),
+                waker: OnceLock::new(),
             })
             .collect();
         Self {
@@ -235,15 +228,32 @@ where
 
     fn poll_one(&self, index: usize) {
         let cell = &self.cells[index];
-        cell.wake.queued.store(false, Ordering::Release);
+        self.wakes.queued[index].store(false, Ordering::Release);
         let mut state = lock(&cell.state);
         let State::Driven(future) = &mut *state else {
             return;
         };
         self.polling.store(index, Ordering::Release);
         self.polls.fetch_add(1, Ordering::AcqRel);
-        let mut cx = Context::from_waker(&cell.waker);
-        let polled = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
+        let polled = catch_unwind(AssertUnwindSafe(|| match cell.waker.get() {
+            Some(waker) => future.as_mut().poll(&mut Context::from_waker(waker)),
+            None => match future
+                .as_mut()
+                .poll(&mut Context::from_waker(Waker::noop()))
+            {
+                // Polled again with a real waker, which is what it registers now.
+                Poll::Pending => {
+                    let waker = cell.waker.get_or_init(|| {
+                        Waker::from(Arc::new(SlotWake {
+                            index,
+                            wakes: self.wakes.clone(),
+                        }))
+                    });
+                    future.as_mut().poll(&mut Context::from_waker(waker))
+                }
+                ready => ready,
+            },
+        }));
         self.polls.fetch_add(1, Ordering::AcqRel);
         match polled {
             Ok(Poll::Pending) if !cell.answered.load(Ordering::Acquire) => {}
@@ -318,13 +328,14 @@ where
 /// Which futures were woken since the driver last looked, and the driver to wake.
 struct Wakes {
     queue: Mutex<Vec<usize>>,
+    /// Whether each future is in `queue` already.
+    queued: Box<[AtomicBool]>,
     driver: Mutex<Option<Waker>>,
 }
 
 /// The waker of the future at `index`.
 struct SlotWake {
     index: usize,
-    queued: AtomicBool,
     wakes: Arc<Wakes>,
 }
 
@@ -334,7 +345,7 @@ impl Wake for SlotWake {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        if self.queued.swap(true, Ordering::AcqRel) {
+        if self.wakes.queued[self.index].swap(true, Ordering::AcqRel) {
             return;
         }
         lock(&self.wakes.queue).push(self.index);
