@@ -173,11 +173,17 @@ impl McpServer {
         let tools = &self.shared.tools;
         let call_id = request_id_text(&context.id);
         let base = ToolContext::new(session_id(&context)).with_call_id(call_id.clone());
-        let activation = tools.activation_context(&base);
-        let tool = match tools.resolve(&request.name, &activation).await {
-            Ok(tool) => tool.clone(),
-            // MCP: an unknown tool is a protocol error (-32602), not a tool result.
-            Err(error) => return Err(McpError::invalid_params(error.message().to_owned(), None)),
+        let tool = match tools.get(&request.name) {
+            // A direct tool is always callable: no activation context is needed (it
+            // lists every direct tool, so building it costs a string per tool).
+            Some(tool) if tool.exposure() == ToolExposure::Direct => tool.clone(),
+            _ => match tools.resolve(&request.name, &tools.activation_context(&base)).await {
+                Ok(tool) => tool.clone(),
+                // MCP: an unknown tool is a protocol error (-32602), not a tool result.
+                Err(error) => {
+                    return Err(McpError::invalid_params(error.message().to_owned(), None));
+                }
+            },
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
 
