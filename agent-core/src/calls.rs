@@ -75,6 +75,11 @@ impl TurnCalls {
         }
     }
 
+    /// How many calls the turn runs.
+    pub(crate) fn len(&self) -> usize {
+        self.calls.len()
+    }
+
     /// The call at `at`.
     pub(crate) fn get(&self, at: usize) -> &CallEntry {
         &self.calls[at]

@@ -177,7 +177,10 @@ impl McpServer {
             // A direct tool is always callable: no activation context is needed (it
             // lists every direct tool, so building it costs a string per tool).
             Some(tool) if tool.exposure() == ToolExposure::Direct => tool.clone(),
-            _ => match tools.resolve(&request.name, &tools.activation_context(&base)).await {
+            _ => match tools
+                .resolve(&request.name, &tools.activation_context(&base))
+                .await
+            {
                 Ok(tool) => tool.clone(),
                 // MCP: an unknown tool is a protocol error (-32602), not a tool result.
                 Err(error) => {

@@ -51,21 +51,31 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-/// Runs `futures` concurrently and returns each one's outcome, in order. `timeouts[i]`
-/// is how long a single poll of future `i` may block before it is given up
-/// ([`Outcome::Stalled`]); its ordinary timeout is the future's own business.
-pub(super) async fn run<F>(
-    futures: Vec<Pin<Box<F>>>,
+/// A future the batch runs.
+pub(super) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// Runs the futures `start` makes of `jobs` concurrently and returns each one's
+/// outcome, in order. `timeouts[i]` is how long a single poll of job `i`'s future may
+/// block before it is given up ([`Outcome::Stalled`]); its ordinary timeout is the
+/// future's own business.
+///
+/// A job becomes its future only when first polled, on the driver's thread: a call
+/// that finishes at once is then allocated, polled and freed in one go, which the
+/// allocator serves from its per-thread cache, where a batch of futures made up
+/// front would each take its slow path.
+pub(super) async fn run<J, T>(
+    jobs: Vec<J>,
+    start: fn(J) -> BoxFuture<T>,
     timeouts: Vec<Duration>,
-) -> Vec<Outcome<F::Output>>
+) -> Vec<Outcome<T>>
 where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
+    J: Send + 'static,
+    T: Send + 'static,
 {
-    if futures.is_empty() {
+    if jobs.is_empty() {
         return Vec::new();
     }
-    let shared = Arc::new(Shared::new(futures));
+    let shared = Arc::new(Shared::new(jobs, start));
     let _driver = AbortOnDrop(tokio::spawn(drive(shared.clone())));
     let mut moved: Vec<AbortOnDrop<()>> = Vec::new();
     let mut stalled = vec![false; timeouts.len()];
@@ -101,11 +111,7 @@ struct Watch {
 impl Watch {
     /// The index of the future whose poll has run since the last tick, with when it
     /// was first seen running, if the driver is in such a poll.
-    fn long_poll<F: Future>(
-        &mut self,
-        shared: &Shared<F>,
-        now: Instant,
-    ) -> Option<(usize, Instant)> {
+    fn long_poll<J, T>(&mut self, shared: &Shared<J, T>, now: Instant) -> Option<(usize, Instant)> {
         let seq = shared.polls.load(Ordering::Acquire);
         // Odd while a poll is in progress; a different number means the driver moved on.
         let in_poll = !seq.is_multiple_of(2);
@@ -120,8 +126,9 @@ impl Watch {
 }
 
 /// The batch, shared by its driver, its watchdog and the tasks calls are moved to.
-struct Shared<F: Future> {
-    cells: Box<[Cell<F>]>,
+struct Shared<J, T> {
+    cells: Box<[Cell<J, T>]>,
+    start: fn(J) -> BoxFuture<T>,
     wakes: Arc<Wakes>,
     /// Incremented when a poll starts and when it ends: odd while one is in progress.
     polls: AtomicU64,
@@ -132,8 +139,8 @@ struct Shared<F: Future> {
     done: Notify,
 }
 
-struct Cell<F: Future> {
-    state: Mutex<State<F>>,
+struct Cell<J, T> {
+    state: Mutex<State<J, T>>,
     /// Set by whoever answers the call first: the driver, a moved task, or the
     /// watchdog giving up on it.
     answered: AtomicBool,
@@ -142,30 +149,32 @@ struct Cell<F: Future> {
     waker: OnceLock<Waker>,
 }
 
-enum State<F: Future> {
+enum State<J, T> {
+    /// Not polled yet.
+    Waiting(J),
     /// Polled by the driver.
-    Driven(Pin<Box<F>>),
+    Driven(BoxFuture<T>),
     /// Moved to a task of its own.
     Moved,
-    Finished(Result<F::Output, Panic>),
+    Finished(Result<T, Panic>),
     Empty,
 }
 
-impl<F> Shared<F>
+impl<J, T> Shared<J, T>
 where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
+    J: Send + 'static,
+    T: Send + 'static,
 {
-    fn new(futures: Vec<Pin<Box<F>>>) -> Self {
+    fn new(jobs: Vec<J>, start: fn(J) -> BoxFuture<T>) -> Self {
         let wakes = Arc::new(Wakes {
-            queue: Mutex::new((0..futures.len()).collect()),
-            queued: (0..futures.len()).map(|_| AtomicBool::new(true)).collect(),
+            queue: Mutex::new((0..jobs.len()).collect()),
+            queued: (0..jobs.len()).map(|_| AtomicBool::new(true)).collect(),
             driver: Mutex::new(None),
         });
-        let cells: Box<[Cell<F>]> = futures
+        let cells: Box<[Cell<J, T>]> = jobs
             .into_iter()
-            .map(|future| Cell {
-                state: Mutex::new(State::Driven(future)),
+            .map(|job| Cell {
+                state: Mutex::new(State::Waiting(job)),
                 answered: AtomicBool::new(false),
                 waker: OnceLock::new(),
             })
@@ -173,6 +182,7 @@ where
         Self {
             unanswered: AtomicUsize::new(cells.len()),
             cells,
+            start,
             wakes,
             polls: AtomicU64::new(0),
             polling: AtomicUsize::new(0),
@@ -191,7 +201,7 @@ where
         true
     }
 
-    fn finish(&self, index: usize, state: &mut State<F>, output: Result<F::Output, Panic>) {
+    fn finish(&self, index: usize, state: &mut State<J, T>, output: Result<T, Panic>) {
         // A future that panicked may panic again when dropped; contain that too.
         let old = std::mem::replace(state, State::Empty);
         let _ = catch_unwind(AssertUnwindSafe(move || drop(old)));
@@ -230,6 +240,11 @@ where
         let cell = &self.cells[index];
         self.wakes.queued[index].store(false, Ordering::Release);
         let mut state = lock(&cell.state);
+        if matches!(*state, State::Waiting(_))
+            && let State::Waiting(job) = std::mem::replace(&mut *state, State::Empty)
+        {
+            *state = State::Driven((self.start)(job));
+        }
         let State::Driven(future) = &mut *state else {
             return;
         };
@@ -277,11 +292,13 @@ where
             let Ok(mut state) = cell.state.try_lock() else {
                 continue;
             };
-            if !matches!(*state, State::Driven(_)) {
-                continue;
-            }
-            let State::Driven(future) = std::mem::replace(&mut *state, State::Moved) else {
-                continue;
+            let future = match std::mem::replace(&mut *state, State::Moved) {
+                State::Driven(future) => future,
+                State::Waiting(job) => (self.start)(job),
+                other => {
+                    *state = other;
+                    continue;
+                }
             };
             drop(state);
             let shared = self.clone();
@@ -295,7 +312,7 @@ where
 
     /// Every outcome, once all are answered. A stalled future's cell is not touched:
     /// the driver may still be inside its poll, holding it.
-    fn take_outcomes(&self, stalled: &[bool]) -> Vec<Outcome<F::Output>> {
+    fn take_outcomes(&self, stalled: &[bool]) -> Vec<Outcome<T>> {
         self.cells
             .iter()
             .zip(stalled)
@@ -316,10 +333,10 @@ where
 }
 
 /// The driver task: polls the batch until every future is answered.
-async fn drive<F>(shared: Arc<Shared<F>>)
+async fn drive<J, T>(shared: Arc<Shared<J, T>>)
 where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
+    J: Send + 'static,
+    T: Send + 'static,
 {
     let mut batch = Vec::new();
     std::future::poll_fn(|cx| shared.poll_driver(cx, &mut batch)).await;
@@ -379,7 +396,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Outcome, run};
+    use super::{BoxFuture, Outcome, run};
+
+    fn identity<T>(future: BoxFuture<T>) -> BoxFuture<T> {
+        future
+    }
     use std::time::Duration;
 
     fn summary<T: Copy>(outcomes: Vec<Outcome<T>>) -> Vec<Option<T>> {
@@ -404,34 +425,37 @@ mod tests {
                 i * 10
             })
             .collect();
-        let futures = futures.into_iter().map(Box::pin).collect();
-        let outcomes = run(futures, vec![Duration::from_secs(5); 3]).await;
+        let futures = futures
+            .into_iter()
+            .map(|f| Box::pin(f) as BoxFuture<usize>)
+            .collect();
+        let outcomes = run(futures, identity, vec![Duration::from_secs(5); 3]).await;
         assert!(matches!(outcomes[2], Outcome::Panicked(_)));
         assert_eq!(summary(outcomes), vec![Some(0), Some(10), None]);
     }
 
     #[tokio::test]
     async fn an_empty_batch_is_done_at_once() {
-        let outcomes = run(Vec::<Pin<Box<std::future::Ready<()>>>>::new(), Vec::new()).await;
+        let outcomes = run(Vec::<BoxFuture<()>>::new(), identity, Vec::new()).await;
         assert!(outcomes.is_empty());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_poll_that_blocks_is_given_up_and_its_neighbours_move_on() {
         let started = std::time::Instant::now();
-        type Boxed = Pin<Box<dyn Future<Output = u32> + Send>>;
-        let futures: Vec<Pin<Box<Boxed>>> = vec![
-            Box::pin(Box::pin(async {
+        let futures: Vec<BoxFuture<u32>> = vec![
+            Box::pin(async {
                 std::thread::sleep(Duration::from_millis(800));
                 1
-            })),
-            Box::pin(Box::pin(async {
+            }),
+            Box::pin(async {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 2
-            })),
+            }),
         ];
         let outcomes = run(
             futures,
+            identity,
             vec![Duration::from_millis(100), Duration::from_secs(5)],
         )
         .await;
@@ -440,7 +464,4 @@ mod tests {
         assert_eq!(summary(outcomes)[1], Some(2));
         assert!(elapsed < Duration::from_millis(600), "took {elapsed:?}");
     }
-
-    use std::future::Future;
-    use std::pin::Pin;
 }

@@ -146,7 +146,10 @@ fn announce(span: &tracing::Span, sinks: &Sinks, result: &ToolCallResult, durati
 /// Runs one call: permits, then the tool in its own task under timeout and
 /// cancellation (and retries), then validation and the budget. Inside a `tool_call`
 /// span.
-pub(super) fn drive(job: Job) -> impl Future<Output = ToolCallResult> + Send + 'static {
+///
+/// The result is boxed where it is made: it is large, and on its way out it passes
+/// through several futures and the batch.
+pub(super) fn drive(job: Job) -> impl Future<Output = Box<ToolCallResult>> + Send + 'static {
     let span = call_span(&job.call);
     let inner = span.clone();
     // The job is kept in one place and borrowed from there: an `async fn` taking it by
@@ -160,7 +163,7 @@ pub(super) fn drive(job: Job) -> impl Future<Output = ToolCallResult> + Send + '
     .instrument(span)
 }
 
-async fn run_call(job: &mut Job, span: &tracing::Span) -> ToolCallResult {
+async fn run_call(job: &mut Job, span: &tracing::Span) -> Box<ToolCallResult> {
     let call = &job.call;
     let tool = &job.tool;
     let entry = job.entries.get(job.at);
@@ -310,7 +313,7 @@ fn finish(
     policies: Policies,
     context_update: Option<Value>,
     elapsed: Duration,
-) -> ToolCallResult {
+) -> Box<ToolCallResult> {
     let duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
     let (outcome, policy) = match outcome {
         Ok(content) => (ToolOutcome::Ok(content), policies.tool),
@@ -324,13 +327,13 @@ fn finish(
             (ToolOutcome::Err(error), policy)
         }
     };
-    let result = ToolCallResult {
+    let result = Box::new(ToolCallResult {
         call,
         outcome,
         policy,
         context_update,
         next_turn: None,
-    };
+    });
     announce(span, sinks, &result, duration_ms);
     result
 }

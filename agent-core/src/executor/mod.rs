@@ -48,12 +48,10 @@ use crate::llm::ToolCall;
 use crate::set::ToolSet;
 use crate::tool::{Approval, ErrorPolicy, Tool, ToolExposure};
 use crate::truncate::truncate_output;
-use batch::Outcome;
+use batch::{BoxFuture, Outcome};
 use call::{Job, drive};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -289,17 +287,17 @@ impl Executor {
             turn.sinks.clone(),
         ));
         let _registered = Registered::new(&turn.control, &entries);
-        let mut batch = Batch::default();
+        let mut batch = Batch::with_capacity(entries.len());
         for (at, (index, position)) in to_run.into_iter().enumerate() {
             let job = self.job(&calls[index], position, &entries, at, &base, turn);
             if self.facts[position].parallel {
-                batch.push(index, job, drive);
+                batch.push(index, job);
             } else {
                 std::mem::take(&mut batch)
                     .run(calls, results, &entries, &turn.sinks)
                     .await;
                 let mut alone = Batch::default();
-                alone.push(index, job, drive);
+                alone.push(index, job);
                 alone.run(calls, results, &entries, &turn.sinks).await;
             }
         }
@@ -505,11 +503,11 @@ impl Drop for Registered<'_> {
     }
 }
 
-/// Calls that run concurrently, each as its future (boxed as it is made: a call's
-/// future is large, and a vector of them would be copied whole) with what its result
-/// needs should the future not give one.
-struct Batch<F> {
-    futures: Vec<Pin<Box<F>>>,
+/// Calls that run concurrently, with what each result needs should the call's future
+/// not give one.
+#[derive(Default)]
+struct Batch {
+    jobs: Vec<Job>,
     slots: Vec<Slot>,
 }
 
@@ -521,25 +519,28 @@ struct Slot {
     timeout_ms: u64,
 }
 
-impl<F> Default for Batch<F> {
-    fn default() -> Self {
-        Self {
-            futures: Vec::new(),
-            slots: Vec::new(),
-        }
-    }
+/// A call's future, as the batch runs it.
+fn start(job: Job) -> BoxFuture<Box<ToolCallResult>> {
+    Box::pin(drive(job))
 }
 
-impl<F: Future<Output = ToolCallResult> + Send + 'static> Batch<F> {
-    /// Adds the call of `job`, whose future is `drive`.
-    fn push(&mut self, index: usize, job: Job, drive: impl FnOnce(Job) -> F) {
+impl Batch {
+    fn with_capacity(calls: usize) -> Self {
+        Self {
+            jobs: Vec::with_capacity(calls),
+            slots: Vec::with_capacity(calls),
+        }
+    }
+
+    /// Adds the call of `job`.
+    fn push(&mut self, index: usize, job: Job) {
         self.slots.push(Slot {
             index,
             policy: job.policy,
             at: job.at,
             timeout_ms: job.timeout_ms,
         });
-        self.futures.push(Box::pin(drive(job)));
+        self.jobs.push(job);
     }
 
     /// Runs the calls and stores each result at its call's index.
@@ -550,7 +551,7 @@ impl<F: Future<Output = ToolCallResult> + Send + 'static> Batch<F> {
         entries: &TurnCalls,
         sinks: &Sinks,
     ) {
-        if self.futures.is_empty() {
+        if self.jobs.is_empty() {
             return;
         }
         let timeouts = self
@@ -558,12 +559,12 @@ impl<F: Future<Output = ToolCallResult> + Send + 'static> Batch<F> {
             .iter()
             .map(|slot| Duration::from_millis(slot.timeout_ms))
             .collect();
-        let outcomes = batch::run(self.futures, timeouts).await;
+        let outcomes = batch::run(self.jobs, start, timeouts).await;
         for (slot, outcome) in self.slots.iter().zip(outcomes) {
             let call = &calls[slot.index];
             let error = match outcome {
                 Outcome::Done(result) => {
-                    results[slot.index] = Some(result);
+                    results[slot.index] = Some(*result);
                     continue;
                 }
                 // A poll of the tool outlived its timeout (it blocks its thread): the
