@@ -319,7 +319,7 @@ impl de::Expected for FieldIndex {
 #[inline]
 pub fn index_fields<'a>(
     schema: &ArgsSchema,
-    field: fn(&str) -> Option<usize>,
+    field: impl Fn(&str) -> Option<usize>,
     args: &'a Value,
     slots: &mut [Option<&'a Value>],
 ) -> bool {

@@ -79,9 +79,12 @@ fn prepare<'a>(schema: &ArgsSchema, args: &'a Value) -> Result<Cow<'a, Value>, T
 /// `field` does not know); the caller then runs [`decode_args`], which finds the error and words
 /// it. So only well-formed arguments take this path, and they decode to the same value:
 /// serde's map decoding of a `&Value` decodes each field from its `&Value` too.
+// Generic in `field` and inlined, so the tool's `match` on its names is inlined too: the
+// loop is then the per-tool part of a decoder, as serde's derive would write it.
+#[inline]
 pub(crate) fn index_fields<'a>(
     schema: &ArgsSchema,
-    field: fn(&str) -> Option<usize>,
+    field: impl Fn(&str) -> Option<usize>,
     args: &'a Value,
     slots: &mut [Option<&'a Value>],
 ) -> bool {
@@ -95,7 +98,7 @@ pub(crate) fn index_fields<'a>(
         let Some(index) = field(key) else {
             return false;
         };
-        if value.is_null() && schema.property(key).is_some_and(|p| !p.required) {
+        if value.is_null() && null_is_absent(schema, key) {
             continue;
         }
         match slots.get_mut(index) {
@@ -104,6 +107,12 @@ pub(crate) fn index_fields<'a>(
         }
     }
     true
+}
+
+/// Whether a `null` for `key` means "absent": the property is not required.
+#[inline(never)]
+fn null_is_absent(schema: &ArgsSchema, key: &str) -> bool {
+    schema.property(key).is_some_and(|p| !p.required)
 }
 
 /// The position of `key` in `fields`. Names are short and often of equal length, so the

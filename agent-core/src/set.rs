@@ -283,7 +283,12 @@ impl ToolSet {
                 Some(entry) if entry.exposure == ToolExposure::Direct => &entry.tool,
                 _ => self.resolve(name, &self.activation_context(ctx)).await?,
             };
-            tool.call(args, &self.context_for(ctx)).await
+            // Without state the caller's context is the tool's: no `Cow` to build and drop.
+            if self.state.is_empty() {
+                tool.call(args, ctx).await
+            } else {
+                tool.call(args, &self.context_for(ctx)).await
+            }
         }
     }
 

@@ -416,6 +416,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             }
 
             #[allow(unreachable_patterns)]
+            #[inline]
             fn __agent_field(__agent_key: &str) -> ::core::option::Option<usize> {
                 match __agent_key {
                     #(#wire_names => ::core::option::Option::Some(#positions),)*
