@@ -272,6 +272,7 @@ impl ToolSet {
     // An `async` block, not an `async fn`: the block reads what it captures in place,
     // where an `async fn` first copies its parameters into its state, and that copy of
     // `name`, just written by the caller, stalled store forwarding on every call.
+    #[allow(clippy::manual_async_fn)]
     pub fn call<'a>(
         &'a self,
         name: &'a str,
