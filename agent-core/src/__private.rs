@@ -20,7 +20,6 @@ use crate::tool::{ToolAnnotations, ToolConcurrency, ToolMetadata};
 use crate::typed::into_content;
 use crate::{Tool, ToolSet, TypedTool};
 use schemars::JsonSchema;
-use serde::Serialize;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use std::fmt::{self, Display};
@@ -341,7 +340,7 @@ pub fn call_tool<'a, T, F>(
 ) -> BoxFuture<'a, AgentResult<Vec<Content>>>
 where
     T: TypedTool,
-    F: Future<Output = AgentResult<T::Output>> + Send + 'a,
+    F: Future<Output = AgentResult<Vec<Content>>> + Send + 'a,
 {
     let schema = tool.args_schema();
     let args = match fast(schema, args) {
@@ -351,14 +350,32 @@ where
             Err(error) => return Box::pin(std::future::ready(Err(error.into()))),
         },
     };
-    Box::pin(content_of(run(args)))
+    // Allocated before the future is built, so it can be built in place: a future built
+    // on the stack and then copied into its box had its state read back, at the first
+    // poll, from a copy not yet out of the store buffer (a stall on every call).
+    built_in_box(|| run(args))
 }
 
-/// `future`'s output as content, by the rules of [`TypedTool`](crate::TypedTool).
-async fn content_of<O: Serialize + 'static>(
-    future: impl Future<Output = AgentResult<O>>,
-) -> AgentResult<Vec<Content>> {
-    Ok(into_content(future.await?)?)
+/// `make()` in a box allocated first; see [`call_tool`].
+#[inline(always)]
+fn built_in_box<'a, F>(make: impl FnOnce() -> F) -> BoxFuture<'a, F::Output>
+where
+    F: Future + Send + 'a,
+{
+    let slot = Box::<F>::new_uninit();
+    let future: Box<F> = Box::write(slot, make());
+    Box::into_pin(future)
+}
+
+/// A tool's result as content, by the rules of [`TypedTool`]: how `Tool::call`
+/// finishes a `#[tool]`'s run. Bounded by the `TypedTool` impl, as [`call_tool`] is.
+pub fn content_of<T: TypedTool>(result: AgentResult<T::Output>) -> AgentResult<Vec<Content>> {
+    Ok(into_content(result?)?)
+}
+
+/// A tool's result as it is: how `call_typed` finishes a `#[tool]`'s run.
+pub fn identity<O>(result: AgentResult<O>) -> AgentResult<O> {
+    result
 }
 
 /// One property of the generated args struct, for [`args_object_schema`].

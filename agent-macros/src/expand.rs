@@ -60,8 +60,15 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         let ty = &param.ty;
         let binding = &param.binding;
         let Some(model) = &param.model else {
+            // `break 'run`, not `?`: the block's value is the run's result, which the
+            // finisher then converts.
             injected.push(quote_spanned! {ty.span()=>
-                let #binding = <#ty as #k::FromToolContext>::from_tool_context(__agent_ctx)?;
+                let #binding = match <#ty as #k::FromToolContext>::from_tool_context(__agent_ctx) {
+                    ::core::result::Result::Ok(__agent_value) => __agent_value,
+                    ::core::result::Result::Err(__agent_error) => {
+                        break 'run ::core::result::Result::Err(::core::convert::From::from(__agent_error));
+                    }
+                };
             });
             continue;
         };
@@ -320,14 +327,17 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     // Spanned at the fn's name, so rustc names the fn when its future is not `Send`.
     let run_future = quote_spanned! {fn_span=>
         async move {
-            let __AgentToolArgs { #(#field_bindings,)* } = __agent_args;
-            #(#injected)*
-            let __agent_output = #call(#(#bindings),*).await;
-            #finish
+            let __agent_result: #k::AgentResult<#output> = 'run: {
+                let __AgentToolArgs { #(#field_bindings,)* } = __agent_args;
+                #(#injected)*
+                let __agent_output = #call(#(#bindings),*).await;
+                #finish
+            };
+            __agent_finish(__agent_result)
         }
     };
     let run_output = quote_spanned! {fn_span=>
-        impl ::core::future::Future<Output = #k::AgentResult<#output>> + ::core::marker::Send + 'a
+        impl ::core::future::Future<Output = __AgentR> + ::core::marker::Send + 'a
     };
     let field_count = fast_slots.len();
     let positions = 0..field_count;
@@ -405,12 +415,18 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
 
             #(#default_fns)*
 
-            // The one state machine of the tool: `call_typed` boxes it as it is, `Tool::call`
-            // (`__agent_call`) with the conversion to content around it.
-            fn __agent_run<'a>(
+            // The tool's state machine: `call_typed` finishes it with the result as it is,
+            // `Tool::call` (`__agent_call`) with the result converted to content, inside the
+            // same future rather than in a second one around it.
+            #[allow(unused_labels)]
+            fn __agent_run<'a, __AgentR: 'a>(
                 __agent_tool: &'a #tool_ty,
                 __agent_args: __AgentToolArgs,
                 __agent_ctx: &'a #k::ToolContext,
+                // A fn item, not a fn pointer, so the conversion is inlined into the future.
+                __agent_finish: impl ::core::ops::FnOnce(#k::AgentResult<#output>) -> __AgentR
+                    + ::core::marker::Send
+                    + 'a,
             ) -> #run_output {
                 #run_future
             }
@@ -457,7 +473,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                     'life1: 'async_trait,
                     Self: 'async_trait,
                 {
-                    ::std::boxed::Box::pin(__agent_run(self, __agent_args, __agent_ctx))
+                    ::std::boxed::Box::pin(__agent_run(self, __agent_args, __agent_ctx, #p::identity))
                 }
 
                 fn __agent_call<'a>(
@@ -469,7 +485,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                         self,
                         __agent_args,
                         __agent_fast,
-                        move |__agent_args| __agent_run(self, __agent_args, __agent_ctx),
+                        move |__agent_args| __agent_run(self, __agent_args, __agent_ctx, #p::content_of::<Self>),
                     )
                 }
 
