@@ -12,7 +12,7 @@ pub use std::future::Future;
 pub use std::pin::Pin;
 pub use std::sync::{Arc, OnceLock};
 
-use crate::args::{decode_args, field_index};
+use crate::args::decode_args;
 use crate::content::Content;
 use crate::error::{AgentResult, ToolError};
 use crate::schema::ArgsSchema;
@@ -271,7 +271,7 @@ struct FieldVisitor(&'static [&'static str]);
 impl FieldVisitor {
     #[inline(never)]
     fn find(&self, key: &str) -> Option<usize> {
-        field_index(self.0, key)
+        self.0.iter().position(|name| *name == key)
     }
 }
 

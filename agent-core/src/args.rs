@@ -115,17 +115,6 @@ fn null_is_absent(schema: &ArgsSchema, key: &str) -> bool {
     schema.property(key).is_some_and(|p| !p.required)
 }
 
-/// The position of `key` in `fields`. Names are short and often of equal length, so the
-/// first byte is compared before the rest: most misses then cost no `memcmp` call.
-#[inline]
-pub(crate) fn field_index(fields: &[&str], key: &str) -> Option<usize> {
-    let key = key.as_bytes();
-    fields.iter().position(|name| {
-        let name = name.as_bytes();
-        name.len() == key.len() && name.first() == key.first() && name == key
-    })
-}
-
 /// Whether a property's value nests deeper than [`MAX_ARGUMENT_DEPTH`] allows. Scalars,
 /// most arguments, are answered without a call.
 #[inline]

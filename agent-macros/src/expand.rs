@@ -60,13 +60,13 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         let ty = &param.ty;
         let binding = &param.binding;
         let Some(model) = &param.model else {
-            // `break 'run`, not `?`: the block's value is the run's result, which the
+            // `break '__agent_body`, not `?`: the block's value is the run's result, which the
             // finisher then converts.
             injected.push(quote_spanned! {ty.span()=>
                 let #binding = match <#ty as #k::FromToolContext>::from_tool_context(__agent_ctx) {
                     ::core::result::Result::Ok(__agent_value) => __agent_value,
                     ::core::result::Result::Err(__agent_error) => {
-                        break 'run ::core::result::Result::Err(::core::convert::From::from(__agent_error));
+                        break '__agent_body ::core::result::Result::Err(::core::convert::From::from(__agent_error));
                     }
                 };
             });
@@ -327,7 +327,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     // Spanned at the fn's name, so rustc names the fn when its future is not `Send`.
     let run_future = quote_spanned! {fn_span=>
         async move {
-            let __agent_result: #k::AgentResult<#output> = 'run: {
+            let __agent_result: #k::AgentResult<#output> = '__agent_body: {
                 let __AgentToolArgs { #(#field_bindings,)* } = __agent_args;
                 #(#injected)*
                 let __agent_output = #call(#(#bindings),*).await;
