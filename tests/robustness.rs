@@ -7,8 +7,8 @@
 #![allow(dead_code)]
 
 use agent_core::{
-    AgentResult, Executor, ToolCall, ToolConfig, ToolContext, ToolErrorKind, ToolSet, TurnContext,
-    TypedTool,
+    AgentResult, ArgsSchema, Executor, Tool, ToolCall, ToolConfig, ToolContext, ToolErrorKind,
+    ToolSet, TurnContext, TypedTool, decode_args, into_content, tool,
 };
 use async_trait::async_trait;
 use proptest::prelude::*;
@@ -86,6 +86,60 @@ impl TypedTool for Divide {
             .checked_div(args.b)
             .ok_or_else(|| agent_core::ToolError::execution("division by zero or overflow").into())
     }
+}
+
+/// `Rich` as a `#[tool]`, with defaulted parameters (one where `null` and absent differ)
+/// and a `Value`, which decodes from anything, however deep.
+#[tool]
+#[allow(clippy::too_many_arguments)]
+async fn rich_tool(
+    name: String,
+    count: u32,
+    ratio: Option<f32>,
+    mode: Mode,
+    points: Vec<Point>,
+    #[arg(default)] tags: BTreeMap<String, i64>,
+    origin: Option<Point>,
+    #[arg(default = 7)] level: u8,
+    #[arg(default = Some(3))] limit: Option<u8>,
+    meta: Option<Value>,
+) -> String {
+    format!(
+        "{name} {count} {ratio:?} {mode:?} {points:?} {tags:?} {origin:?} {level} {limit:?} {meta:?}"
+    )
+}
+
+/// `#[tool]` decodes well-formed arguments its own way and hands the rest to
+/// `decode_args`: whatever the model sends, the call must answer as `decode_args` into the
+/// same args struct, then `call_typed`, would (same content, or the same error).
+fn same_as_decode_args(args: &Value) -> Result<(), TestCaseError> {
+    type Args = <rich_tool as TypedTool>::Args;
+    thread_local! {
+        static RUNTIME: tokio::runtime::Runtime =
+            tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+    }
+    let ctx = ToolContext::default();
+    let tool = rich_tool {};
+    let (actual, expected) = RUNTIME.with(|runtime| {
+        runtime.block_on(async {
+            let actual = Tool::call(&tool, args, &ctx).await;
+            let schema: &ArgsSchema = TypedTool::args_schema(&tool);
+            let expected = match decode_args::<Args>(schema, args) {
+                Ok(decoded) => match tool.call_typed(decoded, &ctx).await {
+                    Ok(output) => into_content(output).map_err(Into::into),
+                    Err(error) => Err(error),
+                },
+                Err(error) => Err(error.into()),
+            };
+            (actual, expected)
+        })
+    });
+    match (actual, expected) {
+        (Ok(actual), Ok(expected)) => prop_assert_eq!(actual, expected),
+        (Err(actual), Err(expected)) => prop_assert_eq!(actual.to_string(), expected.to_string()),
+        (actual, expected) => prop_assert!(false, "{args}: {actual:?}, expected {expected:?}"),
+    }
+    Ok(())
 }
 
 const FIELDS: [&str; 9] = [
@@ -259,6 +313,36 @@ proptest! {
     #[test]
     fn near_misses_are_refused_with_the_field_named(args in near_miss()) {
         check("rich", &args)?;
+    }
+
+    #[test]
+    fn a_tool_macro_decodes_as_decode_args_does(args in json_value()) {
+        same_as_decode_args(&args)?;
+    }
+
+    #[test]
+    fn a_tool_macro_decodes_near_misses_as_decode_args_does(
+        args in near_miss(),
+        extra in prop::sample::select(vec!["level", "limit", "meta"]),
+        value in prop_oneof![Just(None), Just(Some(Value::Null)), json_value().prop_map(Some)],
+        deep in any::<bool>(),
+    ) {
+        let mut args = args;
+        if let (Some(map), Some(value)) = (args.as_object_mut(), value) {
+            map.insert(extra.to_owned(), value);
+        }
+        if let (Some(map), true) = (args.as_object_mut(), deep) {
+            let deep = (0..200).fold(json!(1), |inner, _| json!([inner]));
+            map.insert("meta".to_owned(), deep);
+        }
+        same_as_decode_args(&args)?;
+        // Strict-mode providers send every optional as `null`.
+        if let Some(map) = args.as_object_mut() {
+            for optional in ["ratio", "tags", "origin", "level", "limit", "meta"] {
+                map.entry(optional).or_insert(Value::Null);
+            }
+        }
+        same_as_decode_args(&args)?;
     }
 }
 

@@ -269,17 +269,28 @@ impl ToolSet {
     /// inactive Deferred tool is an unknown tool), arguments are checked by the tool, and
     /// the set's state is available to it. Timeouts, approval and concurrency are the
     /// executor's; this is the bare dispatch.
-    pub async fn call(
-        &self,
-        name: &str,
-        args: &Value,
-        ctx: &ToolContext,
-    ) -> AgentResult<Vec<Content>> {
-        let tool = match self.entry(name) {
-            Some(entry) if entry.exposure == ToolExposure::Direct => &entry.tool,
-            _ => self.resolve(name, &self.activation_context(ctx)).await?,
-        };
-        tool.call(args, &self.context_for(ctx)).await
+    // An `async` block, not an `async fn`: the block reads what it captures in place,
+    // where an `async fn` first copies its parameters into its state, and that copy of
+    // `name`, just written by the caller, stalled store forwarding on every call.
+    #[allow(clippy::manual_async_fn)]
+    pub fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: &'a Value,
+        ctx: &'a ToolContext,
+    ) -> impl Future<Output = AgentResult<Vec<Content>>> + Send + 'a {
+        async move {
+            let tool = match self.entry(name) {
+                Some(entry) if entry.exposure == ToolExposure::Direct => &entry.tool,
+                _ => self.resolve(name, &self.activation_context(ctx)).await?,
+            };
+            // Without state the caller's context is the tool's: no `Cow` to build and drop.
+            if self.state.is_empty() {
+                tool.call(args, ctx).await
+            } else {
+                tool.call(args, &self.context_for(ctx)).await
+            }
+        }
     }
 
     /// The position, in registration order, of the tool named `name`.
