@@ -12,13 +12,11 @@ pub use std::future::Future;
 pub use std::pin::Pin;
 pub use std::sync::{Arc, OnceLock};
 
-use crate::args::decode_args;
 use crate::content::Content;
-use crate::error::{AgentResult, ToolError};
+use crate::error::ToolError;
 use crate::schema::ArgsSchema;
 use crate::tool::{ToolAnnotations, ToolConcurrency, ToolMetadata};
-use crate::typed::into_content;
-use crate::{Tool, ToolSet, TypedTool};
+use crate::{Tool, ToolSet};
 use schemars::JsonSchema;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
@@ -186,12 +184,6 @@ pub trait ModelArg: Sized {
     fn __agent_take<E: de::Error>(slot: Option<Self>, field: &'static str) -> Result<Self, E>;
     /// The field's schema.
     fn __agent_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
-    /// The field decoded from the model's value, or `None` when it does not decode (the
-    /// caller then decodes through serde, which words the error).
-    fn __agent_from_value(value: &Value) -> Option<Self>;
-    /// The field's value when the model left it out (`None` for an `Option`), or `None`
-    /// when that is serde's "missing field" error.
-    fn __agent_absent(field: &'static str) -> Option<Self>;
 }
 
 // Generic in the field's type and the decoder only, never in the tool: every tool with a
@@ -218,16 +210,6 @@ impl<T: DeserializeOwned + JsonSchema> ModelArg for T {
 
     fn __agent_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         generator.subschema_for::<T>()
-    }
-
-    #[inline]
-    fn __agent_from_value(value: &Value) -> Option<Self> {
-        T::deserialize(value).ok()
-    }
-
-    #[inline]
-    fn __agent_absent(field: &'static str) -> Option<Self> {
-        Self::__agent_take::<serde_json::Error>(None, field).ok()
     }
 }
 
@@ -309,73 +291,6 @@ impl de::Expected for FieldIndex {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "field index 0 <= i < {}", self.0)
     }
-}
-
-/// The fast path of a `#[tool]`'s decoder: checks `args` as `decode_args` does and puts
-/// each property's value in `slots[field(name)]`; `false` when `decode_args` could fail.
-/// `field` is the tool's own `match` on its names, which compiles to a few integer
-/// compares where a table would cost a `memcmp` per name.
-#[inline]
-pub fn index_fields<'a>(
-    schema: &ArgsSchema,
-    field: impl Fn(&str) -> Option<usize>,
-    args: &'a Value,
-    slots: &mut [Option<&'a Value>],
-) -> bool {
-    crate::args::index_fields(schema, field, args, slots)
-}
-
-/// The `Tool::call` of a `#[tool]`: its own decoder (`fast`) for well-formed arguments,
-/// [`decode_args`] for the rest (which words the error), then one boxed future that runs
-/// the tool and converts its output to content.
-///
-/// Bounded by the tool's `TypedTool` impl rather than by its types, so a type that
-/// breaks a bound is reported once, at that impl.
-#[inline]
-pub fn call_tool<'a, T, F>(
-    tool: &T,
-    args: &Value,
-    fast: impl FnOnce(&ArgsSchema, &Value) -> Option<T::Args>,
-    run: impl FnOnce(T::Args) -> F,
-) -> BoxFuture<'a, AgentResult<Vec<Content>>>
-where
-    T: TypedTool,
-    F: Future<Output = AgentResult<Vec<Content>>> + Send + 'a,
-{
-    let schema = tool.args_schema();
-    let args = match fast(schema, args) {
-        Some(args) => args,
-        None => match decode_args::<T::Args>(schema, args) {
-            Ok(args) => args,
-            Err(error) => return Box::pin(std::future::ready(Err(error.into()))),
-        },
-    };
-    // Allocated before the future is built, so it can be built in place: a future built
-    // on the stack and then copied into its box had its state read back, at the first
-    // poll, from a copy not yet out of the store buffer (a stall on every call).
-    built_in_box(|| run(args))
-}
-
-/// `make()` in a box allocated first; see [`call_tool`].
-#[inline(always)]
-fn built_in_box<'a, F>(make: impl FnOnce() -> F) -> BoxFuture<'a, F::Output>
-where
-    F: Future + Send + 'a,
-{
-    let slot = Box::<F>::new_uninit();
-    let future: Box<F> = Box::write(slot, make());
-    Box::into_pin(future)
-}
-
-/// A tool's result as content, by the rules of [`TypedTool`]: how `Tool::call`
-/// finishes a `#[tool]`'s run. Bounded by the `TypedTool` impl, as [`call_tool`] is.
-pub fn content_of<T: TypedTool>(result: AgentResult<T::Output>) -> AgentResult<Vec<Content>> {
-    Ok(into_content(result?)?)
-}
-
-/// A tool's result as it is: how `call_typed` finishes a `#[tool]`'s run.
-pub fn identity<O>(result: AgentResult<O>) -> AgentResult<O> {
-    result
 }
 
 /// One property of the generated args struct, for [`args_object_schema`].

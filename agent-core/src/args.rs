@@ -47,7 +47,7 @@ fn prepare<'a>(schema: &ArgsSchema, args: &'a Value) -> Result<Cow<'a, Value>, T
     let check_unknown = schema.must_check_unknown();
     let mut null_optionals = false;
     for (key, value) in map {
-        if nests_too_deep(value) {
+        if exceeds_depth(value, MAX_ARGUMENT_DEPTH - 1) {
             return Err(ToolError::invalid_arguments(format!(
                 "Invalid arguments: nested deeper than {MAX_ARGUMENT_DEPTH} levels"
             )));
@@ -69,58 +69,6 @@ fn prepare<'a>(schema: &ArgsSchema, args: &'a Value) -> Result<Cow<'a, Value>, T
         !(value.is_null() && schema.property(key).is_some_and(|p| !p.required))
     });
     Ok(Cow::Owned(Value::Object(owned)))
-}
-
-/// The fast path of decoding for the args struct `#[tool]` generates: checks `args` as
-/// [`decode_args`] does and puts each property's value in the slot of the field it names
-/// (`field(name)` is its index in `slots`), leaving out `null` for a property that is not required.
-///
-/// Returns `false` whenever [`decode_args`] could fail (not an object, too deep, a name
-/// `field` does not know); the caller then runs [`decode_args`], which finds the error and words
-/// it. So only well-formed arguments take this path, and they decode to the same value:
-/// serde's map decoding of a `&Value` decodes each field from its `&Value` too.
-// Generic in `field` and inlined, so the tool's `match` on its names is inlined too: the
-// loop is then the per-tool part of a decoder, as serde's derive would write it.
-#[inline]
-pub(crate) fn index_fields<'a>(
-    schema: &ArgsSchema,
-    field: impl Fn(&str) -> Option<usize>,
-    args: &'a Value,
-    slots: &mut [Option<&'a Value>],
-) -> bool {
-    let Value::Object(map) = args else {
-        return false;
-    };
-    for (key, value) in map {
-        if nests_too_deep(value) {
-            return false;
-        }
-        let Some(index) = field(key) else {
-            return false;
-        };
-        if value.is_null() && null_is_absent(schema, key) {
-            continue;
-        }
-        match slots.get_mut(index) {
-            Some(slot) => *slot = Some(value),
-            None => return false,
-        }
-    }
-    true
-}
-
-/// Whether a `null` for `key` means "absent": the property is not required.
-#[inline(never)]
-fn null_is_absent(schema: &ArgsSchema, key: &str) -> bool {
-    schema.property(key).is_some_and(|p| !p.required)
-}
-
-/// Whether a property's value nests deeper than [`MAX_ARGUMENT_DEPTH`] allows. Scalars,
-/// most arguments, are answered without a call.
-#[inline]
-fn nests_too_deep(value: &Value) -> bool {
-    matches!(value, Value::Array(_) | Value::Object(_))
-        && exceeds_depth(value, MAX_ARGUMENT_DEPTH - 1)
 }
 
 /// A decoding error with the path of the field at fault: serde says what was wrong, the

@@ -41,22 +41,6 @@ pub trait TypedTool: Send + Sync {
     /// Runs the tool on decoded arguments.
     async fn call_typed(&self, args: Self::Args, ctx: &ToolContext) -> AgentResult<Self::Output>;
 
-    /// Decodes `args` and runs the tool, its output converted to content: the body of
-    /// [`Tool::call`] for every `TypedTool`. Not for implementors: `#[tool]` overrides it
-    /// to allocate one future per call where this default, around the boxed future of
-    /// `call_typed`, allocates two.
-    #[doc(hidden)]
-    fn __agent_call<'a>(
-        &'a self,
-        args: &'a Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, AgentResult<Vec<Content>>> {
-        match decode_args::<Self::Args>(self.args_schema(), args) {
-            Ok(args) => Box::pin(ToContent(self.call_typed(args, ctx))),
-            Err(error) => Box::pin(std::future::ready(Err(error.into()))),
-        }
-    }
-
     /// The argument schema and what decoding needs to know about it. Built once per
     /// `Args` type; override only to supply a static you already hold.
     fn args_schema(&self) -> &'static ArgsSchema {
@@ -143,8 +127,9 @@ impl<T: TypedTool> Tool for T {
         self.args_schema().schema().clone()
     }
 
-    // Not an `async fn`: `__agent_call` returns the boxed future itself, so no state
-    // machine is added around it.
+    // Not an `async fn`: the arguments are decoded here, and the future is the tool's own
+    // with the conversion to content around it, generic in the output type only. An
+    // `async` body would be one more state machine per tool.
     fn call<'life0, 'life1, 'life2, 'async_trait>(
         &'life0 self,
         args: &'life1 Value,
@@ -156,7 +141,10 @@ impl<T: TypedTool> Tool for T {
         'life2: 'async_trait,
         Self: 'async_trait,
     {
-        TypedTool::__agent_call(self, args, ctx)
+        match decode_args::<T::Args>(self.args_schema(), args) {
+            Ok(args) => Box::pin(ToContent(self.call_typed(args, ctx))),
+            Err(error) => Box::pin(std::future::ready(Err(error.into()))),
+        }
     }
 
     fn timeout_ms(&self) -> Option<u64> {
@@ -213,7 +201,7 @@ impl<T: TypedTool> Tool for T {
 }
 
 /// The boxed future `#[async_trait]` methods return.
-pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A typed call's future, its output converted to content when it is ready.
 struct ToContent<'a, O>(BoxFuture<'a, AgentResult<O>>);

@@ -37,12 +37,9 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let p = quote!(#k::__private);
     let (tool_ty, call, is_free, fn_span) = match target {
         Target::Free { ident } => (ident, quote!(#ident), true, ident.span()),
-        Target::Method { tool_ty, method } => (
-            tool_ty,
-            quote!(__agent_tool.0.#method),
-            false,
-            method.span(),
-        ),
+        Target::Method { tool_ty, method } => {
+            (tool_ty, quote!(self.0.#method), false, method.span())
+        }
     };
     let name = &tool.name;
 
@@ -53,22 +50,13 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let (mut slots, mut arms, mut finals, mut wire_names) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::<String>::new());
     let mut field_schemas = Vec::new();
-    // The fast decoder's slots and fields (see `__private::index_fields`).
-    let (mut fast_slots, mut fast_finals) = (Vec::new(), Vec::new());
     let mut injected = Vec::new();
     for param in &tool.params {
         let ty = &param.ty;
         let binding = &param.binding;
         let Some(model) = &param.model else {
-            // `break '__agent_body`, not `?`: the block's value is the run's result, which the
-            // finisher then converts.
             injected.push(quote_spanned! {ty.span()=>
-                let #binding = match <#ty as #k::FromToolContext>::from_tool_context(__agent_ctx) {
-                    ::core::result::Result::Ok(__agent_value) => __agent_value,
-                    ::core::result::Result::Err(__agent_error) => {
-                        break '__agent_body ::core::result::Result::Err(::core::convert::From::from(__agent_error));
-                    }
-                };
+                let #binding = <#ty as #k::FromToolContext>::from_tool_context(__agent_ctx)?;
             });
             continue;
         };
@@ -124,23 +112,6 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                 <#ty as #p::ModelArg>::__agent_take(#slot, #wire_name)?
             },
         };
-        let from_value = quote_spanned! {ty.span()=>
-            <#ty as #p::ModelArg>::__agent_from_value(__agent_value)?
-        };
-        let absent = match model.default.as_deref() {
-            Some(DefaultAttr::Trait | DefaultAttr::Expr(_)) => quote!(#default_fn()),
-            None if model.optional => quote!(::core::default::Default::default()),
-            None => quote_spanned! {ty.span()=>
-                <#ty as #p::ModelArg>::__agent_absent(#wire_name)?
-            },
-        };
-        fast_finals.push(quote! {
-            #field: match #slot {
-                ::core::option::Option::Some(__agent_value) => #from_value,
-                ::core::option::Option::None => #absent,
-            }
-        });
-        fast_slots.push(slot.clone());
         let optional = model.default.is_some() || model.optional;
         let doc = model.description.as_deref().unwrap_or("");
         let default = match &model.default {
@@ -325,22 +296,16 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let description = &tool.description;
     let cfgs = &tool.cfgs;
     // Spanned at the fn's name, so rustc names the fn when its future is not `Send`.
-    let run_future = quote_spanned! {fn_span=>
-        async move {
-            let __agent_result: #k::AgentResult<#output> = '__agent_body: {
+    let call_body = quote_spanned! {fn_span=>
+        let __agent_future: #p::BoxFuture<'async_trait, #k::AgentResult<Self::Output>> =
+            ::std::boxed::Box::pin(async move {
                 let __AgentToolArgs { #(#field_bindings,)* } = __agent_args;
                 #(#injected)*
                 let __agent_output = #call(#(#bindings),*).await;
                 #finish
-            };
-            __agent_finish(__agent_result)
-        }
+            });
+        __agent_future
     };
-    let run_output = quote_spanned! {fn_span=>
-        impl ::core::future::Future<Output = __AgentR> + ::core::marker::Send + 'a
-    };
-    let field_count = fast_slots.len();
-    let positions = 0..field_count;
 
     quote! {
         #(#cfgs)*
@@ -415,46 +380,6 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
 
             #(#default_fns)*
 
-            // The tool's state machine: `call_typed` finishes it with the result as it is,
-            // `Tool::call` (`__agent_call`) with the result converted to content, inside the
-            // same future rather than in a second one around it.
-            #[allow(unused_labels)]
-            fn __agent_run<'a, __AgentR: 'a>(
-                __agent_tool: &'a #tool_ty,
-                __agent_args: __AgentToolArgs,
-                __agent_ctx: &'a #k::ToolContext,
-                // A fn item, not a fn pointer, so the conversion is inlined into the future.
-                __agent_finish: impl ::core::ops::FnOnce(#k::AgentResult<#output>) -> __AgentR
-                    + ::core::marker::Send
-                    + 'a,
-            ) -> #run_output {
-                #run_future
-            }
-
-            #[allow(unreachable_patterns)]
-            #[inline]
-            fn __agent_field(__agent_key: &str) -> ::core::option::Option<usize> {
-                match __agent_key {
-                    #(#wire_names => ::core::option::Option::Some(#positions),)*
-                    _ => ::core::option::Option::None,
-                }
-            }
-
-            // Decodes well-formed arguments without serde's map machinery; `None` sends
-            // the call through `decode_args`, which words the error.
-            fn __agent_fast(
-                __agent_schema: &#k::ArgsSchema,
-                __agent_args: &#p::serde_json::Value,
-            ) -> ::core::option::Option<__AgentToolArgs> {
-                let mut __agent_slots: [::core::option::Option<&#p::serde_json::Value>; #field_count] =
-                    [::core::option::Option::None; #field_count];
-                if !#p::index_fields(__agent_schema, __agent_field, __agent_args, &mut __agent_slots) {
-                    return ::core::option::Option::None;
-                }
-                let [#(#fast_slots),*] = __agent_slots;
-                ::core::option::Option::Some(__AgentToolArgs { #(#fast_finals,)* })
-            }
-
             impl #k::TypedTool for #tool_ty {
                 type Args = __AgentToolArgs;
                 type Output = #output;
@@ -473,20 +398,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                     'life1: 'async_trait,
                     Self: 'async_trait,
                 {
-                    ::std::boxed::Box::pin(__agent_run(self, __agent_args, __agent_ctx, #p::identity))
-                }
-
-                fn __agent_call<'a>(
-                    &'a self,
-                    __agent_args: &'a #p::serde_json::Value,
-                    __agent_ctx: &'a #k::ToolContext,
-                ) -> #p::BoxFuture<'a, #k::AgentResult<::std::vec::Vec<#k::Content>>> {
-                    #p::call_tool(
-                        self,
-                        __agent_args,
-                        __agent_fast,
-                        move |__agent_args| __agent_run(self, __agent_args, __agent_ctx, #p::content_of::<Self>),
-                    )
+                    #call_body
                 }
 
                 fn args_schema(&self) -> &'static #k::ArgsSchema {
