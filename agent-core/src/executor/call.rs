@@ -143,9 +143,8 @@ fn announce(span: &tracing::Span, sinks: &Sinks, result: &ToolCallResult, durati
     });
 }
 
-/// Runs one call: permits, then the tool in its own task under timeout and
-/// cancellation (and retries), then validation and the budget. Inside a `tool_call`
-/// span.
+/// Runs one call: permits, then the tool under timeout and cancellation (and
+/// retries), then validation and the budget. Inside a `tool_call` span.
 ///
 /// The result is boxed where it is made: it is large, and on its way out it passes
 /// through several futures and the batch.

@@ -219,8 +219,14 @@ impl Executor {
     /// Calls waiting for approval (and not in `turn`'s approved set), calls of external
     /// tools and calls an `on_tool_called` hook pauses are returned pending, without
     /// running; the others run. A call's timeout counts from when it starts running,
-    /// not while it waits for a concurrency permit. Nothing started here is left
-    /// running when this returns, or when this future is dropped.
+    /// not while it waits for a concurrency permit.
+    ///
+    /// A batch's calls are polled one after another in one task; when a tool holds its
+    /// poll for more than 10 ms (it blocks its thread, or computes), the batch's other
+    /// calls move to tasks of their own, and a call whose poll outlives its timeout is
+    /// answered as timed out without waiting for it. Nothing started here is left
+    /// running when this returns, or when this future is dropped, except a tool still
+    /// blocking its thread, which is dropped as soon as it returns control.
     pub async fn execute(&self, calls: &[ToolCall], turn: &TurnContext) -> Vec<ToolCallResult> {
         let mut results: Vec<Option<ToolCallResult>> = Vec::with_capacity(calls.len());
         results.resize_with(calls.len(), || None);
