@@ -195,25 +195,27 @@ impl McpServer {
         let token = context.ct.child_token();
         // Progress travels through a channel to one forwarding task, so notifications
         // leave in the order the tool emitted them.
-        let call_done = CancellationToken::new();
         let mut ctx = base
             .with_cancellation(token.clone())
             .with_state(McpPeer::new(context.peer.clone(), self.log_level.clone()));
         let forwarder = context.meta.get_progress_token().map(|progress_token| {
+            let call_done = CancellationToken::new();
             let (tx, rx) = mpsc::unbounded_channel();
             ctx = ctx.clone().with_reporter(Arc::new(ProgressReporter {
                 tx,
                 tool: tool.clone(),
                 count: AtomicU64::new(0),
             }));
-            tokio::spawn(forward_progress(
+            let task = tokio::spawn(forward_progress(
                 context.peer.clone(),
                 progress_token,
                 rx,
                 call_done.clone(),
-            ))
+            ));
+            (task, call_done)
         });
-        let ctx = tools.context_for(&ctx).into_owned();
+        // Borrowed when the set has no state of its own: no copy of the context.
+        let ctx = tools.context_for(&ctx);
 
         let timeout_ms = tool
             .timeout_ms()
@@ -225,7 +227,9 @@ impl McpServer {
             Some(limits) => tokio::select! {
                 permits = limits.acquire() => Some(permits),
                 () = context.ct.cancelled() => {
-                    call_done.cancel();
+                    if let Some((_, call_done)) = &forwarder {
+                        call_done.cancel();
+                    }
                     return Ok(error_result(&ToolError::cancelled(name)));
                 }
             },
@@ -257,8 +261,8 @@ impl McpServer {
         // Progress goes out before the result: clients stop listening for a request's
         // progress once its response arrives. The forwarder sends what is queued and
         // ends, even if the tool kept a clone of its context.
-        call_done.cancel();
-        if let Some(forwarder) = forwarder {
+        if let Some((forwarder, call_done)) = forwarder {
+            call_done.cancel();
             let _ = forwarder.await;
         }
         Ok(match outcome {
