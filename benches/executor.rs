@@ -28,12 +28,17 @@ fn calls(name: &str, n: usize) -> Vec<ToolCall> {
         .collect()
 }
 
-fn overhead(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// The runtime every group runs on: two worker threads, as the machine has cores.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .expect("runtime");
+        .expect("runtime")
+}
+
+fn overhead(c: &mut Criterion) {
+    let runtime = runtime();
     let set = Arc::new(tools![noop]);
     let executor = Executor::new(set.clone(), ToolConfig::default().with_max_concurrency(8));
     let batch = calls("noop", 1_000);
@@ -118,11 +123,7 @@ fn overhead(c: &mut Criterion) {
 
 /// A turn of one call, the common case: what the executor adds to a single call.
 fn single(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = runtime();
     let set = Arc::new(tools![noop]);
     let executor = Executor::new(set.clone(), ToolConfig::default().with_max_concurrency(8));
     let batch = calls("noop", 1);
@@ -143,11 +144,7 @@ fn single(c: &mut Criterion) {
 }
 
 fn sleeping(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = runtime();
     let executor = Executor::new(
         Arc::new(tools![sleep_20ms]),
         ToolConfig::default().with_max_concurrency(32),

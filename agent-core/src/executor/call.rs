@@ -1,5 +1,5 @@
-//! One call, from its permits to its result: the task, the timeout, cancellation,
-//! retries, validation, the budget, the span and the events.
+//! One call, from its permits to its result: the timeout, cancellation, retries,
+//! validation, the budget, the span and the events.
 
 use crate::calls::{CallEntry, TurnCalls};
 use crate::content::Content;

@@ -313,13 +313,14 @@ impl Executor {
     /// The result of an external call whose output the application supplied: validated
     /// and cut to the budget like any other.
     pub fn complete_external(&self, call: &ToolCall, output: Vec<Content>) -> ToolCallResult {
-        let Some(tool) = self.tools.get(&call.name) else {
+        let Some(position) = self.tools.position(&call.name) else {
             return self.failed(
                 call,
                 ToolError::unknown_tool(&call.name, self.tools.iter().map(|t| t.name())),
             );
         };
-        let policy = self.policy_for(tool.as_ref());
+        let tool = self.tools.tool_at(position);
+        let policy = self.facts[position].policy;
         let output = match &self.on_response_received {
             Some(hook) => hook(call, output),
             None => Ok(output),
@@ -434,10 +435,6 @@ impl Executor {
             })),
             None => Plan::Run(position),
         }
-    }
-
-    fn policy_for(&self, tool: &dyn Tool) -> ErrorPolicy {
-        self.config.on_error.unwrap_or_else(|| tool.on_error())
     }
 
     /// A call that failed before running; the policy follows the error's kind.
