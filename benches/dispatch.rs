@@ -1,6 +1,8 @@
 //! `ToolSet::call` on a tool with three parameters (a string, an integer, an optional
-//! enum) returning text, against the physical limit: the same work written by hand
-//! (deserialize into an equivalent struct, call directly, wrap in `Content::text`).
+//! enum) returning text, against the same work written by hand (decode into an
+//! equivalent struct, call directly, wrap in `Content::text`), in two forms: the issue's
+//! `serde_json::from_value` of the `&Value` a tool receives, and the physical limit,
+//! `Deserialize` from the borrowed value.
 
 use agent_core::{AgentResult, Content, ToolContext, ToolSet, TypedTool, tool, tools};
 use async_trait::async_trait;
@@ -60,7 +62,18 @@ impl TypedTool for Forecast {
     }
 }
 
-/// The physical limit: no lookup, no checks, no dynamic dispatch.
+/// The hand-written tool as the issue words it: `serde_json::from_value` into the
+/// struct. The seed's `Tool::call` receives `&Value`, so the value is cloned first.
+async fn by_hand_from_value(args: &Value) -> AgentResult<Vec<Content>> {
+    let args: ForecastArgs = serde_json::from_value(args.clone())
+        .map_err(|e| agent_core::ToolError::invalid_arguments(e.to_string()))?;
+    Ok(vec![Content::text(
+        forecast(args.city, args.days, args.unit).await,
+    )])
+}
+
+/// The physical limit: decoded straight from the borrowed value, no lookup, no checks,
+/// no dynamic dispatch.
 async fn by_hand(args: &Value) -> AgentResult<Vec<Content>> {
     let args = ForecastArgs::deserialize(args)
         .map_err(|e| agent_core::ToolError::invalid_arguments(e.to_string()))?;
@@ -80,6 +93,10 @@ fn dispatch(c: &mut Criterion) {
     let mut group = c.benchmark_group("dispatch");
     group.bench_function("hand_written", |b| {
         b.to_async(&runtime).iter(|| by_hand(black_box(&args)))
+    });
+    group.bench_function("hand_written_from_value", |b| {
+        b.to_async(&runtime)
+            .iter(|| by_hand_from_value(black_box(&args)))
     });
     group.bench_function("tool_macro", |b| {
         b.to_async(&runtime)

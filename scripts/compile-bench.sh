@@ -3,7 +3,8 @@
 # one with rmcp's `#[tool_router]`/`#[tool]` macros, the same 200 tools (three
 # parameters each: a string, an integer, an optional enum; text result).
 # For each crate: a clean build of the crate itself (dependencies already built) and an
-# incremental rebuild after editing one fn's body; median of RUNS runs. Prints the ratios.
+# incremental rebuild after editing one fn's body, in place and by adding a line (which
+# moves every later tool); median of RUNS runs. Prints the ratios.
 #
 #   scripts/compile-bench.sh            # 200 tools, 3 runs
 #   TOOLS=50 RUNS=1 scripts/compile-bench.sh
@@ -130,21 +131,25 @@ measure() {
   local name=$1 pkg=$2
   local dir=$out/$name
   (cd "$dir" && cargo build -q 2>&1) || { echo "build of $name failed" >&2; exit 1; }
-  local clean incr
+  local clean incr shifted
   clean=$(cd "$dir" && median_seconds "cargo clean -q -p $pkg" cargo build -q)
   # One fn edited: the literal in forecast_0's body changes each run (`$RANDOM` is
   # expanded by the eval, once per run, so every run is a real edit).
   local edit="sed -i -E 's/ in \\{days\\} days: 0[0-9]*°/ in {days} days: 0'\$RANDOM'°/' src/lib.rs"
   incr=$(cd "$dir" && median_seconds "$edit" cargo build -q)
-  echo "$clean $incr"
+  # One line added to forecast_0's body: everything after it moves down a line.
+  local insert="sed -i -E '/ in \\{days\\} days: 0[0-9]*°/i\\    let _ = '\$RANDOM';' src/lib.rs"
+  shifted=$(cd "$dir" && median_seconds "$insert" cargo build -q)
+  echo "$clean $incr $shifted"
 }
 
 command -v bc >/dev/null || { echo "needs bc (apt-get install bc)" >&2; exit 1; }
 gen_ours
 gen_rmcp
-read -r ours_clean ours_incr < <(measure ours bench-ours)
-read -r rmcp_clean rmcp_incr < <(measure rmcp bench-rmcp)
+read -r ours_clean ours_incr ours_shifted < <(measure ours bench-ours)
+read -r rmcp_clean rmcp_incr rmcp_shifted < <(measure rmcp bench-rmcp)
 echo "tools=$tools runs=$runs (median seconds)"
 printf '%-28s %10s %10s %8s\n' "" "ours" "rmcp" "ratio"
 printf '%-28s %10.2f %10.2f %8.2f\n' "clean build of the crate" "$ours_clean" "$rmcp_clean" "$(echo "$ours_clean / $rmcp_clean" | bc -l)"
 printf '%-28s %10.2f %10.2f %8.2f\n' "incremental, one fn edited" "$ours_incr" "$rmcp_incr" "$(echo "$ours_incr / $rmcp_incr" | bc -l)"
+printf '%-28s %10.2f %10.2f %8.2f\n' "incremental, one line added" "$ours_shifted" "$rmcp_shifted" "$(echo "$ours_shifted / $rmcp_shifted" | bc -l)"

@@ -26,6 +26,17 @@ use std::marker::PhantomData;
 /// The boxed future `async_trait` methods return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// A `#[tool]` call's future: the user's fn, then `finish` on its output. Written once
+/// here, it is type checked once, not as an `async` block in every tool.
+pub async fn finish<F: Future, R>(future: F, finish: impl FnOnce(F::Output) -> R) -> R {
+    finish(future.await)
+}
+
+/// The future of a `#[tool]` call whose runtime-supplied parameter is not available.
+pub fn failed<'a, T: Send + 'a>(error: ToolError) -> BoxFuture<'a, crate::AgentResult<T>> {
+    Box::pin(std::future::ready(Err(error.into())))
+}
+
 /// Builds the set `tools![]` names. The macro has already proven the names valid and
 /// distinct, so registration cannot fail for them.
 pub fn toolset<const N: usize>(tools: [Arc<dyn Tool>; N]) -> ToolSet {

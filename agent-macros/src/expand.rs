@@ -7,6 +7,7 @@
 use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
 use crate::fallback;
+use crate::spans::generated_items;
 use crate::valid::{self, Place, Tool};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
@@ -56,7 +57,10 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         let binding = &param.binding;
         let Some(model) = &param.model else {
             injected.push(quote_spanned! {ty.span()=>
-                let #binding = <#ty as #k::FromToolContext>::from_tool_context(__agent_ctx)?;
+                let #binding = match <#ty as #k::FromToolContext>::from_tool_context(__agent_ctx) {
+                    ::core::result::Result::Ok(__agent_value) => __agent_value,
+                    ::core::result::Result::Err(__agent_error) => return #p::failed(__agent_error),
+                };
             });
             continue;
         };
@@ -94,11 +98,13 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             let mut #slot: ::core::option::Option<#ty> = ::core::option::Option::None;
         });
         arms.push(quote_spanned! {ty.span()=>
-            #position => <#ty as #p::ModelArg>::__agent_next_field(
-                &mut __agent_map,
-                &mut #slot,
-                #wire_name,
-            )?,
+            #position => {
+                if let ::core::result::Result::Err(__agent_error) =
+                    <#ty as #p::ModelArg>::__agent_next_field(&mut __agent_map, &mut #slot, #wire_name)
+                {
+                    return ::core::result::Result::Err(__agent_error);
+                }
+            }
         });
         let value = match model.default.as_deref() {
             Some(DefaultAttr::Trait | DefaultAttr::Expr(_)) => quote! {
@@ -109,7 +115,10 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             },
             None if model.optional => quote!(::core::option::Option::unwrap_or_default(#slot)),
             None => quote_spanned! {ty.span()=>
-                <#ty as #p::ModelArg>::__agent_take(#slot, #wire_name)?
+                match <#ty as #p::ModelArg>::__agent_take(#slot, #wire_name) {
+                    ::core::result::Result::Ok(__agent_value) => __agent_value,
+                    ::core::result::Result::Err(__agent_error) => return ::core::result::Result::Err(__agent_error),
+                }
             },
         };
         let optional = model.default.is_some() || model.optional;
@@ -178,7 +187,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let requirements = &tool.requirements;
     methods.push(quote! {
         fn metadata(&self) -> #k::ToolMetadata {
-            #p::metadata(__AGENT_NAME, __AGENT_DESCRIPTION, #origin, #version, &[#(#requirements),*])
+            #p::metadata(__AGENT_NAME, __AGENT_DESCRIPTION, __AGENT_ORIGIN, __AGENT_VERSION, &[#(#requirements),*])
         }
     });
     match tool.exposure {
@@ -296,14 +305,13 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let description = &tool.description;
     let cfgs = &tool.cfgs;
     // Spanned at the fn's name, so rustc names the fn when its future is not `Send`.
+    // No `async` block, `.await` or `?`: each is a desugaring that the incremental cache
+    // fingerprints by position (see `spans`); `finish` is one generic async fn instead.
     let call_body = quote_spanned! {fn_span=>
+        let __AgentToolArgs { #(#field_bindings,)* } = __agent_args;
+        #(#injected)*
         let __agent_future: #p::BoxFuture<'async_trait, #k::AgentResult<Self::Output>> =
-            ::std::boxed::Box::pin(async move {
-                let __AgentToolArgs { #(#field_bindings,)* } = __agent_args;
-                #(#injected)*
-                let __agent_output = #call(#(#bindings),*).await;
-                #finish
-            });
+            ::std::boxed::Box::pin(#p::finish(#call(#(#bindings),*), |__agent_output| #finish));
         __agent_future
     };
 
@@ -313,6 +321,11 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         const _: () = {
             const __AGENT_NAME: &str = #name;
             const __AGENT_DESCRIPTION: &str = #description;
+            // Macro calls stay in constants of their own: each is an expansion that the
+            // incremental cache fingerprints by position (see `spans`).
+            const __AGENT_ORIGIN: &str = #origin;
+            const __AGENT_VERSION: &str = #version;
+            const __AGENT_SCHEMA_ID: &str = ::core::concat!(::core::module_path!(), "::__AgentToolArgs");
 
             // The schema and the decoder are written out, not derived: a property's
             // schema and a field's decoding are then shared by every tool with a
@@ -328,7 +341,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                 }
 
                 fn schema_id() -> #p::Cow<'static, str> {
-                    #p::Cow::Borrowed(::core::concat!(::core::module_path!(), "::__AgentToolArgs"))
+                    #p::Cow::Borrowed(__AGENT_SCHEMA_ID)
                 }
 
                 fn json_schema(generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
@@ -366,12 +379,14 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                     mut __agent_map: __AgentA,
                 ) -> ::core::result::Result<__AgentToolArgs, __AgentA::Error> {
                     #(#slots)*
-                    while let ::core::option::Option::Some(__agent_key) =
-                        __agent_map.next_key_seed(#p::FieldSeed(__AGENT_FIELDS))?
-                    {
-                        match __agent_key {
-                            #(#arms)*
-                            _ => {}
+                    loop {
+                        match __agent_map.next_key_seed(#p::FieldSeed(__AGENT_FIELDS)) {
+                            ::core::result::Result::Ok(::core::option::Option::Some(__agent_key)) => match __agent_key {
+                                #(#arms)*
+                                _ => {}
+                            },
+                            ::core::result::Result::Ok(::core::option::Option::None) => break,
+                            ::core::result::Result::Err(__agent_error) => return ::core::result::Result::Err(__agent_error),
                         }
                     }
                     ::core::result::Result::Ok(__AgentToolArgs { #(#finals,)* })
@@ -427,21 +442,45 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
 }
 
 /// The tool type of a free fn: a braced struct named like the fn, so it lives in the type
-/// namespace only and the fn stays callable.
-pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> TokenStream {
+/// namespace only and the fn stays callable; then its impls of the std traits.
+pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> [TokenStream; 2] {
     let doc = format!(
         "The tool `{}` made by `#[tool]` from the fn of the same name: register it with \
          `set.register_tool({} {{}})`, or list the fn in `tools![]`.",
         tool.name, ident
     );
     let cfgs = &tool.cfgs;
-    quote! {
+    let name = ident.unraw().to_string();
+    // Written out rather than derived: a derive is an expansion of its own, which the
+    // incremental cache fingerprints by position (see `spans`).
+    let tool_struct = quote! {
         #(#cfgs)*
         #[doc = #doc]
         #[allow(non_camel_case_types, dead_code)]
-        #[derive(Debug, Clone, Copy, Default)]
         #vis struct #ident {}
-    }
+    };
+    let std_impls = quote! {
+        #(#cfgs)*
+        const _: () = {
+            impl ::core::fmt::Debug for #ident {
+                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    f.write_str(#name)
+                }
+            }
+            impl ::core::clone::Clone for #ident {
+                fn clone(&self) -> Self {
+                    *self
+                }
+            }
+            impl ::core::marker::Copy for #ident {}
+            impl ::core::default::Default for #ident {
+                fn default() -> Self {
+                    Self {}
+                }
+            }
+        };
+    };
+    [tool_struct, std_impls]
 }
 
 /// `#[tool]` on an item: the fn, its tool type and impls, or the fallback with errors.
@@ -472,9 +511,10 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     match valid::check(args, &func, &param_attrs, Place::Free) {
         Ok(tool) => {
             let ident = &sig.ident;
-            let tool_struct = free_struct(&tool, ident, vis);
+            let [tool_struct, struct_impls] = free_struct(&tool, ident, vis);
             let impls = impls(&tool, Target::Free { ident });
-            quote!(#emitted_fn #tool_struct #impls)
+            let generated = generated_items([struct_impls, impls], ident.span());
+            quote!(#emitted_fn #tool_struct #generated)
         }
         Err(errors) => {
             let stand_in = if sig.receiver().is_some() {

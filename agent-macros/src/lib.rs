@@ -4,13 +4,14 @@
 //! The pipeline follows thiserror and serde_derive: `attr` parses the vocabulary,
 //! `ast` models the fn, `valid` checks every rule (all errors collected), `expand`
 //! generates the impls, `fallback` keeps an invalid fn compiling, `tools` and `toolbox`
-//! build sets, `docs` reads doc comments.
+//! build sets, `docs` reads doc comments, `spans` keeps generated code cheap to rebuild.
 
 mod ast;
 mod attr;
 mod docs;
 mod expand;
 mod fallback;
+mod spans;
 mod toolbox;
 mod tools;
 mod valid;

@@ -8,6 +8,7 @@
 
 use crate::ast::{self, RawFn};
 use crate::expand::{self, Target};
+use crate::spans::generated_items;
 use crate::valid::{self, Ctxt, Place};
 use darling::FromMeta;
 use darling::ast::NestedMeta;
@@ -190,7 +191,10 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             #[derive(Clone)]
             #vis struct #tool_ty(#vis #p::Arc<#self_ty>);
         });
-        out.extend(expand::impls(tool, Target::Method { tool_ty, method }));
+        out.extend(generated_items(
+            [expand::impls(tool, Target::Method { tool_ty, method })],
+            method.span(),
+        ));
         entries.push(quote! {
             #(#cfgs)*
             __agent_tools.push(#p::Arc::new(#tool_ty(#p::Arc::clone(&self))) as #p::Arc<dyn #krate::Tool>);
