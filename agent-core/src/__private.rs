@@ -264,7 +264,13 @@ struct FieldVisitor(&'static [&'static str]);
 impl FieldVisitor {
     #[inline(never)]
     fn find(&self, key: &str) -> Option<usize> {
-        self.0.iter().position(|name| *name == key)
+        // Length and first byte first: most names differ there, and a full comparison is
+        // a call to `memcmp`.
+        let key = key.as_bytes();
+        self.0.iter().position(|name| {
+            let name = name.as_bytes();
+            name.len() == key.len() && name.first() == key.first() && name == key
+        })
     }
 }
 

@@ -47,7 +47,10 @@ fn prepare<'a>(schema: &ArgsSchema, args: &'a Value) -> Result<Cow<'a, Value>, T
     let check_unknown = schema.must_check_unknown();
     let mut null_optionals = false;
     for (key, value) in map {
-        if exceeds_depth(value, MAX_ARGUMENT_DEPTH - 1) {
+        // Scalars, the common case, skip the call.
+        if matches!(value, Value::Array(_) | Value::Object(_))
+            && exceeds_depth(value, MAX_ARGUMENT_DEPTH - 1)
+        {
             return Err(ToolError::invalid_arguments(format!(
                 "Invalid arguments: nested deeper than {MAX_ARGUMENT_DEPTH} levels"
             )));
