@@ -10,7 +10,7 @@ use futures::FutureExt;
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, NumberOrString,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
     ServerConfig,
 };
@@ -23,7 +23,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -171,8 +171,8 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResult, McpError> {
         let tools = &self.shared.tools;
-        let call_id = request_id_text(&context.id);
-        let base = ToolContext::new(session_id(&context)).with_call_id(call_id.clone());
+        let base =
+            ToolContext::new(session_id(&context)).with_call_id(request_id_text(&context.id));
         let tool = match tools.get(&request.name) {
             // A direct tool is always callable: no activation context is needed (it
             // lists every direct tool, so building it costs a string per tool).
@@ -190,9 +190,10 @@ impl McpServer {
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
 
-        // The call's own token: rmcp cancels `context.ct` on `notifications/cancelled`,
-        // and a timeout cancels the call without touching rmcp's token.
-        let token = context.ct.child_token();
+        // rmcp cancels `context.ct` on `notifications/cancelled`. It is this request's
+        // alone (a child of the token rmcp keeps), so the call uses it as its own token and
+        // a timeout may cancel it.
+        let token = context.ct.clone();
         // Progress travels through a channel to one forwarding task, so notifications
         // leave in the order the tool emitted them.
         let mut ctx = base
@@ -283,21 +284,24 @@ impl std::fmt::Debug for McpServer {
 
 /// The Streamable HTTP session (`Mcp-Session-Id`) a request belongs to; empty over
 /// stdio, where the connection is the session.
-fn session_id(context: &RequestContext<RoleServer>) -> String {
-    context
+fn session_id(context: &RequestContext<RoleServer>) -> Arc<str> {
+    // Outside HTTP there is no session id; one shared empty id saves an allocation a call.
+    static NONE: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from(""));
+    match context
         .extensions
         .get::<hyper::http::request::Parts>()
         .and_then(|parts| parts.headers.get("mcp-session-id"))
         .and_then(|value| value.to_str().ok())
-        .unwrap_or_default()
-        .to_owned()
+    {
+        Some(id) => Arc::from(id),
+        None => NONE.clone(),
+    }
 }
 
-fn request_id_text(id: &rmcp::model::RequestId) -> String {
-    match serde_json::to_value(id) {
-        Ok(Value::String(s)) => s,
-        Ok(other) => other.to_string(),
-        Err(_) => String::new(),
+fn request_id_text(id: &rmcp::model::RequestId) -> Arc<str> {
+    match id {
+        NumberOrString::String(id) => id.clone(),
+        NumberOrString::Number(n) => Arc::from(n.to_string()),
     }
 }
 
