@@ -7,7 +7,7 @@
 use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
 use crate::fallback;
-use crate::spans::generated_items;
+use crate::spans::{clippy_exemption, resolved_as_user_code};
 use crate::valid::{self, Place, Tool};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
@@ -462,17 +462,21 @@ pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> [TokenS
     let std_impls = quote! {
         #(#cfgs)*
         const _: () = {
+            #[automatically_derived]
             impl ::core::fmt::Debug for #ident {
                 fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                     f.write_str(#name)
                 }
             }
+            #[automatically_derived]
             impl ::core::clone::Clone for #ident {
                 fn clone(&self) -> Self {
                     *self
                 }
             }
+            #[automatically_derived]
             impl ::core::marker::Copy for #ident {}
+            #[automatically_derived]
             impl ::core::default::Default for #ident {
                 fn default() -> Self {
                     Self {}
@@ -513,7 +517,10 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
             let ident = &sig.ident;
             let [tool_struct, struct_impls] = free_struct(&tool, ident, vis);
             let impls = impls(&tool, Target::Free { ident });
-            let generated = generated_items([struct_impls, impls], ident.span());
+            let exempt = clippy_exemption();
+            let struct_impls = resolved_as_user_code(struct_impls, ident.span());
+            let impls = resolved_as_user_code(impls, ident.span());
+            let generated = quote!(#exempt #struct_impls #exempt #impls);
             quote!(#emitted_fn #tool_struct #generated)
         }
         Err(errors) => {

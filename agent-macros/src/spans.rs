@@ -25,6 +25,10 @@ pub fn resolved_as_user_code(tokens: TokenStream, anchor: Span) -> TokenStream {
                 resolved.set_span(group.span().resolved_at(anchor));
                 TokenTree::Group(resolved)
             }
+            // The generated `pub` items are not reachable (they live in `const _` blocks);
+            // kept in the macro's span, `pub` tells `unreachable_pub` they are not the
+            // user's to fix. (An `allow` would be refused in a crate forbidding the lint.)
+            TokenTree::Ident(ident) if ident == "pub" => TokenTree::Ident(ident),
             mut other => {
                 other.set_span(other.span().resolved_at(anchor));
                 other
@@ -33,33 +37,11 @@ pub fn resolved_as_user_code(tokens: TokenStream, anchor: Span) -> TokenStream {
         .collect()
 }
 
-/// Each generated item resolved as user code (see [`resolved_as_user_code`]), behind the
-/// lints it is exempt from.
-pub fn generated_items(items: impl IntoIterator<Item = TokenStream>, anchor: Span) -> TokenStream {
-    let exempt = lint_exemptions();
-    items
-        .into_iter()
-        .map(|item| {
-            let item = resolved_as_user_code(item, anchor);
-            quote!(#exempt #item)
-        })
-        .collect()
-}
-
-/// The lints generated code is exempt from, for the item it precedes. Code resolved as
-/// the user's is linted as the user's, so rustc and clippy would check it too. This
-/// attribute keeps the macro's own spans: in a crate that forbids one of these lints,
-/// rustc then ignores it instead of refusing it.
-fn lint_exemptions() -> TokenStream {
-    quote! {
-        #[allow(
-            unreachable_pub,
-            unused_qualifications,
-            unused_results,
-            clippy::all,
-            clippy::pedantic,
-            clippy::nursery,
-            clippy::restriction
-        )]
-    }
+/// Clippy's lint groups, allowed on generated items: clippy treats resolved code as the
+/// user's, and the generated code is not written to clippy's taste (it avoids `?`, say,
+/// for the cache's sake). The attribute keeps the macro's span. rustc's lints get no such
+/// pass: the generated code raises none (`ui-tests/pass/strict-lints.rs`), and an `allow`
+/// would be refused in a crate that forbids the lint.
+pub fn clippy_exemption() -> TokenStream {
+    quote!(#[allow(clippy::all, clippy::pedantic, clippy::nursery, clippy::restriction)])
 }

@@ -8,7 +8,7 @@
 
 use crate::ast::{self, RawFn};
 use crate::expand::{self, Target};
-use crate::spans::generated_items;
+use crate::spans::{clippy_exemption, resolved_as_user_code};
 use crate::valid::{self, Ctxt, Place};
 use darling::FromMeta;
 use darling::ast::NestedMeta;
@@ -191,8 +191,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             #[derive(Clone)]
             #vis struct #tool_ty(#vis #p::Arc<#self_ty>);
         });
-        out.extend(generated_items(
-            [expand::impls(tool, Target::Method { tool_ty, method })],
+        out.extend(clippy_exemption());
+        out.extend(resolved_as_user_code(
+            expand::impls(tool, Target::Method { tool_ty, method }),
             method.span(),
         ));
         entries.push(quote! {
