@@ -163,6 +163,14 @@ impl ToolContext {
         self
     }
 
+    /// The same context with `state` as its own state, replacing what `with_state` put
+    /// there. Cheap: an `Extensions` is shared, not copied, so a server can build the
+    /// state of a session once and hand it to each of its calls.
+    pub fn with_extensions(mut self, state: Extensions) -> Self {
+        self.state = state;
+        self
+    }
+
     /// The same context, reporting progress to `reporter`.
     pub fn with_reporter(mut self, reporter: Arc<dyn CallReporter>) -> Self {
         self.reporter = Some(reporter);

@@ -3,7 +3,7 @@
 use crate::convert::{error_result, success_result, tool_to_mcp};
 use crate::peer::{LogLevel, McpPeer};
 use agent_core::{
-    CallReporter, Content, ToolConfig, ToolContext, ToolError, ToolExposure, ToolSet,
+    CallReporter, Content, Extensions, ToolConfig, ToolContext, ToolError, ToolExposure, ToolSet,
     truncate_output,
 };
 use futures::FutureExt;
@@ -23,7 +23,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -93,10 +93,24 @@ struct Shared {
 ///
 /// Cloning is cheap and shares the tools; each clone has its own logging level, so give
 /// each client session its own clone.
-#[derive(Clone)]
 pub struct McpServer {
     shared: Arc<Shared>,
     log_level: Arc<Mutex<LogLevel>>,
+    /// The state every call of this connection gets (its `McpPeer`), made at the first
+    /// call: rmcp serves one connection per handler value.
+    connection_state: OnceLock<Extensions>,
+}
+
+// A clone serves another connection: it shares the log level, as before, but not the
+// first connection's peer.
+impl Clone for McpServer {
+    fn clone(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            log_level: self.log_level.clone(),
+            connection_state: OnceLock::new(),
+        }
+    }
 }
 
 impl McpServer {
@@ -149,6 +163,7 @@ impl McpServer {
                 options,
             }),
             log_level: Arc::default(),
+            connection_state: OnceLock::new(),
         }
     }
 
@@ -162,7 +177,18 @@ impl McpServer {
         Self {
             shared: self.shared.clone(),
             log_level: Arc::default(),
+            connection_state: OnceLock::new(),
         }
+    }
+
+    fn connection_state(&self, context: &RequestContext<RoleServer>) -> Extensions {
+        self.connection_state
+            .get_or_init(|| {
+                let mut state = Extensions::new();
+                state.insert(McpPeer::new(context.peer.clone(), self.log_level.clone()));
+                state
+            })
+            .clone()
     }
 
     async fn run_call(
@@ -198,7 +224,7 @@ impl McpServer {
         // leave in the order the tool emitted them.
         let mut ctx = base
             .with_cancellation(token.clone())
-            .with_state(McpPeer::new(context.peer.clone(), self.log_level.clone()));
+            .with_extensions(self.connection_state(&context));
         let forwarder = context.meta.get_progress_token().map(|progress_token| {
             let call_done = CancellationToken::new();
             let (tx, rx) = mpsc::unbounded_channel();

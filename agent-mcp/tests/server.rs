@@ -5,7 +5,7 @@ use agent_core::{
     ActivationContext, AgentResult, Content, Tool, ToolContext, ToolError, ToolErrorKind,
     ToolExposure, ToolSet, TypedTool, async_trait,
 };
-use agent_mcp::{McpClient, McpHttpServer, McpServer, ServerOptions};
+use agent_mcp::{McpClient, McpHttpServer, McpPeer, McpServer, ServerOptions};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ErrorCode, PaginatedRequestParams};
 use rmcp::service::ServiceError;
@@ -481,8 +481,12 @@ async fn post(
 }
 
 async fn raw_session(addr: std::net::SocketAddr) -> String {
+    raw_session_with(addr, json!({})).await
+}
+
+async fn raw_session_with(addr: std::net::SocketAddr, capabilities: Value) -> String {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
+        "protocolVersion": "2025-06-18", "capabilities": capabilities,
         "clientInfo": {"name": "raw", "version": "0"}}});
     let (status, head, _) = post(addr, None, init.to_string().as_bytes()).await;
     assert_eq!(status, 200, "{head}");
@@ -780,5 +784,58 @@ async fn tool_concurrency_limits_and_the_output_budget_apply() {
         "head and tail kept"
     );
     client.close().await;
+    stop.cancel();
+}
+
+/// Answers whether the calling client declared sampling, as its `McpPeer` says.
+struct ClientSamples;
+
+#[async_trait]
+impl Tool for ClientSamples {
+    fn name(&self) -> &'static str {
+        "client_samples"
+    }
+
+    fn description(&self) -> &'static str {
+        "Whether the calling client declared sampling."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    async fn call(&self, _args: &Value, ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        let peer = ctx
+            .state::<McpPeer>()
+            .expect("the server provides the peer");
+        Ok(vec![Content::text(
+            peer.client_supports("sampling").to_string(),
+        )])
+    }
+}
+
+#[tokio::test]
+async fn each_session_calls_with_its_own_client_as_peer() {
+    let mut tools = ToolSet::new();
+    tools.register_tool(ClientSamples).unwrap();
+    let http = McpHttpServer::bind(McpServer::new(tools), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let (addr, stop) = (http.local_addr(), http.shutdown_token());
+    tokio::spawn(http.run());
+    let sampling = raw_session_with(addr, json!({"sampling": {}})).await;
+    let plain = raw_session_with(addr, json!({})).await;
+    let ask = async |session: &str, id: u32| {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "client_samples", "arguments": {}}});
+        let (status, _, body) = post(addr, Some(session), call.to_string().as_bytes()).await;
+        assert_eq!(status, 200, "{body}");
+        body
+    };
+    // Twice each, interleaved: the peer a session's first call saw is not another's.
+    for id in [2, 3] {
+        assert!(ask(&sampling, id).await.contains(r#""text":"true""#));
+        assert!(ask(&plain, id).await.contains(r#""text":"false""#));
+    }
     stop.cancel();
 }
