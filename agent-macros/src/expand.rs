@@ -2,7 +2,9 @@
 //!
 //! Beside the fn (kept as written, less its parameter attributes) come the tool type and,
 //! inside `const _: () = { ... };` so no name leaks, the hidden args struct, the
-//! `TypedTool` impl and, for free fns, the `StaticTool` impl `tools![]` reads.
+//! `TypedTool` impl and, for free fns, the `StaticTool` impl `tools![]` reads. That code
+//! is resolved as the user's and free of desugarings and macro calls, so that an edit
+//! does not re-check every later tool (see `spans`).
 
 use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
