@@ -2,9 +2,9 @@
 //! argument decoding and output conversion, and `ToolSet`'s registration and dispatch.
 
 use agent_core::{
-    ActivationContext, AgentError, AgentResult, Approval, Content, ErrorPolicy, ExternalTool, Tool,
-    ToolAnnotations, ToolConcurrency, ToolContext, ToolErrorKind, ToolExposure, ToolMetadata,
-    ToolSet, TypedTool,
+    ActivationContext, AgentError, AgentResult, Approval, Content, ErrorPolicy, Extensions,
+    ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolContext, ToolErrorKind, ToolExposure,
+    ToolMetadata, ToolSet, TypedTool,
 };
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -787,6 +787,30 @@ async fn state_registered_on_the_set_reaches_tools_and_the_context_wins() {
     assert_eq!(
         texts(&set.call("greet", &json!({}), &own).await.unwrap()),
         ["own"]
+    );
+}
+
+#[tokio::test]
+async fn extensions_given_whole_replace_the_contexts_own_state_and_still_win() {
+    let set = ToolSet::new()
+        .with_tool(Greeter)
+        .unwrap()
+        .with_state(Greeting("set"));
+    let mut shared = Extensions::new();
+    shared.insert(Greeting("shared"));
+    // Whatever `with_state` put there before is replaced, not merged.
+    let own = ctx()
+        .with_state(Greeting("own"))
+        .with_extensions(shared.clone());
+    assert_eq!(
+        texts(&set.call("greet", &json!({}), &own).await.unwrap()),
+        ["shared"]
+    );
+    // Empty extensions leave the set's state to answer.
+    let bare = ctx().with_extensions(Extensions::new());
+    assert_eq!(
+        texts(&set.call("greet", &json!({}), &bare).await.unwrap()),
+        ["set"]
     );
 }
 

@@ -544,6 +544,22 @@ mod tests {
     }
 
     #[test]
+    fn a_clone_does_not_carry_the_first_connections_state() {
+        let server = McpServer::new(ToolSet::new());
+        let mut state = Extensions::new();
+        state.insert("first connection");
+        assert!(server.connection_state.set(state).is_ok());
+        let clone = server.clone();
+        assert!(clone.connection_state.get().is_none());
+        assert!(server.for_new_session().connection_state.get().is_none());
+        // The original keeps its own.
+        assert_eq!(
+            server.connection_state.get().and_then(|s| s.get::<&str>()),
+            Some(&"first connection")
+        );
+    }
+
+    #[test]
     fn progress_values_map_to_mcp_progress() {
         let u = progress_update(json!({"progress": 50, "total": 100}), 1);
         assert_eq!((u.progress, u.total), (50.0, Some(100.0)));
