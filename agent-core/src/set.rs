@@ -256,6 +256,20 @@ impl ToolSet {
             .ok_or_else(|| ToolError::unknown_tool(name, self.direct_names()))
     }
 
+    /// [`resolve`](Self::resolve) for a call made in `ctx`. The activation context is
+    /// built only when `name` is not a Direct tool: it lists every Direct tool, a string
+    /// each, and a Direct tool is callable without asking.
+    pub async fn resolve_in(
+        &self,
+        name: &str,
+        ctx: &ToolContext,
+    ) -> Result<&Arc<dyn Tool>, ToolError> {
+        match self.entry(name) {
+            Some(entry) if entry.exposure == ToolExposure::Direct => Ok(&entry.tool),
+            _ => self.resolve(name, &self.activation_context(ctx)).await,
+        }
+    }
+
     /// `ctx` with this set's state behind its own.
     pub fn context_for<'c>(&self, ctx: &'c ToolContext) -> Cow<'c, ToolContext> {
         if self.state.is_empty() {
@@ -280,10 +294,7 @@ impl ToolSet {
         ctx: &'a ToolContext,
     ) -> impl Future<Output = AgentResult<Vec<Content>>> + Send + 'a {
         async move {
-            let tool = match self.entry(name) {
-                Some(entry) if entry.exposure == ToolExposure::Direct => &entry.tool,
-                _ => self.resolve(name, &self.activation_context(ctx)).await?,
-            };
+            let tool = self.resolve_in(name, ctx).await?;
             // Without state the caller's context is the tool's: no `Cow` to build and drop.
             if self.state.is_empty() {
                 tool.call(args, ctx).await

@@ -199,20 +199,10 @@ impl McpServer {
         let tools = &self.shared.tools;
         let base =
             ToolContext::new(session_id(&context)).with_call_id(request_id_text(&context.id));
-        let tool = match tools.get(&request.name) {
-            // A direct tool is always callable: no activation context is needed (it
-            // lists every direct tool, so building it costs a string per tool).
-            Some(tool) if tool.exposure() == ToolExposure::Direct => tool.clone(),
-            _ => match tools
-                .resolve(&request.name, &tools.activation_context(&base))
-                .await
-            {
-                Ok(tool) => tool.clone(),
-                // MCP: an unknown tool is a protocol error (-32602), not a tool result.
-                Err(error) => {
-                    return Err(McpError::invalid_params(error.message().to_owned(), None));
-                }
-            },
+        let tool = match tools.resolve_in(&request.name, &base).await {
+            Ok(tool) => tool.clone(),
+            // MCP: an unknown tool is a protocol error (-32602), not a tool result.
+            Err(error) => return Err(McpError::invalid_params(error.message().to_owned(), None)),
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
 
