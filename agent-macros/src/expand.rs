@@ -9,7 +9,7 @@
 use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
 use crate::fallback;
-use crate::spans::{clippy_exemption, resolved_as_user_code};
+use crate::spans::generated_item;
 use crate::valid::{self, Place, Tool};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
@@ -519,11 +519,9 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
             let ident = &sig.ident;
             let [tool_struct, struct_impls] = free_struct(&tool, ident, vis);
             let impls = impls(&tool, Target::Free { ident });
-            let exempt = clippy_exemption();
-            let struct_impls = resolved_as_user_code(struct_impls, ident.span());
-            let impls = resolved_as_user_code(impls, ident.span());
-            let generated = quote!(#exempt #struct_impls #exempt #impls);
-            quote!(#emitted_fn #tool_struct #generated)
+            let struct_impls = generated_item(struct_impls, ident.span());
+            let impls = generated_item(impls, ident.span());
+            quote!(#emitted_fn #tool_struct #struct_impls #impls)
         }
         Err(errors) => {
             let stand_in = if sig.receiver().is_some() {

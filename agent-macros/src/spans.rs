@@ -13,7 +13,7 @@ use quote::quote;
 /// token keeps its location and loses the expansion's mark. Name resolution is unchanged,
 /// since a proc macro's call-site spans already resolve at the call site. Never apply it
 /// to `$crate`, which resolves through its mark.
-pub fn resolved_as_user_code(tokens: TokenStream, anchor: Span) -> TokenStream {
+fn resolved_as_user_code(tokens: TokenStream, anchor: Span) -> TokenStream {
     tokens
         .into_iter()
         .map(|token| match token {
@@ -37,11 +37,19 @@ pub fn resolved_as_user_code(tokens: TokenStream, anchor: Span) -> TokenStream {
         .collect()
 }
 
+/// A generated item as it is emitted: resolved as user code, behind the clippy
+/// exemption.
+pub fn generated_item(item: TokenStream, anchor: Span) -> TokenStream {
+    let exempt = clippy_exemption();
+    let item = resolved_as_user_code(item, anchor);
+    quote!(#exempt #item)
+}
+
 /// Clippy's lint groups, allowed on generated items: clippy treats resolved code as the
 /// user's, and the generated code is not written to clippy's taste (it avoids `?`, say,
 /// for the cache's sake). The attribute keeps the macro's span. rustc's lints get no such
 /// pass: the generated code raises none (`ui-tests/pass/strict-lints.rs`), and an `allow`
 /// would be refused in a crate that forbids the lint.
-pub fn clippy_exemption() -> TokenStream {
+fn clippy_exemption() -> TokenStream {
     quote!(#[allow(clippy::all, clippy::pedantic, clippy::nursery, clippy::restriction)])
 }

@@ -8,7 +8,7 @@
 
 use crate::ast::{self, RawFn};
 use crate::expand::{self, Target};
-use crate::spans::{clippy_exemption, resolved_as_user_code};
+use crate::spans::generated_item;
 use crate::valid::{self, Ctxt, Place};
 use darling::FromMeta;
 use darling::ast::NestedMeta;
@@ -191,8 +191,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             #[derive(Clone)]
             #vis struct #tool_ty(#vis #p::Arc<#self_ty>);
         });
-        out.extend(clippy_exemption());
-        out.extend(resolved_as_user_code(
+        out.extend(generated_item(
             expand::impls(tool, Target::Method { tool_ty, method }),
             method.span(),
         ));
