@@ -70,7 +70,7 @@ pub use error::{AgentError, AgentResult, ToolError, ToolErrorKind};
 pub use events::{AgentEvent, EventSink};
 pub use executor::{
     AppContext, ApprovalFn, CallHookFn, Executor, HookDecision, NextTurn, ResponseHookFn,
-    ToolCallResult, ToolOutcome, TurnContext, error_content,
+    ToolCallResult, ToolLimits, ToolOutcome, TurnContext, error_content,
 };
 pub use extract::{FromToolContext, Progress, State};
 pub use llm::{

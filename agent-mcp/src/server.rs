@@ -3,8 +3,8 @@
 use crate::convert::{error_result, success_result, tool_to_mcp};
 use crate::peer::{LogLevel, McpPeer};
 use agent_core::{
-    CallReporter, Content, Extensions, ToolConfig, ToolContext, ToolError, ToolExposure, ToolSet,
-    truncate_output,
+    CallReporter, Content, Extensions, ToolConfig, ToolContext, ToolError, ToolExposure,
+    ToolLimits, ToolSet, truncate_output,
 };
 use futures::FutureExt;
 use rmcp::ErrorData as McpError;
@@ -25,7 +25,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio_util::sync::CancellationToken;
 
 /// How an [`McpServer`] presents itself and runs calls.
@@ -79,7 +79,7 @@ struct Shared {
     tools: ToolSet,
     /// Tools' own concurrency rules, as the executor applies them: per-tool limits
     /// and exclusion groups, by tool name.
-    limits: HashMap<&'static str, Limits>,
+    limits: HashMap<&'static str, ToolLimits>,
     /// Every tool a client may ever see (Direct and Deferred), converted once.
     listing: Vec<Listed>,
     options: ServerOptions,
@@ -137,23 +137,11 @@ impl McpServer {
                 })
             })
             .collect();
-        let mut groups: HashMap<String, Arc<Semaphore>> = HashMap::new();
         let limits = tools
             .iter()
-            .filter_map(|tool| {
-                let rules = tool.concurrency();
-                let group = rules.exclusive_group.map(|group| {
-                    groups
-                        .entry(group)
-                        .or_insert_with(|| Arc::new(Semaphore::new(1)))
-                        .clone()
-                });
-                let per_tool = rules
-                    .max_in_flight
-                    .map(|n| Arc::new(Semaphore::new(n.max(1))));
-                (group.is_some() || per_tool.is_some())
-                    .then_some((tool.name(), Limits { group, per_tool }))
-            })
+            .zip(ToolLimits::of_each(&tools))
+            .filter(|(_, limits)| !limits.is_empty())
+            .map(|(tool, limits)| (tool.name(), limits))
             .collect();
         Self {
             shared: Arc::new(Shared {
@@ -242,7 +230,7 @@ impl McpServer {
         // order, so waits never form a cycle); a cancelled request stops waiting.
         let _permits = match self.shared.limits.get(name) {
             Some(limits) => tokio::select! {
-                permits = limits.acquire() => Some(permits),
+                permits = acquire(limits) => Some(permits),
                 () = context.ct.cancelled() => {
                     if let Some((_, call_done)) = &forwarder {
                         call_done.cancel();
@@ -417,23 +405,16 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// The semaphores a tool's calls take before running.
-struct Limits {
-    group: Option<Arc<Semaphore>>,
-    per_tool: Option<Arc<Semaphore>>,
-}
-
-impl Limits {
-    async fn acquire(&self) -> Vec<OwnedSemaphorePermit> {
-        let mut permits = Vec::with_capacity(2);
-        for semaphore in [&self.group, &self.per_tool].into_iter().flatten() {
-            // The semaphores are never closed, so acquiring cannot fail.
-            if let Ok(permit) = semaphore.clone().acquire_owned().await {
-                permits.push(permit);
-            }
+/// The permits of a tool's own limits, taken in their order.
+async fn acquire(limits: &ToolLimits) -> Vec<OwnedSemaphorePermit> {
+    let mut permits = Vec::with_capacity(2);
+    for semaphore in [&limits.group, &limits.per_tool].into_iter().flatten() {
+        // The semaphores are never closed, so acquiring cannot fail.
+        if let Ok(permit) = semaphore.clone().acquire_owned().await {
+            permits.push(permit);
         }
-        permits
     }
+    permits
 }
 
 /// What a call reports, on its way to `notifications/progress`.

@@ -28,11 +28,13 @@
 mod batch;
 mod call;
 mod hooks;
+mod limits;
 mod outcome;
 mod turn;
 
 pub(crate) use call::announce_settled;
 pub use hooks::{AppContext, ApprovalFn, CallHookFn, HookDecision, NextTurn, ResponseHookFn};
+pub use limits::ToolLimits;
 pub use outcome::{ToolCallResult, ToolOutcome, error_content};
 pub use turn::TurnContext;
 
@@ -50,7 +52,7 @@ use crate::tool::{Approval, ErrorPolicy, Tool, ToolExposure};
 use crate::truncate::truncate_output;
 use batch::{BoxFuture, Outcome};
 use call::{Job, drive};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -103,21 +105,12 @@ impl Executor {
     /// An executor for `tools` under `config`.
     pub fn new(tools: Arc<ToolSet>, config: ToolConfig) -> Self {
         let global = Arc::new(Semaphore::new(config.max_concurrency.max(1)));
-        let mut groups: HashMap<String, Arc<Semaphore>> = HashMap::new();
         let facts = tools
             .iter()
-            .map(|tool| {
+            .zip(ToolLimits::of_each(&tools))
+            .map(|(tool, ToolLimits { group, per_tool })| {
                 let concurrency = tool.concurrency();
                 let hints = tool.annotations();
-                let group = concurrency.exclusive_group.map(|group| {
-                    groups
-                        .entry(group)
-                        .or_insert_with(|| Arc::new(Semaphore::new(1)))
-                        .clone()
-                });
-                let per_tool = concurrency
-                    .max_in_flight
-                    .map(|limit| Arc::new(Semaphore::new(limit.max(1))));
                 let parallel = match concurrency.sequential {
                     Some(sequential) => !sequential,
                     None => match config.parallel {
