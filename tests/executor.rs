@@ -139,9 +139,14 @@ async fn a_tool_blocking_its_thread_does_not_hold_up_its_neighbours() {
     // calls, which the other thread must carry.
     let mut calls = vec![call("b", "blocking")];
     calls.extend((0..7).map(|i| call(&format!("q{i}"), "quick")));
+    let expected = calls.clone();
     let started = std::time::Instant::now();
-    let results = exec.execute(&calls, &TurnContext::new()).await;
+    // Given by value: the blocked call still holds the turn when the others are
+    // answered, so the calls cannot be moved back out; each result still has its own.
+    let results = exec.execute(calls, &TurnContext::new()).await;
     let elapsed = started.elapsed();
+    let answered: Vec<&ToolCall> = results.iter().map(|result| &result.call).collect();
+    assert_eq!(answered, expected.iter().collect::<Vec<_>>());
     assert_eq!(err_kind(&results[0].outcome), Some(ToolErrorKind::Timeout));
     for result in &results[1..] {
         assert_eq!(first_text(result.outcome.content().unwrap()), "done");
@@ -894,6 +899,68 @@ async fn the_executor_applies_the_output_budget() {
     assert_eq!(text.chars().count(), 64);
     assert!(text.starts_with("日本語"));
     assert!(text.contains("characters cut"));
+}
+
+// ---------------------------------------------------------------- the calls in the results
+
+#[tokio::test]
+async fn calls_given_by_value_are_moved_into_their_results_and_by_reference_copied() {
+    let exec = executor(
+        vec![
+            FnTool::text("echo", "ok").read_only(),
+            FnTool::text("deploy", "deployed").require_approval(),
+            FnTool::text("write", "written").sequential(true),
+        ],
+        ToolConfig::default(),
+    );
+    let big = "x".repeat(10_000);
+    // One call of each path: run in a batch, run alone, refused before running
+    // (unknown tool, repeated id), and left waiting for approval.
+    let calls = vec![
+        ToolCall::new("a", "echo", json!({"text": big})),
+        ToolCall::new("b", "write", json!({})),
+        ToolCall::new("c", "nope", json!({})),
+        ToolCall::new("a", "echo", json!({})),
+        ToolCall::new("d", "deploy", json!({})),
+    ];
+    let expected = calls.clone();
+    let where_ids_live: Vec<*const u8> = calls.iter().map(|call| call.id.as_ptr()).collect();
+    let where_text_lives = calls[0].arguments["text"].as_str().unwrap().as_ptr();
+
+    let results = exec.execute(&calls, &TurnContext::new()).await;
+    let answered: Vec<&ToolCall> = results.iter().map(|result| &result.call).collect();
+    assert_eq!(answered, expected.iter().collect::<Vec<_>>());
+    assert_ne!(
+        results[0].call.id.as_ptr(),
+        where_ids_live[0],
+        "borrowed: copied"
+    );
+
+    let results = exec.execute(calls, &TurnContext::new()).await;
+    let answered: Vec<&ToolCall> = results.iter().map(|result| &result.call).collect();
+    assert_eq!(answered, expected.iter().collect::<Vec<_>>());
+    let moved: Vec<*const u8> = results
+        .iter()
+        .map(|result| result.call.id.as_ptr())
+        .collect();
+    assert_eq!(moved, where_ids_live, "every call moved, none copied");
+    let text = results[0].call.arguments["text"].as_str().unwrap();
+    assert_eq!(
+        text.as_ptr(),
+        where_text_lives,
+        "arguments moved with their call"
+    );
+    assert_eq!(first_text(results[0].outcome.content().unwrap()), "ok");
+    assert_eq!(first_text(results[1].outcome.content().unwrap()), "written");
+    assert_eq!(
+        err_kind(&results[2].outcome),
+        Some(ToolErrorKind::UnknownTool)
+    );
+    assert_eq!(
+        err_kind(&results[3].outcome),
+        Some(ToolErrorKind::InvalidArguments)
+    );
+    assert_eq!(results[4].outcome, ToolOutcome::PendingApproval);
 }
 
 // ---------------------------------------------------------------- approval

@@ -396,7 +396,7 @@ impl Agent {
                     .complete_external(&entry.call, std::mem::take(output)),
                 _ => continue,
             };
-            announce_settled(&decided, sinks);
+            announce_settled(&decided.call, &decided.outcome, sinks);
             entry.slot = Slot::Done {
                 result: Box::new(decided),
             };
@@ -427,7 +427,7 @@ impl Agent {
             if let Some(workspace) = &self.workspace {
                 turn = turn.with_workspace(workspace.clone());
             }
-            let results = self.executor.execute(&calls, &turn).await;
+            let results = self.executor.execute(calls, &turn).await;
             state.record(&indexes, results);
         }
         if control.is_cancelled() {

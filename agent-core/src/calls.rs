@@ -33,8 +33,9 @@ pub(crate) struct CallEntry {
     token: OnceLock<CancellationToken>,
     cancelled: AtomicBool,
     ended: AtomicBool,
-    /// The last application context the call set.
-    context: Mutex<Option<Value>>,
+    /// The last application context the call set. Made at the first one: most calls
+    /// set none, and then end without taking a lock for it.
+    context: OnceLock<Mutex<Option<Value>>>,
     /// Made when the tool first asks for it.
     next_turn: OnceLock<NextTurn>,
 }
@@ -64,7 +65,7 @@ impl TurnCalls {
                 token: OnceLock::new(),
                 cancelled: AtomicBool::new(false),
                 ended: AtomicBool::new(false),
-                context: Mutex::new(None),
+                context: OnceLock::new(),
                 next_turn: OnceLock::new(),
             });
         }
@@ -73,11 +74,6 @@ impl TurnCalls {
             calls: entries.into(),
             sinks,
         }
-    }
-
-    /// How many calls the turn runs.
-    pub(crate) fn len(&self) -> usize {
-        self.calls.len()
     }
 
     /// The call at `at`.
@@ -117,7 +113,7 @@ impl TurnCalls {
             call_id: self.id(at).to_owned(),
             value: value.clone(),
         });
-        *lock(&self.calls[at].context) = Some(value);
+        *lock(self.calls[at].context.get_or_init(Mutex::default)) = Some(value);
     }
 }
 
@@ -163,7 +159,7 @@ impl CallEntry {
 
     /// What the call left for the next turn: its application context and parameters.
     pub(crate) fn take_reports(&self) -> (Option<Value>, Option<serde_json::Map<String, Value>>) {
-        let context = lock(&self.context).take();
+        let context = self.context.get().and_then(|context| lock(context).take());
         (context, self.next_turn.get().and_then(NextTurn::take))
     }
 }

@@ -95,7 +95,9 @@ struct CallLink {
 #[derive(Clone, Default)]
 pub struct ToolContext {
     session_id: Arc<str>,
-    call_id: Arc<str>,
+    /// Set by `with_call_id`; a call of a turn otherwise reads its id from the turn. Not an
+    /// empty `Arc<str>`: those all share one count, which every call would then touch.
+    call_id: Option<Arc<str>>,
     workspace: Option<Arc<PathBuf>>,
     origin: Origin,
     state: Extensions,
@@ -114,7 +116,7 @@ impl ToolContext {
 
     /// The same context for the call `call_id`.
     pub fn with_call_id(mut self, call_id: impl Into<Arc<str>>) -> Self {
-        self.call_id = call_id.into();
+        self.call_id = Some(call_id.into());
         self
     }
 
@@ -144,7 +146,7 @@ impl ToolContext {
     ) -> Self {
         Self {
             session_id: self.session_id.clone(),
-            call_id: Arc::default(),
+            call_id: None,
             workspace: self.workspace.clone(),
             origin: Origin::Turn(CallLink {
                 turn: turn.clone(),
@@ -190,9 +192,10 @@ impl ToolContext {
 
     /// The model's id for this call (empty outside an agent run).
     pub fn call_id(&self) -> &str {
-        match &self.origin {
-            Origin::Turn(call) if self.call_id.is_empty() => call.turn.id(call.at),
-            _ => &self.call_id,
+        match (&self.call_id, &self.origin) {
+            (Some(id), _) if !id.is_empty() => id,
+            (_, Origin::Turn(call)) => call.turn.id(call.at),
+            (id, Origin::Standalone(_)) => id.as_deref().unwrap_or_default(),
         }
     }
 

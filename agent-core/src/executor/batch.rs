@@ -249,7 +249,7 @@ where
             return;
         };
         self.polling.store(index, Ordering::Release);
-        self.polls.fetch_add(1, Ordering::AcqRel);
+        self.count_poll();
         let polled = catch_unwind(AssertUnwindSafe(|| match cell.waker.get() {
             Some(waker) => future.as_mut().poll(&mut Context::from_waker(waker)),
             None => match future
@@ -269,7 +269,7 @@ where
                 ready => ready,
             },
         }));
-        self.polls.fetch_add(1, Ordering::AcqRel);
+        self.count_poll();
         match polled {
             Ok(Poll::Pending) if !cell.answered.load(Ordering::Acquire) => {}
             // Given up while it was polled: nothing waits for it any more.
@@ -280,6 +280,13 @@ where
             Ok(Poll::Ready(output)) => self.finish(index, &mut state, Ok(output)),
             Err(panic) => self.finish(index, &mut state, Err(panic)),
         }
+    }
+
+    /// Marks the start or the end of a poll. Only the driver writes the count, so a
+    /// plain store does, without the cost of a read-modify-write.
+    fn count_poll(&self) {
+        let seq = self.polls.load(Ordering::Relaxed);
+        self.polls.store(seq.wrapping_add(1), Ordering::Release);
     }
 
     /// Moves every idle future but `stuck`'s to a task of its own. A cell the driver

@@ -7,6 +7,7 @@ use crate::context::ToolContext;
 use crate::error::{ToolError, ToolErrorKind};
 use crate::events::{AgentEvent, Sinks};
 use crate::llm::ToolCall;
+use crate::set::ToolSet;
 use crate::tool::{ErrorPolicy, Tool};
 use crate::truncate::truncate_output;
 use serde_json::Value;
@@ -15,37 +16,55 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::SemaphorePermit;
 use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::batch::CatchUnwind;
-use super::{ToolCallResult, ToolOutcome};
+use super::outcome::Settled;
+use super::{ToolFacts, ToolOutcome};
 
-/// One call, ready to run. It owns what it needs, so a batch of calls can be driven
-/// by a task of its own, and moved to another (see `batch.rs`).
-pub(super) struct Job {
-    pub(super) call: ToolCall,
-    pub(super) tool: Arc<dyn Tool>,
-    pub(super) policy: ErrorPolicy,
-    /// The turn's registrations with the run's control; this call's is at `at`.
+/// What every call of a turn shares, made once per turn: the calls themselves, and
+/// what running them needs. Jobs hold it rather than copies of their parts.
+pub(super) struct TurnShared {
+    /// The turn's calls, in order; each job's is at its `index`.
+    pub(super) calls: Vec<ToolCall>,
+    pub(super) tools: Arc<ToolSet>,
+    /// One per tool of `tools`, in its order.
+    pub(super) facts: Arc<[ToolFacts]>,
+    /// The turn's registrations with the run's control; each job's is at its `at`.
     pub(super) entries: Arc<TurnCalls>,
-    pub(super) at: usize,
-    /// In acquisition order: exclusion group, per-tool limit, global limit.
-    pub(super) permits: [Option<Arc<Semaphore>>; 3],
-    pub(super) timeout_ms: u64,
-    pub(super) retries: u32,
-    /// What every call's context shares; the call's own context is made from it once
-    /// the call has its permits.
-    pub(super) base: Arc<ToolContext>,
+    /// What every call's context shares; a call's own context is made from it once the
+    /// call has its permits.
+    pub(super) base: ToolContext,
+    pub(super) sinks: Sinks,
     pub(super) max_output_chars: Option<usize>,
     pub(super) on_invalid_arguments: ErrorPolicy,
-    pub(super) sinks: Sinks,
+}
+
+/// One call, ready to run. It owns what it needs (a share of its turn), so a batch of
+/// calls can be driven by a task of its own, and moved to another (see `batch.rs`).
+pub(super) struct Job {
+    pub(super) turn: Arc<TurnShared>,
+    /// Where the call is in the turn's calls.
+    pub(super) index: usize,
+    /// Where its registration is in the turn's entries.
+    pub(super) at: usize,
+    /// Where its tool is in the set.
+    pub(super) position: usize,
 }
 
 impl Job {
+    pub(super) fn call(&self) -> &ToolCall {
+        &self.turn.calls[self.index]
+    }
+
     pub(super) fn entry(&self) -> &CallEntry {
-        self.entries.get(self.at)
+        self.turn.entries.get(self.at)
+    }
+
+    pub(super) fn facts(&self) -> &ToolFacts {
+        &self.turn.facts[self.position]
     }
 }
 
@@ -118,12 +137,18 @@ fn call_span(call: &ToolCall) -> tracing::Span {
 /// Publishes a call that ended without running (refused before it ran, rejected, or
 /// answered by the application): a `tool_call` span and a `ToolFinished` event, as a
 /// call that ran gets.
-pub(crate) fn announce_settled(result: &ToolCallResult, sinks: &Sinks) {
-    announce(&call_span(&result.call), sinks, result, 0);
+pub(crate) fn announce_settled(call: &ToolCall, outcome: &ToolOutcome, sinks: &Sinks) {
+    announce(&call_span(call), sinks, call, outcome, 0);
 }
 
-fn announce(span: &tracing::Span, sinks: &Sinks, result: &ToolCallResult, duration_ms: u64) {
-    let label = match &result.outcome {
+fn announce(
+    span: &tracing::Span,
+    sinks: &Sinks,
+    call: &ToolCall,
+    outcome: &ToolOutcome,
+    duration_ms: u64,
+) {
+    let label = match outcome {
         ToolOutcome::Ok(_) => "ok",
         ToolOutcome::Err(error) => error.kind().as_str(),
         ToolOutcome::PendingApproval | ToolOutcome::PendingExternal | ToolOutcome::PendingInput => {
@@ -136,9 +161,9 @@ fn announce(span: &tracing::Span, sinks: &Sinks, result: &ToolCallResult, durati
         span.in_scope(|| tracing::debug!(outcome = label, duration_ms, "tool call finished"));
     }
     sinks.emit_with(|| AgentEvent::ToolFinished {
-        call_id: result.call.id.clone(),
-        name: result.call.name.clone(),
-        outcome: result.outcome.clone(),
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        outcome: outcome.clone(),
         duration_ms,
     });
 }
@@ -146,37 +171,38 @@ fn announce(span: &tracing::Span, sinks: &Sinks, result: &ToolCallResult, durati
 /// Runs one call: permits, then the tool under timeout and cancellation (and
 /// retries), then validation and the budget. Inside a `tool_call` span.
 ///
-/// The result is boxed where it is made: it is large, and on its way out it passes
+/// The answer is boxed where it is made: it is large, and on its way out it passes
 /// through several futures and the batch.
-pub(super) fn drive(job: Job) -> impl Future<Output = Box<ToolCallResult>> + Send + 'static {
-    let span = call_span(&job.call);
+pub(super) fn drive(job: Job) -> impl Future<Output = Box<Settled>> + Send + 'static {
+    let span = call_span(job.call());
     let inner = span.clone();
     // The job is kept in one place and borrowed from there: an `async fn` taking it by
     // value would hold a copy per layer, and this future is allocated once per call.
     async move {
-        let mut job = job;
-        let result = run_call(&mut job, &inner).await;
+        let result = run_call(&job, &inner).await;
         job.entry().end();
         result
     }
     .instrument(span)
 }
 
-async fn run_call(job: &mut Job, span: &tracing::Span) -> Box<ToolCallResult> {
-    let call = &job.call;
-    let tool = &job.tool;
-    let entry = job.entries.get(job.at);
-    let timeout_ms = job.timeout_ms;
-    let sinks = &job.sinks;
+async fn run_call(job: &Job, span: &tracing::Span) -> Box<Settled> {
+    let turn = &*job.turn;
+    let call = job.call();
+    let tool = turn.tools.tool_at(job.position);
+    let facts = job.facts();
+    let entry = job.entry();
+    let timeout_ms = facts.timeout_ms;
+    let sinks = &turn.sinks;
     // Arguments the tool could not decode are the model's mistake: they follow the
     // config's policy for them, not the tool's.
     let policies = Policies {
-        tool: job.policy,
-        invalid_arguments: job.on_invalid_arguments,
+        tool: facts.policy,
+        invalid_arguments: turn.on_invalid_arguments,
     };
     let name = call.name.as_str();
     let mut held: [Option<SemaphorePermit<'_>>; 3] = [None, None, None];
-    for (slot, semaphore) in held.iter_mut().zip(&job.permits) {
+    for (slot, semaphore) in held.iter_mut().zip(&facts.permits) {
         let Some(semaphore) = semaphore else { continue };
         // Uncontended, the permit is taken without waiting or registering anything.
         if let Ok(permit) = semaphore.try_acquire() {
@@ -201,7 +227,7 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> Box<ToolCallResult> {
                 return finish(
                     span,
                     sinks,
-                    owned(call),
+                    call,
                     Err(error),
                     policies,
                     None,
@@ -214,7 +240,7 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> Box<ToolCallResult> {
         return finish(
             span,
             sinks,
-            owned(call),
+            call,
             Err(ToolError::cancelled(name)),
             policies,
             None,
@@ -227,14 +253,14 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> Box<ToolCallResult> {
         arguments: call.arguments.clone(),
     });
     let started = Instant::now();
-    let mut retries_left = job.retries;
+    let mut retries_left = facts.retries;
     let mut attempt_started = started;
     let outcome = loop {
         // Each attempt of a call that may be retried has its own token, so a timed-out
         // attempt's cancellation does not reach the next one, while cancelling the
         // call reaches every attempt. A call run once uses the call's token itself.
         let own_token = (retries_left > 0).then(|| entry.token().child_token());
-        let ctx = job.base.for_call(&job.entries, job.at, own_token);
+        let ctx = turn.base.for_call(&turn.entries, job.at, own_token);
         let deadline = attempt_started + Duration::from_millis(timeout_ms);
         // Boxed, which keeps the call's own future small enough for the allocator's
         // fast path (both then are).
@@ -242,7 +268,7 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> Box<ToolCallResult> {
             tool,
             &call.arguments,
             ctx,
-            job.max_output_chars,
+            turn.max_output_chars,
             deadline,
             timeout_ms,
         ))
@@ -270,7 +296,7 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> Box<ToolCallResult> {
     let mut result = finish(
         span,
         sinks,
-        take_call(&mut job.call),
+        call,
         outcome,
         policies,
         context_update,
@@ -278,23 +304,6 @@ async fn run_call(job: &mut Job, span: &tracing::Span) -> Box<ToolCallResult> {
     );
     result.next_turn = next_turn;
     result
-}
-
-/// The call as a result carries it, for a call that ended before it ran.
-fn owned(call: &ToolCall) -> ToolCall {
-    call.clone()
-}
-
-/// The job's call, moved out for its result (the job is done with it).
-fn take_call(call: &mut ToolCall) -> ToolCall {
-    std::mem::replace(
-        call,
-        ToolCall {
-            id: String::new(),
-            name: String::new(),
-            arguments: Value::Null,
-        },
-    )
 }
 
 /// The error policies that may apply to a call's failure.
@@ -307,12 +316,12 @@ struct Policies {
 fn finish(
     span: &tracing::Span,
     sinks: &Sinks,
-    call: ToolCall,
+    call: &ToolCall,
     outcome: Result<Vec<Content>, ToolError>,
     policies: Policies,
     context_update: Option<Value>,
     elapsed: Duration,
-) -> Box<ToolCallResult> {
+) -> Box<Settled> {
     let duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
     let (outcome, policy) = match outcome {
         Ok(content) => (ToolOutcome::Ok(content), policies.tool),
@@ -326,15 +335,14 @@ fn finish(
             (ToolOutcome::Err(error), policy)
         }
     };
-    let result = Box::new(ToolCallResult {
-        call,
+    let settled = Box::new(Settled {
         outcome,
         policy,
         context_update,
         next_turn: None,
     });
-    announce(span, sinks, &result, duration_ms);
-    result
+    announce(span, sinks, call, &settled.outcome, duration_ms);
+    settled
 }
 
 pub(super) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {

@@ -45,13 +45,14 @@ use crate::content::Content;
 use crate::context::{ActivationContext, ToolContext};
 use crate::control::RunControl;
 use crate::error::{ToolError, ToolErrorKind};
-use crate::events::Sinks;
 use crate::llm::ToolCall;
 use crate::set::ToolSet;
 use crate::tool::{Approval, ErrorPolicy, Tool, ToolExposure};
 use crate::truncate::truncate_output;
 use batch::{BoxFuture, Outcome};
-use call::{Job, drive};
+use call::{Job, TurnShared, drive};
+use outcome::Settled;
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
@@ -96,7 +97,8 @@ impl fmt::Debug for Executor {
 }
 
 enum Plan {
-    Done(Box<ToolCallResult>),
+    /// Answered without running (boxed: the rarer case, and a large one).
+    Done(Box<Settled>),
     /// Runs the tool at this position in the set.
     Run(usize),
 }
@@ -209,6 +211,10 @@ impl Executor {
 
     /// Runs one turn's calls and returns one result per call, in call order.
     ///
+    /// Each result carries its call. Calls given by value (a `Vec<ToolCall>`) are moved
+    /// into their results; given by reference (`&calls`, `&[call]`), each is copied
+    /// once, arguments included.
+    ///
     /// Calls waiting for approval (and not in `turn`'s approved set), calls of external
     /// tools and calls an `on_tool_called` hook pauses are returned pending, without
     /// running; the others run. A call's timeout counts from when it starts running,
@@ -220,60 +226,67 @@ impl Executor {
     /// answered as timed out without waiting for it. Nothing started here is left
     /// running when this returns, or when this future is dropped, except a tool still
     /// blocking its thread, which is dropped as soon as it returns control.
-    pub async fn execute(&self, calls: &[ToolCall], turn: &TurnContext) -> Vec<ToolCallResult> {
-        let mut results: Vec<Option<ToolCallResult>> = Vec::with_capacity(calls.len());
-        results.resize_with(calls.len(), || None);
+    pub async fn execute<'a>(
+        &self,
+        calls: impl Into<Cow<'a, [ToolCall]>>,
+        turn: &TurnContext,
+    ) -> Vec<ToolCallResult> {
+        let calls = calls.into().into_owned();
+        let mut answers: Vec<Option<Settled>> = Vec::with_capacity(calls.len());
+        answers.resize_with(calls.len(), || None);
         let mut to_run = Vec::with_capacity(calls.len());
         let mut seen = HashSet::with_capacity(calls.len());
         let mut activation = None;
         for (index, call) in calls.iter().enumerate() {
             let repeated = !seen.insert(call.id.as_str());
             match self.plan(call, repeated, turn, &mut activation).await {
-                Plan::Done(result) => {
-                    if !result.outcome.is_pending() {
-                        announce_settled(&result, &turn.sinks);
+                Plan::Done(answer) => {
+                    if !answer.outcome.is_pending() {
+                        announce_settled(call, &answer.outcome, &turn.sinks);
                     }
-                    results[index] = Some(*result);
+                    answers[index] = Some(*answer);
                 }
                 Plan::Run(position) => to_run.push((index, position)),
             }
         }
         drop(seen);
-        if !to_run.is_empty() {
-            self.run(calls, to_run, &mut results, turn).await;
-        }
-        results
+        let calls = if to_run.is_empty() {
+            calls
+        } else {
+            self.run(calls, to_run, &mut answers, turn).await
+        };
+        answers
             .into_iter()
             .zip(calls)
-            .map(|(result, call)| {
+            .map(|(answer, call)| {
                 // Every slot is filled above; an empty one would be a bug here, and the
                 // model still deserves an answer rather than a crash.
-                result.unwrap_or_else(|| ToolCallResult {
-                    call: call.clone(),
-                    outcome: ToolOutcome::Err(ToolError::execution("the call was not run")),
-                    policy: ErrorPolicy::ReturnToModel,
-                    context_update: None,
-                    next_turn: None,
-                })
+                answer
+                    .unwrap_or_else(|| {
+                        let error = ToolError::execution("the call was not run");
+                        Settled::new(ToolOutcome::Err(error), ErrorPolicy::ReturnToModel)
+                    })
+                    .answer(call)
             })
             .collect()
     }
 
-    /// Runs the planned calls, batch after batch, storing each result at its index.
+    /// Runs the planned calls, batch after batch, storing each answer at its call's
+    /// index, and gives the calls back.
     async fn run(
         &self,
-        calls: &[ToolCall],
+        calls: Vec<ToolCall>,
         to_run: Vec<(usize, usize)>,
-        results: &mut [Option<ToolCallResult>],
+        answers: &mut [Option<Settled>],
         turn: &TurnContext,
-    ) {
+    ) -> Vec<ToolCall> {
         // What every call's context shares, built once for the turn.
         let mut base = ToolContext::new(turn.session_id.as_str())
             .with_state(AppContext(turn.app_context.clone()));
         if let Some(workspace) = &turn.workspace {
             base = base.with_workspace(workspace.clone());
         }
-        let base = Arc::new(self.tools.context_for(&base).into_owned());
+        let base = self.tools.context_for(&base).into_owned();
         // Every runnable call is cancellable from now on, including those still queued
         // behind a batch.
         let entries = Arc::new(TurnCalls::new(
@@ -285,32 +298,47 @@ impl Executor {
             }),
             turn.sinks.clone(),
         ));
-        let _registered = Registered::new(&turn.control, &entries);
-        let mut batch = Batch::with_capacity(entries.len());
+        let shared = Arc::new(TurnShared {
+            calls,
+            tools: self.tools.clone(),
+            facts: self.facts.clone(),
+            entries,
+            base,
+            sinks: turn.sinks.clone(),
+            max_output_chars: self.config.max_output_chars,
+            on_invalid_arguments: self.config.on_invalid_arguments,
+        });
+        let registered = Registered::new(&turn.control, &shared.entries);
+        let mut batch = Batch::with_capacity(to_run.len());
         for (at, (index, position)) in to_run.into_iter().enumerate() {
-            let job = self.job(&calls[index], position, &entries, at, &base, turn);
+            let job = Job {
+                turn: shared.clone(),
+                index,
+                at,
+                position,
+            };
             if self.facts[position].parallel {
-                batch.push(index, job);
+                batch.push(job);
             } else {
-                std::mem::take(&mut batch)
-                    .run(calls, results, &entries, &turn.sinks)
-                    .await;
+                std::mem::take(&mut batch).run(answers).await;
                 let mut alone = Batch::default();
-                alone.push(index, job);
-                alone.run(calls, results, &entries, &turn.sinks).await;
+                alone.push(job);
+                alone.run(answers).await;
             }
         }
-        batch.run(calls, results, &entries, &turn.sinks).await;
+        batch.run(answers).await;
+        drop(registered);
+        // Every job is dropped by now, unless a tool still blocks its thread inside a
+        // call that was answered as timed out: then its call is copied.
+        Arc::try_unwrap(shared).map_or_else(|shared| shared.calls.clone(), |turn| turn.calls)
     }
 
     /// The result of an external call whose output the application supplied: validated
     /// and cut to the budget like any other.
     pub fn complete_external(&self, call: &ToolCall, output: Vec<Content>) -> ToolCallResult {
         let Some(position) = self.tools.position(&call.name) else {
-            return self.failed(
-                call,
-                ToolError::unknown_tool(&call.name, self.tools.iter().map(|t| t.name())),
-            );
+            let error = ToolError::unknown_tool(&call.name, self.tools.iter().map(|t| t.name()));
+            return self.failed(error).answer(call.clone());
         };
         let tool = self.tools.tool_at(position);
         let policy = self.facts[position].policy;
@@ -327,13 +355,7 @@ impl Executor {
                 "Invalid tool output: {reason}"
             ))),
         };
-        ToolCallResult {
-            call: call.clone(),
-            outcome,
-            policy,
-            context_update: None,
-            next_turn: None,
-        }
+        Settled::new(outcome, policy).answer(call.clone())
     }
 
     async fn plan(
@@ -344,19 +366,18 @@ impl Executor {
         activation: &mut Option<ActivationContext>,
     ) -> Plan {
         if repeated {
-            return Plan::Done(Box::new(self.failed(
-                call,
-                ToolError::invalid_arguments(format!(
+            return Plan::Done(Box::new(self.failed(ToolError::invalid_arguments(
+                format!(
                     "call id `{}` was used twice in one turn; each call needs its own id",
                     call.id
-                )),
-            )));
+                ),
+            ))));
         }
         if let Some(offered) = &turn.offered
             && !offered.contains(&call.name)
         {
             let error = ToolError::unknown_tool(&call.name, offered.iter().map(String::as_str));
-            return Plan::Done(Box::new(self.failed(call, error)));
+            return Plan::Done(Box::new(self.failed(error)));
         }
         let position = self.tools.position(&call.name);
         let position = match position {
@@ -374,11 +395,11 @@ impl Executor {
                 });
                 match (self.tools.resolve(&call.name, activation).await, position) {
                     (Ok(_), Some(position)) => position,
-                    (Err(error), _) => return Plan::Done(Box::new(self.failed(call, error))),
+                    (Err(error), _) => return Plan::Done(Box::new(self.failed(error))),
                     // `resolve` found the tool, so it has a position; answer anyway.
                     (Ok(_), None) => {
                         let error = ToolError::unknown_tool(&call.name, std::iter::empty::<&str>());
-                        return Plan::Done(Box::new(self.failed(call, error)));
+                        return Plan::Done(Box::new(self.failed(error)));
                     }
                 }
             }
@@ -390,7 +411,7 @@ impl Executor {
                 "Invalid arguments: expected a JSON object, got {}",
                 json_kind(&call.arguments)
             ));
-            return Plan::Done(Box::new(self.failed(call, error)));
+            return Plan::Done(Box::new(self.failed(error)));
         }
         let policy = facts.policy;
         let pending = if facts.external {
@@ -419,62 +440,25 @@ impl Executor {
             }
         };
         match pending {
-            Some(outcome) => Plan::Done(Box::new(ToolCallResult {
-                call: call.clone(),
-                outcome,
-                policy,
-                context_update: None,
-                next_turn: None,
-            })),
+            Some(outcome) => Plan::Done(Box::new(Settled::new(outcome, policy))),
             None => Plan::Run(position),
         }
     }
 
-    /// A call that failed before running; the policy follows the error's kind.
-    fn failed(&self, call: &ToolCall, error: ToolError) -> ToolCallResult {
+    /// The answer to a call that failed before running; the policy follows the
+    /// error's kind.
+    fn failed(&self, error: ToolError) -> Settled {
         let policy = match error.kind() {
             ToolErrorKind::UnknownTool => self.config.on_unknown_tool,
             _ => self.config.on_invalid_arguments,
         };
-        ToolCallResult {
-            call: call.clone(),
-            outcome: ToolOutcome::Err(error),
-            policy,
-            context_update: None,
-            next_turn: None,
-        }
+        Settled::new(ToolOutcome::Err(error), policy)
     }
 
     fn budget(&self, content: Vec<Content>) -> Vec<Content> {
         match self.config.max_output_chars {
             Some(max) => truncate_output(content, max),
             None => content,
-        }
-    }
-
-    fn job(
-        &self,
-        call: &ToolCall,
-        position: usize,
-        entries: &Arc<TurnCalls>,
-        at: usize,
-        base: &Arc<ToolContext>,
-        turn: &TurnContext,
-    ) -> Job {
-        let facts = &self.facts[position];
-        Job {
-            call: call.clone(),
-            tool: self.tools.tool_at(position).clone(),
-            policy: facts.policy,
-            entries: entries.clone(),
-            at,
-            permits: facts.permits.clone(),
-            timeout_ms: facts.timeout_ms,
-            retries: facts.retries,
-            base: base.clone(),
-            max_output_chars: self.config.max_output_chars,
-            on_invalid_arguments: self.config.on_invalid_arguments,
-            sinks: turn.sinks.clone(),
         }
     }
 }
@@ -499,7 +483,7 @@ impl Drop for Registered<'_> {
     }
 }
 
-/// Calls that run concurrently, with what each result needs should the call's future
+/// Calls that run concurrently, with what each answer needs should the call's future
 /// not give one.
 #[derive(Default)]
 struct Batch {
@@ -507,7 +491,7 @@ struct Batch {
     slots: Vec<Slot>,
 }
 
-/// Where a batch's call goes in the results, and what answers it if it stalls.
+/// Where a batch's call goes in the answers, and what answers it if it stalls.
 struct Slot {
     index: usize,
     policy: ErrorPolicy,
@@ -516,7 +500,7 @@ struct Slot {
 }
 
 /// A call's future, as the batch runs it.
-fn start(job: Job) -> BoxFuture<Box<ToolCallResult>> {
+fn start(job: Job) -> BoxFuture<Box<Settled>> {
     Box::pin(drive(job))
 }
 
@@ -529,27 +513,22 @@ impl Batch {
     }
 
     /// Adds the call of `job`.
-    fn push(&mut self, index: usize, job: Job) {
+    fn push(&mut self, job: Job) {
+        let facts = job.facts();
         self.slots.push(Slot {
-            index,
-            policy: job.policy,
+            index: job.index,
+            policy: facts.policy,
             at: job.at,
-            timeout_ms: job.timeout_ms,
+            timeout_ms: facts.timeout_ms,
         });
         self.jobs.push(job);
     }
 
-    /// Runs the calls and stores each result at its call's index.
-    async fn run(
-        self,
-        calls: &[ToolCall],
-        results: &mut [Option<ToolCallResult>],
-        entries: &TurnCalls,
-        sinks: &Sinks,
-    ) {
-        if self.jobs.is_empty() {
+    /// Runs the calls and stores each answer at its call's index.
+    async fn run(self, answers: &mut [Option<Settled>]) {
+        let Some(turn) = self.jobs.first().map(|job| job.turn.clone()) else {
             return;
-        }
+        };
         let timeouts = self
             .slots
             .iter()
@@ -557,16 +536,17 @@ impl Batch {
             .collect();
         let outcomes = batch::run(self.jobs, start, timeouts).await;
         for (slot, outcome) in self.slots.iter().zip(outcomes) {
-            let call = &calls[slot.index];
+            let call = &turn.calls[slot.index];
+            let entry = turn.entries.get(slot.at);
             let error = match outcome {
-                Outcome::Done(result) => {
-                    results[slot.index] = Some(*result);
+                Outcome::Done(answer) => {
+                    answers[slot.index] = Some(*answer);
                     continue;
                 }
                 // A poll of the tool outlived its timeout (it blocks its thread): the
                 // call is answered now, and dropped when that poll returns.
                 Outcome::Stalled => {
-                    entries.get(slot.at).cancel();
+                    entry.cancel();
                     ToolError::timeout(&call.name, slot.timeout_ms)
                 }
                 // `drive` is our code and does not panic (the tool's panics are caught
@@ -576,16 +556,10 @@ impl Batch {
                     call::panic_message(panic)
                 )),
             };
-            entries.get(slot.at).end();
-            let result = ToolCallResult {
-                call: call.clone(),
-                outcome: ToolOutcome::Err(error),
-                policy: slot.policy,
-                context_update: None,
-                next_turn: None,
-            };
-            announce_settled(&result, sinks);
-            results[slot.index] = Some(result);
+            entry.end();
+            let answer = Settled::new(ToolOutcome::Err(error), slot.policy);
+            announce_settled(call, &answer.outcome, &turn.sinks);
+            answers[slot.index] = Some(answer);
         }
     }
 }

@@ -92,6 +92,39 @@ impl ToolCallResult {
     }
 }
 
+/// A call's answer but for the call itself, which joins it when the turn's results are
+/// put together: a call given to the executor by value is then moved into its result,
+/// never copied.
+pub(super) struct Settled {
+    pub(super) outcome: ToolOutcome,
+    pub(super) policy: ErrorPolicy,
+    pub(super) context_update: Option<Value>,
+    pub(super) next_turn: Option<Map<String, Value>>,
+}
+
+impl Settled {
+    /// An answer that reports nothing beyond its outcome.
+    pub(super) fn new(outcome: ToolOutcome, policy: ErrorPolicy) -> Self {
+        Self {
+            outcome,
+            policy,
+            context_update: None,
+            next_turn: None,
+        }
+    }
+
+    /// The result of `call`.
+    pub(super) fn answer(self, call: ToolCall) -> ToolCallResult {
+        ToolCallResult {
+            call,
+            outcome: self.outcome,
+            policy: self.policy,
+            context_update: self.context_update,
+            next_turn: self.next_turn,
+        }
+    }
+}
+
 /// The content the model reads for a failed call.
 pub fn error_content(error: &ToolError) -> Content {
     Content::text(json!({"error": error.message(), "kind": error.kind().as_str()}).to_string())
