@@ -10,7 +10,8 @@
 //! prints `listening on http://ADDR/mcp` on stderr (port 0 picks a free port).
 //!
 //! Every tool is an `async fn` with `#[tool]`. The ones that use MCP itself (logging,
-//! sampling, elicitation) take the calling client as `State<McpPeer>`.
+//! sampling, elicitation) take the calling client as `State<McpPeer>`. `delete_note` is
+//! destructive: before it runs, the server asks the client's user (MCP elicitation).
 
 use agent_core::{Content, Progress, State, ToolContext, ToolError, ToolSet, tool, tools};
 use agent_mcp::{LogLevel, McpHttpServer, McpPeer, McpServer, ServerOptions};
@@ -313,6 +314,15 @@ async fn add(
     a + b
 }
 
+/// Deletes a note.
+#[tool(destructive)]
+async fn delete_note(
+    /// The note's title
+    title: String,
+) -> String {
+    format!("deleted the note `{title}`")
+}
+
 /// Sleeps for the given number of milliseconds (at most 1s: longer calls time out).
 #[tool(timeout = "1s")]
 async fn sleep(
@@ -330,6 +340,7 @@ fn toolset() -> ToolSet {
     tools![
         get_weather,
         add,
+        delete_note,
         sleep,
         test_simple_text,
         test_image_content,

@@ -23,6 +23,7 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 EXPECTED_TOOLS = {
     "get_weather",
     "add",
+    "delete_note",
     "sleep",
     "test_simple_text",
     "test_image_content",
@@ -261,6 +262,32 @@ def test_elicitation_goes_back_to_the_client():
     assert result.isError is False
     assert only_text(result).startswith("User response: action=accept")
     assert "ada@example.com" in only_text(result)
+
+
+def test_a_destructive_tool_runs_only_once_the_user_accepts():
+    asked = []
+
+    def answering(action):
+        async def elicit(context, params):
+            asked.append(params.message)
+            return types.ElicitResult(action=action)
+
+        return elicit
+
+    delete = lambda s: s.call_tool("delete_note", {"title": "groceries"})
+    result = run(delete, elicitation_callback=answering("accept"))
+    assert result.isError is False
+    assert only_text(result) == "deleted the note `groceries`"
+    assert "delete_note" in asked[0] and "groceries" in asked[0]
+
+    result = run(delete, elicitation_callback=answering("decline"))
+    assert result.isError is True
+    assert "declined" in only_text(result) and "did not run" in only_text(result)
+
+    # No elicitation callback: the client cannot ask its user, so nothing runs.
+    result = run(delete)
+    assert result.isError is True
+    assert "does not support elicitation" in only_text(result)
 
 
 def test_sampling_without_the_capability_is_an_error():

@@ -1,7 +1,8 @@
 //! [`ToolConfig`]: the runtime's settings for running tools.
 
-use crate::tool::ErrorPolicy;
+use crate::tool::{Approval, ErrorPolicy, Tool};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Which calls of one turn may overlap when neither the tool nor its
 /// [`ToolConcurrency::sequential`](crate::ToolConcurrency::sequential) says.
@@ -97,5 +98,36 @@ impl ToolConfig {
     pub fn with_parallel(mut self, rule: ParallelRule) -> Self {
         self.parallel = rule;
         self
+    }
+
+    /// Whether a call of `tool` with `arguments` waits for a person's approval: as the
+    /// tool's own rule ([`Tool::approval`]) says, else, when the tool states none, if it
+    /// is destructive and [`destructive_requires_approval`](Self::destructive_requires_approval)
+    /// holds. An application-wide rule ([`ApprovalFn`](crate::ApprovalFn)) comes before
+    /// both; the executor applies it.
+    pub fn needs_approval(&self, tool: &dyn Tool, arguments: &Value) -> bool {
+        self.approval_after(Approval::Unspecified, tool, arguments, || {
+            tool.annotations().is_destructive()
+        })
+    }
+
+    /// [`needs_approval`](Self::needs_approval) once an application's rule has said
+    /// `decided`; `destructive` is asked only if the decision falls to the default.
+    pub(crate) fn approval_after(
+        &self,
+        decided: Approval,
+        tool: &dyn Tool,
+        arguments: &Value,
+        destructive: impl FnOnce() -> bool,
+    ) -> bool {
+        let decided = match decided {
+            Approval::Unspecified => tool.approval(arguments),
+            decided => decided,
+        };
+        match decided {
+            Approval::Required => true,
+            Approval::NotRequired => false,
+            Approval::Unspecified => self.destructive_requires_approval && destructive(),
+        }
     }
 }

@@ -21,8 +21,10 @@
 //! `notifications/cancelled`. A tool error, invalid arguments or a timeout is a result
 //! with `isError: true`; an unknown tool is a JSON-RPC error. The tool's concurrency
 //! limits (`max_in_flight`, exclusion groups), output validator and the configured
-//! output budget apply as in the executor. Approval is the MCP host's to ask: hosts
-//! confirm tool calls with their user, guided by the `destructiveHint` we send.
+//! output budget apply as in the executor. A call that needs a person's approval (by the
+//! executor's rule) asks the client's user through MCP elicitation and runs only if they
+//! accept; a client that cannot ask gets an error result and nothing runs
+//! ([`ServerApproval`] has the alternative, for hosts that confirm every call themselves).
 //!
 //! A served tool that needs what only MCP has (log messages to the client, sampling,
 //! elicitation) finds the calling client as [`McpPeer`] state in its
@@ -44,12 +46,14 @@
 //! server is built on this crate), the server's progress reaches the caller's
 //! reporter, and cancelling the caller's token sends `notifications/cancelled`.
 
+mod approval;
 mod client;
 mod convert;
 mod peer;
 mod server;
 mod transport;
 
+pub use approval::ServerApproval;
 pub use client::McpClient;
 pub use peer::{LogLevel, McpPeer};
 pub use server::{McpServer, ServerOptions};

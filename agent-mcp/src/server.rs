@@ -1,5 +1,6 @@
 //! [`McpServer`]: any [`ToolSet`] served to MCP clients.
 
+use crate::approval::{self, ServerApproval};
 use crate::convert::{error_result, success_result, tool_to_mcp};
 use crate::peer::{LogLevel, McpPeer};
 use agent_core::{
@@ -43,6 +44,9 @@ pub struct ServerOptions {
     /// At most this many tools per `tools/list` page; longer listings continue with a
     /// cursor.
     pub page_size: usize,
+    /// What a call that needs a person's approval does: asks the client's user, by
+    /// default.
+    pub approval: ServerApproval,
 }
 
 impl Default for ServerOptions {
@@ -53,6 +57,7 @@ impl Default for ServerOptions {
             instructions: None,
             tool_config: ToolConfig::default(),
             page_size: 100,
+            approval: ServerApproval::default(),
         }
     }
 }
@@ -193,6 +198,20 @@ impl McpServer {
             Err(error) => return Err(McpError::invalid_params(error.message().to_owned(), None)),
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
+        let options = &self.shared.options;
+        if options.approval == ServerApproval::Elicit
+            && options.tool_config.needs_approval(tool.as_ref(), &args)
+        {
+            let peer = McpPeer::new(context.peer.clone(), self.log_level.clone());
+            // Waiting for a person is not the tool's time: its timeout starts after.
+            let approved = tokio::select! {
+                approved = approval::ask(&peer, tool.as_ref(), &args) => approved,
+                () = context.ct.cancelled() => Err(ToolError::cancelled(tool.name())),
+            };
+            if let Err(error) = approved {
+                return Ok(error_result(&error));
+            }
+        }
 
         // rmcp cancels `context.ct` on `notifications/cancelled`. It is this request's
         // alone (a child of the token rmcp keeps), so the call uses it as its own token and

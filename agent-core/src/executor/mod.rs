@@ -198,15 +198,8 @@ impl Executor {
             .approval
             .as_ref()
             .map_or(Approval::Unspecified, |rule| rule(call, tool));
-        let decided = match decided {
-            Approval::Unspecified => tool.approval(&call.arguments),
-            decided => decided,
-        };
-        match decided {
-            Approval::Required => true,
-            Approval::NotRequired => false,
-            Approval::Unspecified => self.config.destructive_requires_approval && destructive(),
-        }
+        self.config
+            .approval_after(decided, tool, &call.arguments, destructive)
     }
 
     /// Runs one turn's calls and returns one result per call, in call order.

@@ -1,0 +1,78 @@
+//! Approval over MCP: a call that needs a person's approval asks the client's user
+//! through elicitation, and runs only if they accept.
+
+use crate::peer::McpPeer;
+use agent_core::{Tool, ToolError, truncate_text};
+use serde_json::{Value, json};
+
+/// What an [`McpServer`](crate::McpServer) does with a call that needs a person's
+/// approval: one its tool's [`approval`](agent_core::Tool::approval) requires, or a
+/// destructive tool's while [`ToolConfig::destructive_requires_approval`](agent_core::ToolConfig)
+/// holds ([`ToolConfig::needs_approval`](agent_core::ToolConfig::needs_approval), the rule
+/// the executor applies).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerApproval {
+    /// Ask the client's user (MCP elicitation: the tool, its arguments, accept or
+    /// decline) and run the call only if they accept. A client that cannot ask its user
+    /// (it does not declare elicitation) gets an error result, and the call does not run.
+    #[default]
+    Elicit,
+    /// Run the call without asking: the MCP host confirms every tool call with its user
+    /// itself. Choose this only for hosts known to do so.
+    TrustClient,
+}
+
+/// The most of a call's arguments the approval request shows, in characters.
+const SHOWN_ARGUMENTS: usize = 2_000;
+
+/// Asks the client's user whether `tool` may run with `arguments`. `Ok` only when they
+/// accepted; every other answer, or none, is a `Denied` error saying the call did not run.
+pub(crate) async fn ask(
+    peer: &McpPeer,
+    tool: &dyn Tool,
+    arguments: &Value,
+) -> Result<(), ToolError> {
+    let name = tool.name();
+    if !peer.client_supports("elicitation") {
+        return Err(ToolError::denied(format!(
+            "`{name}` needs a person's approval before it runs, and this MCP client cannot \
+             ask its user (it does not support elicitation); the call did not run"
+        )));
+    }
+    let shown = serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string());
+    let message = format!(
+        "Allow the tool `{name}` to run?\n\n{}\n\nArguments:\n{}",
+        tool.description(),
+        truncate_text(&shown, SHOWN_ARGUMENTS)
+    );
+    // No fields to fill in: accepting the request is the approval.
+    let params = json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {"type": "object", "properties": {}},
+    });
+    let answer = peer
+        .request("elicitation/create", params)
+        .await
+        .map_err(|error| {
+            ToolError::denied(format!(
+                "`{name}` needs a person's approval, which could not be asked for ({}); \
+                 the call did not run",
+                error.message()
+            ))
+        })?;
+    match answer.get("action").and_then(Value::as_str) {
+        Some("accept") => Ok(()),
+        Some("decline") => Err(ToolError::denied(format!(
+            "the user declined to let `{name}` run; the call did not run"
+        ))),
+        Some("cancel") => Err(ToolError::denied(format!(
+            "the user dismissed the request to let `{name}` run; the call did not run"
+        ))),
+        _ => Err(ToolError::denied(format!(
+            "the client's answer to the approval request for `{name}` was not an \
+             acceptance ({answer}); the call did not run"
+        ))),
+    }
+}

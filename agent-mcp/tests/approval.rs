@@ -1,0 +1,289 @@
+//! Approval over MCP: a call that needs a person's approval asks the client's user
+//! (elicitation) and runs only when they accept; a client that cannot ask runs nothing.
+
+use agent_core::{
+    AgentResult, Approval, Content, Tool, ToolAnnotations, ToolConfig, ToolContext, ToolErrorKind,
+    ToolSet, async_trait,
+};
+use agent_mcp::{McpClient, McpHttpServer, McpServer, ServerApproval, ServerOptions};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
+    ElicitResult, ElicitationAction, Implementation,
+};
+use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, ErrorData, ServiceExt};
+use serde_json::{Value, json};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Counts its runs; needs approval for production only (its own rule).
+struct Deploy(Arc<AtomicUsize>);
+
+#[async_trait]
+impl Tool for Deploy {
+    fn name(&self) -> &'static str {
+        "deploy"
+    }
+
+    fn description(&self) -> &'static str {
+        "Deploys the service."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {"environment": {"type": "string"}}})
+    }
+
+    fn approval(&self, args: &Value) -> Approval {
+        Approval::from(args["environment"] == "production")
+    }
+
+    async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(vec![Content::text("deployed")])
+    }
+}
+
+/// Counts its runs; destructive, with no approval rule of its own.
+struct Wipe(Arc<AtomicUsize>);
+
+#[async_trait]
+impl Tool for Wipe {
+    fn name(&self) -> &'static str {
+        "wipe"
+    }
+
+    fn description(&self) -> &'static str {
+        "Deletes every record."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations {
+            destructive: Some(true),
+            ..ToolAnnotations::default()
+        }
+    }
+
+    async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(vec![Content::text("wiped")])
+    }
+}
+
+struct Server {
+    url: String,
+    deploys: Arc<AtomicUsize>,
+    wipes: Arc<AtomicUsize>,
+    stop: tokio_util::sync::CancellationToken,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn serve(options: ServerOptions) -> Server {
+    let (deploys, wipes) = (Arc::default(), Arc::default());
+    let mut tools = ToolSet::new();
+    tools
+        .register_tool(Deploy(Arc::clone(&deploys)))
+        .unwrap()
+        .register_tool(Wipe(Arc::clone(&wipes)))
+        .unwrap();
+    let http = McpHttpServer::bind(McpServer::with_options(tools, options), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let server = Server {
+        url: http.url(),
+        deploys,
+        wipes,
+        stop: http.shutdown_token(),
+    };
+    tokio::spawn(http.run());
+    server
+}
+
+/// A client whose user answers every elicitation with `action`, and what they were asked.
+#[derive(Clone)]
+struct Person {
+    action: ElicitationAction,
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl ClientHandler for Person {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder().enable_elicitation().build(),
+            Implementation::new("person", "0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = request {
+            self.asked.lock().unwrap().push(message);
+        }
+        Ok(ElicitResult::new(self.action.clone()))
+    }
+}
+
+async fn connect(
+    url: &str,
+    action: ElicitationAction,
+) -> (RunningService<RoleClient, Person>, Person) {
+    // reqwest's rustls has no built-in crypto provider in this workspace (see
+    // `McpClient::connect_http`); a process-wide one must exist before a client is built.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let person = Person {
+        action,
+        asked: Arc::default(),
+    };
+    let client = person
+        .clone()
+        .serve(StreamableHttpClientTransport::from_uri(url.to_owned()))
+        .await
+        .unwrap();
+    (client, person)
+}
+
+async fn call(
+    client: &RunningService<RoleClient, Person>,
+    name: &str,
+    args: Value,
+) -> CallToolResult {
+    let args = args.as_object().cloned().unwrap();
+    client
+        .peer()
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
+        .await
+        .unwrap()
+}
+
+fn text(result: &CallToolResult) -> String {
+    serde_json::to_value(&result.content).unwrap()[0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn gated_calls_ask_the_user_and_run_only_once_accepted() {
+    let server = serve(ServerOptions::default()).await;
+    let (client, person) = connect(&server.url, ElicitationAction::Accept).await;
+
+    // Needs no approval: runs without asking.
+    let result = call(&client, "deploy", json!({"environment": "staging"})).await;
+    assert_eq!(result.is_error, Some(false));
+    assert!(person.asked.lock().unwrap().is_empty());
+
+    // The tool's own rule, then the destructive default: each asks, then runs.
+    let result = call(&client, "deploy", json!({"environment": "production"})).await;
+    assert_eq!(text(&result), "deployed");
+    let result = call(&client, "wipe", json!({})).await;
+    assert_eq!(text(&result), "wiped");
+    assert_eq!(server.deploys.load(Ordering::SeqCst), 2);
+    assert_eq!(server.wipes.load(Ordering::SeqCst), 1);
+
+    let asked = person.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(asked[0].contains("`deploy`") && asked[0].contains("production"));
+    assert!(asked[1].contains("`wipe`") && asked[1].contains("Deletes every record."));
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn a_declined_or_dismissed_approval_runs_nothing() {
+    let server = serve(ServerOptions::default()).await;
+    for (action, says) in [
+        (ElicitationAction::Decline, "declined"),
+        (ElicitationAction::Cancel, "dismissed"),
+    ] {
+        let (client, person) = connect(&server.url, action).await;
+        for (name, args) in [
+            ("deploy", json!({"environment": "production"})),
+            ("wipe", json!({})),
+        ] {
+            let result = call(&client, name, args).await;
+            assert_eq!(result.is_error, Some(true), "{name}");
+            let text = text(&result);
+            assert!(
+                text.contains(says) && text.contains("did not run"),
+                "{text}"
+            );
+            let meta = serde_json::to_value(&result).unwrap()["_meta"].to_string();
+            assert!(meta.contains(r#""denied""#), "the kind is kept: {meta}");
+        }
+        assert_eq!(person.asked.lock().unwrap().len(), 2);
+        let _ = client.cancel().await;
+    }
+    assert_eq!(server.deploys.load(Ordering::SeqCst), 0);
+    assert_eq!(server.wipes.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_client_that_cannot_ask_its_user_runs_nothing_gated() {
+    let server = serve(ServerOptions::default()).await;
+    // Our own client declares no elicitation.
+    let client = McpClient::connect_http(&server.url).await.unwrap();
+    let set = client.toolset().unwrap();
+    let ctx = ToolContext::default();
+    for (name, args) in [
+        ("deploy", json!({"environment": "production"})),
+        ("wipe", json!({})),
+    ] {
+        let error = set.call(name, &args, &ctx).await.unwrap_err();
+        assert_eq!(
+            error.tool_error_kind(),
+            Some(ToolErrorKind::Denied),
+            "{name}"
+        );
+        assert!(
+            error.to_string().contains("does not support elicitation"),
+            "{error}"
+        );
+    }
+    let out = set
+        .call("deploy", &json!({"environment": "staging"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(out, vec![Content::text("deployed")]);
+    assert_eq!(server.deploys.load(Ordering::SeqCst), 1, "only staging ran");
+    assert_eq!(server.wipes.load(Ordering::SeqCst), 0);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn trusting_the_client_or_the_config_runs_without_asking() {
+    // The host confirms calls itself.
+    let mut options = ServerOptions::default();
+    options.approval = ServerApproval::TrustClient;
+    let trusting = serve(options).await;
+    // Destructive tools need no approval under this config; a tool's own rule still does.
+    let mut options = ServerOptions::default();
+    options.tool_config = ToolConfig::default();
+    options.tool_config.destructive_requires_approval = false;
+    let lenient = serve(options).await;
+
+    let (client, person) = connect(&trusting.url, ElicitationAction::Decline).await;
+    assert_eq!(text(&call(&client, "wipe", json!({})).await), "wiped");
+    let result = call(&client, "deploy", json!({"environment": "production"})).await;
+    assert_eq!(text(&result), "deployed");
+    assert!(person.asked.lock().unwrap().is_empty());
+    let _ = client.cancel().await;
+
+    let (client, person) = connect(&lenient.url, ElicitationAction::Decline).await;
+    assert_eq!(text(&call(&client, "wipe", json!({})).await), "wiped");
+    let result = call(&client, "deploy", json!({"environment": "production"})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(person.asked.lock().unwrap().len(), 1);
+    assert_eq!(lenient.deploys.load(Ordering::SeqCst), 0);
+    let _ = client.cancel().await;
+}
