@@ -243,17 +243,29 @@ impl ToolSet {
         name: &str,
         ctx: &ActivationContext,
     ) -> Result<&Arc<dyn Tool>, ToolError> {
-        let callable = match self.entry(name) {
-            Some(entry) => match entry.exposure {
-                ToolExposure::Direct => Some(entry),
-                ToolExposure::Deferred if entry.tool.should_activate(ctx).await => Some(entry),
+        let position = self.callable_position(name, ctx).await?;
+        Ok(self.tool_at(position))
+    }
+
+    /// [`resolve`](Self::resolve), answering with where the tool is in the set.
+    pub(crate) async fn callable_position(
+        &self,
+        name: &str,
+        ctx: &ActivationContext,
+    ) -> Result<usize, ToolError> {
+        let callable = match self.index.get(name) {
+            Some(&position) => match self.entries[position].exposure {
+                ToolExposure::Direct => Some(position),
+                ToolExposure::Deferred
+                    if self.entries[position].tool.should_activate(ctx).await =>
+                {
+                    Some(position)
+                }
                 ToolExposure::Deferred | ToolExposure::Hidden => None,
             },
             None => None,
         };
-        callable
-            .map(|entry| &entry.tool)
-            .ok_or_else(|| ToolError::unknown_tool(name, self.direct_names()))
+        callable.ok_or_else(|| ToolError::unknown_tool(name, self.direct_names()))
     }
 
     /// [`resolve`](Self::resolve) for a call made in `ctx`. The activation context is

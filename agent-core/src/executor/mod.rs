@@ -386,14 +386,9 @@ impl Executor {
                     },
                     workspace: turn.workspace.clone().unwrap_or_default(),
                 });
-                match (self.tools.resolve(&call.name, activation).await, position) {
-                    (Ok(_), Some(position)) => position,
-                    (Err(error), _) => return Plan::Done(Box::new(self.failed(error))),
-                    // `resolve` found the tool, so it has a position; answer anyway.
-                    (Ok(_), None) => {
-                        let error = ToolError::unknown_tool(&call.name, std::iter::empty::<&str>());
-                        return Plan::Done(Box::new(self.failed(error)));
-                    }
+                match self.tools.callable_position(&call.name, activation).await {
+                    Ok(position) => position,
+                    Err(error) => return Plan::Done(Box::new(self.failed(error))),
                 }
             }
         };
