@@ -16,10 +16,11 @@
 //!
 //! What clients see: `tools/list` offers Direct tools and active Deferred tools (never
 //! Hidden ones) with their input schema (JSON Schema 2020-12), output schema and effect
-//! hints; `tools/call` validates arguments as the tool does, runs it under its timeout,
-//! turns its progress into `notifications/progress`, and stops it on
-//! `notifications/cancelled`. A tool error, invalid arguments or a timeout is a result
-//! with `isError: true`; an unknown tool is a JSON-RPC error. The tool's concurrency
+//! hints; `tools/call` validates arguments as the tool does, runs it in a task of its own
+//! under its timeout (which holds even when the tool blocks its thread), turns its
+//! progress into `notifications/progress`, and stops it on `notifications/cancelled`. A
+//! tool error, invalid arguments or a timeout is a result with `isError: true`; an
+//! unknown tool is a JSON-RPC error. The tool's concurrency
 //! limits (`max_in_flight`, exclusion groups), output validator and the configured
 //! output budget apply as in the executor. A call that needs a person's approval (by the
 //! executor's rule) asks the client's user through MCP elicitation and runs only if they
@@ -51,6 +52,7 @@ mod client;
 mod convert;
 mod peer;
 mod server;
+mod stall;
 mod transport;
 
 pub use approval::ServerApproval;

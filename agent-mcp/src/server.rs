@@ -3,9 +3,10 @@
 use crate::approval::{self, ServerApproval};
 use crate::convert::{error_result, success_result, tool_to_mcp};
 use crate::peer::{LogLevel, McpPeer};
+use crate::stall::StallWatch;
 use agent_core::{
-    CallReporter, Content, Extensions, ToolConfig, ToolContext, ToolError, ToolExposure,
-    ToolLimits, ToolSet, truncate_output,
+    CallReporter, Extensions, ToolConfig, ToolContext, ToolError, ToolExposure, ToolLimits,
+    ToolSet, truncate_output,
 };
 use futures::FutureExt;
 use rmcp::ErrorData as McpError;
@@ -21,12 +22,14 @@ use rmcp::model::{
 use rmcp::model::SetLevelRequestParams;
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// How an [`McpServer`] presents itself and runs calls.
@@ -88,6 +91,8 @@ struct Shared {
     /// Every tool a client may ever see (Direct and Deferred), converted once.
     listing: Vec<Listed>,
     options: ServerOptions,
+    /// Answers calls whose tool blocks its thread (`stall.rs`).
+    stalls: Arc<StallWatch>,
 }
 
 /// An MCP server over a [`ToolSet`]: `tools/list` offers every Direct tool and every
@@ -154,6 +159,7 @@ impl McpServer {
                 limits,
                 listing,
                 options,
+                stalls: Arc::default(),
             }),
             log_level: Arc::default(),
             connection_state: OnceLock::new(),
@@ -238,8 +244,12 @@ impl McpServer {
             ));
             (task, call_done)
         });
-        // Borrowed when the set has no state of its own: no copy of the context.
-        let ctx = tools.context_for(&ctx);
+        // The set's own state, if it has any, joins the context (no copy otherwise).
+        let with_set_state = match tools.context_for(&ctx) {
+            Cow::Owned(ctx) => Some(ctx),
+            Cow::Borrowed(_) => None,
+        };
+        let ctx = with_set_state.unwrap_or(ctx);
 
         let timeout_ms = tool
             .timeout_ms()
@@ -259,27 +269,48 @@ impl McpServer {
             },
             None => None,
         };
-        // A panicking tool answers as a failed call; the server keeps serving.
-        let call = AssertUnwindSafe(tool.call(&args, &ctx)).catch_unwind();
-        // The call's token is a child of `context.ct`, so on cancellation both branches
-        // are ready; polling the call first lets a tool that watches its token see the
-        // cancellation and end cleanly instead of being dropped mid-step.
-        let outcome: Result<Vec<Content>, ToolError> = tokio::select! {
-            biased;
-            result = tokio::time::timeout(Duration::from_millis(timeout_ms), call) => match result {
-                Ok(Ok(Ok(content))) => match tool.validate_output(&content) {
-                    Ok(()) => Ok(match self.shared.options.tool_config.max_output_chars {
-                        Some(budget) => truncate_output(content, budget),
-                        None => content,
-                    }),
-                    Err(reason) => Err(ToolError::execution(format!("Invalid tool output: {reason}"))),
+        // The tool runs in a task of its own, under its timeout and the request's token; the
+        // call is polled first, so a tool that watches its token sees a cancellation and
+        // ends cleanly instead of being dropped mid-step. A panic is the call's error.
+        let deadline = Instant::now() + Duration::from_millis(timeout_ms);
+        let (runner, cancelled) = (tool.clone(), context.ct.clone());
+        let mut call = AbortOnDrop(tokio::spawn(async move {
+            let call = AssertUnwindSafe(runner.call(&args, &ctx)).catch_unwind();
+            let name = runner.name();
+            tokio::select! {
+                biased;
+                ran = tokio::time::timeout_at(deadline, call) => match ran {
+                    Ok(Ok(output)) => output.map_err(ToolError::from),
+                    Ok(Err(_panic)) => Err(ToolError::execution(format!(
+                        "tool `{name}` failed unexpectedly (it panicked)"
+                    ))),
+                    Err(_elapsed) => Err(ToolError::timeout(name, timeout_ms)),
                 },
-                Ok(Ok(Err(error))) => Err(error.into()),
-                Ok(Err(_panic)) => Err(ToolError::execution(format!("tool `{name}` failed unexpectedly (it panicked)"))),
-                Err(_elapsed) => Err(ToolError::timeout(name, timeout_ms)),
-            },
-            () = context.ct.cancelled() => Err(ToolError::cancelled(name)),
+                () = cancelled.cancelled() => Err(ToolError::cancelled(name)),
+            }
+        }));
+        // What this request waits for: the task, unless the tool blocks its thread (no
+        // timer of the task's can fire then): its timeout is then answered from here, a
+        // moment after the task would have, and the task is dropped once the blocking poll
+        // returns. (A cancelled request needs no answer, so it waits no more than that.)
+        let outcome = match self
+            .shared
+            .stalls
+            .wait(&mut call, deadline + STALL_GRACE)
+            .await
+        {
+            Some(joined) => joined.unwrap_or_else(|_aborted| Err(ToolError::cancelled(name))),
+            None => Err(ToolError::timeout(name, timeout_ms)),
         };
+        let outcome = outcome.and_then(|content| {
+            tool.validate_output(&content)
+                .map_err(|reason| ToolError::execution(format!("Invalid tool output: {reason}")))?;
+            Ok(match self.shared.options.tool_config.max_output_chars {
+                Some(budget) => truncate_output(content, budget),
+                None => content,
+            })
+        });
+        drop(call);
         // Whatever ended the call, the tool's own work is told to stop.
         token.cancel();
         // Progress goes out before the result: clients stop listening for a request's
@@ -293,6 +324,30 @@ impl McpServer {
             Ok(content) => success_result(content),
             Err(error) => error_result(&error),
         })
+    }
+}
+
+/// How long past a call's deadline the server waits for the call's task before answering
+/// without it: the task answers first unless the tool blocks its thread.
+const STALL_GRACE: Duration = Duration::from_millis(20);
+
+/// A task aborted when its handle is dropped: nothing a call started outlives its request.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl<T> std::future::Future for AbortOnDrop<T> {
+    type Output = Result<T, tokio::task::JoinError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx)
     }
 }
 

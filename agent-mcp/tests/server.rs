@@ -839,3 +839,80 @@ async fn each_session_calls_with_its_own_client_as_peer() {
     }
     stop.cancel();
 }
+
+/// Blocks its thread for longer than its timeout, as a tool calling blocking code does.
+struct BlocksItsThread;
+
+#[async_trait]
+impl Tool for BlocksItsThread {
+    fn name(&self) -> &'static str {
+        "blocks"
+    }
+
+    fn description(&self) -> &'static str {
+        "Blocks its thread for 1.5 s; its timeout is 200 ms."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    fn timeout_ms(&self) -> Option<u64> {
+        Some(200)
+    }
+
+    async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        std::thread::sleep(Duration::from_millis(1500));
+        Ok(vec![Content::text("too late")])
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_blocking_its_thread_is_answered_on_time_and_others_go_on() {
+    let mut tools = ToolSet::new();
+    tools
+        .register_tool(BlocksItsThread)
+        .unwrap()
+        .register_tool(Echo {
+            name: "echo",
+            exposure: ToolExposure::Direct,
+            active: Arc::default(),
+        })
+        .unwrap();
+    let http = McpHttpServer::bind(McpServer::new(tools), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let (url, stop) = (http.url(), http.shutdown_token());
+    tokio::spawn(http.run());
+    let client = McpClient::connect_http(&url).await.unwrap();
+    let set = client.toolset().unwrap();
+    let ctx = ToolContext::default();
+
+    let (no_args, hi) = (json!({}), json!({"text": "hi"}));
+    let started = Instant::now();
+    let (blocked, echoed) = tokio::join!(set.call("blocks", &no_args, &ctx), async {
+        // Sent while the blocking call holds its thread.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let echoed = set.call("echo", &hi, &ctx).await;
+        (echoed, started.elapsed())
+    });
+    let answered_after = started.elapsed();
+    let error = blocked.unwrap_err();
+    assert_eq!(
+        error.tool_error_kind(),
+        Some(ToolErrorKind::Timeout),
+        "{error}"
+    );
+    assert!(
+        answered_after < Duration::from_millis(1000),
+        "answered after {answered_after:?}, for a 200 ms timeout"
+    );
+    let (echoed, echoed_after) = echoed;
+    assert_eq!(echoed.unwrap(), vec![Content::text("hi")]);
+    assert!(
+        echoed_after < Duration::from_millis(1000),
+        "{echoed_after:?}"
+    );
+    client.close().await;
+    stop.cancel();
+}
