@@ -269,6 +269,14 @@ impl McpServer {
             },
             None => None,
         };
+        // A request cancelled before its tool started (while it waited for its permits, or
+        // for a person) does not start it.
+        if context.ct.is_cancelled() {
+            if let Some((_, call_done)) = &forwarder {
+                call_done.cancel();
+            }
+            return Ok(error_result(&ToolError::cancelled(name)));
+        }
         // The tool runs in a task of its own, under its timeout and the request's token; the
         // call is polled first, so a tool that watches its token sees a cancellation and
         // ends cleanly instead of being dropped mid-step. A panic is the call's error.

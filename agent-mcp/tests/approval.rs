@@ -16,6 +16,8 @@ use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Semaphore;
 
 /// Counts its runs; needs approval for production only (its own rule).
 struct Deploy(Arc<AtomicUsize>);
@@ -108,11 +110,29 @@ async fn serve(options: ServerOptions) -> Server {
     server
 }
 
-/// A client whose user answers every elicitation with `action`, and what they were asked.
+/// A client whose user answers every elicitation with `action` once `answers` lets
+/// them, and what they were asked.
 #[derive(Clone)]
 struct Person {
     action: ElicitationAction,
     asked: Arc<Mutex<Vec<String>>>,
+    answers: Arc<Semaphore>,
+}
+
+impl Person {
+    /// Answers at once.
+    fn prompt(action: ElicitationAction) -> Self {
+        Self::slow(action, Semaphore::MAX_PERMITS)
+    }
+
+    /// Answers only as permits are added to `answers`.
+    fn slow(action: ElicitationAction, answers: usize) -> Self {
+        Self {
+            action,
+            asked: Arc::default(),
+            answers: Arc::new(Semaphore::new(answers)),
+        }
+    }
 }
 
 impl ClientHandler for Person {
@@ -131,6 +151,7 @@ impl ClientHandler for Person {
         if let ElicitRequestParams::FormElicitationParams { message, .. } = request {
             self.asked.lock().unwrap().push(message);
         }
+        self.answers.acquire().await.unwrap().forget();
         Ok(ElicitResult::new(self.action.clone()))
     }
 }
@@ -139,13 +160,13 @@ async fn connect(
     url: &str,
     action: ElicitationAction,
 ) -> (RunningService<RoleClient, Person>, Person) {
+    connect_as(url, Person::prompt(action)).await
+}
+
+async fn connect_as(url: &str, person: Person) -> (RunningService<RoleClient, Person>, Person) {
     // reqwest's rustls has no built-in crypto provider in this workspace (see
     // `McpClient::connect_http`); a process-wide one must exist before a client is built.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let person = Person {
-        action,
-        asked: Arc::default(),
-    };
     let client = person
         .clone()
         .serve(StreamableHttpClientTransport::from_uri(url.to_owned()))
@@ -285,5 +306,38 @@ async fn trusting_the_client_or_the_config_runs_without_asking() {
     assert_eq!(result.is_error, Some(true));
     assert_eq!(person.asked.lock().unwrap().len(), 1);
     assert_eq!(lenient.deploys.load(Ordering::SeqCst), 0);
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn a_call_cancelled_while_its_user_decides_never_runs_even_if_they_accept() {
+    let server = serve(ServerOptions::default()).await;
+    let (client, person) =
+        connect_as(&server.url, Person::slow(ElicitationAction::Accept, 0)).await;
+    let args = json!({"environment": "production"})
+        .as_object()
+        .cloned()
+        .unwrap();
+    let request = client
+        .peer()
+        .call_tool(CallToolRequestParams::new("deploy").with_arguments(args));
+    // The request is dropped (and cancelled) while the question is open.
+    let asked = async {
+        while person.asked.lock().unwrap().is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::select! {
+        _ = request => panic!("answered before the user decided"),
+        () = asked => {}
+    }
+    // Then the user accepts: too late, the call was cancelled.
+    person.answers.add_permits(1);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(server.deploys.load(Ordering::SeqCst), 0);
+    // The session goes on.
+    person.answers.add_permits(1);
+    let result = call(&client, "deploy", json!({"environment": "staging"})).await;
+    assert_eq!(text(&result), "deployed");
     let _ = client.cancel().await;
 }
