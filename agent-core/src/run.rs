@@ -4,7 +4,7 @@
 
 use crate::content::Content;
 use crate::error::{AgentError, AgentResult, ToolError};
-use crate::executor::{ToolCallResult, ToolOutcome};
+use crate::executor::{Settled, ToolCallResult, ToolOutcome};
 use crate::llm::{Message, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -296,14 +296,11 @@ impl RunState {
 
     /// A rejected call's result.
     pub(crate) fn rejection(call: &ToolCall, reason: &str) -> ToolCallResult {
-        ToolCallResult {
-            call: call.clone(),
-            outcome: ToolOutcome::Err(ToolError::denied(format!(
-                "The call was rejected: {reason}"
-            ))),
-            policy: crate::tool::ErrorPolicy::ReturnToModel,
-            context_update: None,
-            next_turn: None,
-        }
+        let error = ToolError::denied(format!("The call was rejected: {reason}"));
+        Settled::new(
+            ToolOutcome::Err(error),
+            crate::tool::ErrorPolicy::ReturnToModel,
+        )
+        .answer(call.clone())
     }
 }

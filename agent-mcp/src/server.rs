@@ -31,6 +31,7 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
 
 /// How an [`McpServer`] presents itself and runs calls.
 #[derive(Debug, Clone)]
@@ -260,12 +261,7 @@ impl McpServer {
         let _permits = match self.shared.limits.get(name) {
             Some(limits) => tokio::select! {
                 permits = acquire(limits) => Some(permits),
-                () = context.ct.cancelled() => {
-                    if let Some((_, call_done)) = &forwarder {
-                        call_done.cancel();
-                    }
-                    return Ok(error_result(&ToolError::cancelled(name)));
-                }
+                () = context.ct.cancelled() => None,
             },
             None => None,
         };
@@ -282,7 +278,8 @@ impl McpServer {
         // ends cleanly instead of being dropped mid-step. A panic is the call's error.
         let deadline = Instant::now() + Duration::from_millis(timeout_ms);
         let (runner, cancelled) = (tool.clone(), context.ct.clone());
-        let mut call = AbortOnDrop(tokio::spawn(async move {
+        // Aborted when its handle drops: nothing a call started outlives its request.
+        let mut call = AbortOnDropHandle::new(tokio::spawn(async move {
             let call = AssertUnwindSafe(runner.call(&args, &ctx)).catch_unwind();
             let name = runner.name();
             tokio::select! {
@@ -338,26 +335,6 @@ impl McpServer {
 /// How long past a call's deadline the server waits for the call's task before answering
 /// without it: the task answers first unless the tool blocks its thread.
 const STALL_GRACE: Duration = Duration::from_millis(20);
-
-/// A task aborted when its handle is dropped: nothing a call started outlives its request.
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-impl<T> std::future::Future for AbortOnDrop<T> {
-    type Output = Result<T, tokio::task::JoinError>;
-
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        std::pin::Pin::new(&mut self.0).poll(cx)
-    }
-}
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 use tokio::sync::Notify;
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
+use tokio_util::task::AbortOnDropHandle;
 
 /// How long one poll may run before the rest of its batch is moved to tasks of their
 /// own. Long enough that ordinary tools never trigger it, short enough that a blocking
@@ -40,15 +40,6 @@ pub(super) enum Outcome<T> {
     Panicked(Panic),
     /// One of its polls outlived its timeout: it was answered without waiting.
     Stalled,
-}
-
-/// Aborts the task when dropped, so nothing a batch started outlives it.
-pub(super) struct AbortOnDrop<T>(pub(super) JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 /// A future the batch runs.
@@ -76,8 +67,9 @@ where
         return Vec::new();
     }
     let shared = Arc::new(Shared::new(jobs, start));
-    let _driver = AbortOnDrop(tokio::spawn(drive(shared.clone())));
-    let mut moved: Vec<AbortOnDrop<()>> = Vec::new();
+    // Tasks are aborted when their handles drop, so nothing a batch started outlives it.
+    let _driver = AbortOnDropHandle::new(tokio::spawn(drive(shared.clone())));
+    let mut moved: Vec<AbortOnDropHandle<()>> = Vec::new();
     let mut stalled = vec![false; timeouts.len()];
     let mut watch = Watch::default();
     let tick = tokio::time::sleep(LONG_POLL);
@@ -291,7 +283,7 @@ where
 
     /// Moves every idle future but `stuck`'s to a task of its own. A cell the driver
     /// holds is skipped: it is being polled, so the driver is not stuck after all.
-    fn move_others(self: &Arc<Self>, stuck: usize, moved: &mut Vec<AbortOnDrop<()>>) {
+    fn move_others(self: &Arc<Self>, stuck: usize, moved: &mut Vec<AbortOnDropHandle<()>>) {
         for (index, cell) in self.cells.iter().enumerate() {
             if index == stuck {
                 continue;
@@ -309,7 +301,7 @@ where
             };
             drop(state);
             let shared = self.clone();
-            moved.push(AbortOnDrop(tokio::spawn(async move {
+            moved.push(AbortOnDropHandle::new(tokio::spawn(async move {
                 let output = CatchUnwind(future).await;
                 let mut state = lock(&shared.cells[index].state);
                 shared.finish(index, &mut state, output);

@@ -51,7 +51,7 @@ use crate::tool::{Approval, ErrorPolicy, Tool, ToolExposure};
 use crate::truncate::truncate_output;
 use batch::{BoxFuture, Outcome};
 use call::{Job, TurnShared, drive};
-use outcome::Settled;
+pub(crate) use outcome::Settled;
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;

@@ -95,7 +95,7 @@ impl ToolCallResult {
 /// A call's answer but for the call itself, which joins it when the turn's results are
 /// put together: a call given to the executor by value is then moved into its result,
 /// never copied.
-pub(super) struct Settled {
+pub(crate) struct Settled {
     pub(super) outcome: ToolOutcome,
     pub(super) policy: ErrorPolicy,
     pub(super) context_update: Option<Value>,
@@ -104,7 +104,7 @@ pub(super) struct Settled {
 
 impl Settled {
     /// An answer that reports nothing beyond its outcome.
-    pub(super) fn new(outcome: ToolOutcome, policy: ErrorPolicy) -> Self {
+    pub(crate) fn new(outcome: ToolOutcome, policy: ErrorPolicy) -> Self {
         Self {
             outcome,
             policy,
@@ -114,7 +114,7 @@ impl Settled {
     }
 
     /// The result of `call`.
-    pub(super) fn answer(self, call: ToolCall) -> ToolCallResult {
+    pub(crate) fn answer(self, call: ToolCall) -> ToolCallResult {
         ToolCallResult {
             call,
             outcome: self.outcome,
