@@ -26,7 +26,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::time::Instant;
@@ -211,8 +211,10 @@ impl McpServer {
         {
             let peer = McpPeer::new(context.peer.clone(), self.log_level.clone());
             // Waiting for a person is not the tool's time: its timeout starts after.
+            // Boxed, as few calls take this path: inline, asking would triple the size of
+            // every call's future.
             let approved = tokio::select! {
-                approved = approval::ask(&peer, tool.as_ref(), &args) => approved,
+                approved = Box::pin(approval::ask(&peer, tool.as_ref(), &args)) => approved,
                 () = context.ct.cancelled() => Err(ToolError::cancelled(tool.name())),
             };
             if let Err(error) = approved {
@@ -224,26 +226,20 @@ impl McpServer {
         // alone (a child of the token rmcp keeps), so the call uses it as its own token and
         // a timeout may cancel it.
         let token = context.ct.clone();
-        // Progress travels through a channel to one forwarding task, so notifications
-        // leave in the order the tool emitted them.
         let mut ctx = base
             .with_cancellation(token.clone())
             .with_extensions(self.connection_state(&context));
-        let forwarder = context.meta.get_progress_token().map(|progress_token| {
-            let call_done = CancellationToken::new();
-            let (tx, rx) = mpsc::unbounded_channel();
-            ctx = ctx.clone().with_reporter(Arc::new(ProgressReporter {
-                tx,
+        let reporter = context.meta.get_progress_token().map(|progress_token| {
+            let reporter = Arc::new(ProgressReporter {
                 tool: tool.clone(),
                 count: AtomicU64::new(0),
-            }));
-            let task = tokio::spawn(forward_progress(
-                context.peer.clone(),
-                progress_token,
-                rx,
-                call_done.clone(),
-            ));
-            (task, call_done)
+                peer: context.peer.clone(),
+                token: progress_token,
+                runtime: tokio::runtime::Handle::current(),
+                forwarding: OnceLock::new(),
+            });
+            ctx = ctx.clone().with_reporter(reporter.clone());
+            reporter
         });
         // The set's own state, if it has any, joins the context (no copy otherwise).
         let with_set_state = match tools.context_for(&ctx) {
@@ -268,9 +264,6 @@ impl McpServer {
         // A request cancelled before its tool started (while it waited for its permits, or
         // for a person) does not start it.
         if context.ct.is_cancelled() {
-            if let Some((_, call_done)) = &forwarder {
-                call_done.cancel();
-            }
             return Ok(error_result(&ToolError::cancelled(name)));
         }
         // The tool runs in a task of its own, under its timeout and the request's token; the
@@ -319,11 +312,9 @@ impl McpServer {
         // Whatever ended the call, the tool's own work is told to stop.
         token.cancel();
         // Progress goes out before the result: clients stop listening for a request's
-        // progress once its response arrives. The forwarder sends what is queued and
-        // ends, even if the tool kept a clone of its context.
-        if let Some((forwarder, call_done)) = forwarder {
-            call_done.cancel();
-            let _ = forwarder.await;
+        // progress once its response arrives.
+        if let Some(reporter) = reporter {
+            reporter.finish().await;
         }
         Ok(match outcome {
             Ok(content) => success_result(content),
@@ -431,12 +422,15 @@ impl ServerHandler for McpServer {
         Ok(result)
     }
 
-    async fn call_tool(
+    fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        self.run_call(request, context).await.map(Into::into)
+    ) -> impl Future<Output = Result<CallToolResponse, McpError>> + Send + '_ {
+        // Boxed: rmcp's request future holds the handler's future inline and is moved
+        // several times on its way into a task; a call's whole state is over a kilobyte,
+        // a box is one pointer (callgrind: most of the cost we added to a round trip).
+        Box::pin(self.run_call(request, context)).map(|result| result.map(Into::into))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
@@ -478,9 +472,62 @@ async fn acquire(limits: &ToolLimits) -> Vec<OwnedSemaphorePermit> {
 
 /// What a call reports, on its way to `notifications/progress`.
 struct ProgressReporter {
-    tx: mpsc::UnboundedSender<ProgressUpdate>,
     tool: Arc<dyn agent_core::Tool>,
     count: AtomicU64,
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    /// Where the forwarding task runs: a tool may report from a thread of its own.
+    runtime: tokio::runtime::Handle,
+    /// Set at the first report (rmcp's client asks every call for progress, and most
+    /// tools report none, so no task is started for them), or once the call answered.
+    forwarding: OnceLock<Forwarding>,
+}
+
+/// Progress travels through a channel to one task, so notifications leave in the order
+/// the tool emitted them.
+enum Forwarding {
+    Running {
+        tx: mpsc::UnboundedSender<ProgressUpdate>,
+        /// Tells the task to send what is queued and end, even if the tool kept a clone
+        /// of its context (and so of `tx`).
+        call_done: CancellationToken,
+        task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    },
+    /// The call has answered: later progress has no reader.
+    Ended,
+}
+
+impl ProgressReporter {
+    fn start_forwarding(&self) -> Forwarding {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let call_done = CancellationToken::new();
+        let task = self.runtime.spawn(forward_progress(
+            self.peer.clone(),
+            self.token.clone(),
+            rx,
+            call_done.clone(),
+        ));
+        Forwarding::Running {
+            tx,
+            call_done,
+            task: Mutex::new(Some(task)),
+        }
+    }
+
+    /// Returns once every report made so far has been sent; drops any later one.
+    async fn finish(&self) {
+        let Forwarding::Running {
+            call_done, task, ..
+        } = self.forwarding.get_or_init(|| Forwarding::Ended)
+        else {
+            return;
+        };
+        call_done.cancel();
+        let task = task.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
 }
 
 struct ProgressUpdate {
@@ -496,8 +543,12 @@ impl CallReporter for ProgressReporter {
             .map_err(|reason| ToolError::execution(format!("Invalid progress: {reason}")))?;
         let count = self.count.fetch_add(1, Ordering::Relaxed) + 1;
         let update = progress_update(value, count);
-        // A closed channel means the call already ended; late progress has no reader.
-        let _ = self.tx.send(update);
+        if let Forwarding::Running { tx, .. } =
+            self.forwarding.get_or_init(|| self.start_forwarding())
+        {
+            // A closed channel means the call already ended; late progress has no reader.
+            let _ = tx.send(update);
+        }
         Ok(())
     }
 
