@@ -1258,3 +1258,18 @@ fn every_call_runs_in_a_span_recording_tool_call_id_outcome_and_duration() {
     assert_eq!(calls[2]["tool"], "missing");
     assert_eq!(calls[2]["outcome"], "\"unknown_tool\"");
 }
+
+#[tokio::test]
+async fn limits_too_large_to_reach_are_no_limits() {
+    let ok = FnTool::new("ok", |_, _| async { Ok(vec![Content::text("fine")]) })
+        .read_only()
+        .max_in_flight(usize::MAX);
+    let config = ToolConfig::default()
+        .with_default_timeout_ms(u64::MAX)
+        .with_max_retries(u32::MAX)
+        .with_max_concurrency(usize::MAX);
+    let results = executor(vec![ok], config)
+        .execute(&[call("c1", "ok")], &TurnContext::new())
+        .await;
+    assert_eq!(first_text(results[0].outcome.content().unwrap()), "fine");
+}

@@ -5,8 +5,8 @@ use crate::convert::{error_result, success_result, tool_to_mcp};
 use crate::peer::{LogLevel, McpPeer};
 use crate::stall::StallWatch;
 use agent_core::{
-    CallReporter, Extensions, ToolConfig, ToolContext, ToolError, ToolExposure, ToolLimits,
-    ToolSet, truncate_output,
+    CallReporter, Extensions, ToolConfig, ToolContext, ToolError, ToolErrorKind, ToolExposure,
+    ToolLimits, ToolSet, truncate_output,
 };
 use futures::FutureExt;
 use rmcp::ErrorData as McpError;
@@ -28,7 +28,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
@@ -43,7 +43,10 @@ pub struct ServerOptions {
     pub version: String,
     /// Optional `instructions` for the client's model.
     pub instructions: Option<String>,
-    /// Timeouts for tools that do not set their own (`default_tool_timeout_ms`).
+    /// How calls run, as the executor runs them: the timeout of tools that set none,
+    /// the limit on calls in flight (`max_concurrency`, across every session), retries of
+    /// read-only and idempotent tools, the output budget, and which destructive tools
+    /// need approval. The rest of it concerns a model's turn, which MCP does not have.
     pub tool_config: ToolConfig,
     /// At most this many tools per `tools/list` page; longer listings continue with a
     /// cursor.
@@ -94,6 +97,9 @@ struct Shared {
     options: ServerOptions,
     /// Answers calls whose tool blocks its thread (`stall.rs`).
     stalls: Arc<StallWatch>,
+    /// The server's own limit on calls in flight (`tool_config.max_concurrency`), across
+    /// every session.
+    global: Arc<Semaphore>,
 }
 
 /// An MCP server over a [`ToolSet`]: `tools/list` offers every Direct tool and every
@@ -159,8 +165,14 @@ impl McpServer {
                 tools,
                 limits,
                 listing,
-                options,
                 stalls: Arc::default(),
+                global: Arc::new(Semaphore::new(
+                    options
+                        .tool_config
+                        .max_concurrency
+                        .clamp(1, Semaphore::MAX_PERMITS),
+                )),
+                options,
             }),
             log_level: Arc::default(),
             connection_state: OnceLock::new(),
@@ -248,18 +260,33 @@ impl McpServer {
         };
         let ctx = with_set_state.unwrap_or(ctx);
 
-        let timeout_ms = tool
-            .timeout_ms()
-            .unwrap_or(self.shared.options.tool_config.default_tool_timeout_ms);
+        let config = &self.shared.options.tool_config;
+        let timeout_ms = tool.timeout_ms().unwrap_or(config.default_tool_timeout_ms);
         let name = tool.name();
-        // Wait for the tool's permits (group first, then its own limit: the executor's
-        // order, so waits never form a cycle); a cancelled request stops waiting.
-        let _permits = match self.shared.limits.get(name) {
-            Some(limits) => tokio::select! {
-                permits = acquire(limits) => Some(permits),
-                () = context.ct.cancelled() => None,
+        // Retried as the executor retries: only tools stated read-only or idempotent, as
+        // running any other twice could repeat a side effect.
+        let retries = if config.max_retries > 0 && {
+            let hints = tool.annotations();
+            hints.is_read_only() || hints.is_idempotent()
+        } {
+            config.max_retries
+        } else {
+            0
+        };
+        // Wait for the call's permits (the tool's group, its own limit, then the server's
+        // limit: the executor's order, so waits never form a cycle); a cancelled request
+        // stops waiting.
+        let global = &self.shared.global;
+        let _permits = match (
+            self.shared.limits.get(name),
+            global.clone().try_acquire_owned(),
+        ) {
+            // The common case: no limits of the tool's own, and the server has room.
+            (None, Ok(permit)) => (Some(permit), Vec::new()),
+            (limits, _) => tokio::select! {
+                permits = acquire(limits, global) => (None, permits),
+                () = context.ct.cancelled() => (None, Vec::new()),
             },
-            None => None,
         };
         // A request cancelled before its tool started (while it waited for its permits, or
         // for a person) does not start it.
@@ -269,24 +296,48 @@ impl McpServer {
         // The tool runs in a task of its own, under its timeout and the request's token; the
         // call is polled first, so a tool that watches its token sees a cancellation and
         // ends cleanly instead of being dropped mid-step. A panic is the call's error.
-        let deadline = Instant::now() + Duration::from_millis(timeout_ms);
+        let timeout = Duration::from_millis(timeout_ms);
+        let started = Instant::now();
         let (runner, cancelled) = (tool.clone(), context.ct.clone());
         // Aborted when its handle drops: nothing a call started outlives its request.
         let mut call = AbortOnDropHandle::new(tokio::spawn(async move {
-            let call = AssertUnwindSafe(runner.call(&args, &ctx)).catch_unwind();
-            let name = runner.name();
-            tokio::select! {
-                biased;
-                ran = tokio::time::timeout_at(deadline, call) => match ran {
-                    Ok(Ok(output)) => output.map_err(ToolError::from),
-                    Ok(Err(_panic)) => Err(ToolError::execution(format!(
-                        "tool `{name}` failed unexpectedly (it panicked)"
-                    ))),
-                    Err(_elapsed) => Err(ToolError::timeout(name, timeout_ms)),
-                },
-                () = cancelled.cancelled() => Err(ToolError::cancelled(name)),
+            let mut retries_left = retries;
+            let mut deadline = started + timeout;
+            loop {
+                // An attempt that may be retried has a token of its own, so that its
+                // timeout stops its own work and not the next attempt's.
+                let attempt = (retries_left > 0).then(|| cancelled.child_token());
+                let outcome = match &attempt {
+                    Some(token) => {
+                        let ctx = ctx.clone().with_cancellation(token.clone());
+                        run_attempt(&runner, &args, &ctx, deadline, timeout_ms).await
+                    }
+                    None => run_attempt(&runner, &args, &ctx, deadline, timeout_ms).await,
+                };
+                if let Some(token) = attempt {
+                    token.cancel();
+                }
+                match &outcome {
+                    Err(error)
+                        if retries_left > 0
+                            && !cancelled.is_cancelled()
+                            && matches!(
+                                error.kind(),
+                                ToolErrorKind::Timeout | ToolErrorKind::Execution
+                            ) =>
+                    {
+                        retries_left -= 1;
+                        deadline = Instant::now() + timeout;
+                    }
+                    _ => break outcome,
+                }
             }
         }));
+        // Every attempt has the full timeout; a sum too far off to reach is no limit.
+        let deadline = timeout
+            .checked_mul(retries.saturating_add(1))
+            .and_then(|all| started.checked_add(all))
+            .unwrap_or_else(|| started + FAR_FUTURE);
         // What this request waits for: the task, unless the tool blocks its thread (no
         // timer of the task's can fire then): its timeout is then answered from here, a
         // moment after the task would have, and the task is dropped once the blocking poll
@@ -322,6 +373,33 @@ impl McpServer {
         })
     }
 }
+
+/// One attempt at a call: under its deadline and its context's token; a panic is the
+/// call's error.
+async fn run_attempt(
+    tool: &Arc<dyn agent_core::Tool>,
+    args: &Value,
+    ctx: &ToolContext,
+    deadline: Instant,
+    timeout_ms: u64,
+) -> Result<Vec<agent_core::Content>, ToolError> {
+    let name = tool.name();
+    let call = AssertUnwindSafe(tool.call(args, ctx)).catch_unwind();
+    tokio::select! {
+        biased;
+        ran = tokio::time::timeout_at(deadline, call) => match ran {
+            Ok(Ok(output)) => output.map_err(ToolError::from),
+            Ok(Err(_panic)) => Err(ToolError::execution(format!(
+                "tool `{name}` failed unexpectedly (it panicked)"
+            ))),
+            Err(_elapsed) => Err(ToolError::timeout(name, timeout_ms)),
+        },
+        () = ctx.cancellation().cancelled() => Err(ToolError::cancelled(name)),
+    }
+}
+
+/// A deadline past any call's life (about 30 years, as tokio's own "never").
+const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 
 /// How long past a call's deadline the server waits for the call's task before answering
 /// without it: the task answers first unless the tool blocks its thread.
@@ -459,9 +537,14 @@ impl ServerHandler for McpServer {
 }
 
 /// The permits of a tool's own limits, taken in their order.
-async fn acquire(limits: &ToolLimits) -> Vec<OwnedSemaphorePermit> {
-    let mut permits = Vec::with_capacity(2);
-    for semaphore in [&limits.group, &limits.per_tool].into_iter().flatten() {
+async fn acquire(
+    limits: Option<&ToolLimits>,
+    global: &Arc<Semaphore>,
+) -> Vec<OwnedSemaphorePermit> {
+    let mut permits = Vec::with_capacity(3);
+    let (group, per_tool) =
+        limits.map_or((None, None), |l| (l.group.as_ref(), l.per_tool.as_ref()));
+    for semaphore in [group, per_tool, Some(global)].into_iter().flatten() {
         // The semaphores are never closed, so acquiring cannot fail.
         if let Ok(permit) = semaphore.clone().acquire_owned().await {
             permits.push(permit);

@@ -34,9 +34,9 @@ impl ToolLimits {
                             .or_insert_with(|| Arc::new(Semaphore::new(1)))
                             .clone()
                     }),
-                    per_tool: rules
-                        .max_in_flight
-                        .map(|limit| Arc::new(Semaphore::new(limit.max(1)))),
+                    per_tool: rules.max_in_flight.map(|limit| {
+                        Arc::new(Semaphore::new(limit.clamp(1, Semaphore::MAX_PERMITS)))
+                    }),
                 }
             })
             .collect()

@@ -106,7 +106,10 @@ enum Plan {
 impl Executor {
     /// An executor for `tools` under `config`.
     pub fn new(tools: Arc<ToolSet>, config: ToolConfig) -> Self {
-        let global = Arc::new(Semaphore::new(config.max_concurrency.max(1)));
+        let global = Arc::new(Semaphore::new(
+            // tokio's semaphores hold at most MAX_PERMITS; more is no limit anyway.
+            config.max_concurrency.clamp(1, Semaphore::MAX_PERMITS),
+        ));
         let facts = tools
             .iter()
             .zip(ToolLimits::of_each(&tools))

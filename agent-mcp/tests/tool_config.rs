@@ -1,0 +1,261 @@
+//! The server runs calls under its `ToolConfig` as the executor does: failed calls of
+//! read-only tools are retried, each attempt with its own timeout and token, and no more
+//! calls than `max_concurrency` run at once.
+
+use agent_core::{
+    AgentResult, Content, Tool, ToolAnnotations, ToolConfig, ToolContext, ToolError, ToolSet,
+    async_trait,
+};
+use agent_mcp::{McpServer, ServerOptions};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Fails its first `failures` runs, then answers; counts its runs.
+struct Flaky {
+    name: &'static str,
+    read_only: bool,
+    failures: usize,
+    runs: Arc<AtomicUsize>,
+}
+
+#[async_trait]
+impl Tool for Flaky {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn description(&self) -> &'static str {
+        "Fails, then works."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations {
+            read_only: Some(self.read_only),
+            ..ToolAnnotations::default()
+        }
+    }
+
+    async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        let run = self.runs.fetch_add(1, Ordering::SeqCst) + 1;
+        if run <= self.failures {
+            return Err(ToolError::execution(format!("run {run} failed")).into());
+        }
+        Ok(vec![Content::text(format!("worked on run {run}"))])
+    }
+}
+
+/// Its first run outlives its 100 ms timeout, leaving work behind that waits for the
+/// run's cancellation; later runs answer at once, saying whether their token was
+/// already cancelled.
+struct StallsOnce {
+    runs: Arc<AtomicUsize>,
+    first_run_told_to_stop: Arc<AtomicBool>,
+}
+
+#[async_trait]
+impl Tool for StallsOnce {
+    fn name(&self) -> &'static str {
+        "stalls_once"
+    }
+
+    fn description(&self) -> &'static str {
+        "Stalls once."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations {
+            read_only: Some(true),
+            ..ToolAnnotations::default()
+        }
+    }
+
+    fn timeout_ms(&self) -> Option<u64> {
+        Some(100)
+    }
+
+    async fn call(&self, _args: &Value, ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        if self.runs.fetch_add(1, Ordering::SeqCst) == 0 {
+            let (ctx, told) = (ctx.clone(), self.first_run_told_to_stop.clone());
+            tokio::spawn(async move {
+                ctx.cancellation().cancelled().await;
+                told.store(true, Ordering::SeqCst);
+            });
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        }
+        Ok(vec![Content::text(format!(
+            "cancelled: {}",
+            ctx.is_cancelled()
+        ))])
+    }
+}
+
+/// Takes 50 ms; records the most calls it saw in flight at once.
+struct Busy {
+    in_flight: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+}
+
+#[async_trait]
+impl Tool for Busy {
+    fn name(&self) -> &'static str {
+        "busy"
+    }
+
+    fn description(&self) -> &'static str {
+        "Takes a while."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        Ok(vec![Content::text("done")])
+    }
+}
+
+async fn connect(tools: ToolSet, config: ToolConfig) -> RunningService<RoleClient, ()> {
+    let mut options = ServerOptions::default();
+    options.tool_config = config;
+    let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let running = McpServer::with_options(tools, options)
+            .serve(server_end)
+            .await
+            .unwrap();
+        let _ = running.waiting().await;
+    });
+    ().serve(client_end).await.unwrap()
+}
+
+async fn call(client: &RunningService<RoleClient, ()>, name: &'static str) -> CallToolResult {
+    client
+        .call_tool(CallToolRequestParams::new(name))
+        .await
+        .unwrap()
+}
+
+fn text(result: &CallToolResult) -> String {
+    serde_json::to_value(&result.content).unwrap()[0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn failed_calls_of_read_only_tools_are_retried_others_are_not() {
+    let runs: Vec<Arc<AtomicUsize>> = (0..3).map(|_| Arc::default()).collect();
+    let flaky = |name, read_only, failures, runs: &Arc<AtomicUsize>| Flaky {
+        name,
+        read_only,
+        failures,
+        runs: runs.clone(),
+    };
+    let mut tools = ToolSet::new();
+    tools
+        .register_tool(flaky("reads", true, 2, &runs[0]))
+        .unwrap()
+        .register_tool(flaky("writes", false, 1, &runs[1]))
+        .unwrap()
+        .register_tool(flaky("always_fails", true, usize::MAX, &runs[2]))
+        .unwrap();
+    let client = connect(tools, ToolConfig::default().with_max_retries(2)).await;
+
+    let reads = call(&client, "reads").await;
+    assert_eq!(reads.is_error, Some(false));
+    assert_eq!(text(&reads), "worked on run 3");
+
+    let writes = call(&client, "writes").await;
+    assert_eq!(writes.is_error, Some(true));
+    assert_eq!(runs[1].load(Ordering::SeqCst), 1, "a write was retried");
+
+    let fails = call(&client, "always_fails").await;
+    assert_eq!(fails.is_error, Some(true));
+    assert!(text(&fails).contains("run 3 failed"), "{}", text(&fails));
+    assert_eq!(runs[2].load(Ordering::SeqCst), 3);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_timed_out_attempt_is_told_to_stop_and_the_next_has_its_own_time_and_token() {
+    let (runs, told) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let mut tools = ToolSet::new();
+    tools
+        .register_tool(StallsOnce {
+            runs: runs.clone(),
+            first_run_told_to_stop: told.clone(),
+        })
+        .unwrap();
+    let client = connect(tools, ToolConfig::default().with_max_retries(1)).await;
+
+    let result = call(&client, "stalls_once").await;
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(text(&result), "cancelled: false");
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    assert!(
+        told.load(Ordering::SeqCst),
+        "the first attempt's work was not told to stop"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn no_more_calls_than_max_concurrency_run_at_once() {
+    let (in_flight, most) = (Arc::default(), Arc::new(AtomicUsize::new(0)));
+    let mut tools = ToolSet::new();
+    tools
+        .register_tool(Busy {
+            in_flight,
+            most: most.clone(),
+        })
+        .unwrap();
+    let client = connect(tools, ToolConfig::default().with_max_concurrency(2)).await;
+
+    let calls = (0..6).map(|_| call(&client, "busy"));
+    let results = futures::future::join_all(calls).await;
+    assert!(results.iter().all(|r| r.is_error == Some(false)));
+    assert_eq!(most.load(Ordering::SeqCst), 2);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn limits_too_large_to_reach_are_no_limits() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut tools = ToolSet::new();
+    tools
+        .register_tool(Flaky {
+            name: "reads",
+            read_only: true,
+            failures: 2,
+            runs: runs.clone(),
+        })
+        .unwrap();
+    let config = ToolConfig::default()
+        .with_default_timeout_ms(u64::MAX)
+        .with_max_retries(u32::MAX)
+        .with_max_concurrency(usize::MAX);
+    let client = connect(tools, config).await;
+    let reads = call(&client, "reads").await;
+    assert_eq!(text(&reads), "worked on run 3");
+    client.cancel().await.unwrap();
+}
