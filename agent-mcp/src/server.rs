@@ -16,6 +16,7 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
     ServerConfig,
 };
+use tracing::Instrument;
 // rmcp marks MCP logging deprecated (SEP-2577, protocol 2026-07-28); the 2025 protocol
 // versions clients speak today still use it, and the conformance suite tests it.
 #[allow(deprecated)]
@@ -209,12 +210,23 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResult, McpError> {
         let tools = &self.shared.tools;
+        // The executor's span, with the same fields: a call is traced alike however it runs.
+        let span = tracing::info_span!(
+            "tool_call",
+            tool = %request.name,
+            call_id = %context.id,
+            outcome = tracing::field::Empty,
+            duration_ms = tracing::field::Empty,
+        );
         let base =
             ToolContext::new(session_id(&context)).with_call_id(request_id_text(&context.id));
         let tool = match tools.resolve_in(&request.name, &base).await {
             Ok(tool) => tool.clone(),
             // MCP: an unknown tool is a protocol error (-32602), not a tool result.
-            Err(error) => return Err(McpError::invalid_params(error.message().to_owned(), None)),
+            Err(error) => {
+                record_end(&span, error.kind().as_str(), Duration::ZERO);
+                return Err(McpError::invalid_params(error.message().to_owned(), None));
+            }
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
         let options = &self.shared.options;
@@ -230,6 +242,7 @@ impl McpServer {
                 () = context.ct.cancelled() => Err(ToolError::cancelled(tool.name())),
             };
             if let Err(error) = approved {
+                record_end(&span, error.kind().as_str(), Duration::ZERO);
                 return Ok(error_result(&error));
             }
         }
@@ -291,7 +304,9 @@ impl McpServer {
         // A request cancelled before its tool started (while it waited for its permits, or
         // for a person) does not start it.
         if context.ct.is_cancelled() {
-            return Ok(error_result(&ToolError::cancelled(name)));
+            let error = ToolError::cancelled(name);
+            record_end(&span, error.kind().as_str(), Duration::ZERO);
+            return Ok(error_result(&error));
         }
         // The tool runs in a task of its own, under its timeout and the request's token; the
         // call is polled first, so a tool that watches its token sees a cancellation and
@@ -300,39 +315,42 @@ impl McpServer {
         let started = Instant::now();
         let (runner, cancelled) = (tool.clone(), context.ct.clone());
         // Aborted when its handle drops: nothing a call started outlives its request.
-        let mut call = AbortOnDropHandle::new(tokio::spawn(async move {
-            let mut retries_left = retries;
-            let mut deadline = started + timeout;
-            loop {
-                // An attempt that may be retried has a token of its own, so that its
-                // timeout stops its own work and not the next attempt's.
-                let attempt = (retries_left > 0).then(|| cancelled.child_token());
-                let outcome = match &attempt {
-                    Some(token) => {
-                        let ctx = ctx.clone().with_cancellation(token.clone());
-                        run_attempt(&runner, &args, &ctx, deadline, timeout_ms).await
+        let mut call = AbortOnDropHandle::new(tokio::spawn(
+            async move {
+                let mut retries_left = retries;
+                let mut deadline = started + timeout;
+                loop {
+                    // An attempt that may be retried has a token of its own, so that its
+                    // timeout stops its own work and not the next attempt's.
+                    let attempt = (retries_left > 0).then(|| cancelled.child_token());
+                    let outcome = match &attempt {
+                        Some(token) => {
+                            let ctx = ctx.clone().with_cancellation(token.clone());
+                            run_attempt(&runner, &args, &ctx, deadline, timeout_ms).await
+                        }
+                        None => run_attempt(&runner, &args, &ctx, deadline, timeout_ms).await,
+                    };
+                    if let Some(token) = attempt {
+                        token.cancel();
                     }
-                    None => run_attempt(&runner, &args, &ctx, deadline, timeout_ms).await,
-                };
-                if let Some(token) = attempt {
-                    token.cancel();
-                }
-                match &outcome {
-                    Err(error)
-                        if retries_left > 0
-                            && !cancelled.is_cancelled()
-                            && matches!(
-                                error.kind(),
-                                ToolErrorKind::Timeout | ToolErrorKind::Execution
-                            ) =>
-                    {
-                        retries_left -= 1;
-                        deadline = Instant::now() + timeout;
+                    match &outcome {
+                        Err(error)
+                            if retries_left > 0
+                                && !cancelled.is_cancelled()
+                                && matches!(
+                                    error.kind(),
+                                    ToolErrorKind::Timeout | ToolErrorKind::Execution
+                                ) =>
+                        {
+                            retries_left -= 1;
+                            deadline = Instant::now() + timeout;
+                        }
+                        _ => break outcome,
                     }
-                    _ => break outcome,
                 }
             }
-        }));
+            .instrument(span.clone()),
+        ));
         // Every attempt has the full timeout; a sum too far off to reach is no limit.
         let deadline = timeout
             .checked_mul(retries.saturating_add(1))
@@ -367,11 +385,27 @@ impl McpServer {
         if let Some(reporter) = reporter {
             reporter.finish().await;
         }
+        let label = match &outcome {
+            Ok(_) => "ok",
+            Err(error) => error.kind().as_str(),
+        };
+        record_end(&span, label, started.elapsed());
         Ok(match outcome {
             Ok(content) => success_result(content),
             Err(error) => error_result(&error),
         })
     }
+}
+
+/// Records how a call ended on its span, as the executor records its calls'.
+fn record_end(span: &tracing::Span, outcome: &str, duration: Duration) {
+    if span.is_disabled() {
+        return;
+    }
+    let duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+    span.record("outcome", outcome);
+    span.record("duration_ms", duration_ms);
+    span.in_scope(|| tracing::debug!(outcome, duration_ms, "tool call finished"));
 }
 
 /// One attempt at a call: under its deadline and its context's token; a panic is the
