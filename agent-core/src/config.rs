@@ -94,6 +94,21 @@ impl ToolConfig {
         self
     }
 
+    /// How many times a failed call of `tool` is run again
+    /// ([`max_retries`](Self::max_retries)): none unless the tool is stated read-only or
+    /// idempotent, as running any other tool twice could repeat a side effect.
+    pub fn retries_for(&self, tool: &dyn Tool) -> u32 {
+        if self.max_retries == 0 {
+            return 0;
+        }
+        let hints = tool.annotations();
+        if hints.is_read_only() || hints.is_idempotent() {
+            self.max_retries
+        } else {
+            0
+        }
+    }
+
     /// The config with this parallelism rule.
     pub fn with_parallel(mut self, rule: ParallelRule) -> Self {
         self.parallel = rule;

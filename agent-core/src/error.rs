@@ -38,6 +38,13 @@ impl ToolErrorKind {
             Self::Denied => "denied",
         }
     }
+
+    /// Whether running the call again could succeed where this attempt failed: a timeout
+    /// or an execution error (panics included). Invalid arguments, an unknown tool and a
+    /// refusal fail alike every time, and a cancelled call is not wanted any more.
+    pub fn is_retryable(self) -> bool {
+        matches!(self, Self::Execution | Self::Timeout)
+    }
 }
 
 /// A failed tool call: a kind and a message written for the model to act on.

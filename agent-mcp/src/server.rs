@@ -5,8 +5,8 @@ use crate::convert::{error_result, success_result, tool_to_mcp};
 use crate::peer::{LogLevel, McpPeer};
 use crate::stall::StallWatch;
 use agent_core::{
-    CallReporter, Extensions, ToolConfig, ToolContext, ToolError, ToolErrorKind, ToolExposure,
-    ToolLimits, ToolSet, truncate_output,
+    CallReporter, Extensions, ToolConfig, ToolContext, ToolError, ToolExposure, ToolLimits,
+    ToolSet, truncate_output,
 };
 use futures::FutureExt;
 use rmcp::ErrorData as McpError;
@@ -276,16 +276,7 @@ impl McpServer {
         let config = &self.shared.options.tool_config;
         let timeout_ms = tool.timeout_ms().unwrap_or(config.default_tool_timeout_ms);
         let name = tool.name();
-        // Retried as the executor retries: only tools stated read-only or idempotent, as
-        // running any other twice could repeat a side effect.
-        let retries = if config.max_retries > 0 && {
-            let hints = tool.annotations();
-            hints.is_read_only() || hints.is_idempotent()
-        } {
-            config.max_retries
-        } else {
-            0
-        };
+        let retries = config.retries_for(tool.as_ref());
         // Wait for the call's permits (the tool's group, its own limit, then the server's
         // limit: the executor's order, so waits never form a cycle); a cancelled request
         // stops waiting.
@@ -337,10 +328,7 @@ impl McpServer {
                         Err(error)
                             if retries_left > 0
                                 && !cancelled.is_cancelled()
-                                && matches!(
-                                    error.kind(),
-                                    ToolErrorKind::Timeout | ToolErrorKind::Execution
-                                ) =>
+                                && error.kind().is_retryable() =>
                         {
                             retries_left -= 1;
                             deadline = Instant::now() + timeout;

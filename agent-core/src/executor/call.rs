@@ -275,12 +275,7 @@ async fn run_call(job: &Job, span: &tracing::Span) -> Box<Settled> {
         .await;
         match &outcome {
             Err(error)
-                if retries_left > 0
-                    && !entry.is_cancelled()
-                    && matches!(
-                        error.kind(),
-                        ToolErrorKind::Timeout | ToolErrorKind::Execution
-                    ) =>
+                if retries_left > 0 && !entry.is_cancelled() && error.kind().is_retryable() =>
             {
                 retries_left -= 1;
                 attempt_started = Instant::now();

@@ -124,19 +124,12 @@ impl Executor {
                         ParallelRule::None => false,
                     },
                 };
-                // Retries apply only to tools stated read-only or idempotent: running
-                // any other tool twice could repeat a side effect.
-                let retries = if hints.is_read_only() || hints.is_idempotent() {
-                    config.max_retries
-                } else {
-                    0
-                };
                 ToolFacts {
                     exposure: tool.exposure(),
                     external: tool.is_external(),
                     destructive: hints.is_destructive(),
                     parallel,
-                    retries,
+                    retries: config.retries_for(tool.as_ref()),
                     timeout_ms: tool.timeout_ms().unwrap_or(config.default_tool_timeout_ms),
                     policy: config.on_error.unwrap_or_else(|| tool.on_error()),
                     // The fixed acquisition order (group, tool, global) is what keeps the
