@@ -365,3 +365,53 @@ fn invalid_utf16_escapes_fail_at_parsing_never_at_dispatch() {
         "Invalid arguments: b: invalid type: string \"😀\", expected i64"
     );
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Node {
+    v: u32,
+    child: Option<Box<Node>>,
+}
+
+/// Reads a tree.
+#[tool]
+async fn read_tree(
+    /// The tree.
+    node: Node,
+) -> String {
+    format!("{node:?}")
+}
+
+/// `levels` of `{"v": 1, "child": …}` around `leaf`.
+fn nest(levels: usize, leaf: Value) -> Value {
+    (0..levels).fold(leaf, |child, _| json!({"v": 1, "child": child}))
+}
+
+/// Calls `read_tree` with `args` on a thread of its own; its error, unless it takes a
+/// minute.
+fn read_tree_error_within_a_minute(args: Value) -> agent_core::AgentError {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let set = agent_core::tools![read_tree];
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let _ = tx.send(runtime.block_on(set.call("read_tree", &args, &ToolContext::default())));
+    });
+    let answer = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the call was answered within a minute");
+    answer.expect_err("the arguments are invalid")
+}
+
+#[test]
+fn a_mistake_deep_in_a_recursive_type_is_located_in_linear_time() {
+    // Locating it used to walk the subtree twice per level: 2^100 steps here.
+    let node = nest(100, json!({"v": "bad"}));
+    let error = read_tree_error_within_a_minute(json!({ "node": node }));
+    assert_eq!(
+        error.tool_error_kind(),
+        Some(ToolErrorKind::InvalidArguments)
+    );
+    let expected = format!("node.{}v: invalid type", "child.".repeat(100));
+    assert!(error.to_string().contains(&expected), "{error}");
+}

@@ -15,10 +15,19 @@ use serde_json::{Map, Value};
 /// schema that loops on itself stops here.
 const MAX_SCHEMA_HOPS: usize = 64;
 
+/// Schema checks one walk makes at most. A union whose branches all descend into the
+/// same value (an untagged enum of look-alike variants, nested) takes time exponential
+/// in the nesting; past this, the walk gives up and the error goes without its path.
+const MAX_STEPS: usize = 100_000;
+
 /// The path (`window.days`, `points[2].x`) of the first place `args` breaks `schema`, or
-/// `None` when it breaks nothing the walk checks, or breaks it at the root.
+/// `None` when it breaks nothing the walk checks, breaks it at the root, or takes the
+/// walk more than [`MAX_STEPS`] to find.
 pub(crate) fn first_violation(schema: &Value, args: &Value) -> Option<String> {
-    let mut walk = Walk { root: schema };
+    let mut walk = Walk {
+        root: schema,
+        steps_left: MAX_STEPS,
+    };
     let mut path = Vec::new();
     let fits = walk.check(schema, args, &mut path, 0);
     (!fits && !path.is_empty()).then(|| render(&path))
@@ -51,6 +60,7 @@ fn render(path: &[Segment<'_>]) -> String {
 
 struct Walk<'s> {
     root: &'s Value,
+    steps_left: usize,
 }
 
 impl<'s> Walk<'s> {
@@ -67,9 +77,10 @@ impl<'s> Walk<'s> {
             // `true`, `false` or a malformed schema: nothing more to learn here.
             return schema != &Value::Bool(false);
         };
-        if hops > MAX_SCHEMA_HOPS {
+        if hops > MAX_SCHEMA_HOPS || self.steps_left == 0 {
             return true;
         }
+        self.steps_left -= 1;
         if let Some(target) = schema.get("$ref").and_then(Value::as_str) {
             return match self.resolve(target) {
                 Some(target) => self.check(target, value, path, hops + 1),
@@ -153,9 +164,11 @@ impl<'s> Walk<'s> {
         })
     }
 
-    /// A union fits when one branch does. When none does, the walk goes on into the
-    /// branch meant for this kind of value (the non-null branch of an `Option`, the
-    /// object variant named by the value's key), so the path reaches the real culprit.
+    /// A union fits when one branch does. When none does, the path is the one found in
+    /// the branch meant for this kind of value (the non-null branch of an `Option`, the
+    /// object variant named by the value's key), so it reaches the real culprit. Each
+    /// branch is walked once: walking the likeliest again would double the work at every
+    /// level of a recursive type.
     fn check_union<'v>(
         &mut self,
         branches: &'s [Value],
@@ -163,22 +176,23 @@ impl<'s> Walk<'s> {
         path: &mut Vec<Segment<'v>>,
         hops: usize,
     ) -> bool {
-        let depth = path.len();
-        if branches
-            .iter()
-            .any(|branch| self.check(branch, value, &mut Vec::new(), hops + 1))
-        {
-            return true;
+        let mut paths = Vec::with_capacity(branches.len());
+        for branch in branches {
+            let mut branch_path = Vec::new();
+            if self.check(branch, value, &mut branch_path, hops + 1) {
+                return true;
+            }
+            paths.push(branch_path);
         }
-        path.truncate(depth);
-        if let Some(branch) = self.likeliest_branch(branches, value) {
-            self.check(branch, value, path, hops + 1);
+        if let Some(likeliest) = self.likeliest_branch(branches, value) {
+            path.append(&mut paths[likeliest]);
         }
         false
     }
 
-    fn likeliest_branch(&self, branches: &'s [Value], value: &Value) -> Option<&'s Value> {
-        let resolved: Vec<&'s Value> = branches
+    /// The position of the branch meant for `value`, if one stands out.
+    fn likeliest_branch(&self, branches: &'s [Value], value: &Value) -> Option<usize> {
+        let same_kind: Vec<(usize, &'s Value)> = branches
             .iter()
             .map(|b| {
                 b.get("$ref")
@@ -186,22 +200,23 @@ impl<'s> Walk<'s> {
                     .and_then(|r| self.resolve(r))
                     .unwrap_or(b)
             })
-            .collect();
-        let same_kind: Vec<&'s Value> = resolved
-            .into_iter()
-            .filter(|b| type_fits(b.get("type"), value) || b.get("type").is_none())
+            .enumerate()
+            .filter(|(_, b)| type_fits(b.get("type"), value) || b.get("type").is_none())
             .collect();
         if let Value::Object(map) = value {
             // An externally tagged variant: the branch whose properties hold the key sent.
-            if let Some(found) = same_kind.iter().find(|b| {
+            if let Some((found, _)) = same_kind.iter().find(|(_, b)| {
                 b.get("properties")
                     .and_then(Value::as_object)
                     .is_some_and(|p| map.keys().any(|k| p.contains_key(k)))
             }) {
-                return Some(found);
+                return Some(*found);
             }
         }
-        (same_kind.len() == 1).then(|| same_kind[0])
+        match same_kind[..] {
+            [(only, _)] => Some(only),
+            _ => None,
+        }
     }
 
     fn resolve(&self, reference: &str) -> Option<&'s Value> {
@@ -255,4 +270,42 @@ fn within_bounds(schema: &Map<String, Value>, value: &Value) -> bool {
         || bound("minimum").is_some_and(below)
         || bound("exclusiveMaximum").is_some_and(|l| number >= l)
         || bound("exclusiveMinimum").is_some_and(|l| number <= l))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// An untagged union of two variants that both hold `inner`, recursively: a value
+    /// nested `levels` deep fits both at every level, so walking it doubles per level.
+    fn look_alike(levels: usize) -> (Value, Value) {
+        let variant = |own: &str| {
+            json!({
+                "type": "object",
+                "properties": {
+                    "inner": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/LookAlike"}]},
+                    own: {"type": "integer"}
+                }
+            })
+        };
+        let schema = json!({
+            "type": "object",
+            "properties": {"nesting": {"$ref": "#/$defs/LookAlike"}},
+            "$defs": {"LookAlike": {"anyOf": [variant("a"), variant("b")]}}
+        });
+        let nesting = (0..levels).fold(json!(5), |inner, _| json!({ "inner": inner }));
+        (schema, json!({ "nesting": nesting }))
+    }
+
+    #[test]
+    fn a_walk_that_would_take_exponential_time_gives_up() {
+        // 2^10 steps: the path is found.
+        let (schema, args) = look_alike(10);
+        let expected = format!("nesting.{}inner", "inner.".repeat(9));
+        assert_eq!(first_violation(&schema, &args), Some(expected));
+        // 2^60 steps: the walk stops at its budget, without a path.
+        let (schema, args) = look_alike(60);
+        assert_eq!(first_violation(&schema, &args), None);
+    }
 }

@@ -351,7 +351,10 @@ impl McpServer {
         let outcome = match self
             .shared
             .stalls
-            .wait(&mut call, deadline + STALL_GRACE)
+            .wait(
+                &mut call,
+                deadline.checked_add(STALL_GRACE).unwrap_or(deadline),
+            )
             .await
         {
             Some(joined) => joined.unwrap_or_else(|_aborted| Err(ToolError::cancelled(name))),
