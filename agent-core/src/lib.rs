@@ -147,6 +147,11 @@ pub use typed::{TypedTool, into_content};
 /// written type and supplied by the runtime. Model parameters are owned types
 /// implementing `Deserialize` and `JsonSchema` (`&str` does not compile: write `String`).
 /// Unknown properties are rejected; `null` for an optional one means absent.
+/// Arguments nest at most [`MAX_ARGUMENT_DEPTH`] deep. Prefer tagged enums to
+/// `#[serde(untagged)]` ones for recursive types: serde tries an untagged enum's variants
+/// one after another at every level, so its time to reject a model's wrong value doubles
+/// with each level of nesting (some 0.4 s at 18 levels), and it blocks its thread
+/// meanwhile.
 ///
 /// | on a parameter | effect |
 /// | --- | --- |
