@@ -26,7 +26,6 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
@@ -257,7 +256,7 @@ impl McpServer {
         let reporter = context.meta.get_progress_token().map(|progress_token| {
             let reporter = Arc::new(ProgressReporter {
                 tool: tool.clone(),
-                count: AtomicU64::new(0),
+                last: Mutex::new(None),
                 peer: context.peer.clone(),
                 token: progress_token,
                 runtime: tokio::runtime::Handle::current(),
@@ -581,7 +580,9 @@ async fn acquire(
 /// What a call reports, on its way to `notifications/progress`.
 struct ProgressReporter {
     tool: Arc<dyn agent_core::Tool>,
-    count: AtomicU64,
+    /// The last progress sent: MCP progress must increase with every notification. Held
+    /// while an update is queued, so updates queue in the order of their progress.
+    last: Mutex<Option<f64>>,
     peer: Peer<RoleServer>,
     token: ProgressToken,
     /// Where the forwarding task runs: a tool may report from a thread of its own.
@@ -649,8 +650,13 @@ impl CallReporter for ProgressReporter {
         self.tool
             .validate_progress(&value)
             .map_err(|reason| ToolError::execution(format!("Invalid progress: {reason}")))?;
-        let count = self.count.fetch_add(1, Ordering::Relaxed) + 1;
-        let update = progress_update(value, count);
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        // A progress number that does not move forward is not sent: clients may reject
+        // the notification, or the whole session.
+        let Some(update) = progress_update(value, *last) else {
+            return Ok(());
+        };
+        *last = Some(update.progress);
         if let Forwarding::Running { tx, .. } =
             self.forwarding.get_or_init(|| self.start_forwarding())
         {
@@ -665,18 +671,20 @@ impl CallReporter for ProgressReporter {
     }
 }
 
-/// MCP progress is a number that increases. A tool's progress value maps as:
-/// a number is the progress; `{"progress", "total"?, "message"?}` is taken as is;
-/// anything else becomes the message of the n-th update.
-fn progress_update(value: Value, count: u64) -> ProgressUpdate {
-    match value {
+/// MCP progress is a number that increases. A tool's progress value maps as: a number
+/// is the progress; `{"progress", "total"?, "message"?}` is taken as is; anything else is
+/// the message of an update one step past the `last` progress (the first is 1). `None`
+/// when the progress given does not pass `last`.
+fn progress_update(value: Value, last: Option<f64>) -> Option<ProgressUpdate> {
+    let next_step = last.map_or(1.0, |last| last.floor() + 1.0);
+    let update = match value {
         Value::Number(n) => ProgressUpdate {
-            progress: n.as_f64().unwrap_or(count as f64),
+            progress: n.as_f64().unwrap_or(next_step),
             total: None,
             message: None,
         },
         Value::Object(map) if map.get("progress").is_some_and(Value::is_number) => ProgressUpdate {
-            progress: map["progress"].as_f64().unwrap_or(count as f64),
+            progress: map["progress"].as_f64().unwrap_or(next_step),
             total: map.get("total").and_then(Value::as_f64),
             message: map.get("message").map(|m| match m {
                 Value::String(s) => s.clone(),
@@ -684,16 +692,18 @@ fn progress_update(value: Value, count: u64) -> ProgressUpdate {
             }),
         },
         Value::String(message) => ProgressUpdate {
-            progress: count as f64,
+            progress: next_step,
             total: None,
             message: Some(message),
         },
         other => ProgressUpdate {
-            progress: count as f64,
+            progress: next_step,
             total: None,
             message: Some(other.to_string()),
         },
-    }
+    };
+    last.is_none_or(|last| update.progress > last)
+        .then_some(update)
 }
 
 async fn forward_progress(
@@ -749,17 +759,23 @@ mod tests {
     }
 
     #[test]
-    fn progress_values_map_to_mcp_progress() {
-        let u = progress_update(json!({"progress": 50, "total": 100}), 1);
+    fn progress_values_map_to_mcp_progress_that_only_moves_forward() {
+        let u = progress_update(json!({"progress": 50, "total": 100}), None).unwrap();
         assert_eq!((u.progress, u.total), (50.0, Some(100.0)));
-        let u = progress_update(json!(0.25), 1);
+        let u = progress_update(json!(0.25), None).unwrap();
         assert_eq!(u.progress, 0.25);
-        let u = progress_update(json!("halfway"), 2);
+        // A message is a step past the last progress: 1 first, then 2, or 11 after 10.5.
+        let u = progress_update(json!("starting"), None).unwrap();
+        assert_eq!((u.progress, u.message.as_deref()), (1.0, Some("starting")));
+        let u = progress_update(json!("halfway"), Some(1.0)).unwrap();
         assert_eq!((u.progress, u.message.as_deref()), (2.0, Some("halfway")));
-        let u = progress_update(json!({"rows": 3}), 3);
+        let u = progress_update(json!({"rows": 3}), Some(10.5)).unwrap();
         assert_eq!(
             (u.progress, u.message.as_deref()),
-            (3.0, Some("{\"rows\":3}"))
+            (11.0, Some("{\"rows\":3}"))
         );
+        // A number that does not pass the last is not sent.
+        assert!(progress_update(json!(10), Some(10.0)).is_none());
+        assert!(progress_update(json!({"progress": 3}), Some(5.0)).is_none());
     }
 }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Reports three steps, the first from a thread of its own, and keeps its context.
+/// Reports steps, the first from a thread of its own, and keeps its context.
 struct Steps {
     kept: Arc<Mutex<Option<ToolContext>>>,
 }
@@ -23,7 +23,7 @@ impl Tool for Steps {
     }
 
     fn description(&self) -> &'static str {
-        "Reports three steps."
+        "Reports steps."
     }
 
     fn schema(&self) -> Value {
@@ -37,6 +37,10 @@ impl Tool for Steps {
             .expect("the reporting thread ends")?;
         ctx.emit_progress(json!(2))?;
         ctx.emit_progress(json!({"progress": 3, "total": 3, "message": "done"}))?;
+        // MCP progress only moves forward: a step back is not sent, and a message alone
+        // is a step past the last progress.
+        ctx.emit_progress(json!(2))?;
+        ctx.emit_progress(json!("wrapping up"))?;
         *self.kept.lock().unwrap() = Some(ctx.clone());
         Ok(vec![Content::text("stepped")])
     }
@@ -80,7 +84,13 @@ async fn progress_arrives_in_order_before_the_result_and_late_reports_go_nowhere
     assert_eq!(result.is_error, Some(false));
     assert_eq!(
         *seen.0.lock().unwrap(),
-        ["1/None", "2/None", "3/Some(3.0) done", "result"]
+        [
+            "1/None",
+            "2/None",
+            "3/Some(3.0) done",
+            "4/None wrapping up",
+            "result"
+        ]
     );
 
     // The tool still holds its context; reporting through it now is harmless.
@@ -89,9 +99,9 @@ async fn progress_arrives_in_order_before_the_result_and_late_reports_go_nowhere
         .unwrap()
         .take()
         .expect("the tool kept its context");
-    assert!(late.emit_progress(json!(4)).is_ok());
+    assert!(late.emit_progress(json!(100)).is_ok());
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(seen.0.lock().unwrap().len(), 4, "a late report was sent");
+    assert_eq!(seen.0.lock().unwrap().len(), 5, "a late report was sent");
 
     // The next call has progress of its own.
     let again = client
@@ -100,8 +110,8 @@ async fn progress_arrives_in_order_before_the_result_and_late_reports_go_nowhere
         .unwrap();
     assert_eq!(again.is_error, Some(false));
     assert_eq!(
-        seen.0.lock().unwrap()[4..],
-        ["1/None", "2/None", "3/Some(3.0) done"]
+        seen.0.lock().unwrap()[5..],
+        ["1/None", "2/None", "3/Some(3.0) done", "4/None wrapping up"]
     );
     client.cancel().await.unwrap();
 }
