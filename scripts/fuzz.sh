@@ -14,11 +14,13 @@ for target in "${targets[@]}"; do
   mkdir -p "corpus/$target"
   cp -n seeds/"$target"/* "corpus/$target/" 2>/dev/null || true
   echo "== fuzz $target for ${seconds}s"
-  RUSTC_BOOTSTRAP=1 cargo fuzz run "$target" -s none -- -max_total_time="$seconds" -print_final_stats=1 2>&1 \
+  # An input that takes over 10 s is a failure too (it would block a thread that long).
+  RUSTC_BOOTSTRAP=1 cargo fuzz run "$target" -s none -- -max_total_time="$seconds" -timeout=10 -print_final_stats=1 2>&1 \
     | grep -E '^(Done|stat::|==|INFO: seed)|panicked|ERROR|SUMMARY' || true
-  # A crash leaves an artifact and a non-zero exit above; make it fail the script.
-  if compgen -G "artifacts/$target/crash-*" >/dev/null; then
-    echo "fuzz $target found a crash: fuzz/artifacts/$target/" >&2
+  # A crash or a slow input leaves an artifact and a non-zero exit above; make it fail
+  # the script.
+  if compgen -G "artifacts/$target/crash-*" >/dev/null || compgen -G "artifacts/$target/timeout-*" >/dev/null; then
+    echo "fuzz $target found a crash or a slow input: fuzz/artifacts/$target/" >&2
     exit 1
   fi
 done
