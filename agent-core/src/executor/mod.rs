@@ -215,6 +215,11 @@ impl Executor {
     /// answered as timed out without waiting for it. Nothing started here is left
     /// running when this returns, or when this future is dropped, except a tool still
     /// blocking its thread, which is dropped as soon as it returns control.
+    ///
+    /// # Panics
+    ///
+    /// When polled outside a Tokio runtime whose time driver is enabled (`enable_time`,
+    /// or `enable_all`): the calls run in its tasks and under its timers.
     pub async fn execute<'a>(
         &self,
         calls: impl Into<Cow<'a, [ToolCall]>>,
