@@ -20,9 +20,10 @@
 //! under its timeout (which holds even when the tool blocks its thread), turns its
 //! progress into `notifications/progress`, and stops it on `notifications/cancelled`. A
 //! tool error, invalid arguments or a timeout is a result with `isError: true`; an
-//! unknown tool is a JSON-RPC error. The tool's concurrency
-//! limits (`max_in_flight`, exclusion groups), output validator and the configured
-//! output budget apply as in the executor. A call that needs a person's approval (by the
+//! unknown tool is a JSON-RPC error. The tool's concurrency limits (`max_in_flight`,
+//! exclusion groups), its output validator, and the configured limit on calls in flight,
+//! retries and output budget apply as in the executor, and each call has the executor's
+//! `tool_call` tracing span. A call that needs a person's approval (by the
 //! executor's rule) asks the client's user through MCP elicitation and runs only if they
 //! accept; a client that cannot ask gets an error result and nothing runs
 //! ([`ServerApproval`] has the alternative, for hosts that confirm every call themselves).
