@@ -15,7 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// Fails its first `failures` runs, then answers; counts its runs.
+/// Fails its first `failures` runs (the first by panicking), then answers; counts its
+/// runs.
 struct Flaky {
     name: &'static str,
     read_only: bool,
@@ -47,6 +48,8 @@ impl Tool for Flaky {
     async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
         let run = self.runs.fetch_add(1, Ordering::SeqCst) + 1;
         if run <= self.failures {
+            // Its first run panics, later ones fail: a panic is a failure like another.
+            assert!(run > 1, "run 1 panicked");
             return Err(ToolError::execution(format!("run {run} failed")).into());
         }
         Ok(vec![Content::text(format!("worked on run {run}"))])
