@@ -223,7 +223,7 @@ impl McpServer {
             Ok(tool) => tool.clone(),
             // MCP: an unknown tool is a protocol error (-32602), not a tool result.
             Err(error) => {
-                record_end(&span, error.kind().as_str(), Duration::ZERO);
+                record_end(&span, Some(&error), Duration::ZERO);
                 return Err(McpError::invalid_params(error.message().to_owned(), None));
             }
         };
@@ -241,7 +241,7 @@ impl McpServer {
                 () = context.ct.cancelled() => Err(ToolError::cancelled(tool.name())),
             };
             if let Err(error) = approved {
-                record_end(&span, error.kind().as_str(), Duration::ZERO);
+                record_end(&span, Some(&error), Duration::ZERO);
                 return Ok(error_result(&error));
             }
         }
@@ -295,7 +295,7 @@ impl McpServer {
         // for a person) does not start it.
         if context.ct.is_cancelled() {
             let error = ToolError::cancelled(name);
-            record_end(&span, error.kind().as_str(), Duration::ZERO);
+            record_end(&span, Some(&error), Duration::ZERO);
             return Ok(error_result(&error));
         }
         // The tool runs in a task of its own, under its timeout and the request's token; the
@@ -313,13 +313,12 @@ impl McpServer {
                     // An attempt that may be retried has a token of its own, so that its
                     // timeout stops its own work and not the next attempt's.
                     let attempt = (retries_left > 0).then(|| cancelled.child_token());
-                    let outcome = match &attempt {
-                        Some(token) => {
-                            let ctx = ctx.clone().with_cancellation(token.clone());
-                            run_attempt(&runner, &args, &ctx, deadline, timeout_ms).await
-                        }
-                        None => run_attempt(&runner, &args, &ctx, deadline, timeout_ms).await,
+                    let attempt_ctx = match &attempt {
+                        Some(token) => Cow::Owned(ctx.clone().with_cancellation(token.clone())),
+                        None => Cow::Borrowed(&ctx),
                     };
+                    let outcome =
+                        run_attempt(&runner, &args, &attempt_ctx, deadline, timeout_ms).await;
                     if let Some(token) = attempt {
                         token.cancel();
                     }
@@ -375,11 +374,7 @@ impl McpServer {
         if let Some(reporter) = reporter {
             reporter.finish().await;
         }
-        let label = match &outcome {
-            Ok(_) => "ok",
-            Err(error) => error.kind().as_str(),
-        };
-        record_end(&span, label, started.elapsed());
+        record_end(&span, outcome.as_ref().err(), started.elapsed());
         Ok(match outcome {
             Ok(content) => success_result(content),
             Err(error) => error_result(&error),
@@ -387,11 +382,13 @@ impl McpServer {
     }
 }
 
-/// Records how a call ended on its span, as the executor records its calls'.
-fn record_end(span: &tracing::Span, outcome: &str, duration: Duration) {
+/// Records how a call ended (`ok`, or its error's kind) on its span, as the executor
+/// records its calls'.
+fn record_end(span: &tracing::Span, error: Option<&ToolError>, duration: Duration) {
     if span.is_disabled() {
         return;
     }
+    let outcome = error.map_or("ok", |error| error.kind().as_str());
     let duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
     span.record("outcome", outcome);
     span.record("duration_ms", duration_ms);
