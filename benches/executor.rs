@@ -137,6 +137,31 @@ fn overhead(c: &mut Criterion) {
             }
         })
     });
+    // The same floor for calls given by value: each answer takes its call over rather
+    // than copying it. What is left is the thread hop and the answers kept alive.
+    group.bench_function("floor_direct_calls_in_a_task_calls_by_value", |b| {
+        b.to_async(&runtime).iter_batched(
+            || batch.clone(),
+            |calls| {
+                let set = set.clone();
+                async move {
+                    let results = tokio::spawn(async move {
+                        let ctx = ToolContext::default();
+                        let mut results = Vec::with_capacity(calls.len());
+                        for call in calls {
+                            let output = set.call(&call.name, &call.arguments, &ctx).await;
+                            results.push((call, output.expect("noop succeeds")));
+                        }
+                        results
+                    })
+                    .await
+                    .expect("the task");
+                    assert_eq!(results.len(), 1_000);
+                }
+            },
+            BatchSize::PerIteration,
+        )
+    });
     // The same turn run from inside a task (as a server handling a request runs it),
     // rather than from `block_on` on a thread outside the runtime.
     let shared = Arc::new((executor.clone(), batch.clone()));

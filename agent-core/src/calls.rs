@@ -34,8 +34,9 @@ pub(crate) struct CallEntry {
     cancelled: AtomicBool,
     ended: AtomicBool,
     /// The last application context the call set. Made at the first one: most calls
-    /// set none, and then end without taking a lock for it.
-    context: OnceLock<Mutex<Option<Value>>>,
+    /// set none, and then end without taking a lock for it. Boxed, as what few calls
+    /// use need not widen every entry.
+    context: OnceLock<Box<Mutex<Option<Value>>>>,
     /// Made when the tool first asks for it.
     next_turn: OnceLock<NextTurn>,
 }
@@ -113,7 +114,7 @@ impl TurnCalls {
             call_id: self.id(at).to_owned(),
             value: value.clone(),
         });
-        *lock(self.calls[at].context.get_or_init(Mutex::default)) = Some(value);
+        *lock(self.calls[at].context.get_or_init(Box::default)) = Some(value);
     }
 }
 

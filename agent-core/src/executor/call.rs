@@ -21,7 +21,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::batch::CatchUnwind;
-use super::outcome::Settled;
+use super::outcome::{Reports, Settled};
 use super::{ToolFacts, ToolOutcome};
 
 /// What every call of a turn shares, made once per turn: the calls themselves, and
@@ -171,9 +171,7 @@ fn announce(
 /// Runs one call: permits, then the tool under timeout and cancellation (and
 /// retries), then validation and the budget. Inside a `tool_call` span.
 ///
-/// The answer is boxed where it is made: it is large, and on its way out it passes
-/// through several futures and the batch.
-pub(super) fn drive(job: Job) -> impl Future<Output = Box<Settled>> + Send + 'static {
+pub(super) fn drive(job: Job) -> impl Future<Output = Settled> + Send + 'static {
     let span = call_span(job.call());
     let inner = span.clone();
     // The job is kept in one place and borrowed from there: an `async fn` taking it by
@@ -186,7 +184,7 @@ pub(super) fn drive(job: Job) -> impl Future<Output = Box<Settled>> + Send + 'st
     .instrument(span)
 }
 
-async fn run_call(job: &Job, span: &tracing::Span) -> Box<Settled> {
+async fn run_call(job: &Job, span: &tracing::Span) -> Settled {
     let turn = &*job.turn;
     let call = job.call();
     let tool = turn.tools.tool_at(job.position);
@@ -288,17 +286,15 @@ async fn run_call(job: &Job, span: &tracing::Span) -> Box<Settled> {
     };
     drop(held);
     let (context_update, next_turn) = entry.take_reports();
-    let mut result = finish(
+    finish(
         span,
         sinks,
         call,
         outcome,
         policies,
-        context_update,
+        Reports::boxed(context_update, next_turn),
         started.elapsed(),
-    );
-    result.next_turn = next_turn;
-    result
+    )
 }
 
 /// The error policies that may apply to a call's failure.
@@ -314,9 +310,9 @@ fn finish(
     call: &ToolCall,
     outcome: Result<Vec<Content>, ToolError>,
     policies: Policies,
-    context_update: Option<Value>,
+    reports: Option<Box<Reports>>,
     elapsed: Duration,
-) -> Box<Settled> {
+) -> Settled {
     let duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
     let (outcome, policy) = match outcome {
         Ok(content) => (ToolOutcome::Ok(content), policies.tool),
@@ -330,12 +326,11 @@ fn finish(
             (ToolOutcome::Err(error), policy)
         }
     };
-    let settled = Box::new(Settled {
+    let settled = Settled {
         outcome,
         policy,
-        context_update,
-        next_turn: None,
-    });
+        reports,
+    };
     announce(span, sinks, call, &settled.outcome, duration_ms);
     settled
 }

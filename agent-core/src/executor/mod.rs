@@ -97,8 +97,8 @@ impl fmt::Debug for Executor {
 }
 
 enum Plan {
-    /// Answered without running (boxed: the rarer case, and a large one).
-    Done(Box<Settled>),
+    /// Answered without running.
+    Done(Settled),
     /// Runs the tool at this position in the set.
     Run(usize),
 }
@@ -238,7 +238,7 @@ impl Executor {
                     if !answer.outcome.is_pending() {
                         announce_settled(call, &answer.outcome, &turn.sinks);
                     }
-                    answers[index] = Some(*answer);
+                    answers[index] = Some(answer);
                 }
                 Plan::Run(position) => to_run.push((index, position)),
             }
@@ -360,18 +360,16 @@ impl Executor {
         activation: &mut Option<ActivationContext>,
     ) -> Plan {
         if repeated {
-            return Plan::Done(Box::new(self.failed(ToolError::invalid_arguments(
-                format!(
-                    "call id `{}` was used twice in one turn; each call needs its own id",
-                    call.id
-                ),
+            return Plan::Done(self.failed(ToolError::invalid_arguments(format!(
+                "call id `{}` was used twice in one turn; each call needs its own id",
+                call.id
             ))));
         }
         if let Some(offered) = &turn.offered
             && !offered.contains(&call.name)
         {
             let error = ToolError::unknown_tool(&call.name, offered.iter().map(String::as_str));
-            return Plan::Done(Box::new(self.failed(error)));
+            return Plan::Done(self.failed(error));
         }
         let position = self.tools.position(&call.name);
         let position = match position {
@@ -389,7 +387,7 @@ impl Executor {
                 });
                 match self.tools.callable_position(&call.name, activation).await {
                     Ok(position) => position,
-                    Err(error) => return Plan::Done(Box::new(self.failed(error))),
+                    Err(error) => return Plan::Done(self.failed(error)),
                 }
             }
         };
@@ -400,7 +398,7 @@ impl Executor {
                 "Invalid arguments: expected a JSON object, got {}",
                 json_kind(&call.arguments)
             ));
-            return Plan::Done(Box::new(self.failed(error)));
+            return Plan::Done(self.failed(error));
         }
         let policy = facts.policy;
         let pending = if facts.external {
@@ -429,7 +427,7 @@ impl Executor {
             }
         };
         match pending {
-            Some(outcome) => Plan::Done(Box::new(Settled::new(outcome, policy))),
+            Some(outcome) => Plan::Done(Settled::new(outcome, policy)),
             None => Plan::Run(position),
         }
     }
@@ -489,7 +487,7 @@ struct Slot {
 }
 
 /// A call's future, as the batch runs it.
-fn start(job: Job) -> BoxFuture<Box<Settled>> {
+fn start(job: Job) -> BoxFuture<Settled> {
     Box::pin(drive(job))
 }
 
@@ -529,7 +527,7 @@ impl Batch {
             let entry = turn.entries.get(slot.at);
             let error = match outcome {
                 Outcome::Done(answer) => {
-                    answers[slot.index] = Some(*answer);
+                    answers[slot.index] = Some(answer);
                     continue;
                 }
                 // A poll of the tool outlived its timeout (it blocks its thread): the

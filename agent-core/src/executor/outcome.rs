@@ -95,11 +95,34 @@ impl ToolCallResult {
 /// A call's answer but for the call itself, which joins it when the turn's results are
 /// put together: a call given to the executor by value is then moved into its result,
 /// never copied.
+///
+/// Small (six words), so that it moves through the batch's futures without a box of
+/// its own: what few calls report for the next turn is boxed instead.
 pub(crate) struct Settled {
     pub(super) outcome: ToolOutcome,
     pub(super) policy: ErrorPolicy,
+    pub(super) reports: Option<Box<Reports>>,
+}
+
+/// What a call left for the next turn, when it left anything.
+pub(super) struct Reports {
     pub(super) context_update: Option<Value>,
     pub(super) next_turn: Option<Map<String, Value>>,
+}
+
+impl Reports {
+    /// The reports, boxed, or `None` when there are none.
+    pub(super) fn boxed(
+        context_update: Option<Value>,
+        next_turn: Option<Map<String, Value>>,
+    ) -> Option<Box<Self>> {
+        (context_update.is_some() || next_turn.is_some()).then(|| {
+            Box::new(Self {
+                context_update,
+                next_turn,
+            })
+        })
+    }
 }
 
 impl Settled {
@@ -108,19 +131,22 @@ impl Settled {
         Self {
             outcome,
             policy,
-            context_update: None,
-            next_turn: None,
+            reports: None,
         }
     }
 
     /// The result of `call`.
     pub(crate) fn answer(self, call: ToolCall) -> ToolCallResult {
+        let (context_update, next_turn) = match self.reports {
+            Some(reports) => (reports.context_update, reports.next_turn),
+            None => (None, None),
+        };
         ToolCallResult {
             call,
             outcome: self.outcome,
             policy: self.policy,
-            context_update: self.context_update,
-            next_turn: self.next_turn,
+            context_update,
+            next_turn,
         }
     }
 }
