@@ -7,7 +7,7 @@
 
 use crate::error::ToolError;
 use crate::events::{AgentEvent, Sinks};
-use crate::executor::NextTurn;
+use crate::executor::{NextTurn, Reports};
 use crate::tool::Tool;
 use serde_json::Value;
 use std::ops::Range;
@@ -158,10 +158,21 @@ impl CallEntry {
         self.next_turn.get_or_init(NextTurn::default)
     }
 
-    /// What the call left for the next turn: its application context and parameters.
-    pub(crate) fn take_reports(&self) -> (Option<Value>, Option<serde_json::Map<String, Value>>) {
-        let context = self.context.get().and_then(|context| lock(context).take());
-        (context, self.next_turn.get().and_then(NextTurn::take))
+    /// What the call left for the next turn: its application context and parameters,
+    /// or `None` when it left neither. Most calls never reach for either, and are
+    /// answered without looking further.
+    pub(crate) fn take_reports(&self) -> Option<Box<Reports>> {
+        if self.context.get().is_none() && self.next_turn.get().is_none() {
+            return None;
+        }
+        let context_update = self.context.get().and_then(|context| lock(context).take());
+        let next_turn = self.next_turn.get().and_then(NextTurn::take);
+        (context_update.is_some() || next_turn.is_some()).then(|| {
+            Box::new(Reports {
+                context_update,
+                next_turn,
+            })
+        })
     }
 }
 

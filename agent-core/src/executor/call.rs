@@ -285,14 +285,14 @@ async fn run_call(job: &Job, span: &tracing::Span) -> Settled {
         }
     };
     drop(held);
-    let (context_update, next_turn) = entry.take_reports();
+    let reports = entry.take_reports();
     finish(
         span,
         sinks,
         call,
         outcome,
         policies,
-        Reports::boxed(context_update, next_turn),
+        reports,
         started.elapsed(),
     )
 }

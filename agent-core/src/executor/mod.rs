@@ -51,7 +51,7 @@ use crate::tool::{Approval, ErrorPolicy, Tool, ToolExposure};
 use crate::truncate::truncate_output;
 use batch::{BoxFuture, Outcome};
 use call::{Job, TurnShared, drive};
-pub(crate) use outcome::Settled;
+pub(crate) use outcome::{Reports, Settled};
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
@@ -229,7 +229,9 @@ impl Executor {
         let mut answers: Vec<Option<Settled>> = Vec::with_capacity(calls.len());
         answers.resize_with(calls.len(), || None);
         let mut to_run = Vec::with_capacity(calls.len());
-        let mut seen = HashSet::with_capacity(calls.len());
+        // Seeded per process: the ids are the model's, so they must not pick collisions.
+        let mut seen =
+            HashSet::with_capacity_and_hasher(calls.len(), foldhash::fast::RandomState::default());
         let mut activation = None;
         for (index, call) in calls.iter().enumerate() {
             let repeated = !seen.insert(call.id.as_str());

@@ -105,24 +105,9 @@ pub(crate) struct Settled {
 }
 
 /// What a call left for the next turn, when it left anything.
-pub(super) struct Reports {
-    pub(super) context_update: Option<Value>,
-    pub(super) next_turn: Option<Map<String, Value>>,
-}
-
-impl Reports {
-    /// The reports, boxed, or `None` when there are none.
-    pub(super) fn boxed(
-        context_update: Option<Value>,
-        next_turn: Option<Map<String, Value>>,
-    ) -> Option<Box<Self>> {
-        (context_update.is_some() || next_turn.is_some()).then(|| {
-            Box::new(Self {
-                context_update,
-                next_turn,
-            })
-        })
-    }
+pub(crate) struct Reports {
+    pub(crate) context_update: Option<Value>,
+    pub(crate) next_turn: Option<Map<String, Value>>,
 }
 
 impl Settled {
