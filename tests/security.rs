@@ -5,6 +5,8 @@
 //!   is handed;
 //! - a forged call id approves nothing, including an approved id the model reuses later.
 
+#[path = "name_variants.rs"]
+mod name_variants;
 #[path = "runtime_tools.rs"]
 mod runtime_tools;
 
@@ -12,6 +14,7 @@ use agent_core::{
     Agent, AssistantMessage, Executor, RunOutcome, ScriptedLlm, ToolCall, ToolConfig, ToolContext,
     ToolSet, TurnContext,
 };
+use name_variants::name_variant;
 use proptest::prelude::*;
 use runtime_tools::FnTool;
 use serde_json::json;
@@ -20,28 +23,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 const HIDDEN: &str = "secret_tool";
 const DEFERRED: &str = "deferred_tool";
-
-/// Ways a model might write a name it should not reach.
-fn name_variant(base: &'static str) -> impl Strategy<Value = String> {
-    let flips = prop::collection::vec(any::<bool>(), base.len());
-    let edits = prop::sample::select(vec![
-        "", " ", "\t", "\n", "\u{200b}", "\u{feff}", "\0", "_", "-", ".", "/", "%20",
-    ]);
-    (flips, edits.clone(), edits, any::<bool>()).prop_map(move |(flips, pre, post, fullwidth)| {
-        let mut name: String = base
-            .chars()
-            .zip(flips)
-            .map(|(c, flip)| if flip { c.to_ascii_uppercase() } else { c })
-            .collect();
-        if fullwidth {
-            // A look-alike: the first letter in its fullwidth form.
-            let first = name.remove(0);
-            let wide = char::from_u32(first as u32 - 0x21 + 0xFF01).unwrap_or(first);
-            name.insert(0, wide);
-        }
-        format!("{pre}{name}{post}")
-    })
-}
 
 struct Fixture {
     set: Arc<ToolSet>,
