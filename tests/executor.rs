@@ -207,6 +207,31 @@ async fn a_tool_computing_in_one_long_poll_finishes_while_its_neighbours_go_on_w
     }
 }
 
+// A current-thread runtime has no second thread to answer from while a tool blocks the
+// only one: the call is answered when the tool returns control, and as what it is by then,
+// a timeout, as a multi-thread runtime would have answered it.
+#[tokio::test(flavor = "current_thread")]
+async fn on_one_thread_a_tool_blocking_past_its_timeout_is_still_a_timeout() {
+    let blocking = FnTool::new("blocking", |_, _| async {
+        std::thread::sleep(Duration::from_millis(300));
+        Ok(vec![Content::text("too late")])
+    })
+    .read_only()
+    .timeout_ms(100);
+    let quick = FnTool::text("quick", "done").read_only();
+    let exec = executor(vec![blocking, quick], ToolConfig::default());
+    let results = exec
+        .execute(
+            &[call("b", "blocking"), call("q", "quick")],
+            &TurnContext::new(),
+        )
+        .await;
+    let error = results[0].outcome.error().expect("a timeout");
+    assert_eq!(error.kind(), ToolErrorKind::Timeout);
+    assert!(error.message().contains("100ms"), "{error}");
+    assert_eq!(first_text(results[1].outcome.content().unwrap()), "done");
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_default_timeout_comes_from_the_config() {
     let slow = FnTool::new("slow", |_, _| async {

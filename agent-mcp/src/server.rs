@@ -108,6 +108,10 @@ struct Shared {
 /// [`serve_http`](crate::serve_http), or any rmcp transport (it is an rmcp
 /// `ServerHandler`).
 ///
+/// A call whose tool blocks its thread past its timeout is answered as timed out on time
+/// when the runtime has a second thread to answer from; on a current-thread runtime, when
+/// the tool returns control.
+///
 /// Cloning is cheap and shares the tools; each clone has its own logging level, so give
 /// each client session its own clone.
 pub struct McpServer {
@@ -317,8 +321,15 @@ impl McpServer {
                         Some(token) => Cow::Owned(ctx.clone().with_cancellation(token.clone())),
                         None => Cow::Borrowed(&ctx),
                     };
-                    let outcome =
+                    let mut outcome =
                         run_attempt(&runner, &args, &attempt_ctx, deadline, timeout_ms).await;
+                    // A result this late comes from a tool that kept its thread past the
+                    // deadline where nothing could answer for it meanwhile (a
+                    // current-thread runtime): it is the timeout a second thread would
+                    // have answered, as the executor answers it.
+                    if outcome.is_ok() && Instant::now() > deadline + STALL_GRACE {
+                        outcome = Err(ToolError::timeout(runner.name(), timeout_ms));
+                    }
                     if let Some(token) = attempt {
                         token.cancel();
                     }

@@ -867,6 +867,31 @@ impl Tool for BlocksItsThread {
     }
 }
 
+// With one thread, nothing can answer while the tool blocks it: the call is answered when
+// the tool returns control, and as the timeout it is by then.
+#[tokio::test(flavor = "current_thread")]
+async fn on_one_thread_a_tool_blocking_past_its_timeout_is_still_a_timeout() {
+    let mut tools = ToolSet::new();
+    tools.register_tool(BlocksItsThread).unwrap();
+    let (client_end, server_end) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let running = McpServer::new(tools).serve(server_end).await.unwrap();
+        let _ = running.waiting().await;
+    });
+    let client = ().serve(client_end).await.unwrap();
+    let result = client
+        .peer()
+        .call_tool(CallToolRequestParams::new("blocks"))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(true));
+    let text = serde_json::to_value(&result.content).unwrap()[0]["text"].clone();
+    assert!(text.as_str().unwrap().contains("200ms"), "{text}");
+    let meta = serde_json::to_value(&result.meta).unwrap();
+    assert_eq!(meta["agent-tools/errorKind"], "timeout", "{meta}");
+    let _ = client.cancel().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_blocking_its_thread_is_answered_on_time_and_others_go_on() {
     let mut tools = ToolSet::new();

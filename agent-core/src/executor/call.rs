@@ -253,16 +253,16 @@ async fn run_call(job: &Job, span: &tracing::Span) -> Settled {
     let started = Instant::now();
     let mut retries_left = facts.retries;
     let mut attempt_started = started;
-    let outcome = loop {
+    let (outcome, ended) = loop {
         // Each attempt of a call that may be retried has its own token, so a timed-out
         // attempt's cancellation does not reach the next one, while cancelling the
         // call reaches every attempt. A call run once uses the call's token itself.
         let own_token = (retries_left > 0).then(|| entry.token().child_token());
-        let ctx = turn.base.for_call(&turn.entries, job.at, own_token);
+        let ctx = turn.base.for_call(&turn.entries, job.at, own_token.clone());
         let deadline = attempt_started + Duration::from_millis(timeout_ms);
         // Boxed, which keeps the call's own future small enough for the allocator's
         // fast path (both then are).
-        let outcome = Box::pin(attempt(
+        let mut outcome = Box::pin(attempt(
             tool,
             &call.arguments,
             ctx,
@@ -271,17 +271,25 @@ async fn run_call(job: &Job, span: &tracing::Span) -> Settled {
             timeout_ms,
         ))
         .await;
+        let ended = Instant::now();
+        // A result this late comes from a tool that kept its thread past the deadline
+        // where nothing could answer for it meanwhile (a current-thread runtime): it is
+        // the timeout a second thread would have answered.
+        if outcome.is_ok() && ended > deadline + LATE {
+            own_token.as_ref().unwrap_or_else(|| entry.token()).cancel();
+            outcome = Err(ToolError::timeout(name, timeout_ms));
+        }
         match &outcome {
             Err(error)
                 if retries_left > 0 && !entry.is_cancelled() && error.kind().is_retryable() =>
             {
                 retries_left -= 1;
-                attempt_started = Instant::now();
+                attempt_started = ended;
                 span.in_scope(
                     || tracing::debug!(error = %error, retries_left, "retrying tool call"),
                 );
             }
-            _ => break outcome,
+            _ => break (outcome, ended),
         }
     };
     drop(held);
@@ -293,9 +301,13 @@ async fn run_call(job: &Job, span: &tracing::Span) -> Settled {
         outcome,
         policies,
         reports,
-        started.elapsed(),
+        ended.duration_since(started),
     )
 }
+
+/// How far past its deadline a result may come and still count: the batch's watchdog
+/// gives up on a blocking poll within one tick of it.
+const LATE: Duration = super::batch::LONG_POLL;
 
 /// The error policies that may apply to a call's failure.
 #[derive(Clone, Copy)]

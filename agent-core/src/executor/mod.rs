@@ -214,7 +214,10 @@ impl Executor {
     /// calls move to tasks of their own, and a call whose poll outlives its timeout is
     /// answered as timed out without waiting for it. Nothing started here is left
     /// running when this returns, or when this future is dropped, except a tool still
-    /// blocking its thread, which is dropped as soon as it returns control.
+    /// blocking its thread, which is dropped as soon as it returns control. That takes a
+    /// second runtime thread: on a current-thread runtime, nothing can answer while a
+    /// tool blocks the only one, so its call is answered when the tool returns control,
+    /// as a timeout if that is past its deadline.
     ///
     /// # Panics
     ///
