@@ -157,6 +157,40 @@ async fn a_tool_blocking_its_thread_does_not_hold_up_its_neighbours() {
     );
 }
 
+// The turn answers a call whose poll outlives its timeout without waiting for it; when
+// that poll returns at last, the call has its answer and its `tool_finished` already.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_given_up_on_is_announced_finished_once() {
+    let returned = Arc::new(AtomicBool::new(false));
+    let flag = returned.clone();
+    let blocking = FnTool::new("blocking", move |_, _| {
+        let flag = flag.clone();
+        async move {
+            std::thread::sleep(Duration::from_millis(400));
+            flag.store(true, Ordering::SeqCst);
+            Ok(vec![Content::text("too late")])
+        }
+    })
+    .timeout_ms(100);
+    let exec = executor(vec![blocking], ToolConfig::default());
+    let (sink, mut events) = EventSink::channel();
+    let turn = TurnContext::new().with_events(sink);
+    let results = exec.execute(&[call("b", "blocking")], &turn).await;
+    assert_eq!(err_kind(&results[0].outcome), Some(ToolErrorKind::Timeout));
+    while !returned.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Whatever the driver does once the poll returns, it has done it by now.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut finished = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let AgentEvent::ToolFinished { outcome, .. } = event {
+            finished.push(err_kind(&outcome));
+        }
+    }
+    assert_eq!(finished, [Some(ToolErrorKind::Timeout)]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_computing_in_one_long_poll_finishes_while_its_neighbours_go_on_without_it() {
     // Works for 400 ms without yielding (as CPU-bound code does), within its timeout.

@@ -33,6 +33,10 @@ pub(crate) struct CallEntry {
     token: OnceLock<CancellationToken>,
     cancelled: AtomicBool,
     ended: AtomicBool,
+    /// Taken by whichever answers the call first: the call itself when it finishes, or
+    /// the batch's watchdog giving up on a poll that outlived the timeout. Only the
+    /// taker announces the call finished.
+    answered: AtomicBool,
     /// The last application context the call set. Made at the first one: most calls
     /// set none, and then end without taking a lock for it. Boxed, as what few calls
     /// use need not widen every entry.
@@ -66,6 +70,7 @@ impl TurnCalls {
                 token: OnceLock::new(),
                 cancelled: AtomicBool::new(false),
                 ended: AtomicBool::new(false),
+                answered: AtomicBool::new(false),
                 context: OnceLock::new(),
                 next_turn: OnceLock::new(),
             });
@@ -146,6 +151,11 @@ impl CallEntry {
     /// The call ended: it can no longer be cancelled.
     pub(crate) fn end(&self) {
         self.ended.store(true, Ordering::Release);
+    }
+
+    /// Takes the right to answer the call; false if it was taken already.
+    pub(crate) fn claim_answer(&self) -> bool {
+        !self.answered.swap(true, Ordering::AcqRel)
     }
 
     /// Whether the call can still be cancelled.

@@ -48,7 +48,9 @@ pub(super) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 /// Runs the futures `start` makes of `jobs` concurrently and returns each one's
 /// outcome, in order. `timeouts[i]` is how long a single poll of job `i`'s future may
 /// block before it is given up ([`Outcome::Stalled`]); its ordinary timeout is the
-/// future's own business.
+/// future's own business. Giving up takes `give_up(i)`'s consent: false means the
+/// future has just settled its answer itself (inside that very poll), which then
+/// stands.
 ///
 /// A job becomes its future only when first polled, on the driver's thread: a call
 /// that finishes at once is then allocated, polled and freed in one go, which the
@@ -58,6 +60,7 @@ pub(super) async fn run<J, T>(
     jobs: Vec<J>,
     start: fn(J) -> BoxFuture<T>,
     timeouts: Vec<Duration>,
+    give_up: impl Fn(usize) -> bool,
 ) -> Vec<Outcome<T>>
 where
     J: Send + 'static,
@@ -82,7 +85,10 @@ where
                 let now = Instant::now();
                 if let Some((index, since)) = watch.long_poll(&shared, now) {
                     shared.move_others(index, &mut moved);
-                    if now.duration_since(since) >= timeouts[index] && shared.answer(index) {
+                    if now.duration_since(since) >= timeouts[index]
+                        && give_up(index)
+                        && shared.answer(index)
+                    {
                         stalled[index] = true;
                     }
                 }
@@ -428,14 +434,14 @@ mod tests {
             .into_iter()
             .map(|f| Box::pin(f) as BoxFuture<usize>)
             .collect();
-        let outcomes = run(futures, identity, vec![Duration::from_secs(5); 3]).await;
+        let outcomes = run(futures, identity, vec![Duration::from_secs(5); 3], |_| true).await;
         assert!(matches!(outcomes[2], Outcome::Panicked(_)));
         assert_eq!(summary(outcomes), vec![Some(0), Some(10), None]);
     }
 
     #[tokio::test]
     async fn an_empty_batch_is_done_at_once() {
-        let outcomes = run(Vec::<BoxFuture<()>>::new(), identity, Vec::new()).await;
+        let outcomes = run(Vec::<BoxFuture<()>>::new(), identity, Vec::new(), |_| true).await;
         assert!(outcomes.is_empty());
     }
 
@@ -456,6 +462,7 @@ mod tests {
             futures,
             identity,
             vec![Duration::from_millis(100), Duration::from_secs(5)],
+            |_| true,
         )
         .await;
         let elapsed = started.elapsed();

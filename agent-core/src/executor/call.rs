@@ -192,12 +192,6 @@ async fn run_call(job: &Job, span: &tracing::Span) -> Settled {
     let entry = job.entry();
     let timeout_ms = facts.timeout_ms;
     let sinks = &turn.sinks;
-    // Arguments the tool could not decode are the model's mistake: they follow the
-    // config's policy for them, not the tool's.
-    let policies = Policies {
-        tool: facts.policy,
-        invalid_arguments: turn.on_invalid_arguments,
-    };
     let name = call.name.as_str();
     let mut held: [Option<SemaphorePermit<'_>>; 3] = [None, None, None];
     for (slot, semaphore) in held.iter_mut().zip(&facts.permits) {
@@ -222,25 +216,15 @@ async fn run_call(job: &Job, span: &tracing::Span) -> Settled {
         match waited {
             Ok(permit) => *slot = Some(permit),
             Err(error) => {
-                return finish(
-                    span,
-                    sinks,
-                    call,
-                    Err(error),
-                    policies,
-                    None,
-                    Duration::ZERO,
-                );
+                return finish(job, span, Err(error), None, Duration::ZERO);
             }
         }
     }
     if entry.is_cancelled() {
         return finish(
+            job,
             span,
-            sinks,
-            call,
             Err(ToolError::cancelled(name)),
-            policies,
             None,
             Duration::ZERO,
         );
@@ -294,46 +278,34 @@ async fn run_call(job: &Job, span: &tracing::Span) -> Settled {
     };
     drop(held);
     let reports = entry.take_reports();
-    finish(
-        span,
-        sinks,
-        call,
-        outcome,
-        policies,
-        reports,
-        ended.duration_since(started),
-    )
+    finish(job, span, outcome, reports, ended.duration_since(started))
 }
 
 /// How far past its deadline a result may come and still count: the batch's watchdog
 /// gives up on a blocking poll within one tick of it.
 const LATE: Duration = super::batch::LONG_POLL;
 
-/// The error policies that may apply to a call's failure.
-#[derive(Clone, Copy)]
-struct Policies {
-    tool: ErrorPolicy,
-    invalid_arguments: ErrorPolicy,
-}
-
+/// The call's answer, announced unless the batch has given up on the call already (and
+/// announced it timed out).
 fn finish(
+    job: &Job,
     span: &tracing::Span,
-    sinks: &Sinks,
-    call: &ToolCall,
     outcome: Result<Vec<Content>, ToolError>,
-    policies: Policies,
     reports: Option<Box<Reports>>,
     elapsed: Duration,
 ) -> Settled {
     let duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+    let tool_policy = job.facts().policy;
     let (outcome, policy) = match outcome {
-        Ok(content) => (ToolOutcome::Ok(content), policies.tool),
+        Ok(content) => (ToolOutcome::Ok(content), tool_policy),
         Err(error) => {
             let policy = match error.kind() {
                 // The application cancelled this call and wants the run to go on.
                 ToolErrorKind::Cancelled => ErrorPolicy::ReturnToModel,
-                ToolErrorKind::InvalidArguments => policies.invalid_arguments,
-                _ => policies.tool,
+                // Arguments the tool could not decode are the model's mistake: they
+                // follow the config's policy for them, not the tool's.
+                ToolErrorKind::InvalidArguments => job.turn.on_invalid_arguments,
+                _ => tool_policy,
             };
             (ToolOutcome::Err(error), policy)
         }
@@ -343,7 +315,15 @@ fn finish(
         policy,
         reports,
     };
-    announce(span, sinks, call, &settled.outcome, duration_ms);
+    if job.entry().claim_answer() {
+        announce(
+            span,
+            &job.turn.sinks,
+            job.call(),
+            &settled.outcome,
+            duration_ms,
+        );
+    }
     settled
 }
 

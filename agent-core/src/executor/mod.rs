@@ -526,7 +526,10 @@ impl Batch {
             .iter()
             .map(|slot| Duration::from_millis(slot.timeout_ms))
             .collect();
-        let outcomes = batch::run(self.jobs, start, timeouts).await;
+        let entries = &turn.entries;
+        let slots = &self.slots;
+        let give_up = |index: usize| entries.get(slots[index].at).claim_answer();
+        let outcomes = batch::run(self.jobs, start, timeouts, give_up).await;
         for (slot, outcome) in self.slots.iter().zip(outcomes) {
             let call = &turn.calls[slot.index];
             let entry = turn.entries.get(slot.at);
