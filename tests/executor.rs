@@ -191,6 +191,59 @@ async fn a_call_given_up_on_is_announced_finished_once() {
     assert_eq!(finished, [Some(ToolErrorKind::Timeout)]);
 }
 
+// Work a blocking tool started elsewhere hears of its timeout when the call is given up
+// on, not when the rest of its batch is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_given_up_on_is_cancelled_at_once() {
+    let heard = Arc::new(Mutex::new(None));
+    let log = heard.clone();
+    let blocking = FnTool::new("blocking", move |_, ctx| {
+        let log = log.clone();
+        async move {
+            // Watched from a thread of its own: a task spawned here could not run before
+            // this poll returns (it would wait in this worker's own queue).
+            let token = ctx.cancellation().clone();
+            std::thread::spawn(move || {
+                let until = std::time::Instant::now() + Duration::from_secs(3);
+                while !token.is_cancelled() && std::time::Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                if token.is_cancelled() {
+                    *log.lock().unwrap() = Some(std::time::Instant::now());
+                }
+            });
+            std::thread::sleep(Duration::from_millis(800));
+            Ok(vec![])
+        }
+    })
+    .read_only()
+    .timeout_ms(100);
+    let long = FnTool::new("long", |_, _| async {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        Ok(vec![Content::text("done")])
+    })
+    .read_only();
+    let exec = executor(vec![blocking, long], ToolConfig::default());
+    let started = std::time::Instant::now();
+    let results = exec
+        .execute(
+            &[call("b", "blocking"), call("l", "long")],
+            &TurnContext::new(),
+        )
+        .await;
+    assert_eq!(err_kind(&results[0].outcome), Some(ToolErrorKind::Timeout));
+    let heard = heard
+        .lock()
+        .unwrap()
+        .expect("the call's token was cancelled");
+    let after = heard.duration_since(started);
+    // Given up on within a tick or two of its 100 ms timeout; the tool blocks for 800.
+    assert!(
+        after < Duration::from_millis(600),
+        "cancelled after {after:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_computing_in_one_long_poll_finishes_while_its_neighbours_go_on_without_it() {
     // Works for 400 ms without yielding (as CPU-bound code does), within its timeout.

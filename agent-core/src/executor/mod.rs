@@ -528,7 +528,16 @@ impl Batch {
             .collect();
         let entries = &turn.entries;
         let slots = &self.slots;
-        let give_up = |index: usize| entries.get(slots[index].at).claim_answer();
+        // A call given up on is cancelled at once: work its tool started elsewhere need
+        // not wait for the rest of the batch to hear of the timeout.
+        let give_up = |index: usize| {
+            let entry = entries.get(slots[index].at);
+            let claimed = entry.claim_answer();
+            if claimed {
+                entry.cancel();
+            }
+            claimed
+        };
         let outcomes = batch::run(self.jobs, start, timeouts, give_up).await;
         for (slot, outcome) in self.slots.iter().zip(outcomes) {
             let call = &turn.calls[slot.index];
