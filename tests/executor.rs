@@ -192,7 +192,7 @@ async fn a_call_given_up_on_is_announced_finished_once() {
 }
 
 // Work a blocking tool started elsewhere hears of its timeout when the call is given up
-// on, not when the rest of its batch is done.
+// on, not when the rest of its batch is done; from then on the call is no longer active.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_given_up_on_is_cancelled_at_once() {
     let heard = Arc::new(Mutex::new(None));
@@ -224,14 +224,21 @@ async fn a_call_given_up_on_is_cancelled_at_once() {
     })
     .read_only();
     let exec = executor(vec![blocking, long], ToolConfig::default());
+    let control = RunControl::new();
+    let turn = TurnContext::new().with_control(control.clone());
     let started = std::time::Instant::now();
-    let results = exec
-        .execute(
-            &[call("b", "blocking"), call("l", "long")],
-            &TurnContext::new(),
-        )
-        .await;
+    let calls = [call("b", "blocking"), call("l", "long")];
+    let (results, active) = tokio::join!(exec.execute(&calls, &turn), async {
+        // The blocking call is given up on by now; the long one still runs.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        (control.active_calls(), control.cancel_call("b"))
+    });
     assert_eq!(err_kind(&results[0].outcome), Some(ToolErrorKind::Timeout));
+    assert_eq!(
+        active,
+        (vec!["l".to_owned()], false),
+        "a call answered already is no longer active"
+    );
     let heard = heard
         .lock()
         .unwrap()

@@ -528,13 +528,15 @@ impl Batch {
             .collect();
         let entries = &turn.entries;
         let slots = &self.slots;
-        // A call given up on is cancelled at once: work its tool started elsewhere need
-        // not wait for the rest of the batch to hear of the timeout.
+        // A call given up on is cancelled and ended at once: work its tool started
+        // elsewhere need not wait for the rest of the batch to hear of the timeout, and
+        // the run's control no longer lists it.
         let give_up = |index: usize| {
             let entry = entries.get(slots[index].at);
             let claimed = entry.claim_answer();
             if claimed {
                 entry.cancel();
+                entry.end();
             }
             claimed
         };
