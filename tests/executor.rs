@@ -192,9 +192,10 @@ async fn a_call_given_up_on_is_announced_finished_once() {
 }
 
 // Work a blocking tool started elsewhere hears of its timeout when the call is given up
-// on, not when the rest of its batch is done; from then on the call is no longer active.
+// on, not when the rest of its batch is done; from then on the call is no longer active,
+// and its end is announced then.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_call_given_up_on_is_cancelled_at_once() {
+async fn a_call_given_up_on_is_cancelled_ended_and_announced_at_once() {
     let heard = Arc::new(Mutex::new(None));
     let log = heard.clone();
     let blocking = FnTool::new("blocking", move |_, ctx| {
@@ -225,7 +226,19 @@ async fn a_call_given_up_on_is_cancelled_at_once() {
     .read_only();
     let exec = executor(vec![blocking, long], ToolConfig::default());
     let control = RunControl::new();
-    let turn = TurnContext::new().with_control(control.clone());
+    let finished = Arc::new(Mutex::new(Vec::new()));
+    let finished_log = finished.clone();
+    let events = EventSink::new(move |event| {
+        if let AgentEvent::ToolFinished { call_id, .. } = event {
+            finished_log
+                .lock()
+                .unwrap()
+                .push((call_id, std::time::Instant::now()));
+        }
+    });
+    let turn = TurnContext::new()
+        .with_control(control.clone())
+        .with_events(events);
     let started = std::time::Instant::now();
     let calls = [call("b", "blocking"), call("l", "long")];
     let (results, active) = tokio::join!(exec.execute(&calls, &turn), async {
@@ -248,6 +261,15 @@ async fn a_call_given_up_on_is_cancelled_at_once() {
     assert!(
         after < Duration::from_millis(600),
         "cancelled after {after:?}"
+    );
+    // Announced finished then too, once, and before the long call.
+    let finished = finished.lock().unwrap();
+    let ids: Vec<&str> = finished.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["b", "l"]);
+    let after = finished[0].1.duration_since(started);
+    assert!(
+        after < Duration::from_millis(600),
+        "announced after {after:?}"
     );
 }
 

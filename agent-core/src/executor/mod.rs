@@ -491,6 +491,13 @@ struct Slot {
     timeout_ms: u64,
 }
 
+impl Slot {
+    /// The answer of this slot's call when one of its polls outlives its timeout.
+    fn timed_out(&self, call: &ToolCall) -> ToolOutcome {
+        ToolOutcome::Err(ToolError::timeout(&call.name, self.timeout_ms))
+    }
+}
+
 /// A call's future, as the batch runs it.
 fn start(job: Job) -> BoxFuture<Settled> {
     Box::pin(drive(job))
@@ -528,15 +535,18 @@ impl Batch {
             .collect();
         let entries = &turn.entries;
         let slots = &self.slots;
-        // A call given up on is cancelled and ended at once: work its tool started
-        // elsewhere need not wait for the rest of the batch to hear of the timeout, and
-        // the run's control no longer lists it.
+        // A call given up on is cancelled, ended and announced at once: work its tool
+        // started elsewhere need not wait for the rest of the batch to hear of the
+        // timeout, nor the run's control and events to learn that the call is over.
         let give_up = |index: usize| {
-            let entry = entries.get(slots[index].at);
+            let slot = &slots[index];
+            let entry = entries.get(slot.at);
             let claimed = entry.claim_answer();
             if claimed {
                 entry.cancel();
                 entry.end();
+                let call = &turn.calls[slot.index];
+                announce_settled(call, &slot.timed_out(call), &turn.sinks);
             }
             claimed
         };
@@ -544,7 +554,7 @@ impl Batch {
         for (slot, outcome) in self.slots.iter().zip(outcomes) {
             let call = &turn.calls[slot.index];
             let entry = turn.entries.get(slot.at);
-            let error = match outcome {
+            let outcome = match outcome {
                 Outcome::Done(answer) => {
                     answers[slot.index] = Some(answer);
                     continue;
@@ -553,18 +563,21 @@ impl Batch {
                 // call is answered now, and dropped when that poll returns.
                 Outcome::Stalled => {
                     entry.cancel();
-                    ToolError::timeout(&call.name, slot.timeout_ms)
+                    slot.timed_out(call)
                 }
                 // `drive` is our code and does not panic (the tool's panics are caught
                 // inside it); if it ever did, the call still gets an answer.
-                Outcome::Panicked(panic) => ToolError::execution(format!(
+                Outcome::Panicked(panic) => ToolOutcome::Err(ToolError::execution(format!(
                     "the runtime failed while running the call: {}",
                     call::panic_message(panic)
-                )),
+                ))),
             };
             entry.end();
-            let answer = Settled::new(ToolOutcome::Err(error), slot.policy);
-            announce_settled(call, &answer.outcome, &turn.sinks);
+            let answer = Settled::new(outcome, slot.policy);
+            // A call given up on was announced then (see `give_up`).
+            if entry.claim_answer() {
+                announce_settled(call, &answer.outcome, &turn.sinks);
+            }
             answers[slot.index] = Some(answer);
         }
     }
