@@ -284,13 +284,17 @@ impl McpServer {
         // limit: the executor's order, so waits never form a cycle); a cancelled request
         // stops waiting.
         let global = &self.shared.global;
-        let _permits = match (
-            self.shared.limits.get(name),
-            global.clone().try_acquire_owned(),
-        ) {
-            // The common case: no limits of the tool's own, and the server has room.
-            (None, Ok(permit)) => (Some(permit), Vec::new()),
-            (limits, _) => tokio::select! {
+        let limits = self.shared.limits.get(name);
+        // The common case: no limits of the tool's own, and the server has room. A tool
+        // with limits takes the server's permit last, after its own: holding it while
+        // waiting for those could wait on itself, or on calls waiting for it.
+        let fast = match limits {
+            None => global.clone().try_acquire_owned().ok(),
+            Some(_) => None,
+        };
+        let _permits = match fast {
+            Some(permit) => (Some(permit), Vec::new()),
+            None => tokio::select! {
                 permits = acquire(limits, global) => (None, permits),
                 () = context.ct.cancelled() => (None, Vec::new()),
             },

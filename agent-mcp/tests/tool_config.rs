@@ -3,8 +3,8 @@
 //! calls than `max_concurrency` run at once.
 
 use agent_core::{
-    AgentResult, Content, Tool, ToolAnnotations, ToolConfig, ToolContext, ToolError, ToolSet,
-    async_trait,
+    AgentResult, Content, Tool, ToolAnnotations, ToolConcurrency, ToolConfig, ToolContext,
+    ToolError, ToolSet, async_trait,
 };
 use agent_mcp::{McpServer, ServerOptions};
 use rmcp::ServiceExt;
@@ -134,6 +134,36 @@ impl Tool for Busy {
     }
 }
 
+/// Takes 20 ms, under concurrency rules of its own.
+struct Limited {
+    name: &'static str,
+    concurrency: ToolConcurrency,
+}
+
+#[async_trait]
+impl Tool for Limited {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn description(&self) -> &'static str {
+        "Has limits of its own."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    fn concurrency(&self) -> ToolConcurrency {
+        self.concurrency.clone()
+    }
+
+    async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        Ok(vec![Content::text("done")])
+    }
+}
+
 async fn connect(tools: ToolSet, config: ToolConfig) -> RunningService<RoleClient, ()> {
     let mut options = ServerOptions::default();
     options.tool_config = config;
@@ -238,6 +268,49 @@ async fn no_more_calls_than_max_concurrency_run_at_once() {
     let results = futures::future::join_all(calls).await;
     assert!(results.iter().all(|r| r.is_error == Some(false)));
     assert_eq!(most.load(Ordering::SeqCst), 2);
+    client.cancel().await.unwrap();
+}
+
+fn limited(name: &'static str, concurrency: ToolConcurrency) -> ToolSet {
+    let mut tools = ToolSet::new();
+    tools.register_tool(Limited { name, concurrency }).unwrap();
+    tools
+}
+
+// A tool's own limits are taken before the server's, and the server's only once: a call
+// holding a server permit while it waits for its tool's could wait on itself.
+#[tokio::test]
+async fn a_lone_call_of_a_limited_tool_runs_under_a_server_limit_of_one() {
+    let concurrency = ToolConcurrency {
+        max_in_flight: Some(1),
+        ..ToolConcurrency::default()
+    };
+    let tools = limited("one_at_a_time", concurrency);
+    let client = connect(tools, ToolConfig::default().with_max_concurrency(1)).await;
+    let answered = tokio::time::timeout(Duration::from_secs(5), call(&client, "one_at_a_time"))
+        .await
+        .expect("a lone call of a limited tool got its permits");
+    assert_eq!(text(&answered), "done");
+    client.cancel().await.unwrap();
+}
+
+// And calls of one exclusive group, more of them than the server's limit, all run.
+#[tokio::test]
+async fn concurrent_calls_of_an_exclusive_group_run_under_a_small_server_limit() {
+    let concurrency = ToolConcurrency {
+        exclusive_group: Some("index".to_owned()),
+        ..ToolConcurrency::default()
+    };
+    let client = connect(
+        limited("grouped", concurrency),
+        ToolConfig::default().with_max_concurrency(2),
+    )
+    .await;
+    let calls = (0..4).map(|_| call(&client, "grouped"));
+    let results = tokio::time::timeout(Duration::from_secs(5), futures::future::join_all(calls))
+        .await
+        .expect("concurrent calls of a group all got their permits");
+    assert!(results.iter().all(|r| text(r) == "done"));
     client.cancel().await.unwrap();
 }
 
