@@ -10,7 +10,7 @@ use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
     ClientConfig, ClientRequest, ErrorCode, Implementation, ProgressNotificationParam,
-    ProgressToken, ServerResult,
+    ProgressToken, RequestId, ServerResult,
 };
 use rmcp::service::NotificationContext;
 use rmcp::service::PeerRequestOptions;
@@ -190,6 +190,43 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// Tells the server a call is cancelled when the caller stops waiting for it before its
+/// answer, whether by cancelling the call's token or by dropping the call (as an executor
+/// does at a timeout): the server's tool then stops too, instead of running on for
+/// nobody.
+struct CancelUnanswered {
+    peer: rmcp::Peer<RoleClient>,
+    /// The call's request id while it waits for its answer.
+    waiting: Option<RequestId>,
+}
+
+impl CancelUnanswered {
+    /// The notice for the server, once: `None` after the call's answer, or a notice.
+    fn notice(&mut self) -> Option<CancelledNotificationParam> {
+        let id = self.waiting.take()?;
+        Some(CancelledNotificationParam::new(
+            Some(id),
+            Some("cancelled by the caller".to_owned()),
+        ))
+    }
+}
+
+impl Drop for CancelUnanswered {
+    fn drop(&mut self) {
+        let Some(notice) = self.notice() else {
+            return;
+        };
+        // Dropped outside a runtime, the notice cannot be sent; the server's own timeout
+        // then ends its call.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let peer = self.peer.clone();
+            runtime.spawn(async move {
+                let _ = peer.notify_cancelled(notice).await;
+            });
+        }
+    }
+}
+
 /// One tool of an MCP server, callable like a local tool.
 struct RemoteTool {
     /// Shared with the client: the session lives while any of its tools does.
@@ -271,7 +308,10 @@ impl Tool for RemoteTool {
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
             .map_err(|e| service_error(self.name, e))?;
-        let id = handle.id.clone();
+        let mut unanswered = CancelUnanswered {
+            peer: peer.clone(),
+            waiting: Some(handle.id.clone()),
+        };
         // The server's progress for this call reaches the caller's context (and from
         // there its reporter), as a local tool's would.
         let state = self.service.service();
@@ -285,13 +325,14 @@ impl Tool for RemoteTool {
         let result = tokio::select! {
             result = handle.await_response() => result,
             () = ctx.cancellation().cancelled() => {
-                // Tell the server, so its tool stops too; awaited so the notice is on
-                // its way before the caller moves on.
-                let notice = CancelledNotificationParam::new(Some(id), Some("cancelled by the caller".to_owned()));
-                let _ = peer.notify_cancelled(notice).await;
+                // Awaited here, so the notice is on its way before the caller moves on.
+                if let Some(notice) = unanswered.notice() {
+                    let _ = peer.notify_cancelled(notice).await;
+                }
                 return Err(ToolError::cancelled(self.name).into());
             }
         };
+        unanswered.waiting = None;
         let result = match result {
             Ok(ServerResult::CallToolResult(result)) => Ok(result),
             Ok(_) => Err(ServiceError::UnexpectedResponse),

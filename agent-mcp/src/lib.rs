@@ -46,7 +46,8 @@
 //! Remote tools keep their schema, output schema and hints; a call's `isError` result
 //! becomes a [`ToolError`](agent_core::ToolError) (with its original kind when the
 //! server is built on this crate), the server's progress reaches the caller's
-//! reporter, and cancelling the caller's token sends `notifications/cancelled`.
+//! reporter, and a call the caller stops waiting for (its token cancelled, or the call
+//! dropped, as at an executor's timeout) sends `notifications/cancelled`.
 
 mod approval;
 mod client;

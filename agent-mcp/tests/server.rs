@@ -2,8 +2,8 @@
 //! our client, by rmcp's client, and by raw HTTP for input no client would send.
 
 use agent_core::{
-    ActivationContext, AgentResult, Content, Tool, ToolContext, ToolError, ToolErrorKind,
-    ToolExposure, ToolSet, TypedTool, async_trait,
+    ActivationContext, AgentResult, Content, Executor, Tool, ToolCall, ToolConfig, ToolContext,
+    ToolError, ToolErrorKind, ToolExposure, ToolSet, TurnContext, TypedTool, async_trait,
 };
 use agent_mcp::{McpClient, McpHttpServer, McpPeer, McpServer, ServerOptions};
 use rmcp::ServiceExt;
@@ -443,6 +443,39 @@ async fn a_cancelled_call_cancels_the_tool_on_the_server() {
     assert!(
         server.saw_cancel.load(Ordering::SeqCst),
         "the server-side call saw the cancellation"
+    );
+    client.close().await;
+}
+
+// An executor drops a remote call it times out without polling it again: the server
+// hears of it all the same, and its tool stops instead of running on for nobody.
+#[tokio::test]
+async fn a_remote_call_the_executor_times_out_is_cancelled_on_the_server() {
+    let server = start(100).await;
+    let client = McpClient::connect_http(&server.url).await.unwrap();
+    let set = Arc::new(client.toolset().unwrap());
+    // The local timeout (300 ms) is shorter than the remote tool's own (10 s).
+    let executor = Executor::new(set, ToolConfig::default().with_default_timeout_ms(300));
+    let results = executor
+        .execute(
+            vec![ToolCall::new("c1", "wait_for_cancel", json!({}))],
+            &TurnContext::new(),
+        )
+        .await;
+    assert_eq!(
+        results[0].outcome.error().map(ToolError::kind),
+        Some(ToolErrorKind::Timeout)
+    );
+    assert!(server.started.load(Ordering::SeqCst), "the remote call ran");
+    for _ in 0..40 {
+        if server.saw_cancel.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        server.saw_cancel.load(Ordering::SeqCst),
+        "the server's tool still ran 2 s after the executor gave up on the call"
     );
     client.close().await;
 }
