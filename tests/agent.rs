@@ -359,6 +359,54 @@ async fn a_fail_run_error_ends_the_run() {
     );
 }
 
+// The limit counts the turns since the user last spoke: the status says a user message
+// lets a run at its limit go on, and so it does.
+#[tokio::test]
+async fn a_run_at_its_turn_limit_goes_on_after_a_user_message() {
+    let llm = Arc::new(ScriptedLlm::new([
+        calls(&[("c1", "ping", json!({}))]),
+        AssistantMessage::text("pong it is"),
+    ]));
+    let agent = Agent::builder(llm.clone())
+        .register_tool(FnTool::text("ping", "pong"))
+        .max_turns(1)
+        .build()
+        .unwrap();
+    let mut run = agent.start("ping once");
+    assert_eq!(agent.run(&mut run).await.unwrap(), RunOutcome::TurnLimit);
+    run.push_user("go on").unwrap();
+    let outcome = agent.run(&mut run).await.unwrap();
+    assert_eq!(llm.requests().len(), 2, "the model was asked again");
+    assert_eq!(
+        outcome,
+        RunOutcome::Finished {
+            answer: "pong it is".to_owned()
+        }
+    );
+    assert_eq!(run.turn, 2, "the run's own count goes on");
+}
+
+#[tokio::test]
+async fn a_finished_run_goes_on_after_a_user_message_however_many_turns_it_took() {
+    let llm = Arc::new(ScriptedLlm::new([
+        AssistantMessage::text("hello"),
+        AssistantMessage::text("again"),
+    ]));
+    let agent = Agent::builder(llm.clone()).max_turns(1).build().unwrap();
+    let mut run = agent.start("hi");
+    assert!(matches!(
+        agent.run(&mut run).await.unwrap(),
+        RunOutcome::Finished { .. }
+    ));
+    run.push_user("more").unwrap();
+    assert_eq!(
+        agent.run(&mut run).await.unwrap(),
+        RunOutcome::Finished {
+            answer: "again".to_owned()
+        }
+    );
+}
+
 #[tokio::test]
 async fn the_turn_limit_stops_a_model_that_never_answers() {
     let llm = FnLlm(|request: &LlmRequest<'_>| {

@@ -42,7 +42,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tracing::Instrument;
 
-/// Turns a run may take when the builder does not say.
+/// Model turns a run may take for each user message when the builder does not say.
 pub const DEFAULT_MAX_TURNS: u32 = 16;
 
 type StateInit = Box<dyn FnOnce(&mut ToolSet) + Send>;
@@ -100,7 +100,10 @@ impl AgentBuilder {
         self
     }
 
-    /// At most this many model turns per run (default [`DEFAULT_MAX_TURNS`]).
+    /// At most this many model turns for each user message (default
+    /// [`DEFAULT_MAX_TURNS`]): a run that reaches it stops with
+    /// [`RunOutcome::TurnLimit`], and a user message
+    /// ([`push_user`](crate::RunState::push_user)) lets it go on.
     pub fn max_turns(mut self, turns: u32) -> Self {
         self.max_turns = turns;
         self
@@ -324,7 +327,7 @@ impl Agent {
                 }
             }
             state.status = RunStatus::Ready;
-            if state.turn >= self.max_turns {
+            if state.turns_since_user() >= self.max_turns {
                 state.status = RunStatus::TurnLimit;
                 sinks.emit(AgentEvent::TurnLimitReached {
                     max_turns: self.max_turns,

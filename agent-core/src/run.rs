@@ -166,6 +166,19 @@ impl RunState {
         self
     }
 
+    /// How many times the model has been asked since the last user message: what the
+    /// turn limit counts, so that a user message lets a run at its limit go on.
+    pub(crate) fn turns_since_user(&self) -> u32 {
+        let since = self
+            .messages
+            .iter()
+            .rev()
+            .take_while(|message| !matches!(message, Message::User { .. }))
+            .filter(|message| matches!(message, Message::Assistant(_)))
+            .count();
+        u32::try_from(since).unwrap_or(u32::MAX)
+    }
+
     /// Adds a user message, so a finished run (or one at its turn limit) can go on.
     pub fn push_user(&mut self, text: impl Into<String>) -> AgentResult<()> {
         match self.status {
