@@ -1,13 +1,15 @@
 //! Soak: 100,000 calls through the executor, a random mix of successes, errors, panics,
-//! timeouts and cancellations. Every call is answered exactly once, in call order, with
-//! the outcome its kind implies; no tool is left running afterwards; memory stays flat.
+//! timeouts (tools that sleep, and a few that block their thread) and cancellations.
+//! Every call is answered exactly once, in call order, with the outcome its kind implies,
+//! and announced finished exactly once; no tool is left running afterwards; memory stays
+//! flat.
 
 // A counting allocator needs `unsafe impl GlobalAlloc`; nothing else here is unsafe.
 #![allow(unsafe_code)]
 
 use agent_core::{
-    Executor, ParallelRule, RunControl, ToolCall, ToolConfig, ToolErrorKind, ToolOutcome,
-    TurnContext, tool, tools,
+    AgentEvent, EventSink, Executor, ParallelRule, RunControl, ToolCall, ToolConfig, ToolErrorKind,
+    ToolOutcome, TurnContext, tool, tools,
 };
 use serde_json::json;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -87,6 +89,14 @@ async fn hang(i: u64) -> String {
     format!("woke {i}")
 }
 
+/// Blocks its thread past its timeout, as a tool calling blocking code does.
+#[tool(timeout_ms = 5)]
+async fn block(i: u64) -> String {
+    let _alive = Alive::new();
+    std::thread::sleep(Duration::from_millis(25));
+    format!("returned {i}")
+}
+
 /// Waits until it is cancelled.
 #[tool]
 async fn wait(i: u64) -> String {
@@ -101,6 +111,7 @@ enum Kind {
     Fail,
     Explode,
     Hang,
+    Block,
     Wait,
 }
 
@@ -111,6 +122,7 @@ impl Kind {
             Kind::Fail => "fail",
             Kind::Explode => "explode",
             Kind::Hang => "hang",
+            Kind::Block => "block",
             Kind::Wait => "wait",
         }
     }
@@ -129,11 +141,13 @@ impl Lcg {
     }
 
     fn kind(&mut self) -> Kind {
-        match self.next() % 100 {
-            0..50 => Kind::Succeed,
-            50..65 => Kind::Fail,
-            65..75 => Kind::Explode,
-            75..85 => Kind::Hang,
+        match self.next() % 1000 {
+            0..500 => Kind::Succeed,
+            500..650 => Kind::Fail,
+            650..750 => Kind::Explode,
+            750..847 => Kind::Hang,
+            // Rare: each holds a runtime thread for 25 ms.
+            847..850 => Kind::Block,
             _ => Kind::Wait,
         }
     }
@@ -161,7 +175,9 @@ fn check(kind: Kind, i: u64, outcome: &ToolOutcome) {
                 "call {i}: {outcome:?}"
             );
         }
-        Kind::Hang => assert_eq!(error_kind, Some(ToolErrorKind::Timeout), "call {i}"),
+        Kind::Hang | Kind::Block => {
+            assert_eq!(error_kind, Some(ToolErrorKind::Timeout), "call {i}")
+        }
         Kind::Wait => assert_eq!(error_kind, Some(ToolErrorKind::Cancelled), "call {i}"),
     }
 }
@@ -174,11 +190,24 @@ async fn a_hundred_thousand_mixed_calls_are_each_answered_once_in_order() {
     const BATCHES: u64 = 100;
     const PER_BATCH: u64 = 1_000;
     let executor = Executor::new(
-        Arc::new(tools![succeed, fail, explode, hang, wait]),
+        Arc::new(tools![succeed, fail, explode, hang, block, wait]),
         ToolConfig::default()
             .with_max_concurrency(64)
             .with_parallel(ParallelRule::All),
     );
+    // How many times each call was announced finished: once, whoever answered it.
+    let finished: Arc<Vec<AtomicUsize>> = Arc::new(
+        (0..BATCHES * PER_BATCH)
+            .map(|_| AtomicUsize::new(0))
+            .collect(),
+    );
+    let counts = finished.clone();
+    let events = EventSink::new(move |event| {
+        if let AgentEvent::ToolFinished { call_id, .. } = event {
+            let i: usize = call_id["call_".len()..].parse().expect("our ids");
+            counts[i].fetch_add(1, Ordering::Relaxed);
+        }
+    });
     let mut rng = Lcg(0x5eed);
     let mut answered = 0u64;
     let mut live_after_warmup = 0isize;
@@ -212,9 +241,10 @@ async fn a_hundred_thousand_mixed_calls_are_each_answered_once_in_order() {
                 }
             })
         };
-        let results = executor
-            .execute(&calls, &TurnContext::new().with_control(control))
-            .await;
+        let turn = TurnContext::new()
+            .with_control(control)
+            .with_events(events.clone());
+        let results = executor.execute(&calls, &turn).await;
         canceller.await.expect("the canceller finishes");
 
         assert_eq!(results.len(), calls.len(), "every call is answered");
@@ -244,6 +274,10 @@ async fn a_hundred_thousand_mixed_calls_are_each_answered_once_in_order() {
         0,
         "no tool body is left running"
     );
+    for (i, count) in finished.iter().enumerate() {
+        let count = count.load(Ordering::Relaxed);
+        assert_eq!(count, 1, "call {i} was announced finished {count} times");
+    }
 
     let growth = LIVE_BYTES.load(Ordering::Relaxed) - live_after_warmup;
     assert!(
