@@ -1042,6 +1042,66 @@ async fn the_executor_applies_the_output_budget() {
     assert!(text.contains("characters cut"));
 }
 
+#[test]
+fn a_result_of_json_alone_is_counted_and_cut_as_the_json_text_the_model_reads() {
+    let rows: Vec<Value> = (0..1000)
+        .map(|i| json!({"row": i, "name": "日本語"}))
+        .collect();
+    let output = vec![
+        Content::json(json!({ "rows": rows })),
+        Content::image("aGk=", "image/png"),
+    ];
+    let cut = truncate_output(output, 64);
+    assert_eq!(cut.len(), 2);
+    let text = cut[0].as_text().expect("the JSON, cut, as text");
+    assert_eq!(text.chars().count(), 64);
+    assert!(text.starts_with(r#"{"rows":[{"#), "{text}");
+    assert!(matches!(cut[1], Content::Image { .. }));
+    let small = vec![Content::json(json!({"ok": true}))];
+    assert_eq!(
+        truncate_output(small.clone(), 64),
+        small,
+        "within budget, left as is"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_calls_message_is_held_to_the_output_budget() {
+    let noisy = FnTool::new("noisy", |_, _| async {
+        Err(agent_core::ToolError::execution(format!("stderr: {}", "é".repeat(10_000))).into())
+    });
+    let exec = executor(vec![noisy], ToolConfig::default().with_max_output_chars(64));
+    let long_name = "n".repeat(10_000);
+    let calls = [call("1", "noisy"), call("2", &long_name)];
+    let results = exec.execute(&calls, &TurnContext::new()).await;
+    for result in &results {
+        let message = result.outcome.error().expect("a failure").message();
+        assert_eq!(message.chars().count(), 64, "{message}");
+        assert!(message.contains("characters cut"), "{message}");
+        // What the model reads is still the error's JSON, the cut message inside.
+        let read = result.to_message().unwrap();
+        let body: Value = serde_json::from_str(first_text(&read.content)).expect("JSON");
+        assert_eq!(body["error"], message);
+    }
+    assert_eq!(
+        err_kind(&results[0].outcome),
+        Some(ToolErrorKind::Execution)
+    );
+    assert!(
+        results[0]
+            .outcome
+            .error()
+            .unwrap()
+            .message()
+            .starts_with("stderr: é")
+    );
+    // The model's own mistake (a name it made up) is cut the same way.
+    assert_eq!(
+        err_kind(&results[1].outcome),
+        Some(ToolErrorKind::UnknownTool)
+    );
+}
+
 // ---------------------------------------------------------------- the calls in the results
 
 #[tokio::test]

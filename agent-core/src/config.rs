@@ -34,7 +34,9 @@ pub struct ToolConfig {
     /// At most this many tool calls run at once (values below 1 count as 1).
     pub max_concurrency: usize,
     /// Results longer than this many characters keep their head and tail around a
-    /// notice of what was cut. `None`: no limit.
+    /// notice of what was cut, and so do failed calls' messages (see
+    /// [`truncate_output`](crate::truncate_output) and
+    /// [`truncate_error`](crate::truncate_error)). `None`: no limit.
     pub max_output_chars: Option<usize>,
     /// Destructive tools that do not state an approval policy need approval.
     pub destructive_requires_approval: bool,

@@ -84,7 +84,7 @@ pub use tool::{
     Approval, ErrorPolicy, ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
     ToolMetadata,
 };
-pub use truncate::{truncate_output, truncate_text};
+pub use truncate::{truncate_error, truncate_output, truncate_text};
 pub use typed::{TypedTool, into_content};
 
 /// Turns an `async fn` into a tool.

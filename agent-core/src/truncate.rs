@@ -3,6 +3,7 @@
 //! character boundaries, so no budget can produce invalid UTF-8.
 
 use crate::content::Content;
+use crate::error::ToolError;
 use std::borrow::Cow;
 
 /// `text` cut to at most `max_chars` characters: the head and the tail, with a notice
@@ -59,39 +60,50 @@ fn byte_offset(text: &str, chars: usize) -> usize {
 /// The text blocks are what the model reads, so they share one budget: when together
 /// they exceed it, they are joined (by newlines) and cut as one, keeping the head and
 /// tail of the whole result. Structured JSON blocks repeat a text block's content, so
-/// they are dropped when the text was cut (a half value would mislead). Images, audio
-/// and resources pass through: they are not text the budget is about.
+/// they are dropped when the text was cut (a half value would mislead). A result of JSON
+/// blocks alone is read as their JSON text, so that text is what is counted, and cut
+/// into a text block when over. Images, audio and resources pass through: they are not
+/// text the budget is about.
 pub fn truncate_output(content: Vec<Content>, max_chars: usize) -> Vec<Content> {
-    let text_chars: usize = content
+    let has_text = content.iter().any(|block| block.as_text().is_some());
+    let read: Vec<Cow<'_, str>> = content
         .iter()
-        .filter_map(Content::as_text)
-        .map(|t| t.chars().count())
-        .sum::<usize>()
-        + content
-            .iter()
-            .filter(|c| c.as_text().is_some())
-            .count()
-            .saturating_sub(1);
-    if text_chars <= max_chars {
+        .filter_map(|block| match block {
+            Content::Text { text } => Some(Cow::Borrowed(text.as_str())),
+            Content::Json { value } if !has_text => Some(Cow::Owned(value.to_string())),
+            _ => None,
+        })
+        .collect();
+    let read_chars =
+        read.iter().map(|t| t.chars().count()).sum::<usize>() + read.len().saturating_sub(1);
+    if read_chars <= max_chars {
         return content;
     }
-    let joined = content
-        .iter()
-        .filter_map(Content::as_text)
-        .collect::<Vec<_>>()
-        .join("\n");
-    let cut = truncate_text(&joined, max_chars).into_owned();
+    let cut = truncate_text(&read.join("\n"), max_chars).into_owned();
+    drop(read);
     let mut out = Vec::with_capacity(content.len());
-    let mut placed = false;
+    let mut cut = Some(cut);
     for block in content {
         match block {
-            Content::Text { .. } if !placed => {
-                placed = true;
-                out.push(Content::text(cut.clone()));
+            // The cut text takes the place of the first block it was made from.
+            Content::Text { .. } | Content::Json { .. } => {
+                let made_from = has_text == matches!(block, Content::Text { .. });
+                if made_from && let Some(cut) = cut.take() {
+                    out.push(Content::text(cut));
+                }
             }
-            Content::Text { .. } | Content::Json { .. } => {}
             other => out.push(other),
         }
     }
     out
+}
+
+/// `error` with its message cut to `max_chars` characters, as a result's text is: a
+/// failed command's output can be as long as a successful one's, and the model reads
+/// either.
+pub fn truncate_error(error: ToolError, max_chars: usize) -> ToolError {
+    match truncate_text(error.message(), max_chars) {
+        Cow::Owned(cut) => ToolError::new(error.kind(), cut),
+        Cow::Borrowed(_) => error,
+    }
 }

@@ -6,7 +6,7 @@ use crate::peer::{LogLevel, McpPeer};
 use crate::stall::StallWatch;
 use agent_core::{
     CallReporter, Extensions, ToolConfig, ToolContext, ToolError, ToolExposure, ToolLimits,
-    ToolSet, truncate_output,
+    ToolSet, truncate_error, truncate_output,
 };
 use futures::FutureExt;
 use rmcp::ErrorData as McpError;
@@ -373,14 +373,22 @@ impl McpServer {
             Some(joined) => joined.unwrap_or_else(|_aborted| Err(ToolError::cancelled(name))),
             None => Err(ToolError::timeout(name, timeout_ms)),
         };
-        let outcome = outcome.and_then(|content| {
-            tool.validate_output(&content)
-                .map_err(|reason| ToolError::execution(format!("Invalid tool output: {reason}")))?;
-            Ok(match self.shared.options.tool_config.max_output_chars {
-                Some(budget) => truncate_output(content, budget),
-                None => content,
+        let budget = self.shared.options.tool_config.max_output_chars;
+        let outcome = outcome
+            .and_then(|content| {
+                tool.validate_output(&content).map_err(|reason| {
+                    ToolError::execution(format!("Invalid tool output: {reason}"))
+                })?;
+                Ok(match budget {
+                    Some(budget) => truncate_output(content, budget),
+                    None => content,
+                })
             })
-        });
+            // A failure's message is what the client reads of it: held to the same budget.
+            .map_err(|error| match budget {
+                Some(budget) => truncate_error(error, budget),
+                None => error,
+            });
         drop(call);
         // Whatever ended the call, the tool's own work is told to stop.
         token.cancel();

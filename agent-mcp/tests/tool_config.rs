@@ -164,6 +164,28 @@ impl Tool for Limited {
     }
 }
 
+/// Fails with a long message, as a command's stderr can be.
+struct Noisy;
+
+#[async_trait]
+impl Tool for Noisy {
+    fn name(&self) -> &'static str {
+        "noisy"
+    }
+
+    fn description(&self) -> &'static str {
+        "Fails loudly."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        Err(ToolError::execution(format!("stderr: {}", "é".repeat(10_000))).into())
+    }
+}
+
 async fn connect(tools: ToolSet, config: ToolConfig) -> RunningService<RoleClient, ()> {
     let mut options = ServerOptions::default();
     options.tool_config = config;
@@ -311,6 +333,19 @@ async fn concurrent_calls_of_an_exclusive_group_run_under_a_small_server_limit()
         .await
         .expect("concurrent calls of a group all got their permits");
     assert!(results.iter().all(|r| text(r) == "done"));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_failed_calls_message_is_held_to_the_output_budget() {
+    let mut tools = ToolSet::new();
+    tools.register_tool(Noisy).unwrap();
+    let client = connect(tools, ToolConfig::default().with_max_output_chars(64)).await;
+    let result = call(&client, "noisy").await;
+    assert_eq!(result.is_error, Some(true));
+    let message = text(&result);
+    assert_eq!(message.chars().count(), 64, "{message}");
+    assert!(message.starts_with("stderr: é"), "{message}");
     client.cancel().await.unwrap();
 }
 

@@ -48,7 +48,7 @@ use crate::error::{ToolError, ToolErrorKind};
 use crate::llm::ToolCall;
 use crate::set::ToolSet;
 use crate::tool::{Approval, ErrorPolicy, Tool, ToolExposure};
-use crate::truncate::truncate_output;
+use crate::truncate::{truncate_error, truncate_output};
 use batch::{BoxFuture, Outcome};
 use call::{Job, TurnShared, drive};
 pub(crate) use outcome::{Reports, Settled};
@@ -260,12 +260,11 @@ impl Executor {
             .map(|(answer, call)| {
                 // Every slot is filled above; an empty one would be a bug here, and the
                 // model still deserves an answer rather than a crash.
-                answer
-                    .unwrap_or_else(|| {
-                        let error = ToolError::execution("the call was not run");
-                        Settled::new(ToolOutcome::Err(error), ErrorPolicy::ReturnToModel)
-                    })
-                    .answer(call)
+                let answer = answer.unwrap_or_else(|| {
+                    let error = ToolError::execution("the call was not run");
+                    Settled::new(ToolOutcome::Err(error), ErrorPolicy::ReturnToModel)
+                });
+                self.error_budget(answer).answer(call)
             })
             .collect()
     }
@@ -354,7 +353,8 @@ impl Executor {
                 "Invalid tool output: {reason}"
             ))),
         };
-        Settled::new(outcome, policy).answer(call.clone())
+        self.error_budget(Settled::new(outcome, policy))
+            .answer(call.clone())
     }
 
     async fn plan(
@@ -452,6 +452,18 @@ impl Executor {
             Some(max) => truncate_output(content, max),
             None => content,
         }
+    }
+
+    /// `answer` with a failure's message held to the output budget, wherever the failure
+    /// came from (the tool, the model's arguments, a timeout).
+    fn error_budget(&self, mut answer: Settled) -> Settled {
+        if let (Some(max), ToolOutcome::Err(error)) =
+            (self.config.max_output_chars, &mut answer.outcome)
+        {
+            let placeholder = ToolError::execution(String::new());
+            *error = truncate_error(std::mem::replace(error, placeholder), max);
+        }
+        answer
     }
 }
 
