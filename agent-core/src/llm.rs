@@ -47,6 +47,13 @@ pub struct AssistantMessage {
     /// The tokens this answer cost, when the provider reported them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// Blocks of the provider's own that must go back to it unchanged when the
+    /// conversation is sent again, in the order received: Anthropic's `thinking` and
+    /// `redacted_thinking` blocks, which its API requires before the `tool_use` they
+    /// preceded (their signatures and `data` are checked). Other clients leave it empty
+    /// and ignore it. Kept in run state, so a paused run resumes with them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provider_blocks: Vec<Value>,
 }
 
 /// Token counts a provider reported for one model call.

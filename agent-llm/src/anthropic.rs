@@ -21,7 +21,10 @@ const PROVIDER: &str = "anthropic";
 /// results are `tool_result` blocks, with `is_error: true` for failed calls and images
 /// passed as image blocks; results of one turn share one `user` message, as the API
 /// requires. System messages, wherever they are in the conversation, become the
-/// top-level `system` prompt.
+/// top-level `system` prompt. `thinking` and `redacted_thinking` blocks (extended
+/// thinking, enabled with [`param`](AnthropicBuilder::param)) are kept in
+/// [`provider_blocks`](AssistantMessage::provider_blocks) and sent back unchanged at the
+/// start of their turn, as the API requires of a turn with `tool_use`.
 ///
 /// A request's [`params`](LlmRequest::params) (set by tools through
 /// [`NextTurn`](agent_core::NextTurn)) become body fields for that request; its
@@ -167,6 +170,7 @@ impl AnthropicClient {
         };
         let mut text: Option<String> = None;
         let mut tool_calls = Vec::new();
+        let mut provider_blocks = Vec::new();
         for block in blocks {
             match str_field(block, "type") {
                 Some("text") => {
@@ -186,7 +190,10 @@ impl AnthropicClient {
                     let arguments = map_arguments(self.dialect, request.tools, name, input);
                     tool_calls.push(ToolCall::new(id, name, arguments));
                 }
-                // Thinking and server-tool blocks carry nothing the runtime acts on.
+                // Kept whole: the API checks their signature (or `data`) when they go
+                // back before the tool_use they preceded.
+                Some("thinking" | "redacted_thinking") => provider_blocks.push(block.clone()),
+                // Server-tool blocks carry nothing the runtime acts on.
                 Some(_) => {}
                 None => return Err(malformed("a content block without `type`")),
             }
@@ -209,6 +216,7 @@ impl AnthropicClient {
             text,
             tool_calls,
             usage,
+            provider_blocks,
         })
     }
 }
@@ -272,6 +280,18 @@ fn conversation(messages: &[Message]) -> (String, Vec<Value>) {
                         "name": call.name,
                         "input": input,
                     }));
+                }
+                // The thinking that preceded the tool_use goes back first and unchanged,
+                // as the API requires; alone it is dropped, as the API refuses a turn
+                // that ends with thinking. Blocks another provider kept are not ours.
+                if !blocks.is_empty() {
+                    let thinking = assistant.provider_blocks.iter().filter(|block| {
+                        matches!(
+                            str_field(block, "type"),
+                            Some("thinking" | "redacted_thinking")
+                        )
+                    });
+                    blocks.splice(0..0, thinking.cloned());
                 }
                 push("assistant", blocks);
             }

@@ -200,6 +200,7 @@ impl OpenAiClient {
             text,
             tool_calls,
             usage,
+            ..AssistantMessage::default()
         })
     }
 

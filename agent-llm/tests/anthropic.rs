@@ -4,7 +4,7 @@ mod common;
 
 use agent_core::{
     Agent, AgentError, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message,
-    RunOutcome, ToolCall, ToolResultMessage, Usage,
+    RunOutcome, RunState, ToolCall, ToolResultMessage, Usage,
 };
 use agent_llm::{AnthropicClient, RetryPolicy};
 use common::{MockServer, Reply, definitions, toolset};
@@ -175,7 +175,7 @@ async fn parallel_tool_uses_keep_their_order() {
 }
 
 #[tokio::test]
-async fn a_text_answer_skips_thinking_blocks() {
+async fn a_text_answer_keeps_thinking_out_of_its_text() {
     let server = MockServer::start([Reply::json(
         200,
         message(
@@ -195,6 +195,10 @@ async fn a_text_answer_skips_thinking_blocks() {
         .unwrap();
     assert_eq!(answer.text.as_deref(), Some("Sunny, 21°C."));
     assert!(answer.is_final());
+    assert_eq!(
+        answer.provider_blocks,
+        [json!({"type": "thinking", "thinking": "The user wants...", "signature": "EqQBCgIYAhIM"})]
+    );
     assert!(server.only_request().body.get("tools").is_none());
 }
 
@@ -215,7 +219,7 @@ async fn tool_results_share_one_user_message_with_is_error() {
                 ToolCall::new("toolu_1", "get_weather", json!({"city": "Paris"})),
                 ToolCall::new("toolu_2", "get_time", json!({"city": "Tokyo"})),
             ],
-            usage: None,
+            ..AssistantMessage::default()
         }),
         Message::Tool(ToolResultMessage {
             call_id: "toolu_1".into(),
@@ -514,4 +518,203 @@ fn a_turns_params_override_the_clients() {
     assert_eq!(body["max_tokens"], AnthropicClient::DEFAULT_MAX_TOKENS);
     assert_eq!(body["temperature"], 0);
     assert_eq!(body["tool_choice"], json!({"type": "any"}));
+}
+
+/// A model client with extended thinking on, as a user enables it.
+fn thinking_client() -> AnthropicClient {
+    AnthropicClient::builder("k", "claude-test")
+        .param(
+            "thinking",
+            json!({"type": "enabled", "budget_tokens": 2048}),
+        )
+        .build()
+        .unwrap()
+}
+
+/// The conversation after `answer` called get_weather (as `toolu_1`) and got its result.
+fn after_the_weather(answer: AssistantMessage) -> Vec<Message> {
+    vec![
+        Message::user("Paris weather?"),
+        Message::Assistant(answer),
+        Message::Tool(ToolResultMessage {
+            call_id: "toolu_1".into(),
+            name: "get_weather".into(),
+            content: vec![Content::text("21°C")],
+            is_error: false,
+        }),
+    ]
+}
+
+#[test]
+fn thinking_blocks_go_back_first_and_unchanged_with_the_tool_use_they_preceded() {
+    let model = thinking_client();
+    let tools = definitions();
+    let thinking = json!({"type": "thinking", "thinking": "I should call get_weather.", "signature": "EqQBCgIYAhIM"});
+    let response = message(
+        json!([
+            thinking,
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
+        ]),
+        "tool_use",
+    );
+    let first = [Message::user("Paris weather?")];
+    let answer = model
+        .parse_response(&LlmRequest::new(&first, &tools), &response)
+        .unwrap();
+    assert_eq!(answer.provider_blocks, std::slice::from_ref(&thinking));
+    let messages = after_the_weather(answer);
+    let body = model
+        .request_body(&LlmRequest::new(&messages, &tools))
+        .unwrap();
+    // The API answers 400 unless the tool_use turn starts with its thinking, signature
+    // included.
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "assistant", "content": [
+            thinking,
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
+        ]})
+    );
+}
+
+#[test]
+fn redacted_thinking_blocks_go_back_with_their_data_in_their_order() {
+    let model = thinking_client();
+    let tools = definitions();
+    let thinking =
+        json!({"type": "thinking", "thinking": "Weather first.", "signature": "EqQBCgIYAhIM"});
+    let redacted = json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"});
+    let response = message(
+        json!([
+            redacted,
+            thinking,
+            {"type": "text", "text": "Checking."},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
+        ]),
+        "tool_use",
+    );
+    let first = [Message::user("Paris weather?")];
+    let answer = model
+        .parse_response(&LlmRequest::new(&first, &tools), &response)
+        .unwrap();
+    assert_eq!(answer.text.as_deref(), Some("Checking."));
+    assert_eq!(answer.provider_blocks, [redacted.clone(), thinking.clone()]);
+    let messages = after_the_weather(answer);
+    let body = model
+        .request_body(&LlmRequest::new(&messages, &tools))
+        .unwrap();
+    assert_eq!(
+        body["messages"][1]["content"],
+        json!([
+            redacted,
+            thinking,
+            {"type": "text", "text": "Checking."},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
+        ])
+    );
+}
+
+#[test]
+fn thinking_alone_is_not_sent_back() {
+    // An answer cut off while thinking has nothing else; the API refuses an assistant
+    // turn whose last block is thinking, so the turn is left out as an empty one is.
+    let model = thinking_client();
+    let response = message(
+        json!([{"type": "thinking", "thinking": "Hmm", "signature": "EqQBCgIYAhIM"}]),
+        "max_tokens",
+    );
+    let first = [Message::user("Hi")];
+    let answer = model
+        .parse_response(&LlmRequest::new(&first, &[]), &response)
+        .unwrap();
+    assert_eq!(answer.provider_blocks.len(), 1);
+    let messages = [
+        Message::user("Hi"),
+        Message::Assistant(answer),
+        Message::user("Go on."),
+    ];
+    let body = model
+        .request_body(&LlmRequest::new(&messages, &[]))
+        .unwrap();
+    assert_eq!(
+        body["messages"],
+        json!([{"role": "user", "content": [
+            {"type": "text", "text": "Hi"},
+            {"type": "text", "text": "Go on."}
+        ]}])
+    );
+}
+
+#[test]
+fn a_saved_run_keeps_its_thinking_blocks_and_older_saves_still_load() {
+    let model = thinking_client();
+    let tools = definitions();
+    let thinking = json!({"type": "thinking", "thinking": "I should call get_weather.", "signature": "EqQBCgIYAhIM"});
+    let redacted = json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"});
+    let answer = AssistantMessage {
+        provider_blocks: vec![thinking.clone(), redacted.clone()],
+        ..AssistantMessage::tool_calls([ToolCall::new(
+            "toolu_1",
+            "get_weather",
+            json!({"city": "Paris"}),
+        )])
+    };
+    let state = RunState::new(after_the_weather(answer.clone()));
+
+    let saved = serde_json::to_value(&state).unwrap();
+    assert_eq!(
+        saved["messages"][1]["provider_blocks"],
+        json!([thinking, redacted])
+    );
+    let restored: RunState = serde_json::from_value(saved.clone()).unwrap();
+    assert_eq!(restored, state);
+    let body = model
+        .request_body(&LlmRequest::new(&restored.messages, &tools))
+        .unwrap();
+    assert_eq!(body["messages"][1]["content"][0], thinking);
+    assert_eq!(body["messages"][1]["content"][1], redacted);
+
+    // A run saved before the field existed has none, and a message without blocks
+    // saves none.
+    let mut older = saved;
+    older["messages"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("provider_blocks");
+    let restored: RunState = serde_json::from_value(older).unwrap();
+    let Message::Assistant(restored_answer) = &restored.messages[1] else {
+        panic!(
+            "expected the assistant's message, got {:?}",
+            restored.messages[1]
+        );
+    };
+    assert!(restored_answer.provider_blocks.is_empty());
+    assert_eq!(restored_answer.tool_calls, answer.tool_calls);
+    let plain = serde_json::to_value(AssistantMessage::text("done")).unwrap();
+    assert_eq!(plain, json!({"text": "done"}));
+}
+
+#[test]
+fn only_thinking_blocks_go_back_from_provider_blocks() {
+    // A conversation may hold blocks another client kept; Anthropic would refuse them.
+    let thinking = json!({"type": "thinking", "thinking": "Weather.", "signature": "EqQBCgIYAhIM"});
+    let answer = AssistantMessage {
+        provider_blocks: vec![json!({"type": "reasoning", "id": "rs_1"}), thinking.clone()],
+        ..AssistantMessage::tool_calls([ToolCall::new(
+            "toolu_1",
+            "get_weather",
+            json!({"city": "Paris"}),
+        )])
+    };
+    let messages = after_the_weather(answer);
+    let body = thinking_client()
+        .request_body(&LlmRequest::new(&messages, &definitions()))
+        .unwrap();
+    assert_eq!(
+        body["messages"][1]["content"],
+        json!([
+            thinking,
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
+        ])
+    );
 }
