@@ -157,6 +157,24 @@ struct Maps {
     limits: Option<BTreeMap<String, u32>>,
 }
 
+// Maps with integer keys: schemars writes them as one `patternProperties` entry beside
+// `additionalProperties: false`, not with `additionalProperties`.
+#[derive(Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct IntegerKeys {
+    /// Names by id
+    names: HashMap<u32, String>,
+    offsets: Option<BTreeMap<i64, Slot>>,
+}
+
+#[derive(Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Slot {
+    hits: u64,
+    #[serde(default)]
+    pinned: bool,
+}
+
 #[derive(Debug, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Tuples {
@@ -236,6 +254,7 @@ fn fixtures() -> Vec<ToolDefinition> {
         definition_of::<OptionalNested>("optional_nested"),
         definition_of::<VecOfStructs>("vec_of_structs"),
         definition_of::<Maps>("maps"),
+        definition_of::<IntegerKeys>("integer_keys"),
         definition_of::<Tuples>("tuples"),
         definition_of::<BigIntegers>("big_integers"),
         definition_of::<Recursive>("recursive"),
@@ -1018,6 +1037,99 @@ fn maps_sent_as_entries_decode_like_maps() {
         decoded.limits,
         Some(BTreeMap::from([("cpu".to_owned(), 4)]))
     );
+}
+
+#[test]
+fn integer_keyed_maps_round_trip_in_every_dialect() {
+    let definition = fixture("integer_keys");
+    let expected: IntegerKeys = decode_plain(json!({
+        "names": {"7": "seven"},
+        "offsets": {"-2": {"hits": 3}},
+    }));
+    assert_eq!(expected.names[&7], "seven");
+    for dialect in Dialect::ALL {
+        let rendered = dialect
+            .render_parameters(&definition)
+            .unwrap_or_else(|e| panic!("{e}"));
+        // Strict mode sends `null` for the defaulted field inside the map's value,
+        // which decoding refuses unless it is mapped back.
+        let slot = if dialect == Dialect::OpenAiStrict {
+            json!({"hits": 3, "pinned": null})
+        } else {
+            json!({"hits": 3})
+        };
+        let answer = if dialect.maps_as_entries() {
+            json!({
+                "names": [{"key": "7", "value": "seven"}],
+                "offsets": [{"key": "-2", "value": slot}],
+            })
+        } else {
+            json!({"names": {"7": "seven"}, "offsets": {"-2": slot}})
+        };
+        let validator = jsonschema::draft202012::new(&rendered).unwrap();
+        if let Err(error) = validator.validate(&answer) {
+            panic!("{answer} does not fit the {dialect} schema: {error}\n{rendered:#}");
+        }
+        let mut bad_key = answer.clone();
+        let args = dialect.normalize_arguments(&definition, answer);
+        let decoded = decode_args::<IntegerKeys>(&ArgsSchema::of::<IntegerKeys>(), &args)
+            .unwrap_or_else(|e| panic!("{dialect}: {e} for {args}"));
+        assert_eq!(decoded, expected, "{dialect}");
+        if dialect.maps_as_entries() {
+            // The key's pattern is kept, so the model cannot send a key the tool
+            // cannot decode.
+            let key = &rendered["properties"]["names"]["items"]["properties"]["key"];
+            assert_eq!(key["pattern"], r"^\d+$", "{dialect}");
+            bad_key["names"][0]["key"] = json!("seven");
+            assert!(!validator.is_valid(&bad_key), "{dialect}");
+        }
+    }
+    // Strict mode sends `null` for the absent optional map.
+    let answer = json!({"names": [], "offsets": null});
+    let decoded: IntegerKeys = decode_answer("integer_keys", Dialect::OpenAiStrict, answer);
+    assert_eq!(decoded, decode_plain(json!({"names": {}})));
+}
+
+#[test]
+fn objects_keyed_by_patterns_the_dialect_cannot_express_are_an_error() {
+    // Several key patterns: entries would lose which values go with which keys.
+    let several = hand_written(json!({
+        "type": "object",
+        "properties": {"ids": {
+            "type": "object",
+            "additionalProperties": false,
+            "patternProperties": {"^a": {"type": "string"}, "^b": {"type": "integer"}},
+        }},
+    }));
+    // One pattern, but values of any shape (`HashMap<u32, serde_json::Value>`).
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct AnyValues {
+        values: HashMap<u32, Value>,
+    }
+    let any_values = definition_of::<AnyValues>("any_values");
+    for dialect in [
+        Dialect::OpenAiStrict,
+        Dialect::AnthropicStrict,
+        Dialect::Gemini,
+    ] {
+        let error = dialect.render(&several).unwrap_err();
+        assert!(
+            error.reason.contains("/properties/ids") && error.reason.contains("several patterns"),
+            "{error}"
+        );
+        let error = dialect.render(&any_values).unwrap_err();
+        assert!(
+            error
+                .reason
+                .contains("/properties/values/patternProperties/")
+                && error.reason.contains("any shape"),
+            "{error}"
+        );
+    }
+    for dialect in [Dialect::OpenAi, Dialect::Anthropic, Dialect::Mcp] {
+        assert!(dialect.render(&several).is_ok(), "{dialect}");
+    }
 }
 
 #[test]

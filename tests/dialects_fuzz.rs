@@ -72,6 +72,22 @@ fn schema() -> impl Strategy<Value = Value> {
             inner
                 .clone()
                 .prop_map(|v| json!({"type": ["object", "null"], "additionalProperties": v})),
+            // Maps whose keys match a pattern (schemars' form for integer keys), with
+            // the rest closed or left open, and objects of several key patterns.
+            (inner.clone(), prop::option::of(Just(json!(false)))).prop_map(|(v, additional)| {
+                let mut m = Map::new();
+                m.insert("type".into(), json!("object"));
+                m.insert("patternProperties".into(), json!({"^\\d+$": v}));
+                if let Some(additional) = additional {
+                    m.insert("additionalProperties".into(), additional);
+                }
+                Value::Object(m)
+            }),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({
+                "type": "object",
+                "additionalProperties": false,
+                "patternProperties": {"^a": a, "^b": b},
+            })),
             prop::collection::vec(inner.clone(), 0..4).prop_map(|v| json!({ "anyOf": v })),
             prop::collection::vec(inner.clone(), 0..4).prop_map(|v| json!({ "oneOf": v })),
             prop::collection::vec(inner.clone(), 0..3).prop_map(|v| json!({ "allOf": v })),

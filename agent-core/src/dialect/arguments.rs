@@ -6,7 +6,7 @@
 
 use super::Dialect;
 use super::check::{defs_of, local_ref_name};
-use super::transform::{MAX_SCHEMA_DEPTH, has_type, is_map};
+use super::transform::{MAX_SCHEMA_DEPTH, has_type, is_map, map_of};
 use serde_json::{Map, Value};
 
 pub(super) fn normalize(dialect: Dialect, schema: &Value, args: Value) -> Value {
@@ -57,8 +57,11 @@ impl Normalize<'_> {
     }
 
     fn object(&self, m: &Map<String, Value>, object: Map<String, Value>, depth: usize) -> Value {
-        if is_map(m) {
-            let values = &m["additionalProperties"];
+        if let Some(map) = map_of(m) {
+            // Every value is read against the values' schema, whatever its key: telling
+            // whether a key matches the map's pattern would take a regex engine, and
+            // in the maps schemars writes (closed) such a key fails decoding anyway.
+            let values = map.values;
             let object = object
                 .into_iter()
                 .map(|(k, v)| (k, self.value(values, v, depth + 1)))
@@ -94,8 +97,10 @@ impl Normalize<'_> {
     }
 
     fn array(&self, m: &Map<String, Value>, items: Vec<Value>, depth: usize) -> Value {
-        if self.entries && is_map(m) {
-            return self.entries(m, items, depth);
+        if self.entries
+            && let Some(map) = map_of(m)
+        {
+            return self.entries(map.values, items, depth);
         }
         if let Some(Value::Array(prefix)) = m.get("prefixItems") {
             let rest = m.get("items");
@@ -130,7 +135,7 @@ impl Normalize<'_> {
 
     /// A list of `{"key", "value"}` entries back into the map it stands for. Anything
     /// else is left for decoding to report.
-    fn entries(&self, m: &Map<String, Value>, items: Vec<Value>, depth: usize) -> Value {
+    fn entries(&self, values: &Value, items: Vec<Value>, depth: usize) -> Value {
         let is_entry = |item: &Value| {
             item.as_object()
                 .is_some_and(|e| e.len() == 2 && e.contains_key("key") && e.contains_key("value"))
@@ -138,7 +143,6 @@ impl Normalize<'_> {
         if !items.iter().all(is_entry) {
             return Value::Array(items);
         }
-        let values = &m["additionalProperties"];
         let mut map = Map::new();
         for item in items {
             let Value::Object(mut entry) = item else {

@@ -486,19 +486,46 @@ impl Walk<'_> {
     /// A map (an object whose keys are data): a list of `{"key", "value"}` entries,
     /// which every dialect can express. Arguments are mapped back by
     /// `normalize_arguments`.
+    ///
+    /// A map whose keys must match a pattern (schemars' `patternProperties` form for
+    /// integer keys) keeps the pattern on the entry's key, so where the dialect knows
+    /// `pattern` the model is held to keys the tool can decode (and is told it in words
+    /// where it does not).
     fn map_entries(
         &mut self,
         mut m: Map<String, Value>,
         path: &str,
         depth: usize,
     ) -> Result<Value, String> {
-        let values = m
-            .shift_remove("additionalProperties")
-            .unwrap_or(Value::Bool(true));
-        let value = self.node(&values, &format!("{path}/additionalProperties"), depth + 1)?;
-        let key = match m.shift_remove("propertyNames") {
-            Some(names) => {
-                let mut key = self.node(&names, &format!("{path}/propertyNames"), depth + 1)?;
+        let (values, values_path, key_pattern) = match map_of(&m) {
+            Some(MapSchema {
+                values,
+                key_pattern: None,
+            }) => (values.clone(), format!("{path}/additionalProperties"), None),
+            Some(MapSchema {
+                values,
+                key_pattern: Some(pattern),
+            }) => (
+                values.clone(),
+                format!("{path}/patternProperties/{}", escape_pointer(pattern)),
+                Some(pattern.to_owned()),
+            ),
+            // `node` sends maps only.
+            None => return Err(format!("{}: not a map", at(path))),
+        };
+        let value = self.node(&values, &values_path, depth + 1)?;
+        let source = match (m.shift_remove("propertyNames"), key_pattern) {
+            (None, None) => None,
+            (Some(names), None) => Some(names),
+            (None, Some(pattern)) => Some(json!({"type": "string", "pattern": pattern})),
+            // Both constrain the keys; `allOf` merges them, or says why it cannot.
+            (Some(names), Some(pattern)) => Some(json!({
+                "allOf": [names, {"type": "string", "pattern": pattern}],
+            })),
+        };
+        let key = match source {
+            Some(source) => {
+                let mut key = self.node(&source, &format!("{path}/propertyNames"), depth + 1)?;
                 if let Value::Object(map) = &mut key {
                     map.entry("type").or_insert_with(|| json!("string"));
                 }
@@ -579,6 +606,18 @@ impl Walk<'_> {
                     at(path)
                 ));
             }
+        }
+        // Keys of several patterns have no entry form (the entries would lose which
+        // values go with which keys), and closed without properties the object would
+        // only accept `{}`. (One pattern is a map, rendered as entries.)
+        if properties.is_empty()
+            && let Some(Value::Object(patterns)) = m.get("patternProperties")
+            && patterns.len() > 1
+        {
+            return Err(format!(
+                "{}: an object whose keys must match one of several patterns (`patternProperties`) cannot be expressed in {dialect}",
+                at(path)
+            ));
         }
         if properties.is_empty() && !path.is_empty() && self.rules.objects_need_properties {
             return Err(format!(
@@ -958,13 +997,55 @@ pub(super) fn is_object(m: &Map<String, Value>) -> bool {
 }
 
 /// An object schema whose keys are data: no named properties, values described by
-/// `additionalProperties`.
+/// `additionalProperties` or by a single `patternProperties` entry.
 pub(super) fn is_map(m: &Map<String, Value>) -> bool {
-    has_type(m, "object")
-        && m.get("properties")
-            .and_then(Value::as_object)
-            .is_none_or(Map::is_empty)
-        && matches!(m.get("additionalProperties"), Some(Value::Object(_)))
+    map_of(m).is_some()
+}
+
+/// What a map schema says about its entries.
+pub(super) struct MapSchema<'a> {
+    /// The schema of every value.
+    pub(super) values: &'a Value,
+    /// The regular expression every key matches, if the map says so.
+    pub(super) key_pattern: Option<&'a str>,
+}
+
+/// The entries of a map schema (see [`is_map`]), or `None` for any other schema.
+///
+/// Besides `additionalProperties: {schema}`, a map is one `patternProperties` entry
+/// with no other key allowed: schemars writes `HashMap<u32, V>` as
+/// `{"additionalProperties": false, "patternProperties": {"^\\d+$": V}}`. Read as a
+/// plain object, that is a closed object without properties, whose only value is
+/// `{}`. (With `additionalProperties` absent, keys outside the pattern could hold
+/// anything; the map reading narrows them to the pattern, which the tool accepts.)
+pub(super) fn map_of(m: &Map<String, Value>) -> Option<MapSchema<'_>> {
+    let named = m
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty());
+    if !has_type(m, "object") || named {
+        return None;
+    }
+    match m.get("additionalProperties") {
+        Some(values @ Value::Object(_)) => Some(MapSchema {
+            values,
+            key_pattern: None,
+        }),
+        None | Some(Value::Bool(false)) => {
+            let Some(Value::Object(patterns)) = m.get("patternProperties") else {
+                return None;
+            };
+            let mut patterns = patterns.iter();
+            match (patterns.next(), patterns.next()) {
+                (Some((pattern, values)), None) => Some(MapSchema {
+                    values,
+                    key_pattern: Some(pattern),
+                }),
+                _ => None,
+            }
+        }
+        Some(_) => None,
+    }
 }
 
 /// Whether the schema says what shape its value has; `{}` accepts anything.
