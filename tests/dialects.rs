@@ -945,8 +945,17 @@ fn decode_answer<T: DeserializeOwned + JsonSchema + 'static>(
     dialect: Dialect,
     answer: Value,
 ) -> T {
-    let definition = fixture(name);
-    let rendered = dialect.render_parameters(&definition).unwrap();
+    decode_answer_for(&fixture(name), dialect, answer)
+}
+
+/// [`decode_answer`] for a definition that is not one of the fixtures.
+fn decode_answer_for<T: DeserializeOwned + JsonSchema + 'static>(
+    definition: &ToolDefinition,
+    dialect: Dialect,
+    answer: Value,
+) -> T {
+    let name = &definition.name;
+    let rendered = dialect.render_parameters(definition).unwrap();
     // A 2020-12 validator does not read Gemini's OpenAPI `nullable`, so Gemini
     // answers are only checked by decoding.
     if dialect != Dialect::Gemini {
@@ -955,7 +964,7 @@ fn decode_answer<T: DeserializeOwned + JsonSchema + 'static>(
             panic!("{answer} does not fit the {dialect} schema of {name}: {error}");
         }
     }
-    let args = dialect.normalize_arguments(&definition, answer);
+    let args = dialect.normalize_arguments(definition, answer);
     decode_args::<T>(&ArgsSchema::of::<T>(), &args)
         .unwrap_or_else(|e| panic!("{name} in {dialect}: {e:?} for {args}"))
 }
@@ -1129,6 +1138,129 @@ fn objects_keyed_by_patterns_the_dialect_cannot_express_are_an_error() {
     }
     for dialect in [Dialect::OpenAi, Dialect::Anthropic, Dialect::Mcp] {
         assert!(dialect.render(&several).is_ok(), "{dialect}");
+    }
+}
+
+// An untagged enum of derived structs without `deny_unknown_fields`: each variant's
+// schema is open, so any object "fits" the first one unless the keys sent decide.
+#[derive(Debug, PartialEq, Deserialize, JsonSchema)]
+struct ByName {
+    name: String,
+}
+
+#[derive(Debug, PartialEq, Deserialize, JsonSchema)]
+struct ById {
+    #[serde(default)]
+    verbose: bool,
+    id: u32,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+}
+
+#[derive(Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum Lookup {
+    ByName(ByName),
+    ById(ById),
+}
+
+#[derive(Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct UntaggedArgs {
+    target: Lookup,
+}
+
+#[derive(Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum Grouping {
+    Labels(BTreeMap<String, String>),
+    ById(ById),
+}
+
+#[derive(Debug, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GroupingArgs {
+    target: Grouping,
+}
+
+#[test]
+fn untagged_variants_map_back_as_the_variant_whose_fields_were_sent() {
+    let definition = definition_of::<UntaggedArgs>("untagged");
+    let by_id = |labels: &[(&str, &str)]| {
+        Lookup::ById(ById {
+            verbose: false,
+            id: 7,
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        })
+    };
+    let by_name = || Lookup::ByName(ByName { name: "x".into() });
+    let cases = [
+        // Strict mode sends `null` for the defaulted fields, which only ById reads
+        // back as absent.
+        (
+            Dialect::OpenAiStrict,
+            json!({"target": {"verbose": null, "id": 7, "labels": null}}),
+            by_id(&[]),
+        ),
+        // The map inside the variant arrives as entries, which only ById turns back
+        // into a map.
+        (
+            Dialect::OpenAiStrict,
+            json!({"target": {"verbose": null, "id": 7, "labels": [{"key": "a", "value": "b"}]}}),
+            by_id(&[("a", "b")]),
+        ),
+        (
+            Dialect::AnthropicStrict,
+            json!({"target": {"id": 7, "labels": [{"key": "a", "value": "b"}]}}),
+            by_id(&[("a", "b")]),
+        ),
+        (
+            Dialect::OpenAiStrict,
+            json!({"target": {"name": "x"}}),
+            by_name(),
+        ),
+        (
+            Dialect::AnthropicStrict,
+            json!({"target": {"name": "x"}}),
+            by_name(),
+        ),
+    ];
+    for (dialect, answer, expected) in cases {
+        let decoded: UntaggedArgs = decode_answer_for(&definition, dialect, answer);
+        assert_eq!(decoded.target, expected, "{dialect}");
+    }
+
+    // A map variant takes any keys, but where maps are sent as entries an object
+    // cannot be meant for it.
+    let definition = definition_of::<GroupingArgs>("grouping");
+    let labels = Grouping::Labels(BTreeMap::from([("a".to_owned(), "b".to_owned())]));
+    let cases = [
+        (
+            Dialect::OpenAiStrict,
+            json!({"target": {"verbose": null, "id": 7, "labels": null}}),
+            Grouping::ById(ById {
+                verbose: false,
+                id: 7,
+                labels: BTreeMap::new(),
+            }),
+        ),
+        (
+            Dialect::OpenAiStrict,
+            json!({"target": [{"key": "a", "value": "b"}]}),
+            labels,
+        ),
+        (
+            Dialect::OpenAi,
+            json!({"target": {"a": "b"}}),
+            Grouping::Labels(BTreeMap::from([("a".to_owned(), "b".to_owned())])),
+        ),
+    ];
+    for (dialect, answer, expected) in cases {
+        let decoded: GroupingArgs = decode_answer_for(&definition, dialect, answer);
+        assert_eq!(decoded.target, expected, "{dialect}");
     }
 }
 

@@ -90,7 +90,14 @@ impl Normalize<'_> {
             }
             return Value::Object(out);
         }
-        match self.branch(m, |b| self.fits_object(b, &object)) {
+        // The branch the object fits as the rendered schema checks it (strict dialects
+        // close every object and require its properties). Only when none does, the
+        // first open one: a derived struct without `deny_unknown_fields` is open, so
+        // it fits any object and, tried first, would win over the variant sent.
+        let branch = self
+            .branch(m, |b| self.fits_object(b, &object, true))
+            .or_else(|| self.branch(m, |b| self.fits_object(b, &object, false)));
+        match branch {
             Some(branch) => self.value(branch, Value::Object(object), depth + 1),
             None => Value::Object(object),
         }
@@ -175,16 +182,37 @@ impl Normalize<'_> {
             .find(|b| matches!(self.resolve(b), Some(Value::Object(b)) if fits(b)))
     }
 
-    /// Whether an object value belongs to this branch: a map, or an object whose
-    /// properties include every key sent and whose constant properties (a tag) match.
-    fn fits_object(&self, b: &Map<String, Value>, object: &Map<String, Value>) -> bool {
+    /// Whether an object value belongs to this branch: an object whose properties
+    /// include every key sent and whose constant properties (a tag) match, or a map.
+    ///
+    /// `exact` reads the branch as the rendered schema does: a key outside its
+    /// properties does not fit even where the branch is open, every required property
+    /// must be sent, and a map fits only where the dialect keeps maps as objects.
+    fn fits_object(
+        &self,
+        b: &Map<String, Value>,
+        object: &Map<String, Value>,
+        exact: bool,
+    ) -> bool {
         if is_map(b) {
-            return true;
+            return !(exact && self.entries);
         }
         let Some(Value::Object(properties)) = b.get("properties") else {
             return false;
         };
-        let open = b.get("additionalProperties") != Some(&Value::Bool(false));
+        if exact {
+            let required = b.get("required").and_then(Value::as_array);
+            let missing = required.is_some_and(|names| {
+                names
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .any(|name| !object.contains_key(name))
+            });
+            if missing {
+                return false;
+            }
+        }
+        let open = !exact && b.get("additionalProperties") != Some(&Value::Bool(false));
         object.iter().all(|(key, value)| match properties.get(key) {
             Some(schema) => match self.resolve(schema).and_then(|s| s.get("const")) {
                 Some(tag) => tag == value,
