@@ -850,6 +850,9 @@ struct DrawArgs {
     shapes: Vec<Shape>,
     origin: Option<Point>,
     labels: std::collections::BTreeMap<String, u8>,
+    /// Keyed by integers: schemars describes the keys with `patternProperties`.
+    #[serde(default)]
+    layers: std::collections::BTreeMap<u32, Point>,
 }
 
 struct Draw;
@@ -892,6 +895,15 @@ async fn error_paths_reach_into_arrays_options_variants_and_maps() {
         (
             json!({"shapes": ["square"], "labels": {}}),
             "Invalid arguments: shapes[0]: unknown variant `square`, expected one of `dot`, `circle`, `polygon`",
+        ),
+        (
+            json!({"shapes": [], "labels": {}, "layers": {"7": {"x": 1, "y": "2"}}}),
+            "Invalid arguments: layers.7.y: invalid type: string \"2\", expected i32",
+        ),
+        // A well-formed integer-keyed map is no culprit for a mistake elsewhere.
+        (
+            json!({"layers": {"7": {"x": 1, "y": 2}}, "labels": {"a": 300}, "shapes": []}),
+            "Invalid arguments: labels.a: invalid value: integer `300`, expected u8",
         ),
     ];
     for (args, expected) in cases {

@@ -139,7 +139,18 @@ impl<'s> Walk<'s> {
     ) -> bool {
         let properties = schema.get("properties").and_then(Value::as_object);
         let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
-        let extra_schema = schema.get("additionalProperties").filter(|s| s.is_object());
+        // A key not named is a map's: its values follow the one key pattern there is
+        // (schemars' form of a map with integer keys), else `additionalProperties`.
+        // Which of several patterns a key matches would take a regex engine; such keys
+        // are left unchecked, as in an open object.
+        let patterns = schema.get("patternProperties").and_then(Value::as_object);
+        let pattern_schema = patterns
+            .filter(|patterns| patterns.len() == 1)
+            .and_then(|patterns| patterns.values().next());
+        let several_patterns = patterns.is_some_and(|patterns| patterns.len() > 1);
+        let extra_schema = pattern_schema
+            .or_else(|| schema.get("additionalProperties"))
+            .filter(|s| s.is_object());
         for (key, item) in map {
             let item_schema = properties.and_then(|p| p.get(key)).or(extra_schema);
             match item_schema {
@@ -151,7 +162,7 @@ impl<'s> Walk<'s> {
                     path.pop();
                 }
                 // An unknown field is the object's fault, as serde reports it.
-                None if closed => return false,
+                None if closed && !several_patterns => return false,
                 None => {}
             }
         }
