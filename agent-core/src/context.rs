@@ -43,6 +43,19 @@ impl Extensions {
     pub fn is_empty(&self) -> bool {
         self.map.as_ref().is_none_or(|map| map.is_empty())
     }
+
+    /// Adds every value of `other` whose type this set does not hold.
+    pub(crate) fn merge_missing(&mut self, other: Extensions) {
+        let Some(theirs) = other.map else { return };
+        let Some(ours) = &mut self.map else {
+            self.map = Some(theirs);
+            return;
+        };
+        let ours = Arc::make_mut(ours);
+        for (type_id, value) in theirs.iter() {
+            ours.entry(*type_id).or_insert_with(|| value.clone());
+        }
+    }
 }
 
 impl fmt::Debug for Extensions {

@@ -147,8 +147,8 @@ impl ToolSet {
         Ok(self)
     }
 
-    /// Moves every tool of `other` into this set. Fails, adding none, on a name both sets
-    /// hold. `other`'s state is merged only where this set has none.
+    /// Moves every tool of `other` into this set, and its state: each value of a type
+    /// this set holds no value of. Fails, adding none, on a name both sets hold.
     pub fn extend(&mut self, other: ToolSet) -> AgentResult<()> {
         if let Some(taken) = other
             .entries
@@ -157,9 +157,7 @@ impl ToolSet {
         {
             return Err(AgentError::DuplicateTool(taken.tool.name().to_owned()));
         }
-        if self.state.is_empty() {
-            self.state = other.state;
-        }
+        self.state.merge_missing(other.state);
         for entry in other.entries {
             self.index.insert(entry.tool.name(), self.entries.len());
             self.entries.push(entry);
