@@ -318,9 +318,8 @@ pub struct FieldSchema {
     pub optional: bool,
     /// The type's schema (`ModelArg::__agent_schema`, shared by all tools).
     pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
-    /// The doc's title and description, as schemars' derive splits them.
-    pub title: &'static str,
-    /// See `title`.
+    /// The parameter's description, word for word (schemars' derive would make a title
+    /// of a leading `# heading`; a description such as "# of attempts" is none).
     pub description: &'static str,
     /// The default value, when the parameter has one that serializes.
     pub default: Option<fn() -> Option<Value>>,
@@ -338,7 +337,6 @@ pub fn args_object_schema(
     });
     for field in fields {
         let mut sub = (field.schema)(generator);
-        schemars::_private::insert_metadata_property_if_nonempty(&mut sub, "title", field.title);
         schemars::_private::insert_metadata_property_if_nonempty(
             &mut sub,
             "description",
@@ -485,9 +483,12 @@ impl<T: ?Sized> NoOutputSchema for &OutputSchema<T> {
     }
 }
 
-/// The JSON Schema of a result type, when its root is an object.
+/// The JSON Schema of a result type, when its root is an object: of what the type
+/// serializes to (a field skipped when empty is not required), as the tool returns it.
 pub fn output_schema_of<T: JsonSchema + ?Sized>() -> Option<Value> {
-    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
     let mut schema = generator.into_root_schema_for::<T>().to_value();
     let map = schema.as_object_mut()?;
     if map.get("type") != Some(&Value::String("object".into())) {

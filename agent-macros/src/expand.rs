@@ -140,8 +140,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                 name: #wire_name,
                 optional: #optional,
                 schema: #schema_fn,
-                title: const { #p::schemars::_private::get_title_and_description(#doc).0 },
-                description: const { #p::schemars::_private::get_title_and_description(#doc).1 },
+                description: #doc,
                 default: #default,
             }
         });
