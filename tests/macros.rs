@@ -757,3 +757,94 @@ async fn macro_tools_render_in_every_dialect() {
     let library = Arc::new(Library { books: Vec::new() });
     agent_core::assert_dialects(&library.into_toolset());
 }
+
+// ---------------------------------------------------------------------------------
+// Sets joined together, output schemas and descriptions, word for word.
+
+#[derive(Clone)]
+struct DbUrl(&'static str);
+#[derive(Clone)]
+struct ApiKey(&'static str);
+
+/// Reads the database URL.
+#[tool]
+async fn read_db(db: State<DbUrl>) -> String {
+    db.0.0.to_owned()
+}
+
+/// Reads the API key.
+#[tool]
+async fn read_key(key: State<ApiKey>) -> String {
+    key.0.0.to_owned()
+}
+
+#[tokio::test]
+async fn a_set_extended_with_another_keeps_the_state_of_both() {
+    let mut set = tools![read_db].with_state(DbUrl("postgres://"));
+    set.extend(tools![read_key].with_state(ApiKey("k-123")))
+        .unwrap();
+    let db = set.call("read_db", &json!({}), &ctx()).await.unwrap();
+    assert_eq!(db[0].as_text(), Some("postgres://"));
+    let key = set.call("read_key", &json!({}), &ctx()).await.unwrap();
+    assert_eq!(key[0].as_text(), Some("k-123"));
+    // Where both sets hold a value of one type, this set's stays.
+    let mut set = tools![read_db].with_state(DbUrl("mine"));
+    set.extend(ToolSet::new().with_state(DbUrl("theirs")))
+        .unwrap();
+    let db = set.call("read_db", &json!({}), &ctx()).await.unwrap();
+    assert_eq!(db[0].as_text(), Some("mine"));
+}
+
+/// A report.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Report {
+    /// How many.
+    pub count: u32,
+    /// Warnings, left out when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Makes a report.
+#[tool]
+async fn report() -> Report {
+    Report {
+        count: 3,
+        warnings: Vec::new(),
+    }
+}
+
+#[tokio::test]
+async fn a_structured_result_conforms_to_its_own_output_schema() {
+    let set = tools![report];
+    let schema = set.get("report").unwrap().output_schema().unwrap();
+    let out = set.call("report", &json!({}), &ctx()).await.unwrap();
+    let structured: Value = serde_json::from_str(out[0].as_text().unwrap()).unwrap();
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&structured)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "output {structured} violates its output schema {schema}: {errors:?}"
+    );
+    assert_eq!(schema["required"], json!(["count"]));
+}
+
+/// Retries a request.
+#[tool]
+async fn retry(#[arg(description = "# of attempts before giving up")] attempts: u8) -> u8 {
+    attempts
+}
+
+#[test]
+fn an_arg_description_is_the_property_description_word_for_word() {
+    let set = tools![retry];
+    let property = &set.get("retry").unwrap().schema()["properties"]["attempts"];
+    assert_eq!(
+        property["description"], "# of attempts before giving up",
+        "{property}"
+    );
+    assert!(property.get("title").is_none(), "{property}");
+}
