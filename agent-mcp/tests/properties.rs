@@ -2,12 +2,13 @@
 //! result: the tool's output, or `isError: true` with a text block saying what was
 //! wrong. Never a transport failure, never a panic; 10,000 generated cases a run.
 
+#[path = "support/in_memory.rs"]
+mod in_memory;
+
 use agent_core::{tool, tools};
-use agent_mcp::McpServer;
+use in_memory::Session;
 use proptest::prelude::*;
-use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::{RoleClient, RunningService};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Number, Value, json};
@@ -47,30 +48,9 @@ async fn divide(a: i64, b: i64) -> Result<i64, String> {
         .ok_or_else(|| "division by zero or overflow".to_owned())
 }
 
-struct Harness {
-    runtime: tokio::runtime::Runtime,
-    client: RunningService<RoleClient, ()>,
-}
-
-fn harness() -> &'static Harness {
-    static HARNESS: OnceLock<Harness> = OnceLock::new();
-    HARNESS.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let client = runtime.block_on(async {
-            let (client_end, server_end) = tokio::io::duplex(1 << 20);
-            tokio::spawn(async move {
-                let server = McpServer::new(tools![rich, divide]);
-                let running = server.serve(server_end).await.expect("server starts");
-                let _ = running.waiting().await;
-            });
-            ().serve(client_end).await.expect("client connects")
-        });
-        Harness { runtime, client }
-    })
+fn session() -> &'static Session {
+    static SESSION: OnceLock<Session> = OnceLock::new();
+    SESSION.get_or_init(|| Session::serve(tools![rich, divide]))
 }
 
 fn json_value() -> impl Strategy<Value = Value> {
@@ -109,11 +89,9 @@ fn arguments() -> impl Strategy<Value = Map<String, Value>> {
 }
 
 fn check(tool: &'static str, arguments: Map<String, Value>) -> Result<(), TestCaseError> {
-    let harness = harness();
     let params = CallToolRequestParams::new(tool).with_arguments(arguments.clone());
-    let result = harness
-        .runtime
-        .block_on(harness.client.call_tool(params))
+    let result = session()
+        .call(params)
         .map_err(|e| TestCaseError::fail(format!("transport error for {arguments:?}: {e}")))?;
     let content = serde_json::to_value(&result.content).expect("serializable");
     if result.is_error == Some(true) {
@@ -144,17 +122,11 @@ proptest! {
 
 #[test]
 fn a_well_formed_call_is_answered_on_the_shared_session() {
-    let harness = harness();
     let Value::Object(arguments) = json!({"a": 7, "b": 2}) else {
         unreachable!("a literal object")
     };
-    let result = harness
-        .runtime
-        .block_on(
-            harness
-                .client
-                .call_tool(CallToolRequestParams::new("divide").with_arguments(arguments)),
-        )
+    let result = session()
+        .call(CallToolRequestParams::new("divide").with_arguments(arguments))
         .expect("the call succeeds");
     assert_eq!(
         serde_json::to_value(&result.content).unwrap()[0]["text"],

@@ -2,16 +2,17 @@
 //! runs, whatever name or casing the client sends, and the answer never names a tool
 //! the client was not offered.
 
+#[path = "support/in_memory.rs"]
+mod in_memory;
 #[path = "../../tests/name_variants.rs"]
 mod name_variants;
 
 use agent_core::{ActivationContext, tool, tools};
-use agent_mcp::McpServer;
+use in_memory::Session;
 use name_variants::name_variant;
 use proptest::prelude::*;
-use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::service::ServiceError;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -45,38 +46,15 @@ async fn visible() -> &'static str {
     "ok"
 }
 
-struct Harness {
-    runtime: tokio::runtime::Runtime,
-    client: RunningService<RoleClient, ()>,
-}
-
-fn harness() -> &'static Harness {
-    static HARNESS: OnceLock<Harness> = OnceLock::new();
-    HARNESS.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let client = runtime.block_on(async {
-            let (client_end, server_end) = tokio::io::duplex(1 << 16);
-            tokio::spawn(async move {
-                let server = McpServer::new(tools![secret_tool, deferred_tool, visible]);
-                let running = server.serve(server_end).await.expect("server starts");
-                let _ = running.waiting().await;
-            });
-            ().serve(client_end).await.expect("client connects")
-        });
-        Harness { runtime, client }
-    })
+fn session() -> &'static Session {
+    static SESSION: OnceLock<Session> = OnceLock::new();
+    SESSION.get_or_init(|| Session::serve(tools![secret_tool, deferred_tool, visible]))
 }
 
 /// Calls `name` and returns what the client reads: the protocol error's message, or the
 /// result's text if the server answered with a result.
 fn call(name: &str) -> Result<String, TestCaseError> {
-    let harness = harness();
-    let params = CallToolRequestParams::new(name.to_owned());
-    match harness.runtime.block_on(harness.client.call_tool(params)) {
+    match session().call(CallToolRequestParams::new(name.to_owned())) {
         Err(ServiceError::McpError(data)) => Ok(data.message.into_owned()),
         Err(other) => Err(TestCaseError::fail(format!(
             "{name:?}: the transport failed: {other}"
@@ -114,14 +92,8 @@ proptest! {
 
 #[test]
 fn an_offered_tool_runs_on_the_same_session() {
-    let harness = harness();
-    let result = harness
-        .runtime
-        .block_on(
-            harness
-                .client
-                .call_tool(CallToolRequestParams::new("visible")),
-        )
+    let result = session()
+        .call(CallToolRequestParams::new("visible"))
         .expect("the call succeeds");
     assert_eq!(
         serde_json::to_value(&result.content).unwrap()[0]["text"],

@@ -434,14 +434,8 @@ async fn a_cancelled_call_cancels_the_tool_on_the_server() {
     );
     assert!(started.elapsed() < Duration::from_secs(5));
     // `notifications/cancelled` reaches the server and cancels the tool's token.
-    for _ in 0..50 {
-        if server.saw_cancel.load(Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
     assert!(
-        server.saw_cancel.load(Ordering::SeqCst),
+        set_within(&server.saw_cancel, Duration::from_millis(2500)).await,
         "the server-side call saw the cancellation"
     );
     client.close().await;
@@ -467,17 +461,20 @@ async fn a_remote_call_the_executor_times_out_is_cancelled_on_the_server() {
         Some(ToolErrorKind::Timeout)
     );
     assert!(server.started.load(Ordering::SeqCst), "the remote call ran");
-    for _ in 0..40 {
-        if server.saw_cancel.load(Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
     assert!(
-        server.saw_cancel.load(Ordering::SeqCst),
+        set_within(&server.saw_cancel, Duration::from_secs(2)).await,
         "the server's tool still ran 2 s after the executor gave up on the call"
     );
     client.close().await;
+}
+
+/// Whether `flag` is set by `within` from now (checked every 50 ms).
+async fn set_within(flag: &AtomicBool, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    while !flag.load(Ordering::SeqCst) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    flag.load(Ordering::SeqCst)
 }
 
 /// One raw HTTP/1.1 POST to the endpoint: (status, headers, body).
