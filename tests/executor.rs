@@ -1102,6 +1102,33 @@ async fn a_failed_calls_message_is_held_to_the_output_budget() {
     );
 }
 
+// A tool that hands its context to a thread of its own may report through it after the
+// call answered: the run's events show no progress for a call announced finished.
+#[tokio::test]
+async fn progress_after_the_call_was_answered_is_not_published() {
+    let worker = FnTool::new("worker", |_, ctx| async move {
+        let late = ctx.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            let _ = late.emit_progress(json!({"late": true}));
+            late.set_context(json!({"late": true}));
+        });
+        Ok(vec![Content::text("done")])
+    });
+    let exec = executor(vec![worker], ToolConfig::default());
+    let (sink, mut events) = EventSink::channel();
+    let turn = TurnContext::new().with_events(sink);
+    let results = exec.execute(&[call("w", "worker")], &turn).await;
+    assert_eq!(first_text(results[0].outcome.content().unwrap()), "done");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut kinds = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        let event = serde_json::to_value(&event).unwrap();
+        kinds.push(event["type"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(kinds, ["tool_started", "tool_finished"]);
+}
+
 // ---------------------------------------------------------------- the calls in the results
 
 #[tokio::test]

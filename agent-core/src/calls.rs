@@ -99,9 +99,14 @@ impl TurnCalls {
             .map(|call| (&self.ids[call.id.clone()], call))
     }
 
-    /// Publishes a progress value of the call at `at`, once its tool accepts it.
+    /// Publishes a progress value of the call at `at`, once its tool accepts it. A report
+    /// made after the call was answered (through a clone of its context the tool kept)
+    /// is dropped: the call was announced finished already.
     pub(crate) fn progress(&self, at: usize, value: Value) -> Result<(), ToolError> {
         let call = &self.calls[at];
+        if call.is_answered() {
+            return Ok(());
+        }
         call.tool
             .validate_progress(&value)
             .map_err(|reason| ToolError::execution(format!("Invalid tool progress: {reason}")))?;
@@ -113,8 +118,12 @@ impl TurnCalls {
         Ok(())
     }
 
-    /// Records (and publishes) the application context the call at `at` set.
+    /// Records (and publishes) the application context the call at `at` set; nothing,
+    /// once the call was answered (its reports were taken then).
     pub(crate) fn set_context(&self, at: usize, value: Value) {
+        if self.calls[at].is_answered() {
+            return;
+        }
         self.sinks.emit_with(|| AgentEvent::ContextSet {
             call_id: self.id(at).to_owned(),
             value: value.clone(),
@@ -156,6 +165,11 @@ impl CallEntry {
     /// Takes the right to answer the call; false if it was taken already.
     pub(crate) fn claim_answer(&self) -> bool {
         !self.answered.swap(true, Ordering::AcqRel)
+    }
+
+    /// Whether the call was answered (or is being announced so).
+    fn is_answered(&self) -> bool {
+        self.answered.load(Ordering::Acquire)
     }
 
     /// Whether the call can still be cancelled.
