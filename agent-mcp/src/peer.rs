@@ -1,8 +1,8 @@
 //! [`McpPeer`]: what a tool served over MCP can do with the client that called it.
 
 use agent_core::ToolError;
-use rmcp::model::{ClientResult, ServerRequest};
-use rmcp::service::{Peer, RoleServer};
+use rmcp::model::{ClientResult, GetExtensions, RequestId, ServerRequest};
+use rmcp::service::{OriginatingRequestId, Peer, RoleServer};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
@@ -17,6 +17,15 @@ use std::sync::{Arc, Mutex};
 pub struct McpPeer {
     peer: Peer<RoleServer>,
     min_level: Arc<Mutex<LogLevel>>,
+}
+
+tokio::task_local! {
+    /// The request whose tool runs in this task. A request the tool makes of its client
+    /// belongs to that call (SEP-2260): over Streamable HTTP it then goes on the call's
+    /// own response stream, which the client reads, rather than on the standalone stream,
+    /// which a client need not open. rmcp marks this itself inside a request's handler,
+    /// but its mark does not cross the `tokio::spawn` that runs the tool.
+    pub(crate) static CALL_ORIGIN: RequestId;
 }
 
 /// The syslog severities MCP's logging uses, least severe first.
@@ -102,11 +111,20 @@ impl McpPeer {
     /// Sends a request to the client (`sampling/createMessage`, `elicitation/create`,
     /// `roots/list`, `ping`) and returns its result as JSON. Fails with the client's
     /// error, or when the client does not answer the method.
+    ///
+    /// Made from the tool's own task, the request belongs to its call and travels with
+    /// the call's response; from a task the tool spawned, it goes on the session's
+    /// standalone stream.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ToolError> {
-        let request: ServerRequest =
+        let mut request: ServerRequest =
             serde_json::from_value(json!({"method": method, "params": params})).map_err(|e| {
                 ToolError::invalid_arguments(format!("not a valid `{method}` request: {e}"))
             })?;
+        if let Ok(origin) = CALL_ORIGIN.try_with(Clone::clone) {
+            request
+                .extensions_mut()
+                .insert(OriginatingRequestId(origin));
+        }
         let result: ClientResult = self.peer.send_request(request).await.map_err(|e| {
             ToolError::execution(format!("the MCP client did not answer `{method}`: {e}"))
         })?;

@@ -2,7 +2,7 @@
 
 use crate::approval::{self, ServerApproval};
 use crate::convert::{error_result, success_result, tool_to_mcp};
-use crate::peer::{LogLevel, McpPeer};
+use crate::peer::{CALL_ORIGIN, LogLevel, McpPeer};
 use crate::stall::StallWatch;
 use agent_core::{
     CallReporter, Extensions, ToolConfig, ToolContext, ToolError, ToolExposure, ToolLimits,
@@ -314,43 +314,46 @@ impl McpServer {
         let (runner, cancelled) = (tool.clone(), context.ct.clone());
         // Aborted when its handle drops: nothing a call started outlives its request.
         let mut call = AbortOnDropHandle::new(tokio::spawn(
-            async move {
-                let mut retries_left = retries;
-                let mut deadline = started + timeout;
-                loop {
-                    // An attempt that may be retried has a token of its own, so that its
-                    // timeout stops its own work and not the next attempt's.
-                    let attempt = (retries_left > 0).then(|| cancelled.child_token());
-                    let attempt_ctx = match &attempt {
-                        Some(token) => Cow::Owned(ctx.clone().with_cancellation(token.clone())),
-                        None => Cow::Borrowed(&ctx),
-                    };
-                    let mut outcome =
-                        run_attempt(&runner, &args, &attempt_ctx, deadline, timeout_ms).await;
-                    // A result this late comes from a tool that kept its thread past the
-                    // deadline where nothing could answer for it meanwhile (a
-                    // current-thread runtime): it is the timeout a second thread would
-                    // have answered, as the executor answers it.
-                    if outcome.is_ok() && Instant::now() > deadline + STALL_GRACE {
-                        outcome = Err(ToolError::timeout(runner.name(), timeout_ms));
-                    }
-                    if let Some(token) = attempt {
-                        token.cancel();
-                    }
-                    match &outcome {
-                        Err(error)
-                            if retries_left > 0
-                                && !cancelled.is_cancelled()
-                                && error.kind().is_retryable() =>
-                        {
-                            retries_left -= 1;
-                            deadline = Instant::now() + timeout;
+            CALL_ORIGIN.scope(
+                context.id.clone(),
+                async move {
+                    let mut retries_left = retries;
+                    let mut deadline = started + timeout;
+                    loop {
+                        // An attempt that may be retried has a token of its own, so that its
+                        // timeout stops its own work and not the next attempt's.
+                        let attempt = (retries_left > 0).then(|| cancelled.child_token());
+                        let attempt_ctx = match &attempt {
+                            Some(token) => Cow::Owned(ctx.clone().with_cancellation(token.clone())),
+                            None => Cow::Borrowed(&ctx),
+                        };
+                        let mut outcome =
+                            run_attempt(&runner, &args, &attempt_ctx, deadline, timeout_ms).await;
+                        // A result this late comes from a tool that kept its thread past the
+                        // deadline where nothing could answer for it meanwhile (a
+                        // current-thread runtime): it is the timeout a second thread would
+                        // have answered, as the executor answers it.
+                        if outcome.is_ok() && Instant::now() > deadline + STALL_GRACE {
+                            outcome = Err(ToolError::timeout(runner.name(), timeout_ms));
                         }
-                        _ => break outcome,
+                        if let Some(token) = attempt {
+                            token.cancel();
+                        }
+                        match &outcome {
+                            Err(error)
+                                if retries_left > 0
+                                    && !cancelled.is_cancelled()
+                                    && error.kind().is_retryable() =>
+                            {
+                                retries_left -= 1;
+                                deadline = Instant::now() + timeout;
+                            }
+                            _ => break outcome,
+                        }
                     }
                 }
-            }
-            .instrument(span.clone()),
+                .instrument(span.clone()),
+            ),
         ));
         // Every attempt has the full timeout; a sum too far off to reach is no limit.
         let deadline = timeout

@@ -971,3 +971,52 @@ async fn a_tool_blocking_its_thread_is_answered_on_time_and_others_go_on() {
     client.close().await;
     stop.cancel();
 }
+
+/// Pings the client that called it, through its `McpPeer`.
+struct PingsClient;
+
+#[async_trait]
+impl Tool for PingsClient {
+    fn name(&self) -> &'static str {
+        "pings_client"
+    }
+
+    fn description(&self) -> &'static str {
+        "Pings the calling client."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    fn timeout_ms(&self) -> Option<u64> {
+        Some(1_000)
+    }
+
+    async fn call(&self, _args: &Value, ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        let peer = ctx.state::<McpPeer>().expect("a peer").clone();
+        peer.request("ping", json!({})).await?;
+        Ok(vec![Content::text("pinged")])
+    }
+}
+
+// A request a tool makes of its client belongs to its call: it rides the call's own SSE
+// stream (SEP-2260), as the approval question does, not the standalone GET stream, which
+// a client need not open (this one does not).
+#[tokio::test]
+async fn a_tools_request_to_its_client_rides_the_calls_stream() {
+    let mut tools = ToolSet::new();
+    tools.register_tool(PingsClient).unwrap();
+    let http = McpHttpServer::bind(McpServer::new(tools), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let (addr, stop) = (http.local_addr(), http.shutdown_token());
+    tokio::spawn(http.run());
+    let session = raw_session(addr).await;
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "pings_client", "arguments": {}}});
+    let (status, _, body) = post(addr, Some(&session), call.to_string().as_bytes()).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#""method":"ping""#), "{body}");
+    stop.cancel();
+}
