@@ -15,11 +15,14 @@ use rmcp::model::{
 use rmcp::service::NotificationContext;
 use rmcp::service::PeerRequestOptions;
 use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::process::Command;
 
 /// A connection to an MCP server. [`toolset`](Self::toolset) turns the server's tools
@@ -52,6 +55,10 @@ impl McpClient {
 
     /// Connects to a Streamable HTTP endpoint such as `http://127.0.0.1:8000/mcp`
     /// (`https` works too).
+    ///
+    /// A response stream that breaks mid-call is resumed up to five times, over about six
+    /// seconds; then the call fails, rather than waiting forever for a server that is
+    /// gone.
     pub async fn connect_http(url: &str) -> AgentResult<Self> {
         // reqwest uses rustls without a built-in crypto provider (here and in agent-llm:
         // features unify across a build) and panics building a client when the process
@@ -59,7 +66,14 @@ impl McpClient {
         if rustls::crypto::CryptoProvider::get_default().is_none() {
             let _ = rustls::crypto::ring::default_provider().install_default();
         }
-        let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+        // rmcp's default resumes a broken stream forever; a call would then never end.
+        let mut retry = ExponentialBackoff::default();
+        retry.max_times = Some(5);
+        retry.base_duration = Duration::from_millis(250);
+        retry.max_delay = Some(Duration::from_secs(2));
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        config.retry_config = Arc::new(retry);
+        let transport = StreamableHttpClientTransport::from_config(config);
         let service = ClientState::default().serve(transport).await.map_err(|e| {
             AgentError::InvalidState(format!("MCP initialization with {url} failed: {e}"))
         })?;

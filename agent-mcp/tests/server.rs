@@ -468,6 +468,40 @@ async fn a_remote_call_the_executor_times_out_is_cancelled_on_the_server() {
     client.close().await;
 }
 
+// A server that shuts down with a call in flight cancels its tool, and the caller's call
+// ends in an error once resuming the stream has failed a few times, instead of waiting
+// forever.
+#[tokio::test]
+async fn a_call_in_flight_when_the_server_shuts_down_ends_in_an_error() {
+    let server = start(100).await;
+    let client = McpClient::connect_http(&server.url).await.unwrap();
+    let set = client.toolset().unwrap();
+    let (stop, started) = (server.stop.clone(), server.started.clone());
+    let stopper = async {
+        assert!(set_within(&started, Duration::from_secs(2)).await);
+        stop.cancel();
+    };
+    let (no_args, ctx) = (json!({}), ToolContext::default());
+    let call = tokio::time::timeout(
+        Duration::from_secs(60),
+        set.call("wait_for_cancel", &no_args, &ctx),
+    );
+    let began = Instant::now();
+    let (result, ()) = tokio::join!(call, stopper);
+    let result = result.expect("the call ended");
+    assert!(result.is_err(), "{result:?}");
+    // About six seconds of waits between attempts to resume, and the attempts: 8.6 s here.
+    assert!(
+        began.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(
+        set_within(&server.saw_cancel, Duration::from_secs(2)).await,
+        "the tool was told to stop"
+    );
+}
+
 /// Whether `flag` is set by `within` from now (checked every 50 ms).
 async fn set_within(flag: &AtomicBool, within: Duration) -> bool {
     let deadline = Instant::now() + within;
