@@ -848,3 +848,23 @@ fn an_arg_description_is_the_property_description_word_for_word() {
     );
     assert!(property.get("title").is_none(), "{property}");
 }
+
+/// Swaps two values.
+///
+/// # Arguments
+///
+/// * `a` - the first
+/// * `b` - the second
+#[tool]
+async fn swap(#[arg(rename = "b")] a: u8, #[arg(rename = "a")] b: u8) -> String {
+    format!("{b} {a}")
+}
+
+#[test]
+fn arguments_items_describe_the_parameter_they_name_even_when_renames_cross() {
+    let set = tools![swap];
+    let properties = &set.get("swap").unwrap().schema()["properties"];
+    // `a` is sent as "b" and `b` as "a": each keeps its own item's text.
+    assert_eq!(properties["b"]["description"], "the first", "{properties}");
+    assert_eq!(properties["a"]["description"], "the second", "{properties}");
+}

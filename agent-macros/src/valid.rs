@@ -446,9 +446,12 @@ pub fn check(
                     Some(lit) => Some(lit.value()),
                     None => match docs::param_docs(own_attrs) {
                         Ok(Some(text)) => Some(text),
+                        // The item naming the parameter itself comes first: its schema
+                        // name may be another parameter's Rust name.
                         Ok(None) => arguments
                             .iter()
-                            .find(|(n, _)| *n == rust_name || *n == prop_name)
+                            .find(|(n, _)| *n == rust_name)
+                            .or_else(|| arguments.iter().find(|(n, _)| *n == prop_name))
                             .map(|(_, d)| d.clone())
                             .filter(|d| !d.is_empty()),
                         Err(exprs) => {
