@@ -886,3 +886,47 @@ mod with_macros {
         ));
     }
 }
+
+// An external tool that needs approval: the person approves first, then the application
+// carries the call out and supplies its output, then the model reads it.
+#[tokio::test]
+async fn an_external_call_needing_approval_is_approved_then_supplied() {
+    let llm = Arc::new(ScriptedLlm::new([
+        calls(&[("p", "send_payment", json!({}))]),
+        AssistantMessage::text("Paid."),
+    ]));
+    let agent = Agent::builder(llm.clone())
+        .register_tool(
+            FnTool::text("send_payment", "unused")
+                .external()
+                .require_approval(),
+        )
+        .build()
+        .unwrap();
+    let mut run = agent.start("pay the invoice");
+    let RunOutcome::Paused { pending } = agent.run(&mut run).await.unwrap() else {
+        panic!("expected a pause for approval");
+    };
+    assert_eq!(pending[0].kind, PendingKind::ToolApproval);
+    assert!(
+        run.supply_output("p", vec![Content::text("receipt")])
+            .is_err(),
+        "no output before the approval"
+    );
+    run.approve("p").unwrap();
+    let RunOutcome::Paused { pending } = agent.run(&mut run).await.unwrap() else {
+        panic!("expected a pause for the output");
+    };
+    assert_eq!(pending[0].kind, PendingKind::ExternalOutput);
+    run.supply_output("p", vec![Content::text("receipt 42")])
+        .unwrap();
+    assert!(matches!(
+        agent.run(&mut run).await.unwrap(),
+        RunOutcome::Finished { .. }
+    ));
+    let seen = tool_results(&llm.requests()[1].messages)
+        .into_iter()
+        .cloned()
+        .collect::<Vec<_>>();
+    assert_eq!(first_text(&seen[0].content), "receipt 42");
+}

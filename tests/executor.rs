@@ -1446,3 +1446,103 @@ async fn limits_too_large_to_reach_are_no_limits() {
         .await;
     assert_eq!(first_text(results[0].outcome.content().unwrap()), "fine");
 }
+
+// ---------------------------------------------------------------- the executor's own API
+
+#[tokio::test]
+async fn an_external_tool_needing_approval_waits_for_approval_then_for_its_output() {
+    let pay = FnTool::text("send_payment", "unused")
+        .external()
+        .require_approval();
+    let exec = executor(vec![pay], ToolConfig::default());
+    let c = call("p1", "send_payment");
+    let tool = exec.tools().get("send_payment").unwrap().clone();
+    assert!(exec.needs_approval(&c, tool.as_ref()));
+    // Nothing approved this turn: the call waits for a person, rather than being handed
+    // to the application to carry out.
+    let results = exec
+        .execute(std::slice::from_ref(&c), &TurnContext::new())
+        .await;
+    assert_eq!(results[0].outcome, ToolOutcome::PendingApproval);
+    let results = exec
+        .execute(
+            std::slice::from_ref(&c),
+            &TurnContext::new().with_approved(["p1"]),
+        )
+        .await;
+    assert_eq!(results[0].outcome, ToolOutcome::PendingExternal);
+}
+
+/// A Deferred tool offered while the Direct tool `alpha` is among the offered ones.
+struct Gated;
+
+#[agent_core::async_trait]
+impl agent_core::Tool for Gated {
+    fn name(&self) -> &'static str {
+        "gated"
+    }
+
+    fn description(&self) -> &'static str {
+        "Offered alongside alpha."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    async fn call(
+        &self,
+        _args: &Value,
+        _ctx: &agent_core::ToolContext,
+    ) -> agent_core::AgentResult<Vec<Content>> {
+        Ok(vec![Content::text("gated ran")])
+    }
+
+    fn exposure(&self) -> agent_core::ToolExposure {
+        agent_core::ToolExposure::Deferred
+    }
+
+    async fn should_activate(&self, ctx: &agent_core::ActivationContext) -> bool {
+        ctx.current_tools.iter().any(|t| t == "alpha")
+    }
+}
+
+// Without `with_offered`, the set's exposure decides: its Direct tools count as offered,
+// as they do for `ToolSet::call`.
+#[tokio::test]
+async fn without_an_offered_list_a_deferred_tool_sees_the_direct_tools_as_offered() {
+    let mut set = ToolSet::new();
+    set.register_tool(FnTool::text("alpha", "a")).unwrap();
+    set.register_tool(Gated).unwrap();
+    let set = Arc::new(set);
+    let direct = set
+        .call("gated", &json!({}), &agent_core::ToolContext::new("s"))
+        .await;
+    assert!(direct.is_ok(), "ToolSet::call: {direct:?}");
+    let exec = Executor::new(set, ToolConfig::default());
+    let results = exec
+        .execute(&[call("1", "gated")], &TurnContext::new())
+        .await;
+    assert_eq!(
+        results[0].outcome,
+        ToolOutcome::Ok(vec![Content::text("gated ran")])
+    );
+}
+
+#[tokio::test]
+async fn completing_an_unknown_external_call_names_no_hidden_tool() {
+    let exec = executor(
+        vec![
+            FnTool::text("alpha", "a"),
+            FnTool::text("secret", "s").hidden(),
+        ],
+        ToolConfig::default(),
+    );
+    let done = exec.complete_external(&call("1", "gamma"), vec![Content::text("x")]);
+    let error = done.outcome.error().unwrap();
+    assert_eq!(error.kind(), ToolErrorKind::UnknownTool);
+    assert!(
+        error.message().ends_with("Available tools: alpha"),
+        "{error}"
+    );
+}

@@ -328,7 +328,8 @@ impl ToolSet {
         self.index.get(name).map(|&i| &self.entries[i])
     }
 
-    fn direct_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+    /// The names of the tools every context is offered.
+    pub(crate) fn direct_names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.entries
             .iter()
             .filter(|e| e.exposure == ToolExposure::Direct)

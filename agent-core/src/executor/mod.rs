@@ -4,9 +4,10 @@
 //!
 //! Where a call goes, in order:
 //! 1. [`Executor::execute`] plans each call: a name that is not offered, arguments that
-//!    are not an object, or a repeated call id end it at once; an external tool, a call
-//!    needing approval, or one an `on_tool_called` hook pauses is returned as pending,
-//!    without running.
+//!    are not an object, or a repeated call id end it at once; a call needing approval,
+//!    then an external tool's call, or one an `on_tool_called` hook pauses is returned
+//!    as pending, without running (an external call that needs approval waits for the
+//!    approval first, then for the application's output).
 //! 2. The rest are split into batches: consecutive calls that may run in parallel share
 //!    a batch, a call that must run alone has one of its own. Batches run one after
 //!    another.
@@ -335,7 +336,8 @@ impl Executor {
     /// and cut to the budget like any other.
     pub fn complete_external(&self, call: &ToolCall, output: Vec<Content>) -> ToolCallResult {
         let Some(position) = self.tools.position(&call.name) else {
-            let error = ToolError::unknown_tool(&call.name, self.tools.iter().map(|t| t.name()));
+            // Named as `execute` names them: Hidden and Deferred tools are never listed.
+            let error = ToolError::unknown_tool(&call.name, self.tools.direct_names());
             return self.failed(error).answer(call.clone());
         };
         let tool = self.tools.tool_at(position);
@@ -384,9 +386,11 @@ impl Executor {
                 // Built at most once per turn, and only for tools that need it.
                 let activation = activation.get_or_insert_with(|| ActivationContext {
                     session_id: turn.session_id.clone(),
+                    // Without a list of its own, the turn offers what the set does: its
+                    // Direct tools (as `ToolSet::call` sees them).
                     current_tools: match &turn.offered {
                         Some(offered) => offered.iter().cloned().collect(),
-                        None => Vec::new(),
+                        None => self.tools.direct_names().map(str::to_owned).collect(),
                     },
                     workspace: turn.workspace.clone().unwrap_or_default(),
                 });
@@ -406,12 +410,14 @@ impl Executor {
             return Plan::Done(self.failed(error));
         }
         let policy = facts.policy;
-        let pending = if facts.external {
-            Some(ToolOutcome::PendingExternal)
-        } else if !turn.approved.contains(&call.id)
+        // Approval first: an external call is carried out by the application once it is
+        // handed over, so one that needs a person's approval waits for it before that.
+        let pending = if !turn.approved.contains(&call.id)
             && self.approval_needed(call, tool.as_ref(), || facts.destructive)
         {
             Some(ToolOutcome::PendingApproval)
+        } else if facts.external {
+            Some(ToolOutcome::PendingExternal)
         } else {
             match self
                 .on_tool_called
