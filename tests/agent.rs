@@ -319,17 +319,27 @@ async fn external_tools_pause_until_the_application_supplies_output() {
         run.approve("t").is_err(),
         "an external call is not approved"
     );
-    run.supply_output("t", vec![Content::text("Cannot log in")])
+    supply_and_finish(&agent, &mut run, &llm, "t", "Cannot log in").await;
+}
+
+/// Supplies `output` for the pending call `call_id`, runs to the end, and checks the
+/// model read it in its next request.
+async fn supply_and_finish(
+    agent: &Agent,
+    run: &mut RunState,
+    llm: &ScriptedLlm,
+    call_id: &str,
+    output: &str,
+) {
+    run.supply_output(call_id, vec![Content::text(output)])
         .unwrap();
     assert!(matches!(
-        agent.run(&mut run).await.unwrap(),
+        agent.run(run).await.unwrap(),
         RunOutcome::Finished { .. }
     ));
-    let seen = tool_results(&llm.requests()[1].messages)
-        .into_iter()
-        .cloned()
-        .collect::<Vec<_>>();
-    assert_eq!(first_text(&seen[0].content), "Cannot log in");
+    let requests = llm.requests();
+    let seen = tool_results(&requests[1].messages);
+    assert_eq!(first_text(&seen[0].content), output);
 }
 
 #[tokio::test]
@@ -918,15 +928,5 @@ async fn an_external_call_needing_approval_is_approved_then_supplied() {
         panic!("expected a pause for the output");
     };
     assert_eq!(pending[0].kind, PendingKind::ExternalOutput);
-    run.supply_output("p", vec![Content::text("receipt 42")])
-        .unwrap();
-    assert!(matches!(
-        agent.run(&mut run).await.unwrap(),
-        RunOutcome::Finished { .. }
-    ));
-    let seen = tool_results(&llm.requests()[1].messages)
-        .into_iter()
-        .cloned()
-        .collect::<Vec<_>>();
-    assert_eq!(first_text(&seen[0].content), "receipt 42");
+    supply_and_finish(&agent, &mut run, &llm, "p", "receipt 42").await;
 }

@@ -545,10 +545,25 @@ fn after_the_weather(answer: AssistantMessage) -> Vec<Message> {
     ]
 }
 
+/// `model`'s answer to "Paris weather?" from `response`.
+fn parse_paris_answer(model: &AnthropicClient, response: &Value) -> AssistantMessage {
+    let first = [Message::user("Paris weather?")];
+    model
+        .parse_response(&LlmRequest::new(&first, &definitions()), response)
+        .unwrap()
+}
+
+/// The body `model` sends next, once `answer`'s get_weather call has its result.
+fn request_after_the_weather(model: &AnthropicClient, answer: AssistantMessage) -> Value {
+    let messages = after_the_weather(answer);
+    model
+        .request_body(&LlmRequest::new(&messages, &definitions()))
+        .unwrap()
+}
+
 #[test]
 fn thinking_blocks_go_back_first_and_unchanged_with_the_tool_use_they_preceded() {
     let model = thinking_client();
-    let tools = definitions();
     let thinking = json!({"type": "thinking", "thinking": "I should call get_weather.", "signature": "EqQBCgIYAhIM"});
     let response = message(
         json!([
@@ -557,15 +572,9 @@ fn thinking_blocks_go_back_first_and_unchanged_with_the_tool_use_they_preceded()
         ]),
         "tool_use",
     );
-    let first = [Message::user("Paris weather?")];
-    let answer = model
-        .parse_response(&LlmRequest::new(&first, &tools), &response)
-        .unwrap();
+    let answer = parse_paris_answer(&model, &response);
     assert_eq!(answer.provider_blocks, std::slice::from_ref(&thinking));
-    let messages = after_the_weather(answer);
-    let body = model
-        .request_body(&LlmRequest::new(&messages, &tools))
-        .unwrap();
+    let body = request_after_the_weather(&model, answer);
     // The API answers 400 unless the tool_use turn starts with its thinking, signature
     // included.
     assert_eq!(
@@ -580,7 +589,6 @@ fn thinking_blocks_go_back_first_and_unchanged_with_the_tool_use_they_preceded()
 #[test]
 fn redacted_thinking_blocks_go_back_with_their_data_in_their_order() {
     let model = thinking_client();
-    let tools = definitions();
     let thinking =
         json!({"type": "thinking", "thinking": "Weather first.", "signature": "EqQBCgIYAhIM"});
     let redacted = json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"});
@@ -593,16 +601,10 @@ fn redacted_thinking_blocks_go_back_with_their_data_in_their_order() {
         ]),
         "tool_use",
     );
-    let first = [Message::user("Paris weather?")];
-    let answer = model
-        .parse_response(&LlmRequest::new(&first, &tools), &response)
-        .unwrap();
+    let answer = parse_paris_answer(&model, &response);
     assert_eq!(answer.text.as_deref(), Some("Checking."));
     assert_eq!(answer.provider_blocks, [redacted.clone(), thinking.clone()]);
-    let messages = after_the_weather(answer);
-    let body = model
-        .request_body(&LlmRequest::new(&messages, &tools))
-        .unwrap();
+    let body = request_after_the_weather(&model, answer);
     assert_eq!(
         body["messages"][1]["content"],
         json!([
@@ -706,10 +708,7 @@ fn only_thinking_blocks_go_back_from_provider_blocks() {
             json!({"city": "Paris"}),
         )])
     };
-    let messages = after_the_weather(answer);
-    let body = thinking_client()
-        .request_body(&LlmRequest::new(&messages, &definitions()))
-        .unwrap();
+    let body = request_after_the_weather(&thinking_client(), answer);
     assert_eq!(
         body["messages"][1]["content"],
         json!([
