@@ -66,21 +66,22 @@ fn byte_offset(text: &str, chars: usize) -> usize {
 /// text the budget is about.
 pub fn truncate_output(content: Vec<Content>, max_chars: usize) -> Vec<Content> {
     let has_text = content.iter().any(|block| block.as_text().is_some());
-    let read: Vec<Cow<'_, str>> = content
-        .iter()
-        .filter_map(|block| match block {
+    // Walked twice rather than collected: most results fit, and then cost no allocation.
+    let read = || {
+        content.iter().filter_map(move |block| match block {
             Content::Text { text } => Some(Cow::Borrowed(text.as_str())),
             Content::Json { value } if !has_text => Some(Cow::Owned(value.to_string())),
             _ => None,
         })
-        .collect();
-    let read_chars =
-        read.iter().map(|t| t.chars().count()).sum::<usize>() + read.len().saturating_sub(1);
-    if read_chars <= max_chars {
+    };
+    let (blocks, chars) = read().fold((0_usize, 0), |(blocks, chars), text| {
+        (blocks + 1, chars + text.chars().count())
+    });
+    if chars + blocks.saturating_sub(1) <= max_chars {
         return content;
     }
-    let cut = truncate_text(&read.join("\n"), max_chars).into_owned();
-    drop(read);
+    let joined = read().collect::<Vec<_>>().join("\n");
+    let cut = truncate_text(&joined, max_chars).into_owned();
     let mut out = Vec::with_capacity(content.len());
     let mut cut = Some(cut);
     for block in content {
