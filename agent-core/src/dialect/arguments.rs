@@ -5,8 +5,7 @@
 //! required, and which arrays were maps before a dialect made them lists of entries.
 
 use super::Dialect;
-use super::check::{defs_of, local_ref_name};
-use super::transform::{MAX_SCHEMA_DEPTH, has_type, is_map, map_of};
+use super::shape::{MAX_SCHEMA_DEPTH, defs_of, has_type, is_map, local_ref_name, map_of};
 use serde_json::{Map, Value};
 
 pub(super) fn normalize(dialect: Dialect, schema: &Value, args: Value) -> Value {

@@ -2,9 +2,8 @@
 //! every provider.
 
 use super::Dialect;
-use super::check::{
-    ANTHROPIC_MAX_OPTIONAL, ANTHROPIC_MAX_STRICT_TOOLS, ANTHROPIC_MAX_UNIONS, anthropic_budget,
-};
+use super::check::anthropic_budget;
+use super::vocab::{ANTHROPIC_MAX_OPTIONAL, ANTHROPIC_MAX_STRICT_TOOLS, ANTHROPIC_MAX_UNIONS};
 use crate::set::{ToolSet, is_valid_tool_name};
 
 /// Every problem rendering the tools of `set` in `dialects` would hit, one line each

@@ -2,139 +2,18 @@
 //!
 //! Rendering runs these on its own output, so a rule the rewrite missed is an error
 //! instead of a provider's HTTP 400; tests run them on hand-written bad schemas to show
-//! each rule is enforced.
-//!
-//! Sources: OpenAI's Structured Outputs guide ("Supported schemas": the keyword list,
-//! the formats, 5,000 properties, 10 levels, 120,000 characters, 1,000 enum values,
-//! no `anyOf` at the root); Anthropic's structured-outputs "JSON Schema limitations"
-//! (closed objects, no recursion, no numeric or length constraints, `minItems` 0 or 1,
-//! at most 24 optional and 16 union-typed parameters per request); Gemini's
-//! `FunctionDeclaration` `Schema` (an OpenAPI 3.0 subset: its field list, string-only
-//! `enum`, and — from provider error reports — no OBJECT without properties).
+//! each rule is enforced. The rules themselves are the tables in `vocab.rs`.
 
 use super::Dialect;
-use super::transform::{MAX_SCHEMA_DEPTH, has_type, is_object};
+use super::shape::{MAX_SCHEMA_DEPTH, defs_of, find_cycle, has_type, is_object, local_ref_name};
+use super::vocab::{
+    ANTHROPIC_MAX_OPTIONAL, ANTHROPIC_MAX_UNIONS, ANTHROPIC_STRICT_FORMATS,
+    ANTHROPIC_STRICT_KEYWORDS, GEMINI_FORMATS, GEMINI_KEYWORDS, GEMINI_TYPES, OPENAI_LARGE_ENUM,
+    OPENAI_LARGE_ENUM_LENGTH, OPENAI_MAX_DEPTH, OPENAI_MAX_ENUM_VALUES, OPENAI_MAX_PROPERTIES,
+    OPENAI_MAX_STRING_LENGTH, OPENAI_STRICT_FORMATS, OPENAI_STRICT_KEYWORDS,
+};
 use serde_json::{Map, Value};
-use std::borrow::Cow;
-use std::collections::BTreeSet;
 use std::fmt;
-
-/// Keywords OpenAI strict mode accepts.
-pub(super) const OPENAI_STRICT_KEYWORDS: &[&str] = &[
-    "type",
-    "description",
-    "title",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "enum",
-    "const",
-    "anyOf",
-    "$ref",
-    "$defs",
-    "pattern",
-    "format",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minItems",
-    "maxItems",
-];
-
-/// String formats OpenAI strict mode accepts.
-pub(super) const OPENAI_STRICT_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
-
-/// Keywords Anthropic strict tool use accepts.
-pub(super) const ANTHROPIC_STRICT_KEYWORDS: &[&str] = &[
-    "type",
-    "description",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "enum",
-    "const",
-    "anyOf",
-    "$ref",
-    "$defs",
-    "pattern",
-    "format",
-    "minItems",
-    "default",
-];
-
-/// String formats Anthropic strict tool use accepts.
-pub(super) const ANTHROPIC_STRICT_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "uri",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
-
-/// The fields of Gemini's `Schema`.
-pub(super) const GEMINI_KEYWORDS: &[&str] = &[
-    "type",
-    "format",
-    "title",
-    "description",
-    "nullable",
-    "enum",
-    "maxItems",
-    "minItems",
-    "properties",
-    "required",
-    "minProperties",
-    "maxProperties",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "example",
-    "anyOf",
-    "propertyOrdering",
-    "default",
-    "items",
-    "minimum",
-    "maximum",
-];
-
-/// Formats Gemini's `Schema` accepts (`enum` and `date-time` for strings, widths for
-/// numbers).
-pub(super) const GEMINI_FORMATS: &[&str] =
-    &["enum", "date-time", "float", "double", "int32", "int64"];
-
-const GEMINI_TYPES: &[&str] = &["string", "number", "integer", "boolean", "array", "object"];
-
-/// OpenAI strict mode's limits.
-const OPENAI_MAX_DEPTH: usize = 10;
-const OPENAI_MAX_PROPERTIES: usize = 5_000;
-const OPENAI_MAX_STRING_LENGTH: usize = 120_000;
-const OPENAI_MAX_ENUM_VALUES: usize = 1_000;
-const OPENAI_LARGE_ENUM: usize = 250;
-const OPENAI_LARGE_ENUM_LENGTH: usize = 15_000;
-
-/// Anthropic strict tool use's limits, per request.
-pub(super) const ANTHROPIC_MAX_OPTIONAL: usize = 24;
-pub(super) const ANTHROPIC_MAX_UNIONS: usize = 16;
-pub(super) const ANTHROPIC_MAX_STRICT_TOOLS: usize = 20;
 
 /// One broken rule: where in the schema, and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,101 +68,6 @@ pub(super) fn anthropic_budget(schema: &Value) -> (usize, usize) {
     };
     checker.root(schema);
     (checker.optional, checker.unions)
-}
-
-/// The schema's definitions (`$defs`, or draft 7's `definitions`), borrowed: cloning
-/// is recursive, and a hostile schema may nest deeper than the stack allows.
-pub(super) fn defs_of(schema: &Value) -> Option<&Map<String, Value>> {
-    ["$defs", "definitions"]
-        .iter()
-        .find_map(|key| schema.get(*key).and_then(Value::as_object))
-}
-
-/// The definition name of a local reference, `#/$defs/Name` or `#/definitions/Name`,
-/// with JSON pointer escapes (`~1` for `/`, `~0` for `~`) undone.
-pub(super) fn local_ref_name(target: &str) -> Option<Cow<'_, str>> {
-    let name = target
-        .strip_prefix("#/$defs/")
-        .or_else(|| target.strip_prefix("#/definitions/"))
-        .filter(|name| !name.is_empty() && !name.contains('/'))?;
-    Some(if name.contains('~') {
-        Cow::Owned(name.replace("~1", "/").replace("~0", "~"))
-    } else {
-        Cow::Borrowed(name)
-    })
-}
-
-/// A definition that reaches itself through references, if any.
-pub(super) fn find_cycle(defs: &Map<String, Value>) -> Option<String> {
-    fn refs(schema: &Value, out: &mut BTreeSet<String>, depth: usize) {
-        if depth > MAX_SCHEMA_DEPTH {
-            return;
-        }
-        match schema {
-            Value::Object(map) => {
-                if let Some(name) = map
-                    .get("$ref")
-                    .and_then(Value::as_str)
-                    .and_then(local_ref_name)
-                {
-                    out.insert(name.into_owned());
-                }
-                for value in map.values() {
-                    refs(value, out, depth + 1);
-                }
-            }
-            Value::Array(items) => items.iter().for_each(|v| refs(v, out, depth + 1)),
-            _ => {}
-        }
-    }
-    let edges: Vec<(String, BTreeSet<String>)> = defs
-        .iter()
-        .map(|(name, def)| {
-            let mut out = BTreeSet::new();
-            refs(def, &mut out, 0);
-            (name.clone(), out)
-        })
-        .collect();
-    let targets = |name: &str| edges.iter().find(|(n, _)| n == name).map(|(_, t)| t);
-    // Depth-first search with colours; the stack is explicit, so no schema can exhaust
-    // the call stack.
-    let mut done: BTreeSet<String> = BTreeSet::new();
-    for (start, _) in &edges {
-        if done.contains(start) {
-            continue;
-        }
-        let mut path: Vec<String> = vec![start.clone()];
-        let mut iters: Vec<Vec<String>> = vec![
-            targets(start)
-                .map(|t| t.iter().cloned().collect())
-                .unwrap_or_default(),
-        ];
-        while let Some(next) = iters.last_mut().map(Vec::pop) {
-            match next {
-                Some(target) => {
-                    if path.contains(&target) {
-                        return Some(target);
-                    }
-                    if done.contains(&target) || targets(&target).is_none() {
-                        continue;
-                    }
-                    iters.push(
-                        targets(&target)
-                            .map(|t| t.iter().cloned().collect())
-                            .unwrap_or_default(),
-                    );
-                    path.push(target);
-                }
-                None => {
-                    iters.pop();
-                    if let Some(finished) = path.pop() {
-                        done.insert(finished);
-                    }
-                }
-            }
-        }
-    }
-    None
 }
 
 struct Checker<'a> {

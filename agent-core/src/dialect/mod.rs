@@ -40,7 +40,9 @@
 mod arguments;
 mod assert;
 mod check;
+mod shape;
 mod transform;
+mod vocab;
 
 pub use assert::{assert_dialects, assert_dialects_for, dialect_report};
 pub use check::{Violation, check};

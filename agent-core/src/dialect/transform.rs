@@ -7,16 +7,15 @@
 //! must be inlined, a value of any shape where every schema needs a type).
 
 use super::Dialect;
-use super::check::{
+use super::shape::{
+    MAX_SCHEMA_DEPTH, MapSchema, find_cycle, has_type, is_map, is_object, local_ref_name, map_of,
+};
+use super::vocab::{
     ANTHROPIC_STRICT_FORMATS, ANTHROPIC_STRICT_KEYWORDS, GEMINI_FORMATS, GEMINI_KEYWORDS,
-    OPENAI_STRICT_FORMATS, OPENAI_STRICT_KEYWORDS, find_cycle, local_ref_name,
+    OPENAI_STRICT_FORMATS, OPENAI_STRICT_KEYWORDS,
 };
 use crate::args::exceeds_depth;
 use serde_json::{Map, Value, json};
-
-/// How deep a schema may nest before rendering gives up, so no input can exhaust the
-/// stack. Real argument schemas are far shallower.
-pub(super) const MAX_SCHEMA_DEPTH: usize = 128;
 
 /// How many schema nodes inlining references may produce: a chain of types each
 /// using the next twice doubles at every step.
@@ -980,71 +979,6 @@ fn shape_name(schema: &Value) -> String {
             .collect::<Vec<_>>()
             .join(" or "),
         _ => "value".into(),
-    }
-}
-
-pub(super) fn has_type(m: &Map<String, Value>, wanted: &str) -> bool {
-    match m.get("type") {
-        Some(Value::String(t)) => t == wanted,
-        Some(Value::Array(types)) => types.iter().any(|t| t == wanted),
-        _ => false,
-    }
-}
-
-/// An object schema with named properties (or none at all).
-pub(super) fn is_object(m: &Map<String, Value>) -> bool {
-    has_type(m, "object") || m.contains_key("properties")
-}
-
-/// An object schema whose keys are data: no named properties, values described by
-/// `additionalProperties` or by a single `patternProperties` entry.
-pub(super) fn is_map(m: &Map<String, Value>) -> bool {
-    map_of(m).is_some()
-}
-
-/// What a map schema says about its entries.
-pub(super) struct MapSchema<'a> {
-    /// The schema of every value.
-    pub(super) values: &'a Value,
-    /// The regular expression every key matches, if the map says so.
-    pub(super) key_pattern: Option<&'a str>,
-}
-
-/// The entries of a map schema (see [`is_map`]), or `None` for any other schema.
-///
-/// Besides `additionalProperties: {schema}`, a map is one `patternProperties` entry
-/// with no other key allowed: schemars writes `HashMap<u32, V>` as
-/// `{"additionalProperties": false, "patternProperties": {"^\\d+$": V}}`. Read as a
-/// plain object, that is a closed object without properties, whose only value is
-/// `{}`. (With `additionalProperties` absent, keys outside the pattern could hold
-/// anything; the map reading narrows them to the pattern, which the tool accepts.)
-pub(super) fn map_of(m: &Map<String, Value>) -> Option<MapSchema<'_>> {
-    let named = m
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|p| !p.is_empty());
-    if !has_type(m, "object") || named {
-        return None;
-    }
-    match m.get("additionalProperties") {
-        Some(values @ Value::Object(_)) => Some(MapSchema {
-            values,
-            key_pattern: None,
-        }),
-        None | Some(Value::Bool(false)) => {
-            let Some(Value::Object(patterns)) = m.get("patternProperties") else {
-                return None;
-            };
-            let mut patterns = patterns.iter();
-            match (patterns.next(), patterns.next()) {
-                (Some((pattern, values)), None) => Some(MapSchema {
-                    values,
-                    key_pattern: Some(pattern),
-                }),
-                _ => None,
-            }
-        }
-        Some(_) => None,
     }
 }
 
