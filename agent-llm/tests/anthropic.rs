@@ -59,8 +59,8 @@ fn error_body(kind: &str, text: &str) -> Value {
 
 fn llm_error(result: Result<AssistantMessage, AgentError>) -> String {
     match result {
-        Err(AgentError::Llm(message)) => message,
-        other => panic!("expected AgentError::Llm, got {other:?}"),
+        Err(AgentError::Model(error)) => error.to_string(),
+        other => panic!("expected AgentError::Model, got {other:?}"),
     }
 }
 
@@ -104,7 +104,9 @@ async fn a_single_tool_use_with_headers_system_and_tools() {
         answer.usage,
         Some(Usage {
             input_tokens: 500,
-            output_tokens: 91
+            output_tokens: 91,
+            cached_input_tokens: 8,
+            reasoning_tokens: 0,
         })
     );
 
