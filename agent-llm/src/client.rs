@@ -331,8 +331,11 @@ impl<P: Provider> Builder<P> {
     }
 
     /// Sends requests through this HTTP client (its TLS, proxy and pool settings)
-    /// instead of one the builder makes. The builder's own uses rustls with the `ring`
-    /// crypto provider, configured for itself: nothing is installed process-wide.
+    /// instead of one the builder makes. The builder's own uses
+    /// [`tls_config`](crate::tls_config): rustls with the `ring` crypto provider,
+    /// configured for itself, nothing installed process-wide. reqwest is built here
+    /// without a crypto provider of its own, so a client of yours needs a TLS config
+    /// too (`tls_backend_preconfigured(agent_llm::tls_config()?)`, or your own).
     pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
         self.http_client = Some(client);
         self

@@ -15,28 +15,47 @@ use std::time::{Duration, SystemTime};
 /// because a long answer takes long to generate.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// An HTTP client whose TLS uses rustls with its own `ring` crypto provider and the
-/// platform's certificate verifier. Nothing is installed process-wide: an application
-/// keeps whatever default provider it chooses (or none).
+/// The TLS configuration the clients' own HTTP clients use: rustls with its own `ring`
+/// crypto provider and the platform's certificate verifier. Nothing is installed
+/// process-wide, so an application keeps whatever default provider it chooses (or
+/// none). Build an HTTP client of your own on it for
+/// [`with_http_client`](crate::Builder::with_http_client):
+///
+/// ```no_run
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let http = reqwest::Client::builder()
+///     .tls_backend_preconfigured(agent_llm::tls_config()?)
+///     .pool_max_idle_per_host(4)
+///     .build()?;
+/// let model = agent_llm::OpenAiClient::builder("gpt-4o-mini").with_http_client(http).build()?;
+/// # Ok(()) }
+/// ```
+pub fn tls_config() -> Result<rustls::ClientConfig, LlmError> {
+    let cannot = |e: rustls::Error| LlmError::other(format!("cannot configure TLS: {e}"));
+    let crypto = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(crypto)
+        .with_safe_default_protocol_versions()
+        .map_err(cannot)?
+        .with_platform_verifier()
+        .map_err(cannot)?
+        .with_no_client_auth())
+}
+
+/// An HTTP client on [`tls_config`].
 pub(crate) fn default_http_client(
     provider: &str,
     connect_timeout: Duration,
 ) -> Result<reqwest::Client, LlmError> {
-    let cannot = |e: &dyn std::fmt::Display| {
-        LlmError::other(format!("{provider}: cannot build the HTTP client: {e}"))
-    };
-    let crypto = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(crypto)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| cannot(&e))?
-        .with_platform_verifier()
-        .map_err(|e| cannot(&e))?
-        .with_no_client_auth();
     reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
+        .tls_backend_preconfigured(tls_config()?)
         .connect_timeout(connect_timeout)
         .build()
-        .map_err(|e| cannot(&chain(&e)))
+        .map_err(|e| {
+            LlmError::other(format!(
+                "{provider}: cannot build the HTTP client: {}",
+                chain(&e)
+            ))
+        })
 }
 
 /// A configured HTTP client for one provider.

@@ -42,8 +42,8 @@
 //! [`GeminiClient::from_env`] (`GEMINI_API_KEY`, `GEMINI_MODEL`, `GEMINI_BASE_URL`).
 //!
 //! TLS is rustls with the `ring` crypto provider, configured for each client's own
-//! HTTP client: nothing is installed process-wide. An application that wants its own
-//! HTTP client (a proxy, other roots, a shared pool) passes it with
+//! HTTP client ([`tls_config`]): nothing is installed process-wide. An application that
+//! wants its own HTTP client (a proxy, other roots, a shared pool) passes it with
 //! [`Builder::with_http_client`].
 
 mod anthropic;
@@ -59,7 +59,7 @@ pub use agent_core::RetryPolicy;
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicClient};
 pub use client::{Builder, Client};
 pub use gemini::{Gemini, GeminiBuilder, GeminiClient};
-pub use http::DEFAULT_TIMEOUT;
+pub use http::{DEFAULT_TIMEOUT, tls_config};
 pub use openai::{OpenAi, OpenAiBuilder, OpenAiClient};
 pub use provider::{Assembler, Provider, StreamParser};
 pub use responses::{OpenAiResponses, OpenAiResponsesBuilder, OpenAiResponsesClient};

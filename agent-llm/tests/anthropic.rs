@@ -7,18 +7,9 @@ use agent_core::{
     RunOutcome, RunState, ToolCall, ToolResultMessage, Usage,
 };
 use agent_llm::{AnthropicClient, RetryPolicy};
-use common::{MockServer, Reply, definitions, toolset};
+use common::{MockServer, Reply, definitions, fast_retry, toolset};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-
-fn fast_retry(max_attempts: u32) -> RetryPolicy {
-    RetryPolicy {
-        max_attempts,
-        initial_backoff: Duration::from_millis(1),
-        max_backoff: Duration::from_millis(5),
-        max_retry_after: Duration::from_secs(1),
-    }
-}
 
 fn client(server: &MockServer) -> AnthropicClient {
     AnthropicClient::builder("sk-ant-test", "claude-test")
