@@ -140,12 +140,8 @@ impl<P: Provider> LlmClient for Client<P> {
                 .transport
                 .post_for_stream(&self.stream_url, &body)
                 .await?;
-            Ok(events(
-                P::NAME,
-                response,
-                self.provider.stream_parser(),
-                out,
-            ))
+            let parser = self.provider.stream_parser();
+            Ok(events(P::NAME, response.bytes_stream(), parser, out))
         };
         futures::stream::once(start)
             .flat_map(
@@ -155,6 +151,20 @@ impl<P: Provider> LlmClient for Client<P> {
                 },
             )
             .boxed()
+    }
+}
+
+impl<P: Provider> Client<P> {
+    /// The events of a streamed answer whose bytes come from elsewhere (a recording, a
+    /// proxy, a test): `bytes` parsed as [`stream`](LlmClient::stream) parses the
+    /// provider's answer to `request`, with the same events and errors.
+    pub fn parse_stream<'a, S, E>(&self, request: &LlmRequest<'a>, bytes: S) -> LlmStream<'static>
+    where
+        S: futures::Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let out = Assembler::new(self.provider.dialect(), request.tools);
+        events(P::NAME, bytes, self.provider.stream_parser(), out)
     }
 }
 
@@ -168,13 +178,17 @@ struct Reading {
 
 /// The events of a streamed answer: each SSE event through the provider's parser, then
 /// [`Done`](agent_core::LlmEvent::Done), or a typed error after the events received.
-fn events(
+fn events<S, E>(
     provider: &'static str,
-    response: reqwest::Response,
+    bytes: S,
     parser: Box<dyn StreamParser>,
     out: Assembler,
-) -> LlmStream<'static> {
-    let sse = sse_stream::SseStream::from_bytes_stream(response.bytes_stream()).boxed();
+) -> LlmStream<'static>
+where
+    S: futures::Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let sse = sse_stream::SseStream::from_bytes_stream(bytes).boxed();
     let reading = Reading {
         provider,
         sse,
