@@ -428,6 +428,11 @@ impl Message {
         }
     }
 
+    /// Whether the user said this, as text or in blocks.
+    pub fn is_user(&self) -> bool {
+        matches!(self, Self::User { .. } | Self::UserContent { .. })
+    }
+
     /// A user message in blocks, e.g. a question and an image:
     /// `Message::user_content([Content::text("What is this?"), Content::image(b64, "image/png")])`.
     pub fn user_content(content: impl IntoIterator<Item = Content>) -> Self {

@@ -4,13 +4,14 @@
 //!
 //! `cargo bench -p agent-llm --bench sse`
 
-use agent_core::{LlmClient, LlmEvent, LlmRequest, Message};
+use agent_core::{LlmClient, LlmEvent, LlmRequest, LlmStream, Message};
 use agent_llm::{AnthropicClient, OpenAiClient};
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::StreamExt;
 use serde_json::json;
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -121,6 +122,9 @@ fn parse_throughput(c: &mut Criterion) {
     group.finish();
 }
 
+/// Connections the server accepted: few, when clients reuse them.
+static CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
+
 /// A keep-alive HTTP/1.1 server on loopback answering every POST with `body`.
 async fn serve(body: String) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -131,6 +135,7 @@ async fn serve(body: String) -> String {
     );
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
+            CONNECTIONS.fetch_add(1, Ordering::Relaxed);
             let response = response.clone();
             tokio::spawn(async move {
                 let mut buffer = Vec::new();
@@ -170,8 +175,8 @@ async fn serve(body: String) -> String {
 }
 
 fn time_to_first_delta(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
+    // One thread for server and client: no cross-thread wakeups in the figures.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
@@ -200,13 +205,7 @@ fn time_to_first_delta(c: &mut Criterion) {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     let start = Instant::now();
-                    let response = raw
-                        .post(&endpoint)
-                        .header("content-type", "application/json")
-                        .body(body.clone())
-                        .send()
-                        .await
-                        .unwrap();
+                    let response = post(&raw, &endpoint, &body).await;
                     let mut bytes = response.bytes_stream();
                     let first = bytes.next().await;
                     total += start.elapsed();
@@ -218,6 +217,30 @@ fn time_to_first_delta(c: &mut Criterion) {
             }
         })
     });
+    let opened = CONNECTIONS.swap(0, Ordering::Relaxed);
+    eprintln!("raw_bytes opened {opened} connections");
+    // The same POST, its bytes parsed into events: the parsing's share.
+    group.bench_function("raw_post_parse_stream", |b| {
+        b.to_async(&runtime).iter_custom(|iters| {
+            let raw = raw.clone();
+            let body = body.clone();
+            let endpoint = endpoint.clone();
+            let client = client.clone();
+            async move {
+                let messages = [Message::user("hi")];
+                let request = LlmRequest::new(&messages, &[]);
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let start = Instant::now();
+                    let response = post(&raw, &endpoint, &body).await;
+                    let events = client.parse_stream(&request, response.bytes_stream());
+                    total += until_first_delta(start, events).await;
+                }
+                total
+            }
+        })
+    });
+    // The whole client: body, transport, parsing.
     group.bench_function("client_stream", |b| {
         b.to_async(&runtime).iter_custom(|iters| {
             let client = client.clone();
@@ -227,22 +250,41 @@ fn time_to_first_delta(c: &mut Criterion) {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     let start = Instant::now();
-                    let mut events = client.stream(request);
-                    loop {
-                        match events.next().await {
-                            Some(Ok(LlmEvent::TextDelta { .. })) => break,
-                            Some(Ok(_)) => {}
-                            other => panic!("no text delta: {other:?}"),
-                        }
-                    }
-                    total += start.elapsed();
-                    while events.next().await.is_some() {}
+                    let events = client.stream(request);
+                    total += until_first_delta(start, events).await;
                 }
                 total
             }
         })
     });
+    let opened = CONNECTIONS.swap(0, Ordering::Relaxed);
+    eprintln!("client_stream opened {opened} connections");
     group.finish();
+}
+
+/// The request body POSTed as it is, with nothing of the model client.
+async fn post(raw: &reqwest::Client, endpoint: &str, body: &[u8]) -> reqwest::Response {
+    raw.post(endpoint)
+        .header("content-type", "application/json")
+        .body(body.to_vec())
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The time from `start` to the first text delta of `events`, which are then read to
+/// their end (untimed) so the connection is reused.
+async fn until_first_delta(start: Instant, mut events: LlmStream<'_>) -> Duration {
+    loop {
+        match events.next().await {
+            Some(Ok(LlmEvent::TextDelta { .. })) => break,
+            Some(Ok(_)) => {}
+            other => panic!("no text delta: {other:?}"),
+        }
+    }
+    let elapsed = start.elapsed();
+    while events.next().await.is_some() {}
+    elapsed
 }
 
 criterion_group! {

@@ -7,8 +7,8 @@ use agent_core::{
     ModelSettings, RetryPolicy,
 };
 use async_trait::async_trait;
-use futures::StreamExt;
 use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::time::Duration;
@@ -205,6 +205,10 @@ where
                 return None;
             }
             if r.out.is_terminated() {
+                // Read what already arrived after the end marker (the body's end), so
+                // the connection goes back to the pool instead of being closed: a
+                // caller stops reading at `Done`.
+                while let Some(Some(_)) = r.sse.next().now_or_never() {}
                 r.over = true;
                 r.out.complete();
                 continue;
