@@ -75,6 +75,13 @@ impl<P: Provider> Client<P> {
         &self.settings
     }
 
+    /// The same client with these model settings under each request's (e.g. an output
+    /// cap on a client that came from the environment).
+    pub fn with_settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
     /// The JSON body [`complete`](LlmClient::complete) posts for `request`: its
     /// messages and tools and the merged [`ModelSettings`] in the provider's fields,
     /// then the settings' `extra` fields, the builder's [`param`](Builder::param)s and
