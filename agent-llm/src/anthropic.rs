@@ -6,12 +6,14 @@ use crate::convert::{
 };
 use crate::http::{classify, provider_message};
 use crate::openai::finish_reason;
-use crate::provider::{Assembler, Provider, StreamParser, event_json};
+use crate::provider::{Assembler, Provider, StreamParser, typed_event};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, LlmError, LlmRequest, Message, ModelSettings,
     ToolCall, ToolChoice, ToolResultMessage, Usage,
 };
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 
 const PROVIDER: &str = "anthropic";
 
@@ -296,6 +298,43 @@ fn error_event(body: &Value) -> LlmError {
     }
 }
 
+/// The fields of a stream event the parser reads; the text of deltas is borrowed from
+/// the event where it needs no unescaping.
+#[derive(Deserialize)]
+struct Event<'a> {
+    #[serde(default, rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(default)]
+    content_block: Option<Value>,
+    #[serde(default)]
+    message: Option<Value>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// A `content_block_delta`'s or `message_delta`'s `delta`.
+#[derive(Deserialize, Default)]
+struct Delta<'a> {
+    #[serde(default, rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    stop_reason: Option<Cow<'a, str>>,
+}
+
 /// A thinking block being streamed: its text and signature, sent back whole later.
 #[derive(Default)]
 struct Thinking {
@@ -320,18 +359,22 @@ impl StreamParser for MessagesStream {
         data: &str,
         out: &mut Assembler,
     ) -> Result<(), LlmError> {
-        let event = event_json(PROVIDER, data)?;
-        let kind = str_field(&event, "type").or(name).unwrap_or_default();
-        let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let event: Event<'_> = typed_event(PROVIDER, data)?;
+        let kind = event.kind.as_deref().or(name).unwrap_or_default();
+        let index = event.index.unwrap_or(0);
         match kind {
             "message_start" => {
-                if let Some(u) = event.pointer("/message/usage").filter(|u| u.is_object()) {
+                let message = event.message.as_ref();
+                if let Some(u) = message
+                    .and_then(|m| m.get("usage"))
+                    .filter(|u| u.is_object())
+                {
                     self.usage = usage(u);
                     out.set_usage(self.usage);
                 }
             }
             "content_block_start" => {
-                let block = event.get("content_block").cloned().unwrap_or(Value::Null);
+                let block = event.content_block.unwrap_or(Value::Null);
                 match str_field(&block, "type") {
                     Some("text") => out.text(str_field(&block, "text").unwrap_or_default()),
                     Some("tool_use") => out.tool_start(
@@ -353,15 +396,14 @@ impl StreamParser for MessagesStream {
                 }
             }
             "content_block_delta" => {
-                let delta = event.get("delta").cloned().unwrap_or(Value::Null);
-                match str_field(&delta, "type") {
-                    Some("text_delta") => out.text(str_field(&delta, "text").unwrap_or_default()),
-                    Some("input_json_delta") => out.tool_arguments(
-                        index,
-                        str_field(&delta, "partial_json").unwrap_or_default(),
-                    ),
+                let delta = event.delta.unwrap_or_default();
+                match delta.kind.as_deref() {
+                    Some("text_delta") => out.text(delta.text.as_deref().unwrap_or_default()),
+                    Some("input_json_delta") => {
+                        out.tool_arguments(index, delta.partial_json.as_deref().unwrap_or_default())
+                    }
                     Some("thinking_delta") => {
-                        let text = str_field(&delta, "thinking").unwrap_or_default();
+                        let text = delta.thinking.as_deref().unwrap_or_default();
                         out.thinking(text);
                         if let Some(block) = self.thinking.as_mut().filter(|b| b.index == index) {
                             block.thinking.push_str(text);
@@ -371,7 +413,7 @@ impl StreamParser for MessagesStream {
                         if let Some(block) = self.thinking.as_mut().filter(|b| b.index == index) {
                             block
                                 .signature
-                                .push_str(str_field(&delta, "signature").unwrap_or_default());
+                                .push_str(delta.signature.as_deref().unwrap_or_default());
                         }
                     }
                     _ => {}
@@ -388,16 +430,16 @@ impl StreamParser for MessagesStream {
                 out.tool_end(index);
             }
             "message_delta" => {
-                if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    out.finish(finish_reason(reason));
+                if let Some(reason) = event.delta.and_then(|d| d.stop_reason) {
+                    out.finish(finish_reason(&reason));
                 }
-                if let Some(u) = event.get("usage").filter(|u| u.is_object()) {
-                    self.usage.output_tokens = count(u, "output_tokens");
+                if let Some(u) = event.usage.filter(Value::is_object) {
+                    self.usage.output_tokens = count(&u, "output_tokens");
                     out.set_usage(self.usage);
                 }
             }
             "message_stop" => out.terminate(),
-            "error" => return Err(error_event(&event)),
+            "error" => return Err(error_event(&json!({"error": event.error}))),
             // `ping`, and event types added later.
             _ => {}
         }

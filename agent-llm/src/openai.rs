@@ -6,7 +6,7 @@ use crate::convert::{
     content_text, count, data_url, map_arguments, parse_arguments, render_tools, str_field,
 };
 use crate::http::provider_message;
-use crate::provider::{Assembler, Provider, StreamParser, event_json};
+use crate::provider::{Assembler, Provider, StreamParser, typed_event};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, ToolCall, ToolChoice, ToolResultMessage, Usage,
@@ -438,17 +438,7 @@ impl StreamParser for ChatStream {
             out.terminate();
             return Ok(());
         }
-        let chunk: Chunk<'_> = serde_json::from_str(data).map_err(|e| {
-            // The message says what was wrong with the text.
-            event_json(PROVIDER, data)
-                .err()
-                .unwrap_or_else(|| LlmError::InvalidResponse {
-                    message: format!(
-                        "{PROVIDER}: a stream chunk is not a chat completion chunk ({e}): {}",
-                        crate::http::excerpt(data.as_bytes())
-                    ),
-                })
-        })?;
+        let chunk: Chunk<'_> = typed_event(PROVIDER, data)?;
         if let Some(error) = chunk.error {
             let (kind, message) = provider_message(&json!({"error": error}))
                 .unwrap_or((None, "an error without a message".to_owned()));

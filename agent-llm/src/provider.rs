@@ -289,6 +289,25 @@ impl Assembler {
     }
 }
 
+/// Reads an event's data into the typed fields a parser needs; an event that is not
+/// JSON, or not of the API's shape, is an error quoting it.
+pub(crate) fn typed_event<'a, T: serde::Deserialize<'a>>(
+    provider: &str,
+    data: &'a str,
+) -> Result<T, LlmError> {
+    serde_json::from_str(data).map_err(|e| {
+        // The message says whether the text is no JSON at all, or JSON of another shape.
+        event_json(provider, data)
+            .err()
+            .unwrap_or_else(|| LlmError::InvalidResponse {
+                message: format!(
+                    "{provider}: a stream event is not of the API's shape ({e}): {}",
+                    crate::http::excerpt(data.as_bytes())
+                ),
+            })
+    })
+}
+
 /// Parses an event's data as JSON, or says which event was not.
 pub(crate) fn event_json(provider: &str, data: &str) -> Result<Value, LlmError> {
     serde_json::from_str(data).map_err(|e| LlmError::InvalidResponse {
