@@ -125,7 +125,8 @@ fn parse_throughput(c: &mut Criterion) {
 /// Connections the server accepted: few, when clients reuse them.
 static CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
 
-/// A keep-alive HTTP/1.1 server on loopback answering every POST with `body`.
+/// A keep-alive HTTP/1.1 server on loopback answering every POST with `body`: the head
+/// and the first two events at once, the rest a moment later, as a model writes.
 async fn serve(body: String) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -133,9 +134,16 @@ async fn serve(body: String) -> String {
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     );
+    let first_two = body
+        .match_indices("\n\n")
+        .nth(1)
+        .map_or(body.len(), |(at, _)| at + 2);
+    let split = response.len() - body.len() + first_two;
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
             CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+            // Each write goes out at once, as a streaming server's do.
+            let _ = stream.set_nodelay(true);
             let response = response.clone();
             tokio::spawn(async move {
                 let mut buffer = Vec::new();
@@ -164,7 +172,13 @@ async fn serve(body: String) -> String {
                         }
                     }
                     buffer.drain(..head_end + length);
-                    if stream.write_all(response.as_bytes()).await.is_err() {
+                    let (first, rest) = response.as_bytes().split_at(split);
+                    if stream.write_all(first).await.is_err() {
+                        return;
+                    }
+                    // The client reads the first events before the rest is written.
+                    tokio::task::yield_now().await;
+                    if stream.write_all(rest).await.is_err() {
                         return;
                     }
                 }
@@ -195,6 +209,26 @@ fn time_to_first_delta(c: &mut Criterion) {
     let endpoint = client.stream_url().to_owned();
 
     let mut group = c.benchmark_group("time_to_first_delta");
+    // The parsing's own cost: the whole answer already in memory, to its first delta.
+    let answer = Bytes::from(openai_body(20));
+    group.bench_function("in_memory_parse", |b| {
+        b.to_async(&runtime).iter_custom(|iters| {
+            let client = client.clone();
+            let answer = answer.clone();
+            async move {
+                let messages = [Message::user("hi")];
+                let request = LlmRequest::new(&messages, &[]);
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let start = Instant::now();
+                    let bytes = futures::stream::iter([Ok::<_, Infallible>(answer.clone())]);
+                    let events = client.parse_stream(&request, bytes);
+                    total += until_first_delta(start, events).await;
+                }
+                total
+            }
+        })
+    });
     // The floor: a plain POST and its first bytes.
     group.bench_function("raw_bytes", |b| {
         b.to_async(&runtime).iter_custom(|iters| {
