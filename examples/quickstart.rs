@@ -10,8 +10,8 @@
 //! `ANTHROPIC_API_KEY` (and optionally `ANTHROPIC_MODEL`).
 
 use agent_core::{
-    Agent, AgentError, AgentEvent, AgentResult, LlmClient, Progress, RuleLlm, RunOutcome, RunState,
-    ToolConfig, ToolContext, ToolError, tool, tools,
+    Agent, AgentError, AgentEvent, AgentResult, LlmClient, ModelSettings, Progress, RuleLlm,
+    RunOutcome, RunState, ToolConfig, ToolContext, ToolError, tool, tools,
 };
 use agent_llm::{AnthropicClient, OpenAiClient};
 use serde_json::json;
@@ -108,13 +108,16 @@ fn print_event(event: AgentEvent) {
 /// deterministic stand-in that calls tools when the user's words match; and a line
 /// saying which.
 fn model() -> AgentResult<(Arc<dyn LlmClient>, String)> {
+    // A cap on each answer, so a small local model cannot ramble to the end of its
+    // context.
+    let capped = ModelSettings::new().max_output_tokens(1024);
     if let Some(client) = OpenAiClient::from_env() {
-        let client = client?;
+        let client = client?.with_settings(capped.clone());
         let about = format!("{} at {}", client.model(), client.url());
         return Ok((Arc::new(client), about));
     }
     if let Some(client) = AnthropicClient::from_env() {
-        let client = client?;
+        let client = client?.with_settings(capped);
         let about = format!("{} at {}", client.model(), client.url());
         return Ok((Arc::new(client), about));
     }

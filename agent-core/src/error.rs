@@ -153,6 +153,9 @@ pub enum AgentError {
     },
     /// The model client failed.
     Llm(String),
+    /// The model client failed, and says how: rate limited, context too long... (the
+    /// HTTP clients of `agent-llm` answer with this).
+    Model(crate::llm_error::LlmError),
     /// The application asked for something the current state does not allow.
     InvalidState(String),
 }
@@ -181,6 +184,7 @@ impl fmt::Display for AgentError {
             }
             Self::InvalidTool { tool, reason } => write!(f, "tool `{tool}` is invalid: {reason}"),
             Self::Llm(message) => write!(f, "model client error: {message}"),
+            Self::Model(error) => write!(f, "model client error: {error}"),
             Self::InvalidState(message) => f.write_str(message),
         }
     }
@@ -190,8 +194,15 @@ impl std::error::Error for AgentError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Tool(error) => Some(error),
+            Self::Model(error) => Some(error),
             _ => None,
         }
+    }
+}
+
+impl From<crate::llm_error::LlmError> for AgentError {
+    fn from(error: crate::llm_error::LlmError) -> Self {
+        Self::Model(error)
     }
 }
 

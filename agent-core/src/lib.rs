@@ -47,7 +47,9 @@ mod events;
 mod executor;
 mod extract;
 mod llm;
+mod llm_error;
 mod locate;
+mod retry;
 mod run;
 mod schema;
 mod scripted;
@@ -74,8 +76,11 @@ pub use executor::{
 };
 pub use extract::{FromToolContext, Progress, State};
 pub use llm::{
-    AssistantMessage, LlmClient, LlmRequest, Message, ToolCall, ToolResultMessage, Usage,
+    AssistantMessage, FinishReason, LlmClient, LlmEvent, LlmRequest, LlmStream, Message,
+    ModelSettings, ToolCall, ToolChoice, ToolResultMessage, Usage, collect_stream,
 };
+pub use llm_error::LlmError;
+pub use retry::{RetryDecision, RetryPolicy};
 pub use run::{PendingCall, PendingKind, RunOutcome, RunState, RunStatus};
 pub use schema::{ArgsSchema, normalize_root};
 pub use scripted::{FnLlm, RecordedRequest, RuleLlm, ScriptedLlm};

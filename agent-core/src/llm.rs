@@ -3,9 +3,11 @@
 //! here knows any provider.
 
 use crate::content::Content;
-use crate::error::AgentResult;
+use crate::error::{AgentError, AgentResult};
+use crate::llm_error::LlmError;
 use crate::set::ToolDefinition;
 use async_trait::async_trait;
+use futures::stream::{BoxStream, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::sync::{Arc, LazyLock};
@@ -56,13 +58,32 @@ pub struct AssistantMessage {
     pub provider_blocks: Vec<Value>,
 }
 
-/// Token counts a provider reported for one model call.
+/// Token counts a provider reported for one model call (or, added up with `+=`, for
+/// several).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     /// Tokens read: the whole prompt, cached or not (OpenAI's `prompt_tokens`).
     pub input_tokens: u64,
-    /// Tokens generated (OpenAI's `completion_tokens`).
+    /// Tokens generated, reasoning included (OpenAI's `completion_tokens`).
     pub output_tokens: u64,
+    /// Of the input tokens, those read from the provider's prompt cache (OpenAI's
+    /// `cached_tokens`, Anthropic's `cache_read_input_tokens`, Gemini's
+    /// `cachedContentTokenCount`).
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    /// Of the output tokens, those spent reasoning before the answer (OpenAI's
+    /// `reasoning_tokens`, Gemini's `thoughtsTokenCount`).
+    #[serde(default)]
+    pub reasoning_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Self) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+    }
 }
 
 impl AssistantMessage {
@@ -85,6 +106,270 @@ impl AssistantMessage {
     /// Whether this message ends the run (it calls no tool).
     pub fn is_final(&self) -> bool {
         self.tool_calls.is_empty()
+    }
+
+    /// The events a stream of this message carries, as a client that cannot stream
+    /// replays it: its text as one delta, each tool call as a start, one argument
+    /// delta and an end, its usage, then [`Done`](LlmEvent::Done).
+    pub fn into_events(self) -> Vec<LlmEvent> {
+        let mut events = Vec::new();
+        if let Some(text) = self.text.as_ref().filter(|t| !t.is_empty()) {
+            events.push(LlmEvent::TextDelta { text: text.clone() });
+        }
+        for (index, call) in self.tool_calls.iter().enumerate() {
+            events.push(LlmEvent::ToolCallStart {
+                index,
+                id: call.id.clone(),
+                name: call.name.clone(),
+            });
+            events.push(LlmEvent::ToolCallDelta {
+                index,
+                arguments: match &call.arguments {
+                    Value::String(raw) => raw.clone(),
+                    other => other.to_string(),
+                },
+            });
+            events.push(LlmEvent::ToolCallEnd {
+                index,
+                call: call.clone(),
+            });
+        }
+        if let Some(usage) = self.usage {
+            events.push(LlmEvent::Usage { usage });
+        }
+        let finish_reason = if self.tool_calls.is_empty() {
+            FinishReason::Stop
+        } else {
+            FinishReason::ToolCalls
+        };
+        events.push(LlmEvent::Done {
+            finish_reason,
+            message: self,
+        });
+        events
+    }
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FinishReason {
+    /// It finished its answer, or met a stop sequence.
+    Stop,
+    /// It reached the output token limit: the answer is cut short.
+    Length,
+    /// It called tools and waits for their results.
+    ToolCalls,
+    /// A content filter withheld (part of) the answer.
+    ContentFilter,
+    /// The provider's own reason, as it named it.
+    Other(String),
+}
+
+/// One step of a streamed answer. Deltas arrive as the model writes; the last event of
+/// a stream that did not fail is [`Done`](Self::Done), with the whole message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum LlmEvent {
+    /// More of the answer's text.
+    TextDelta {
+        /// The new text.
+        text: String,
+    },
+    /// More of the model's reasoning, where the provider shows it.
+    ThinkingDelta {
+        /// The new text.
+        text: String,
+    },
+    /// The model began a tool call.
+    ToolCallStart {
+        /// The call's position in the message (0-based).
+        index: usize,
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// More of a tool call's JSON arguments, as raw text.
+    ToolCallDelta {
+        /// Which call (its `index` in [`ToolCallStart`](Self::ToolCallStart)).
+        index: usize,
+        /// The new text of the arguments.
+        arguments: String,
+    },
+    /// A tool call is complete.
+    ToolCallEnd {
+        /// Which call.
+        index: usize,
+        /// The call, arguments parsed and mapped back through the provider's dialect.
+        call: ToolCall,
+    },
+    /// The tokens the call cost, as the provider reported them.
+    Usage {
+        /// The counts.
+        usage: Usage,
+    },
+    /// The answer is complete.
+    Done {
+        /// Why the model stopped.
+        finish_reason: FinishReason,
+        /// The whole message, as [`LlmClient::complete`] would have returned it.
+        message: AssistantMessage,
+    },
+}
+
+/// A streamed answer: [`LlmEvent`]s until [`LlmEvent::Done`] or an error.
+pub type LlmStream<'a> = BoxStream<'a, Result<LlmEvent, LlmError>>;
+
+/// Reads `stream` to its end and returns the message of its
+/// [`Done`](LlmEvent::Done) event: how [`LlmClient::complete`] is built on
+/// [`LlmClient::stream`]. A stream that ends without one is a
+/// [`BrokenStream`](LlmError::BrokenStream) error carrying the text and calls received.
+pub async fn collect_stream(mut stream: LlmStream<'_>) -> Result<AssistantMessage, LlmError> {
+    let mut partial = AssistantMessage::default();
+    while let Some(event) = stream.next().await {
+        match event? {
+            LlmEvent::Done { message, .. } => return Ok(message),
+            LlmEvent::TextDelta { text } => {
+                partial.text.get_or_insert_with(String::new).push_str(&text)
+            }
+            LlmEvent::ToolCallEnd { call, .. } => partial.tool_calls.push(call),
+            LlmEvent::Usage { usage } => partial.usage = Some(usage),
+            _ => {}
+        }
+    }
+    Err(LlmError::BrokenStream {
+        message: "the stream ended before the answer was complete".to_owned(),
+        partial: Box::new(partial),
+    })
+}
+
+/// Which tools the model may or must call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    /// The model decides (every provider's default).
+    Auto,
+    /// The model must call at least one tool.
+    Required,
+    /// The model must not call tools.
+    None,
+    /// The model must call the tool of this name.
+    Tool(String),
+}
+
+/// Typed model settings, each mapped by every client to its provider's own field.
+/// Settings come in layers (the client's, the agent's, the run's, the request's), a
+/// later layer's set fields winning: see [`merge`](Self::merge). A field a provider has
+/// no counterpart for is left out of its requests (each client's docs say which).
+///
+/// ```
+/// use agent_core::{ModelSettings, ToolChoice};
+///
+/// let agent = ModelSettings::new().temperature(0.2).max_output_tokens(512);
+/// let request = ModelSettings::new().tool_choice(ToolChoice::Tool("get_weather".into()));
+/// let merged = agent.merge(&request);
+/// assert_eq!(merged.temperature, Some(0.2));
+/// assert_eq!(merged.tool_choice, Some(ToolChoice::Tool("get_weather".into())));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ModelSettings {
+    /// Sampling temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// The most tokens one answer may have.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    /// Which tools the model may or must call (sent only when tools are offered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
+    /// Whether the model may call several tools in one answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+    /// Texts that end the answer when the model writes them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_sequences: Option<Vec<String>>,
+    /// A seed for sampling, for repeatable answers where the provider supports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Provider fields these settings do not name, added to the request body as they
+    /// are (after the typed fields, so they override them).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub extra: Map<String, Value>,
+}
+
+impl ModelSettings {
+    /// No setting: every provider's defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With a sampling temperature.
+    pub fn temperature(mut self, temperature: f64) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// With an output token limit.
+    pub fn max_output_tokens(mut self, tokens: u32) -> Self {
+        self.max_output_tokens = Some(tokens);
+        self
+    }
+
+    /// With a tool choice.
+    pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.tool_choice = Some(choice);
+        self
+    }
+
+    /// Allowing or forbidding several tool calls in one answer.
+    pub fn parallel_tool_calls(mut self, parallel: bool) -> Self {
+        self.parallel_tool_calls = Some(parallel);
+        self
+    }
+
+    /// With stop sequences.
+    pub fn stop_sequences(mut self, stop: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.stop_sequences = Some(stop.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// With a sampling seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// With one provider field these settings do not name.
+    pub fn extra(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.extra.insert(key.into(), value.into());
+        self
+    }
+
+    /// These settings with `over` laid on top: each field `over` sets wins, each it
+    /// leaves unset keeps this one's; `extra` fields merge key by key, `over`'s winning.
+    /// Layers merge in order: client, agent, run, request.
+    pub fn merge(&self, over: &ModelSettings) -> ModelSettings {
+        let mut extra = self.extra.clone();
+        extra.extend(over.extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+        ModelSettings {
+            temperature: over.temperature.or(self.temperature),
+            max_output_tokens: over.max_output_tokens.or(self.max_output_tokens),
+            tool_choice: over
+                .tool_choice
+                .clone()
+                .or_else(|| self.tool_choice.clone()),
+            parallel_tool_calls: over.parallel_tool_calls.or(self.parallel_tool_calls),
+            stop_sequences: over
+                .stop_sequences
+                .clone()
+                .or_else(|| self.stop_sequences.clone()),
+            seed: over.seed.or(self.seed),
+            extra,
+        }
     }
 }
 
@@ -116,6 +401,12 @@ pub enum Message {
         /// The user's text.
         content: String,
     },
+    /// What the user said, in blocks: text and images (see [`Message::user_content`]).
+    /// Clients send the blocks their provider takes and describe the others in text.
+    UserContent {
+        /// The blocks, in order.
+        content: Vec<Content>,
+    },
     /// What the model answered.
     Assistant(AssistantMessage),
     /// A tool's result.
@@ -136,9 +427,23 @@ impl Message {
             content: content.into(),
         }
     }
+
+    /// Whether the user said this, as text or in blocks.
+    pub fn is_user(&self) -> bool {
+        matches!(self, Self::User { .. } | Self::UserContent { .. })
+    }
+
+    /// A user message in blocks, e.g. a question and an image:
+    /// `Message::user_content([Content::text("What is this?"), Content::image(b64, "image/png")])`.
+    pub fn user_content(content: impl IntoIterator<Item = Content>) -> Self {
+        Self::UserContent {
+            content: content.into_iter().collect(),
+        }
+    }
 }
 
 static NO_PARAMS: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
+static NO_SETTINGS: LazyLock<ModelSettings> = LazyLock::new(ModelSettings::default);
 
 /// What the model is asked on one turn.
 #[derive(Debug, Clone, Copy)]
@@ -155,6 +460,9 @@ pub struct LlmRequest<'a> {
     /// for the adapter to apply: a model name, a temperature, a tool choice... Empty on
     /// most turns.
     pub params: &'a Map<String, Value>,
+    /// Model settings for this request, laid over the client's own (see
+    /// [`ModelSettings::merge`]).
+    pub settings: &'a ModelSettings,
 }
 
 impl<'a> LlmRequest<'a> {
@@ -165,7 +473,14 @@ impl<'a> LlmRequest<'a> {
             tools,
             context: &Value::Null,
             params: &NO_PARAMS,
+            settings: &NO_SETTINGS,
         }
+    }
+
+    /// The same request with model settings for it.
+    pub fn with_settings(mut self, settings: &'a ModelSettings) -> Self {
+        self.settings = settings;
+        self
     }
 
     /// The same request with parameters for this turn.
@@ -182,17 +497,131 @@ impl<'a> LlmRequest<'a> {
 }
 
 /// A language model: one call, from the conversation and the tools on offer to the
-/// model's next message.
+/// model's next message, whole ([`complete`](Self::complete)) or as it is written
+/// ([`stream`](Self::stream)).
 #[async_trait]
 pub trait LlmClient: Send + Sync {
     /// Asks the model for its next message. A transport or provider failure is
-    /// [`AgentError::Llm`](crate::AgentError::Llm).
+    /// [`AgentError::Model`](crate::AgentError::Model) (or, from simpler clients,
+    /// [`AgentError::Llm`](crate::AgentError::Llm)).
     async fn complete(&self, request: LlmRequest<'_>) -> AgentResult<AssistantMessage>;
+
+    /// Asks the model for its next message as a stream of [`LlmEvent`]s ending with
+    /// [`LlmEvent::Done`]. The default calls [`complete`](Self::complete) and replays
+    /// its message ([`AssistantMessage::into_events`]), so every client streams; the
+    /// HTTP clients stream from the provider as it writes.
+    fn stream<'a>(&'a self, request: LlmRequest<'a>) -> LlmStream<'a> {
+        futures::stream::once(async move { self.complete(request).await })
+            .flat_map(|result| {
+                let events: Vec<Result<LlmEvent, LlmError>> = match result {
+                    Ok(message) => message.into_events().into_iter().map(Ok).collect(),
+                    Err(error) => vec![Err(llm_error(error))],
+                };
+                futures::stream::iter(events)
+            })
+            .boxed()
+    }
+}
+
+/// The typed error inside `error`, or `error` told as an [`LlmError::Other`].
+fn llm_error(error: AgentError) -> LlmError {
+    match error {
+        AgentError::Model(error) => error,
+        AgentError::Llm(message) => LlmError::Other { message },
+        other => LlmError::other(other.to_string()),
+    }
 }
 
 #[async_trait]
 impl<T: LlmClient + ?Sized> LlmClient for Arc<T> {
     async fn complete(&self, request: LlmRequest<'_>) -> AgentResult<AssistantMessage> {
         (**self).complete(request).await
+    }
+
+    fn stream<'a>(&'a self, request: LlmRequest<'a>) -> LlmStream<'a> {
+        (**self).stream(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn usage_saved_before_cached_and_reasoning_tokens_still_loads() {
+        let old: Usage =
+            serde_json::from_value(json!({"input_tokens": 5, "output_tokens": 7})).unwrap();
+        assert_eq!(
+            old,
+            Usage {
+                input_tokens: 5,
+                output_tokens: 7,
+                cached_input_tokens: 0,
+                reasoning_tokens: 0,
+            }
+        );
+        let mut total = old;
+        total += Usage {
+            input_tokens: 1,
+            output_tokens: 1,
+            cached_input_tokens: 3,
+            reasoning_tokens: 2,
+        };
+        assert_eq!((total.input_tokens, total.cached_input_tokens), (6, 3));
+    }
+
+    #[test]
+    fn settings_merge_layer_by_layer() {
+        let agent = ModelSettings::new()
+            .temperature(0.7)
+            .seed(1)
+            .extra("top_p", 0.9)
+            .extra("user", "a");
+        let run = ModelSettings::new().temperature(0.2).stop_sequences(["x"]);
+        let request = ModelSettings::new()
+            .tool_choice(ToolChoice::None)
+            .extra("user", "b");
+        let merged = agent.merge(&run).merge(&request);
+        assert_eq!(merged.temperature, Some(0.2));
+        assert_eq!(merged.seed, Some(1));
+        assert_eq!(merged.stop_sequences, Some(vec!["x".to_owned()]));
+        assert_eq!(merged.tool_choice, Some(ToolChoice::None));
+        assert_eq!(merged.max_output_tokens, None);
+        assert_eq!(merged.extra["top_p"], 0.9);
+        assert_eq!(merged.extra["user"], "b");
+        // Settings serialize compactly and come back equal.
+        let text = serde_json::to_value(&merged).unwrap();
+        assert!(text.get("max_output_tokens").is_none());
+        assert_eq!(
+            serde_json::from_value::<ModelSettings>(text).unwrap(),
+            merged
+        );
+    }
+
+    #[test]
+    fn events_serialize_with_their_type() {
+        let event = LlmEvent::ToolCallDelta {
+            index: 1,
+            arguments: "{\"a\"".into(),
+        };
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(
+            json,
+            json!({"type": "tool_call_delta", "index": 1, "arguments": "{\"a\""})
+        );
+        assert_eq!(serde_json::from_value::<LlmEvent>(json).unwrap(), event);
+    }
+
+    #[test]
+    fn a_user_message_in_blocks_round_trips() {
+        let message = Message::user_content([
+            Content::text("What is this?"),
+            Content::image("AAAA", "image/png"),
+        ]);
+        assert!(message.is_user() && Message::user("hi").is_user());
+        let json = serde_json::to_value(&message).unwrap();
+        assert_eq!(json["role"], "user_content");
+        assert_eq!(serde_json::from_value::<Message>(json).unwrap(), message);
     }
 }

@@ -1,19 +1,31 @@
 //! The Anthropic Messages API (`POST {base_url}/v1/messages`).
 
-use crate::convert::{count, describe, map_arguments, render_tools, str_field};
-use crate::http::{DEFAULT_TIMEOUT, RetryPolicy, Transport, header_map, provider_message};
-use agent_core::{
-    AgentError, AgentResult, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message,
-    ToolCall, ToolResultMessage, Usage,
+use crate::client::{Builder, Client, malformed};
+use crate::convert::{
+    Turns, count, describe, map_arguments, object_arguments, render_tools, str_field, system_text,
 };
-use async_trait::async_trait;
+use crate::http::{classify, provider_message};
+use crate::openai::finish_reason;
+use crate::provider::{Assembler, Provider, StreamParser, typed_event};
+use agent_core::{
+    AgentResult, AssistantMessage, Content, Dialect, LlmError, LlmRequest, Message, ModelSettings,
+    ToolCall, ToolChoice, ToolResultMessage, Usage,
+};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use std::fmt;
-use std::time::Duration;
+use std::borrow::Cow;
 
 const PROVIDER: &str = "anthropic";
 
-/// An [`LlmClient`] for the Anthropic Messages API.
+/// The Anthropic Messages API, for [`Client`]: see [`AnthropicClient`].
+#[derive(Debug, Clone)]
+pub struct Anthropic {
+    version: String,
+    max_tokens: u32,
+    dialect: Dialect,
+}
+
+/// An [`LlmClient`](agent_core::LlmClient) for the Anthropic Messages API.
 ///
 /// Tools are sent as `{name, description, input_schema}` in [`Dialect::Anthropic`]
 /// (or [`Dialect::AnthropicStrict`] with [`strict_tools(true)`]); `tool_use` blocks
@@ -21,15 +33,18 @@ const PROVIDER: &str = "anthropic";
 /// results are `tool_result` blocks, with `is_error: true` for failed calls and images
 /// passed as image blocks; results of one turn share one `user` message, as the API
 /// requires. System messages, wherever they are in the conversation, become the
-/// top-level `system` prompt. `thinking` and `redacted_thinking` blocks (extended
-/// thinking, enabled with [`param`](AnthropicBuilder::param)) are kept in
+/// top-level `system` prompt. Images in user messages are image blocks. `thinking` and
+/// `redacted_thinking` blocks (extended thinking, enabled with
+/// [`param`](Builder::param)) are kept in
 /// [`provider_blocks`](AssistantMessage::provider_blocks) and sent back unchanged at the
 /// start of their turn, as the API requires of a turn with `tool_use`.
 ///
-/// A request's [`params`](LlmRequest::params) (set by tools through
-/// [`NextTurn`](agent_core::NextTurn)) become body fields for that request; its
-/// application [`context`](LlmRequest::context) is not sent: what the model should see
-/// belongs in a message.
+/// [`ModelSettings`] map to `temperature`, `max_tokens` (over the builder's
+/// [`max_tokens`](AnthropicBuilder::max_tokens)), `tool_choice` (`auto`, `any`, `none`,
+/// `tool`), `tool_choice.disable_parallel_tool_use` and `stop_sequences`; the API has
+/// no seed, so `seed` is not sent. Streams read `message_start`, the content block
+/// events, `message_delta` (stop reason and usage), `ping` and `error`, up to
+/// `message_stop`.
 ///
 /// ```no_run
 /// # async fn run() -> agent_core::AgentResult<()> {
@@ -42,16 +57,12 @@ const PROVIDER: &str = "anthropic";
 /// ```
 ///
 /// [`strict_tools(true)`]: AnthropicBuilder::strict_tools
-#[derive(Clone)]
-pub struct AnthropicClient {
-    transport: Transport,
-    model: String,
-    max_tokens: u32,
-    dialect: Dialect,
-    params: Map<String, Value>,
-}
+pub type AnthropicClient = Client<Anthropic>;
 
-impl AnthropicClient {
+/// Configures an [`AnthropicClient`]; [`build`](Builder::build) makes it.
+pub type AnthropicBuilder = Builder<Anthropic>;
+
+impl Client<Anthropic> {
     /// Anthropic's endpoint (requests go to `{base}/v1/messages`).
     pub const DEFAULT_BASE_URL: &'static str = "https://api.anthropic.com";
 
@@ -62,24 +73,23 @@ impl AnthropicClient {
     /// The model [`from_env`](Self::from_env) uses when `ANTHROPIC_MODEL` is unset.
     pub const DEFAULT_MODEL: &'static str = "claude-sonnet-4-5";
 
-    /// The `max_tokens` sent unless [`AnthropicBuilder::max_tokens`] says otherwise (the
-    /// API requires one).
+    /// The `max_tokens` sent unless [`AnthropicBuilder::max_tokens`] or the settings'
+    /// `max_output_tokens` say otherwise (the API requires one).
     pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
     /// A builder for a client of `model` authenticated with `api_key`.
     pub fn builder(api_key: impl Into<String>, model: impl Into<String>) -> AnthropicBuilder {
-        AnthropicBuilder {
-            api_key: api_key.into(),
-            model: model.into(),
-            base_url: Self::DEFAULT_BASE_URL.to_owned(),
+        let provider = Anthropic {
             version: Self::API_VERSION.to_owned(),
             max_tokens: Self::DEFAULT_MAX_TOKENS,
-            strict_tools: false,
-            timeout: DEFAULT_TIMEOUT,
-            retry: RetryPolicy::DEFAULT,
-            headers: Vec::new(),
-            params: Map::new(),
-        }
+            dialect: Dialect::Anthropic,
+        };
+        Builder::new(
+            provider,
+            model.into(),
+            Self::DEFAULT_BASE_URL,
+            Some(api_key.into()),
+        )
     }
 
     /// A client configured from the environment, or `None` when `ANTHROPIC_API_KEY` is
@@ -87,7 +97,7 @@ impl AnthropicClient {
     /// [`DEFAULT_MODEL`](Self::DEFAULT_MODEL)), the base URL from `ANTHROPIC_BASE_URL`
     /// (default Anthropic's).
     pub fn from_env() -> Option<AgentResult<Self>> {
-        let var = |name| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let var = crate::openai::env_var;
         let api_key = var("ANTHROPIC_API_KEY")?;
         let model = var("ANTHROPIC_MODEL").unwrap_or_else(|| Self::DEFAULT_MODEL.to_owned());
         let mut builder = Self::builder(api_key, model);
@@ -96,74 +106,102 @@ impl AnthropicClient {
         }
         Some(builder.build())
     }
+}
 
-    /// The model asked.
-    pub fn model(&self) -> &str {
-        &self.model
+impl Builder<Anthropic> {
+    /// The `anthropic-version` header (default [`AnthropicClient::API_VERSION`]).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.provider.version = version.into();
+        self
     }
 
-    /// The dialect tools are rendered in: [`Dialect::Anthropic`] or
-    /// [`Dialect::AnthropicStrict`].
-    pub fn dialect(&self) -> Dialect {
+    /// The most tokens one answer may have (default
+    /// [`AnthropicClient::DEFAULT_MAX_TOKENS`]).
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.provider.max_tokens = max_tokens;
+        self
+    }
+
+    /// Whether tools are sent with `strict: true` in [`Dialect::AnthropicStrict`], or as
+    /// plain schemas in [`Dialect::Anthropic`] (the default). Strict tool use may need a
+    /// beta header, which [`header`](Builder::header) adds.
+    pub fn strict_tools(mut self, strict: bool) -> Self {
+        self.provider.dialect = if strict {
+            Dialect::AnthropicStrict
+        } else {
+            Dialect::Anthropic
+        };
+        self
+    }
+}
+
+impl Provider for Anthropic {
+    const NAME: &'static str = PROVIDER;
+    const CLIENT_NAME: &'static str = "AnthropicClient";
+
+    fn dialect(&self) -> Dialect {
         self.dialect
     }
 
-    /// The URL requests are posted to.
-    pub fn url(&self) -> &str {
-        &self.transport.url
+    fn url(&self, base_url: &str, _model: &str, _stream: bool) -> String {
+        format!("{base_url}/v1/messages")
     }
 
-    /// The JSON body [`complete`](LlmClient::complete) posts for `request`: its
-    /// messages and tools, the builder's [`param`](AnthropicBuilder::param)s, then the request's own
-    /// [`params`](LlmRequest::params) (what tools set with
-    /// [`NextTurn`](agent_core::NextTurn)) as body fields, overriding any earlier field
-    /// of that name (`model` included). Fails when a tool cannot be rendered in the
-    /// client's dialect.
-    pub fn request_body(&self, request: &LlmRequest<'_>) -> AgentResult<Value> {
+    fn headers(&self, api_key: Option<&str>) -> Vec<(String, String)> {
+        let mut headers = Vec::new();
+        if let Some(key) = api_key {
+            headers.push(("x-api-key".to_owned(), key.to_owned()));
+        }
+        headers.push(("anthropic-version".to_owned(), self.version.clone()));
+        headers
+    }
+
+    fn body(
+        &self,
+        model: &str,
+        request: &LlmRequest<'_>,
+        settings: &ModelSettings,
+        stream: bool,
+    ) -> AgentResult<Map<String, Value>> {
         let (system, messages) = conversation(request.messages);
         let mut body = Map::new();
-        body.insert("model".into(), json!(self.model));
-        body.insert("max_tokens".into(), json!(self.max_tokens));
+        body.insert("model".into(), json!(model));
+        let max_tokens = settings.max_output_tokens.unwrap_or(self.max_tokens);
+        body.insert("max_tokens".into(), json!(max_tokens));
         if !system.is_empty() {
             body.insert("system".into(), json!(system));
         }
         body.insert("messages".into(), Value::Array(messages));
         if !request.tools.is_empty() {
-            let tools = render_tools(self.dialect, request.tools)?;
+            let tools = render_tools(self.dialect(), request.tools)?;
             body.insert("tools".into(), Value::Array(tools));
+            if let Some(choice) = tool_choice(settings) {
+                body.insert("tool_choice".into(), choice);
+            }
         }
-        // The client's fields, then this turn's (`NextTurn`): later ones win.
-        for (key, value) in self.params.iter().chain(request.params) {
-            body.insert(key.clone(), value.clone());
+        if let Some(temperature) = settings.temperature {
+            body.insert("temperature".into(), json!(temperature));
         }
-        Ok(Value::Object(body))
+        if let Some(stop) = &settings.stop_sequences {
+            body.insert("stop_sequences".into(), json!(stop));
+        }
+        if stream {
+            body.insert("stream".into(), json!(true));
+        }
+        Ok(body)
     }
 
-    /// The model's message in a Messages API response `body`, its arguments mapped back
-    /// through the client's dialect for the tools `request` offered.
-    pub fn parse_response(
+    fn parse_response(
         &self,
         request: &LlmRequest<'_>,
         body: &Value,
-    ) -> AgentResult<AssistantMessage> {
-        let malformed = |what: &str| {
-            AgentError::Llm(format!(
-                "{PROVIDER}: malformed message: {what}: {}",
-                crate::http::excerpt(body.to_string().as_bytes())
-            ))
-        };
+    ) -> Result<AssistantMessage, LlmError> {
+        let malformed = |what: &str| malformed(PROVIDER, what, body);
         if !body.is_object() {
             return Err(malformed("the body is not a JSON object"));
         }
         if str_field(body, "type") == Some("error") {
-            let message = provider_message(body).map_or_else(
-                || "an error without a message".to_owned(),
-                |(kind, message)| match kind {
-                    Some(kind) => format!("({kind}) {message}"),
-                    None => message,
-                },
-            );
-            return Err(AgentError::Llm(format!("{PROVIDER}: {message}")));
+            return Err(error_event(body));
         }
         let Some(blocks) = body.get("content").and_then(Value::as_array) else {
             return Err(malformed("no `content` array"));
@@ -187,7 +225,7 @@ impl AnthropicClient {
                         Some(Value::Null) | None => Value::Object(Map::new()),
                         Some(input) => input.clone(),
                     };
-                    let arguments = map_arguments(self.dialect, request.tools, name, input);
+                    let arguments = map_arguments(self.dialect(), request.tools, name, input);
                     tool_calls.push(ToolCall::new(id, name, arguments));
                 }
                 // Kept whole: the API checks their signature (or `data`) when they go
@@ -202,42 +240,210 @@ impl AnthropicClient {
             && tool_calls.is_empty()
             && str_field(body, "stop_reason") == Some("refusal")
         {
-            return Err(AgentError::Llm(format!(
-                "{PROVIDER}: the model refused to answer (stop_reason `refusal`)"
-            )));
+            return Err(LlmError::Refused {
+                message: format!("{PROVIDER}: the model refused to answer (stop_reason `refusal`)"),
+            });
         }
-        let usage = body.get("usage").filter(|u| u.is_object()).map(|u| Usage {
-            input_tokens: count(u, "input_tokens")
-                + count(u, "cache_creation_input_tokens")
-                + count(u, "cache_read_input_tokens"),
-            output_tokens: count(u, "output_tokens"),
-        });
         Ok(AssistantMessage {
             text,
             tool_calls,
-            usage,
+            usage: body.get("usage").filter(|u| u.is_object()).map(usage),
             provider_blocks,
         })
     }
-}
 
-#[async_trait]
-impl LlmClient for AnthropicClient {
-    async fn complete(&self, request: LlmRequest<'_>) -> AgentResult<AssistantMessage> {
-        let body = self.request_body(&request)?;
-        let response = self.transport.post_json(&body).await?;
-        self.parse_response(&request, &response)
+    fn stream_parser(&self) -> Box<dyn StreamParser> {
+        Box::new(MessagesStream::default())
     }
 }
 
-impl fmt::Debug for AnthropicClient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Never the key.
-        f.debug_struct("AnthropicClient")
-            .field("url", &self.transport.url)
-            .field("model", &self.model)
-            .field("dialect", &self.dialect)
-            .finish_non_exhaustive()
+/// The settings' tool choice and parallelism as Anthropic's `tool_choice` object.
+fn tool_choice(settings: &ModelSettings) -> Option<Value> {
+    let mut choice = match &settings.tool_choice {
+        Some(ToolChoice::Auto) => json!({"type": "auto"}),
+        Some(ToolChoice::Required) => json!({"type": "any"}),
+        Some(ToolChoice::None) => json!({"type": "none"}),
+        Some(ToolChoice::Tool(name)) => json!({"type": "tool", "name": name}),
+        None if settings.parallel_tool_calls == Some(false) => json!({"type": "auto"}),
+        None => return None,
+    };
+    if settings.parallel_tool_calls == Some(false) && choice["type"] != "none" {
+        choice["disable_parallel_tool_use"] = json!(true);
+    }
+    Some(choice)
+}
+
+/// Anthropic's usage: the input is the uncached, cache-written and cache-read tokens.
+fn usage(u: &Value) -> Usage {
+    let cached = count(u, "cache_read_input_tokens");
+    Usage {
+        input_tokens: count(u, "input_tokens") + count(u, "cache_creation_input_tokens") + cached,
+        output_tokens: count(u, "output_tokens"),
+        cached_input_tokens: cached,
+        reasoning_tokens: 0,
+    }
+}
+
+/// An `{"type": "error", "error": {...}}` body or stream event, typed.
+fn error_event(body: &Value) -> LlmError {
+    match provider_message(body) {
+        Some((kind, message)) => {
+            let text = match &kind {
+                Some(kind) => format!("{PROVIDER}: ({kind}) {message}"),
+                None => format!("{PROVIDER}: {message}"),
+            };
+            classify(0, kind.as_deref(), text, None)
+        }
+        None => LlmError::other(format!("{PROVIDER}: an error without a message")),
+    }
+}
+
+/// The fields of a stream event the parser reads; the text of deltas is borrowed from
+/// the event where it needs no unescaping.
+#[derive(Deserialize)]
+struct Event<'a> {
+    #[serde(default, rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(default)]
+    content_block: Option<Value>,
+    #[serde(default)]
+    message: Option<Value>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// A `content_block_delta`'s or `message_delta`'s `delta`.
+#[derive(Deserialize, Default)]
+struct Delta<'a> {
+    #[serde(default, rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    stop_reason: Option<Cow<'a, str>>,
+}
+
+/// A thinking block being streamed: its text and signature, sent back whole later.
+#[derive(Default)]
+struct Thinking {
+    index: u64,
+    thinking: String,
+    signature: String,
+}
+
+/// The Messages API's stream: `message_start`, `content_block_start` /
+/// `content_block_delta` / `content_block_stop` per block, `message_delta` with the
+/// stop reason and output tokens, `message_stop`; `ping` and `error` anywhere.
+#[derive(Default)]
+struct MessagesStream {
+    usage: Usage,
+    thinking: Option<Thinking>,
+}
+
+impl StreamParser for MessagesStream {
+    fn event(
+        &mut self,
+        name: Option<&str>,
+        data: &str,
+        out: &mut Assembler,
+    ) -> Result<(), LlmError> {
+        let event: Event<'_> = typed_event(PROVIDER, data)?;
+        let kind = event.kind.as_deref().or(name).unwrap_or_default();
+        let index = event.index.unwrap_or(0);
+        match kind {
+            "message_start" => {
+                let message = event.message.as_ref();
+                if let Some(u) = message
+                    .and_then(|m| m.get("usage"))
+                    .filter(|u| u.is_object())
+                {
+                    self.usage = usage(u);
+                    out.set_usage(self.usage);
+                }
+            }
+            "content_block_start" => {
+                let block = event.content_block.unwrap_or(Value::Null);
+                match str_field(&block, "type") {
+                    Some("text") => out.text(str_field(&block, "text").unwrap_or_default()),
+                    Some("tool_use") => out.tool_start(
+                        index,
+                        str_field(&block, "id").unwrap_or_default(),
+                        str_field(&block, "name").unwrap_or_default(),
+                    ),
+                    Some("thinking") => {
+                        let text = str_field(&block, "thinking").unwrap_or_default();
+                        out.thinking(text);
+                        self.thinking = Some(Thinking {
+                            index,
+                            thinking: text.to_owned(),
+                            signature: String::new(),
+                        });
+                    }
+                    Some("redacted_thinking") => out.provider_block(block),
+                    _ => {}
+                }
+            }
+            "content_block_delta" => {
+                let delta = event.delta.unwrap_or_default();
+                match delta.kind.as_deref() {
+                    Some("text_delta") => out.text(delta.text.as_deref().unwrap_or_default()),
+                    Some("input_json_delta") => {
+                        out.tool_arguments(index, delta.partial_json.as_deref().unwrap_or_default())
+                    }
+                    Some("thinking_delta") => {
+                        let text = delta.thinking.as_deref().unwrap_or_default();
+                        out.thinking(text);
+                        if let Some(block) = self.thinking.as_mut().filter(|b| b.index == index) {
+                            block.thinking.push_str(text);
+                        }
+                    }
+                    Some("signature_delta") => {
+                        if let Some(block) = self.thinking.as_mut().filter(|b| b.index == index) {
+                            block
+                                .signature
+                                .push_str(delta.signature.as_deref().unwrap_or_default());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                if let Some(block) = self.thinking.take_if(|b| b.index == index) {
+                    out.provider_block(json!({
+                        "type": "thinking",
+                        "thinking": block.thinking,
+                        "signature": block.signature,
+                    }));
+                }
+                out.tool_end(index);
+            }
+            "message_delta" => {
+                if let Some(reason) = event.delta.and_then(|d| d.stop_reason) {
+                    out.finish(finish_reason(&reason));
+                }
+                if let Some(u) = event.usage.filter(Value::is_object) {
+                    self.usage.output_tokens = count(&u, "output_tokens");
+                    out.set_usage(self.usage);
+                }
+            }
+            "message_stop" => out.terminate(),
+            "error" => return Err(error_event(&json!({"error": event.error}))),
+            // `ping`, and event types added later.
+            _ => {}
+        }
+        Ok(())
     }
 }
 
@@ -245,21 +451,13 @@ impl fmt::Debug for AnthropicClient {
 /// one API message, so one turn's tool results sit together in the `user` message
 /// after the `tool_use`, before any text the user adds.
 fn conversation(messages: &[Message]) -> (String, Vec<Value>) {
-    let mut system: Vec<&str> = Vec::new();
-    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    let mut push = |role: &'static str, blocks: Vec<Value>| {
-        if blocks.is_empty() {
-            return;
-        }
-        match turns.last_mut() {
-            Some((last, existing)) if *last == role => existing.extend(blocks),
-            _ => turns.push((role, blocks)),
-        }
-    };
+    let mut turns = Turns::default();
+    let mut push = |role, blocks| turns.push(role, blocks);
     for message in messages {
         match message {
-            Message::System { content } => system.push(content),
+            Message::System { .. } => {}
             Message::User { content } => push("user", text_block(content).into_iter().collect()),
+            Message::UserContent { content } => push("user", content_blocks(content)),
             Message::Assistant(assistant) => {
                 let mut blocks: Vec<Value> = assistant
                     .text
@@ -268,17 +466,11 @@ fn conversation(messages: &[Message]) -> (String, Vec<Value>) {
                     .into_iter()
                     .collect();
                 for call in &assistant.tool_calls {
-                    // The API's input is always an object; arguments that never parsed
-                    // (they came from another provider) are sent as none.
-                    let input = match &call.arguments {
-                        Value::Object(_) => call.arguments.clone(),
-                        _ => json!({}),
-                    };
                     blocks.push(json!({
                         "type": "tool_use",
                         "id": call.id,
                         "name": call.name,
-                        "input": input,
+                        "input": object_arguments(&call.arguments),
                     }));
                 }
                 // The thinking that preceded the tool_use goes back first and unchanged,
@@ -298,11 +490,7 @@ fn conversation(messages: &[Message]) -> (String, Vec<Value>) {
             Message::Tool(result) => push("user", vec![tool_result(result)]),
         }
     }
-    let messages = turns
-        .into_iter()
-        .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect();
-    (system.join("\n\n"), messages)
+    (system_text(messages), turns.into_json("content"))
 }
 
 /// A text block, or none for empty text (the API refuses empty text blocks).
@@ -310,10 +498,12 @@ fn text_block(text: &str) -> Option<Value> {
     (!text.is_empty()).then(|| json!({"type": "text", "text": text}))
 }
 
-fn tool_result(result: &ToolResultMessage) -> Value {
-    let has_text = result.content.iter().any(|c| c.as_text().is_some());
+/// Text and image blocks; a JSON block beside text is left out (tools that return
+/// JSON return it as text too), other blocks are described in text.
+fn content_blocks(content: &[Content]) -> Vec<Value> {
+    let has_text = content.iter().any(|c| c.as_text().is_some());
     let mut blocks = Vec::new();
-    for block in &result.content {
+    for block in content {
         match block {
             Content::Text { text } => blocks.extend(text_block(text)),
             Content::Image { data, mime_type } => blocks.push(json!({
@@ -324,6 +514,11 @@ fn tool_result(result: &ToolResultMessage) -> Value {
             other => blocks.extend(text_block(&describe(other))),
         }
     }
+    blocks
+}
+
+fn tool_result(result: &ToolResultMessage) -> Value {
+    let blocks = content_blocks(&result.content);
     let mut out = Map::new();
     out.insert("type".into(), json!("tool_result"));
     out.insert("tool_use_id".into(), json!(result.call_id));
@@ -334,108 +529,4 @@ fn tool_result(result: &ToolResultMessage) -> Value {
         out.insert("is_error".into(), Value::Bool(true));
     }
     Value::Object(out)
-}
-
-/// Configures an [`AnthropicClient`]; [`build`](Self::build) makes it.
-#[must_use]
-#[derive(Clone)]
-pub struct AnthropicBuilder {
-    api_key: String,
-    model: String,
-    base_url: String,
-    version: String,
-    max_tokens: u32,
-    strict_tools: bool,
-    timeout: Duration,
-    retry: RetryPolicy,
-    headers: Vec<(String, String)>,
-    params: Map<String, Value>,
-}
-
-impl AnthropicBuilder {
-    /// The API's base URL, without `/v1` (Anthropic's by default).
-    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = base_url.into();
-        self
-    }
-
-    /// The `anthropic-version` header (default [`AnthropicClient::API_VERSION`]).
-    pub fn version(mut self, version: impl Into<String>) -> Self {
-        self.version = version.into();
-        self
-    }
-
-    /// The most tokens one answer may have (default
-    /// [`AnthropicClient::DEFAULT_MAX_TOKENS`]).
-    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
-        self.max_tokens = max_tokens;
-        self
-    }
-
-    /// Whether tools are sent with `strict: true` in [`Dialect::AnthropicStrict`], or as
-    /// plain schemas in [`Dialect::Anthropic`] (the default). Strict tool use may need a
-    /// beta header, which [`header`](Self::header) adds.
-    pub fn strict_tools(mut self, strict: bool) -> Self {
-        self.strict_tools = strict;
-        self
-    }
-
-    /// How long one request may take, answer included (default ten minutes).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// When failed requests are retried (default [`RetryPolicy::DEFAULT`]).
-    pub fn retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
-    }
-
-    /// A header sent with every request, e.g. `anthropic-beta`.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// A field added to every request body, e.g. `("temperature", 0.2)` or
-    /// `("tool_choice", {"type": "any"})`. It overrides a field the client sets.
-    pub fn param(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.params.insert(key.into(), value.into());
-        self
-    }
-
-    /// The client. Fails when a header is invalid or the HTTP client cannot be built.
-    pub fn build(self) -> AgentResult<AnthropicClient> {
-        let url = format!("{}/v1/messages", self.base_url.trim_end_matches('/'));
-        let mut headers = vec![
-            ("x-api-key".to_owned(), self.api_key),
-            ("anthropic-version".to_owned(), self.version),
-        ];
-        headers.extend(self.headers);
-        let headers = header_map(PROVIDER, headers)?;
-        let transport = Transport::new(PROVIDER, url, headers, self.timeout, self.retry)?;
-        Ok(AnthropicClient {
-            transport,
-            model: self.model,
-            max_tokens: self.max_tokens,
-            dialect: if self.strict_tools {
-                Dialect::AnthropicStrict
-            } else {
-                Dialect::Anthropic
-            },
-            params: self.params,
-        })
-    }
-}
-
-impl fmt::Debug for AnthropicBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AnthropicBuilder")
-            .field("model", &self.model)
-            .field("base_url", &self.base_url)
-            .field("api_key", &"<redacted>")
-            .field("strict_tools", &self.strict_tools)
-            .finish_non_exhaustive()
-    }
 }

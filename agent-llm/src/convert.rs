@@ -1,7 +1,7 @@
 //! Conversions both adapters share: tool results as text, tool definitions rendered in
 //! a dialect, and the model's arguments mapped back through it.
 
-use agent_core::{AgentError, AgentResult, Content, Dialect, ToolDefinition};
+use agent_core::{AgentError, AgentResult, Content, Dialect, Message, ToolDefinition};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -95,6 +95,66 @@ pub(crate) fn parse_arguments(raw: &str) -> Value {
         return Value::Object(Map::new());
     }
     serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()))
+}
+
+/// An image as a `data:` URL, for the APIs that take images by URL.
+pub(crate) fn data_url(mime_type: &str, data: &str) -> String {
+    format!("data:{mime_type};base64,{data}")
+}
+
+/// The system messages' text, joined, for the APIs that take it apart from the
+/// conversation.
+pub(crate) fn system_text(messages: &[Message]) -> String {
+    let parts: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::System { content } => Some(content.as_str()),
+            _ => None,
+        })
+        .collect();
+    parts.join("\n\n")
+}
+
+/// A conversation's turns for the APIs that want strictly alternating roles:
+/// consecutive blocks of one role share one turn, so one turn's tool results sit
+/// together after the calls, before any text the user adds.
+#[derive(Default)]
+pub(crate) struct Turns(Vec<(&'static str, Vec<Value>)>);
+
+impl Turns {
+    /// Adds `blocks` to the last turn when it is `role`'s, else opens a turn; no
+    /// blocks, no turn (the APIs refuse empty ones).
+    pub fn push(&mut self, role: &'static str, blocks: Vec<Value>) {
+        if blocks.is_empty() {
+            return;
+        }
+        match self.0.last_mut() {
+            Some((last, existing)) if *last == role => existing.extend(blocks),
+            _ => self.0.push((role, blocks)),
+        }
+    }
+
+    /// Each turn as `{"role": role, <key>: blocks}`.
+    pub fn into_json(self, key: &str) -> Vec<Value> {
+        self.0
+            .into_iter()
+            .map(|(role, blocks)| {
+                let mut turn = Map::new();
+                turn.insert("role".into(), Value::from(role));
+                turn.insert(key.into(), Value::Array(blocks));
+                Value::Object(turn)
+            })
+            .collect()
+    }
+}
+
+/// A call's arguments as the object the APIs that take objects want; arguments that
+/// never parsed (they came from another provider) are sent as none.
+pub(crate) fn object_arguments(arguments: &Value) -> Value {
+    match arguments {
+        Value::Object(_) => arguments.clone(),
+        _ => Value::Object(Map::new()),
+    }
 }
 
 /// A string field of a JSON object, or `None`.

@@ -1,158 +1,160 @@
-//! The transport both adapters share: one JSON POST with a timeout, retried with
-//! exponential backoff on 408, 429 and 5xx answers and on connection failures, and a
-//! provider's error body turned into a readable [`AgentError::Llm`].
+//! The transport every provider shares: a JSON POST with a timeout, retried as the
+//! [`RetryPolicy`] says on 408, 429 and 5xx answers and on connection failures, a
+//! provider's error body turned into a typed [`LlmError`], and the TLS configuration
+//! the default HTTP client is built with.
 
-use agent_core::{AgentError, AgentResult};
+use agent_core::{LlmError, RetryDecision, RetryPolicy};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Response, StatusCode};
+use rustls_platform_verifier::BuilderVerifierExt;
 use serde_json::Value;
-use std::hash::{BuildHasher, Hasher};
-use std::time::Duration;
-
-/// When and how often a failed request is sent again.
-///
-/// A request is retried when the server answers 408, 429 or any 5xx, when the server
-/// says so with `x-should-retry: true` (and never when it says `false`), or when the
-/// connection fails or times out. The wait before retry `n` (1-based) is
-/// `initial_backoff * 2^(n-1)`, capped at `max_backoff`, less up to a quarter of random
-/// jitter; a `Retry-After` (seconds) or `retry-after-ms` header from the server is used
-/// instead when it is no longer than `max_retry_after`. Each retry is logged as a
-/// `tracing` warning with the error that caused it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RetryPolicy {
-    /// How many times a request is sent at most, the first time included (at least 1).
-    pub max_attempts: u32,
-    /// The wait before the first retry.
-    pub initial_backoff: Duration,
-    /// The longest computed wait.
-    pub max_backoff: Duration,
-    /// The longest wait a server's `Retry-After` is honoured for; a longer one falls
-    /// back to the computed backoff.
-    pub max_retry_after: Duration,
-}
-
-impl RetryPolicy {
-    /// Three attempts, backoff from 500 ms to 8 s, `Retry-After` honoured up to 60 s (the
-    /// official SDKs' defaults).
-    pub const DEFAULT: Self = Self {
-        max_attempts: 3,
-        initial_backoff: Duration::from_millis(500),
-        max_backoff: Duration::from_secs(8),
-        max_retry_after: Duration::from_secs(60),
-    };
-
-    /// One attempt, no retries.
-    pub const NEVER: Self = Self {
-        max_attempts: 1,
-        ..Self::DEFAULT
-    };
-
-    /// The computed wait before retry `retry` (1-based), jittered.
-    fn backoff(&self, retry: u32) -> Duration {
-        let exp = self
-            .initial_backoff
-            .saturating_mul(1u32 << retry.saturating_sub(1).min(20));
-        let capped = exp.min(self.max_backoff);
-        // Up to 25% less, so that clients told to back off at once do not come back at
-        // once. `RandomState` is a randomly seeded hasher: enough randomness for jitter.
-        let random = std::collections::hash_map::RandomState::new()
-            .build_hasher()
-            .finish();
-        let jitter = capped.mul_f64((random % 1000) as f64 / 4000.0);
-        capped - jitter
-    }
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        Self::DEFAULT
-    }
-}
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 /// The request timeout when none is configured: ten minutes, as the official SDKs use,
 /// because a long answer takes long to generate.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// A configured HTTP client for one provider endpoint.
+/// The TLS configuration the clients' own HTTP clients use: rustls with its own `ring`
+/// crypto provider and the platform's certificate verifier. Nothing is installed
+/// process-wide, so an application keeps whatever default provider it chooses (or
+/// none). Build an HTTP client of your own on it for
+/// [`with_http_client`](crate::Builder::with_http_client):
+///
+/// ```no_run
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let http = reqwest::Client::builder()
+///     .tls_backend_preconfigured(agent_llm::tls_config()?)
+///     .pool_max_idle_per_host(4)
+///     .build()?;
+/// let model = agent_llm::OpenAiClient::builder("gpt-4o-mini").with_http_client(http).build()?;
+/// # Ok(()) }
+/// ```
+pub fn tls_config() -> Result<rustls::ClientConfig, LlmError> {
+    let cannot = |e: rustls::Error| LlmError::other(format!("cannot configure TLS: {e}"));
+    let crypto = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(crypto)
+        .with_safe_default_protocol_versions()
+        .map_err(cannot)?
+        .with_platform_verifier()
+        .map_err(cannot)?
+        .with_no_client_auth())
+}
+
+/// An HTTP client on [`tls_config`].
+pub(crate) fn default_http_client(
+    provider: &str,
+    connect_timeout: Duration,
+) -> Result<reqwest::Client, LlmError> {
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls_config()?)
+        .connect_timeout(connect_timeout)
+        .build()
+        .map_err(|e| {
+            LlmError::other(format!(
+                "{provider}: cannot build the HTTP client: {}",
+                chain(&e)
+            ))
+        })
+}
+
+/// A configured HTTP client for one provider.
 #[derive(Clone)]
 pub(crate) struct Transport {
-    /// The provider's name for error messages: `openai`, `anthropic`.
+    /// The provider's name for error messages: `openai`, `anthropic`, `gemini`.
     pub provider: &'static str,
     pub client: reqwest::Client,
-    pub url: String,
     pub headers: HeaderMap,
     pub timeout: Duration,
     pub retry: RetryPolicy,
 }
 
 impl Transport {
-    /// A transport posting to `url` with `headers` on every request.
-    pub fn new(
-        provider: &'static str,
-        url: String,
-        headers: HeaderMap,
-        timeout: Duration,
-        retry: RetryPolicy,
-    ) -> AgentResult<Self> {
-        install_crypto_provider();
-        let client = reqwest::Client::builder()
-            .connect_timeout(timeout.min(Duration::from_secs(30)))
-            .build()
-            .map_err(|e| {
-                AgentError::Llm(format!("{provider}: cannot build the HTTP client: {e}"))
-            })?;
-        Ok(Self {
-            provider,
-            client,
-            url,
-            headers,
-            timeout,
-            retry,
+    /// Posts `body` to `url` and returns the parsed JSON of a 2xx answer, retrying as
+    /// the policy says (a body that times out is retried too).
+    pub async fn post_json(&self, url: &str, body: &Value) -> Result<Value, LlmError> {
+        let body = self.serialize(body)?;
+        self.with_retries(|| async {
+            let response = match self.send_once(url, &body).await {
+                Ok(response) => response,
+                Err(decision) => return decision,
+            };
+            match response.bytes().await {
+                Ok(bytes) => RetryDecision::Done(parse_body(self.provider, &bytes)),
+                Err(e) => {
+                    let error = self.transport_error(url, &e);
+                    if e.is_timeout() {
+                        RetryDecision::Retry { error, wait: None }
+                    } else {
+                        RetryDecision::Done(Err(error))
+                    }
+                }
+            }
+        })
+        .await
+    }
+
+    /// Posts `body` to `url` and returns the response of a 2xx answer, its body unread
+    /// (a stream), retrying as the policy says until the answer starts.
+    pub async fn post_for_stream(&self, url: &str, body: &Value) -> Result<Response, LlmError> {
+        let body = self.serialize(body)?;
+        self.with_retries(|| async {
+            match self.send_once(url, &body).await {
+                Ok(response) => RetryDecision::Done(Ok(response)),
+                Err(decision) => decision,
+            }
+        })
+        .await
+    }
+
+    fn serialize(&self, body: &Value) -> Result<Vec<u8>, LlmError> {
+        serde_json::to_vec(body).map_err(|e| LlmError::BadRequest {
+            message: format!("{}: cannot serialize the request: {e}", self.provider),
         })
     }
 
-    /// Posts `body` and returns the parsed JSON of a 2xx answer, retrying as the
-    /// policy says.
-    pub async fn post_json(&self, body: &Value) -> AgentResult<Value> {
+    async fn with_retries<T, F, Fut>(&self, mut attempt: F) -> Result<T, LlmError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = RetryDecision<T, LlmError>>,
+    {
         let provider = self.provider;
-        let body = serde_json::to_vec(body).map_err(|e| {
-            AgentError::Llm(format!("{provider}: cannot serialize the request: {e}"))
-        })?;
         let attempts = self.retry.max_attempts.max(1);
-        let mut attempt = 1;
-        loop {
-            let outcome = self.send_once(&body).await;
-            let (error, server_wait) = match outcome {
-                Attempt::Done(result) => return result,
-                Attempt::Retryable { error, wait } => (error, wait),
-            };
-            if attempt >= attempts {
-                let tries = if attempts == 1 {
-                    String::new()
-                } else {
-                    format!(" (after {attempts} attempts)")
-                };
-                return Err(AgentError::Llm(format!("{error}{tries}")));
+        let result = self
+            .retry
+            .run(
+                |_| attempt(),
+                |attempt, error, wait| {
+                    tracing::warn!(
+                        provider,
+                        attempt,
+                        max_attempts = attempts,
+                        wait_ms = wait.as_millis() as u64,
+                        "{error}; retrying"
+                    );
+                },
+            )
+            .await;
+        result.map_err(|mut error| {
+            // Only a retryable error can have used every attempt.
+            if attempts > 1 && error.is_retryable() {
+                error
+                    .message_mut()
+                    .push_str(&format!(" (after {attempts} attempts)"));
             }
-            let wait = server_wait
-                .filter(|w| *w <= self.retry.max_retry_after)
-                .unwrap_or_else(|| self.retry.backoff(attempt));
-            attempt += 1;
-            tracing::warn!(
-                provider,
-                attempt,
-                max_attempts = attempts,
-                wait_ms = wait.as_millis() as u64,
-                "{error}; retrying"
-            );
-            tokio::time::sleep(wait).await;
-        }
+            error
+        })
     }
 
-    async fn send_once(&self, body: &[u8]) -> Attempt {
-        let provider = self.provider;
+    /// One POST: the response when it is a 2xx, else what to do about the failure.
+    async fn send_once<T>(
+        &self,
+        url: &str,
+        body: &[u8],
+    ) -> Result<Response, RetryDecision<T, LlmError>> {
         let sent = self
             .client
-            .post(&self.url)
+            .post(url)
             .headers(self.headers.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .timeout(self.timeout)
@@ -162,89 +164,67 @@ impl Transport {
         let response = match sent {
             Ok(response) => response,
             Err(e) => {
-                let error = transport_error(provider, &self.url, self.timeout, &e);
-                return if e.is_connect() || e.is_timeout() {
-                    Attempt::Retryable { error, wait: None }
+                let error = self.transport_error(url, &e);
+                return Err(if e.is_connect() || e.is_timeout() {
+                    RetryDecision::Retry { error, wait: None }
                 } else {
-                    Attempt::Done(Err(AgentError::Llm(error)))
-                };
+                    RetryDecision::Done(Err(error))
+                });
             }
         };
         let status = response.status();
-        let headers = response.headers().clone();
-        let bytes = match response.bytes().await {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                let error = transport_error(provider, &self.url, self.timeout, &e);
-                return if e.is_timeout() {
-                    Attempt::Retryable { error, wait: None }
-                } else {
-                    Attempt::Done(Err(AgentError::Llm(error)))
-                };
-            }
-        };
         if status.is_success() {
-            return Attempt::Done(parse_body(provider, &bytes));
+            return Ok(response);
         }
-        let error = status_error(provider, status, &headers, &bytes);
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.unwrap_or_default();
+        let wait = retry_after(&headers);
+        let error = status_error(self.provider, status, &headers, &bytes, wait);
         let should_retry = match header_str(&headers, "x-should-retry") {
             Some("true") => true,
             Some("false") => false,
             _ => status.as_u16() == 408 || status.as_u16() == 429 || status.is_server_error(),
         };
-        if should_retry {
-            Attempt::Retryable {
-                error,
-                wait: retry_after(&headers),
+        Err(if should_retry {
+            RetryDecision::Retry { error, wait }
+        } else {
+            RetryDecision::Done(Err(error))
+        })
+    }
+
+    /// A failure to send or to read, typed: a timeout, a connection failure, or other.
+    pub fn transport_error(&self, url: &str, e: &reqwest::Error) -> LlmError {
+        let provider = self.provider;
+        if e.is_timeout() {
+            LlmError::Timeout {
+                message: format!(
+                    "{provider}: request to {url} timed out after {}",
+                    human(self.timeout)
+                ),
+            }
+        } else if e.is_connect() {
+            LlmError::Connection {
+                message: format!("{provider}: cannot connect to {url}: {}", chain(e)),
             }
         } else {
-            Attempt::Done(Err(AgentError::Llm(error)))
+            LlmError::Connection {
+                message: format!("{provider}: request to {url} failed: {}", chain(e)),
+            }
         }
     }
 }
 
-enum Attempt {
-    Done(AgentResult<Value>),
-    Retryable {
-        error: String,
-        wait: Option<Duration>,
-    },
-}
-
-/// Installs rustls' `ring` provider as the process default, unless the application
-/// installed one already: reqwest is built without a provider of its own, so that no
-/// cmake-built C library is needed.
-fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Another thread may win the race; its provider is as good as ours.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-}
-
-fn parse_body(provider: &str, bytes: &[u8]) -> AgentResult<Value> {
-    serde_json::from_slice(bytes).map_err(|e| {
-        AgentError::Llm(format!(
+fn parse_body(provider: &str, bytes: &[u8]) -> Result<Value, LlmError> {
+    serde_json::from_slice(bytes).map_err(|e| LlmError::InvalidResponse {
+        message: format!(
             "{provider}: the response body is not valid JSON ({e}): {}",
             excerpt(bytes)
-        ))
+        ),
     })
 }
 
-fn transport_error(provider: &str, url: &str, timeout: Duration, e: &reqwest::Error) -> String {
-    if e.is_timeout() {
-        format!(
-            "{provider}: request to {url} timed out after {}",
-            human(timeout)
-        )
-    } else if e.is_connect() {
-        format!("{provider}: cannot connect to {url}: {}", chain(e))
-    } else {
-        format!("{provider}: request to {url} failed: {}", chain(e))
-    }
-}
-
 /// An error and its sources, `a: b: c`, since reqwest's own message alone is vague.
-fn chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(inner) = source {
@@ -266,53 +246,112 @@ fn human(d: Duration) -> String {
     }
 }
 
-/// `openai: HTTP 400 Bad Request (invalid_request_error): <the provider's message>
-/// [request id req_123]`.
-fn status_error(
+/// A non-2xx answer as a typed error whose message reads `openai: HTTP 400 Bad Request
+/// (invalid_request_error): <the provider's message> [request id req_123]`.
+pub(crate) fn status_error(
     provider: &str,
-    status: reqwest::StatusCode,
+    status: StatusCode,
     headers: &HeaderMap,
     body: &[u8],
-) -> String {
-    let mut text = format!("{provider}: HTTP {status}");
+    retry_after: Option<Duration>,
+) -> LlmError {
+    let mut message = format!("{provider}: HTTP {status}");
+    let mut kind = None;
     match serde_json::from_slice::<Value>(body) {
         Ok(json) => match provider_message(&json) {
-            Some((kind, message)) => {
-                if let Some(kind) = kind {
-                    text.push_str(&format!(" ({kind})"));
+            Some((found, text)) => {
+                if let Some(found) = &found {
+                    message.push_str(&format!(" ({found})"));
                 }
-                text.push_str(": ");
-                text.push_str(&message);
+                message.push_str(": ");
+                message.push_str(&text);
+                kind = found;
             }
             None => {
-                text.push_str(": ");
-                text.push_str(&excerpt(body));
+                message.push_str(": ");
+                message.push_str(&excerpt(body));
             }
         },
         Err(_) if body.is_empty() => {}
         Err(_) => {
-            text.push_str(": ");
-            text.push_str(&excerpt(body));
+            message.push_str(": ");
+            message.push_str(&excerpt(body));
         }
     }
     let request_id =
         header_str(headers, "x-request-id").or_else(|| header_str(headers, "request-id"));
     if let Some(id) = request_id {
-        text.push_str(&format!(" [request id {id}]"));
+        message.push_str(&format!(" [request id {id}]"));
     }
-    text
+    classify(status.as_u16(), kind.as_deref(), message, retry_after)
+}
+
+/// The typed error for an HTTP `status` (0 for an error inside a stream) with the
+/// provider's error `kind` and the whole `message`.
+pub(crate) fn classify(
+    status: u16,
+    kind: Option<&str>,
+    message: String,
+    retry_after: Option<Duration>,
+) -> LlmError {
+    let kind = kind.unwrap_or_default();
+    if is_context_too_long(kind, &message) {
+        return LlmError::ContextTooLong { message };
+    }
+    match (status, kind) {
+        (429, _) | (_, "rate_limit_error" | "rate_limit_exceeded" | "RESOURCE_EXHAUSTED") => {
+            LlmError::RateLimited {
+                message,
+                retry_after,
+            }
+        }
+        (401 | 403, _)
+        | (_, "authentication_error" | "permission_error" | "UNAUTHENTICATED")
+        | (_, "PERMISSION_DENIED" | "invalid_api_key") => LlmError::Authentication { message },
+        (408, _) => LlmError::Timeout { message },
+        (500..=599, _)
+        | (_, "overloaded_error" | "api_error" | "server_error")
+        | (_, "UNAVAILABLE" | "INTERNAL") => LlmError::Server { status, message },
+        (400..=499, _) | (_, "invalid_request_error" | "INVALID_ARGUMENT" | "NOT_FOUND") => {
+            LlmError::BadRequest { message }
+        }
+        _ => LlmError::Other { message },
+    }
+}
+
+/// Whether an error says the conversation does not fit the model's context: OpenAI's
+/// `context_length_exceeded`, Anthropic's "prompt is too long", Gemini's "input token
+/// count ... exceeds", and the wording of compatible servers.
+fn is_context_too_long(kind: &str, message: &str) -> bool {
+    if kind == "context_length_exceeded" {
+        return true;
+    }
+    let message = message.to_ascii_lowercase();
+    [
+        "context length",
+        "context_length",
+        "context window",
+        "prompt is too long",
+        "input token count",
+        "exceeds the available context",
+    ]
+    .iter()
+    .any(|needle| message.contains(needle))
 }
 
 /// The error type and message of a provider's error body: OpenAI's and Anthropic's
-/// `{"error": {"type", "message"}}` (Anthropic wraps it in `{"type": "error"}`), and
-/// the `{"error": "..."}` or `{"message": "..."}` of some compatible servers.
+/// `{"error": {"type", "message"}}` (Anthropic wraps it in `{"type": "error"}`),
+/// Gemini's `{"error": {"code", "message", "status"}}`, and the `{"error": "..."}` or
+/// `{"message": "..."}` of some compatible servers.
 pub(crate) fn provider_message(json: &Value) -> Option<(Option<String>, String)> {
     let kind_of = |v: &Value| {
-        ["type", "code"].iter().find_map(|key| match v.get(key) {
-            Some(Value::String(s)) if s != "error" => Some(s.clone()),
-            Some(Value::Number(n)) => Some(n.to_string()),
-            _ => None,
-        })
+        ["type", "status", "code"]
+            .iter()
+            .find_map(|key| match v.get(key) {
+                Some(Value::String(s)) if s != "error" => Some(s.clone()),
+                Some(Value::Number(n)) => Some(n.to_string()),
+                _ => None,
+            })
     };
     match json.get("error") {
         Some(Value::Object(error)) => {
@@ -336,7 +375,7 @@ fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 }
 
 /// The server's requested wait: `retry-after-ms` (OpenAI), else `Retry-After` in
-/// seconds. The HTTP-date form is not understood and falls back to the backoff.
+/// seconds or as an HTTP-date.
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     if let Some(ms) = header_str(headers, "retry-after-ms").and_then(|v| v.parse::<f64>().ok())
         && ms.is_finite()
@@ -344,8 +383,7 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     {
         return Some(Duration::from_secs_f64(ms / 1000.0));
     }
-    let secs = header_str(headers, "retry-after")?.parse::<f64>().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+    RetryPolicy::parse_retry_after(header_str(headers, "retry-after")?, SystemTime::now())
 }
 
 /// The first 500 characters of a body, for error messages.
@@ -366,16 +404,14 @@ pub(crate) fn excerpt(bytes: &[u8]) -> String {
 pub(crate) fn header_map(
     provider: &str,
     pairs: impl IntoIterator<Item = (String, String)>,
-) -> AgentResult<HeaderMap> {
+) -> Result<HeaderMap, LlmError> {
     let mut map = HeaderMap::new();
     for (name, value) in pairs {
-        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-            AgentError::Llm(format!("{provider}: `{name}` is not a valid header name"))
+        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| LlmError::Other {
+            message: format!("{provider}: `{name}` is not a valid header name"),
         })?;
-        let mut value = HeaderValue::from_str(&value).map_err(|_| {
-            AgentError::Llm(format!(
-                "{provider}: the value of header `{name}` is invalid"
-            ))
+        let mut value = HeaderValue::from_str(&value).map_err(|_| LlmError::Other {
+            message: format!("{provider}: the value of header `{name}` is invalid"),
         })?;
         if is_secret(&header) {
             value.set_sensitive(true);
@@ -386,33 +422,16 @@ pub(crate) fn header_map(
 }
 
 fn is_secret(name: &HeaderName) -> bool {
-    matches!(name.as_str(), "authorization" | "x-api-key" | "api-key")
+    matches!(
+        name.as_str(),
+        "authorization" | "x-api-key" | "api-key" | "x-goog-api-key"
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn backoff_doubles_and_is_capped() {
-        let policy = RetryPolicy {
-            max_attempts: 10,
-            initial_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_millis(1000),
-            max_retry_after: Duration::from_secs(1),
-        };
-        let within = |retry, full: u64| {
-            let wait = policy.backoff(retry);
-            let full = Duration::from_millis(full);
-            assert!(wait <= full && wait >= full * 3 / 4, "{wait:?} vs {full:?}");
-        };
-        within(1, 100);
-        within(2, 200);
-        within(3, 400);
-        within(5, 1000);
-        within(40, 1000);
-    }
 
     #[test]
     fn retry_after_headers() {
@@ -423,11 +442,13 @@ mod tests {
         headers.insert("retry-after-ms", HeaderValue::from_static("150"));
         assert_eq!(retry_after(&headers), Some(Duration::from_millis(150)));
         let mut date = HeaderMap::new();
-        date.insert(
-            "retry-after",
-            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(30));
+        date.insert("retry-after", HeaderValue::from_str(&later).unwrap());
+        let wait = retry_after(&date).unwrap();
+        assert!(
+            wait > Duration::from_secs(27) && wait <= Duration::from_secs(30),
+            "{wait:?}"
         );
-        assert_eq!(retry_after(&date), None);
     }
 
     #[test]
@@ -442,12 +463,58 @@ mod tests {
             provider_message(&anthropic),
             Some((Some("overloaded_error".into()), "Overloaded".into()))
         );
+        let gemini =
+            json!({"error": {"code": 400, "message": "bad key", "status": "INVALID_ARGUMENT"}});
+        assert_eq!(
+            provider_message(&gemini),
+            Some((Some("INVALID_ARGUMENT".into()), "bad key".into()))
+        );
         let ollama = json!({"error": "model \"x\" not found"});
         assert_eq!(
             provider_message(&ollama),
             Some((None, "model \"x\" not found".into()))
         );
         assert_eq!(provider_message(&json!({"detail": "x"})), None);
+    }
+
+    #[test]
+    fn errors_are_classified() {
+        let kind = |status, kind: Option<&str>, message: &str| {
+            classify(status, kind, message.to_owned(), None)
+                .kind()
+                .to_owned()
+        };
+        assert_eq!(kind(429, None, "slow down"), "rate_limited");
+        assert_eq!(kind(401, None, "bad key"), "authentication");
+        assert_eq!(kind(403, None, "no"), "authentication");
+        assert_eq!(kind(500, None, "oops"), "server");
+        assert_eq!(kind(529, Some("overloaded_error"), "busy"), "server");
+        assert_eq!(kind(408, None, "slow"), "timeout");
+        assert_eq!(
+            kind(400, Some("invalid_request_error"), "bad"),
+            "bad_request"
+        );
+        assert_eq!(
+            kind(400, Some("context_length_exceeded"), "too long"),
+            "context_too_long"
+        );
+        assert_eq!(
+            kind(
+                400,
+                None,
+                "prompt is too long: 210000 tokens > 200000 maximum"
+            ),
+            "context_too_long"
+        );
+        assert_eq!(
+            kind(
+                400,
+                Some("INVALID_ARGUMENT"),
+                "The input token count (1200000) exceeds the maximum number of tokens allowed"
+            ),
+            "context_too_long"
+        );
+        assert_eq!(kind(0, Some("overloaded_error"), "busy"), "server");
     }
 
     #[test]

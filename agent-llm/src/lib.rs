@@ -1,15 +1,21 @@
-//! Real models for [`agent_core`]: [`LlmClient`](agent_core::LlmClient)s for the OpenAI
-//! Chat Completions API ([`OpenAiClient`], which also serves Ollama, vLLM, llama.cpp's
-//! server and LM Studio through its base URL) and the Anthropic Messages API
-//! ([`AnthropicClient`]).
+//! Real models for [`agent_core`]: one generic HTTP [`Client`] over a [`Provider`] for
+//! each model API:
+//! - [`OpenAiClient`]: the OpenAI Chat Completions API, which also serves Ollama, vLLM,
+//!   llama.cpp's server and LM Studio through its base URL;
+//! - [`OpenAiResponsesClient`]: the OpenAI Responses API;
+//! - [`AnthropicClient`]: the Anthropic Messages API;
+//! - [`GeminiClient`]: the Google Gemini API (`generateContent`).
 //!
-//! Both render the tools on offer in their provider's schema
-//! [`Dialect`](agent_core::Dialect) and map the model's arguments back through it, send
-//! tool results and tool errors in the provider's format, report token
-//! [`Usage`](agent_core::Usage), retry 408, 429 and 5xx answers with exponential
-//! backoff (honouring `Retry-After`, see [`RetryPolicy`]), bound every request with a
-//! timeout, and turn a provider's error body into an
-//! [`AgentError::Llm`](agent_core::AgentError::Llm) that quotes the provider's message.
+//! Each renders the tools on offer in its provider's schema
+//! [`Dialect`](agent_core::Dialect) and maps the model's arguments back through it,
+//! sends tool results and tool errors in the provider's format, takes images in user
+//! messages, reports token [`Usage`](agent_core::Usage) (cached and reasoning tokens
+//! included), maps [`ModelSettings`](agent_core::ModelSettings) to the provider's own
+//! fields, retries 408, 429 and 5xx answers with exponential backoff (honouring
+//! `Retry-After`, see [`RetryPolicy`]), bounds every request with a timeout, and turns a
+//! provider's error into a typed [`LlmError`](agent_core::LlmError) that quotes the
+//! provider's message. Each streams ([`LlmClient::stream`](agent_core::LlmClient::stream))
+//! over server-sent events.
 //!
 //! ```no_run
 //! use agent_core::{Agent, AgentResult, ToolSet};
@@ -30,18 +36,30 @@
 //! }
 //! ```
 //!
-//! Either also comes from the environment: [`OpenAiClient::from_env`] (`OPENAI_BASE_URL`,
-//! `OPENAI_API_KEY`, `OPENAI_MODEL`) and [`AnthropicClient::from_env`]
-//! (`ANTHROPIC_API_KEY`, `ANTHROPIC_MODEL`, `ANTHROPIC_BASE_URL`).
+//! Each also comes from the environment: [`OpenAiClient::from_env`] (`OPENAI_BASE_URL`,
+//! `OPENAI_API_KEY`, `OPENAI_MODEL`), [`AnthropicClient::from_env`]
+//! (`ANTHROPIC_API_KEY`, `ANTHROPIC_MODEL`, `ANTHROPIC_BASE_URL`) and
+//! [`GeminiClient::from_env`] (`GEMINI_API_KEY`, `GEMINI_MODEL`, `GEMINI_BASE_URL`).
 //!
-//! TLS is rustls with the `ring` crypto provider, installed as the process default when
-//! the application has not installed one.
+//! TLS is rustls with the `ring` crypto provider, configured for each client's own
+//! HTTP client ([`tls_config`]): nothing is installed process-wide. An application that
+//! wants its own HTTP client (a proxy, other roots, a shared pool) passes it with
+//! [`Builder::with_http_client`].
 
 mod anthropic;
+mod client;
 mod convert;
+mod gemini;
 mod http;
 mod openai;
+mod provider;
+mod responses;
 
-pub use anthropic::{AnthropicBuilder, AnthropicClient};
-pub use http::{DEFAULT_TIMEOUT, RetryPolicy};
-pub use openai::{OpenAiBuilder, OpenAiClient};
+pub use agent_core::RetryPolicy;
+pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicClient};
+pub use client::{Builder, Client};
+pub use gemini::{Gemini, GeminiBuilder, GeminiClient};
+pub use http::{DEFAULT_TIMEOUT, tls_config};
+pub use openai::{OpenAi, OpenAiBuilder, OpenAiClient};
+pub use provider::{Assembler, Provider, StreamParser};
+pub use responses::{OpenAiResponses, OpenAiResponsesBuilder, OpenAiResponsesClient};

@@ -1,22 +1,34 @@
 //! The OpenAI Chat Completions API (`POST {base_url}/chat/completions`), which
 //! OpenAI-compatible servers (Ollama, vLLM, llama.cpp's server, LM Studio) also speak.
 
+use crate::client::{Builder, Client, malformed};
 use crate::convert::{
-    content_text, count, map_arguments, parse_arguments, render_tools, str_field,
+    content_text, count, data_url, map_arguments, parse_arguments, render_tools, str_field,
 };
-use crate::http::{DEFAULT_TIMEOUT, RetryPolicy, Transport, header_map, provider_message};
+use crate::http::provider_message;
+use crate::provider::{Assembler, Provider, StreamParser, typed_event};
 use agent_core::{
-    AgentError, AgentResult, AssistantMessage, Dialect, LlmClient, LlmRequest, Message, ToolCall,
-    ToolResultMessage, Usage,
+    AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
+    ModelSettings, ToolCall, ToolChoice, ToolResultMessage, Usage,
 };
-use async_trait::async_trait;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use std::fmt;
-use std::time::Duration;
+use std::borrow::Cow;
 
 const PROVIDER: &str = "openai";
 
-/// An [`LlmClient`] for the OpenAI Chat Completions API and every server that speaks it.
+/// The OpenAI Chat Completions API, for [`Client`]: see [`OpenAiClient`].
+#[derive(Debug, Clone, Copy)]
+pub struct OpenAi {
+    dialect: Dialect,
+    /// Where the output token limit goes; `None` until the base URL is known:
+    /// `max_completion_tokens` for OpenAI itself, `max_tokens` for compatible servers,
+    /// most of which know only the older name.
+    max_tokens_field: Option<&'static str>,
+}
+
+/// An [`LlmClient`](agent_core::LlmClient) for the OpenAI Chat Completions API and every
+/// server that speaks it.
 ///
 /// Tools are sent in OpenAI's strict dialect ([`Dialect::OpenAiStrict`]: every object
 /// closed, optionals required and nullable) unless [`strict_tools(false)`] asks for the
@@ -25,12 +37,14 @@ const PROVIDER: &str = "openai";
 /// Arguments that are not valid JSON are passed on as a JSON string, and the runtime
 /// answers the model with an invalid-arguments error. Tool results are `role: "tool"`
 /// messages; failed calls carry the runtime's `{"error", "kind"}` text, since the API
-/// has no error flag.
+/// has no error flag. An assistant message that only calls tools is sent without
+/// `content` (some compatible servers refuse `"content": null`). Images in user
+/// messages are sent as `image_url` parts with a data URL.
 ///
-/// A request's [`params`](LlmRequest::params) (set by tools through
-/// [`NextTurn`](agent_core::NextTurn)) become body fields for that request; its
-/// application [`context`](LlmRequest::context) is not sent: what the model should see
-/// belongs in a message.
+/// [`ModelSettings`] map to `temperature`, `max_completion_tokens` (`max_tokens` when
+/// the base URL is not OpenAI's), `tool_choice`, `parallel_tool_calls`, `stop` and
+/// `seed`. Streams ask for `stream_options.include_usage`, so the usage arrives in the
+/// last chunk.
 ///
 /// ```no_run
 /// # async fn run() -> agent_core::AgentResult<()> {
@@ -44,15 +58,12 @@ const PROVIDER: &str = "openai";
 /// ```
 ///
 /// [`strict_tools(false)`]: OpenAiBuilder::strict_tools
-#[derive(Clone)]
-pub struct OpenAiClient {
-    transport: Transport,
-    model: String,
-    dialect: Dialect,
-    params: Map<String, Value>,
-}
+pub type OpenAiClient = Client<OpenAi>;
 
-impl OpenAiClient {
+/// Configures an [`OpenAiClient`]; [`build`](Builder::build) makes it.
+pub type OpenAiBuilder = Builder<OpenAi>;
+
+impl Client<OpenAi> {
     /// OpenAI's own endpoint.
     pub const DEFAULT_BASE_URL: &'static str = "https://api.openai.com/v1";
 
@@ -62,16 +73,11 @@ impl OpenAiClient {
     /// A builder for a client of `model` (e.g. `gpt-4o-mini`, or the name a local server
     /// knows the model by).
     pub fn builder(model: impl Into<String>) -> OpenAiBuilder {
-        OpenAiBuilder {
-            model: model.into(),
-            base_url: Self::DEFAULT_BASE_URL.to_owned(),
-            api_key: None,
-            strict_tools: true,
-            timeout: DEFAULT_TIMEOUT,
-            retry: RetryPolicy::DEFAULT,
-            headers: Vec::new(),
-            params: Map::new(),
-        }
+        let provider = OpenAi {
+            dialect: Dialect::OpenAiStrict,
+            max_tokens_field: None,
+        };
+        Builder::new(provider, model.into(), Self::DEFAULT_BASE_URL, None)
     }
 
     /// A client configured from the environment, or `None` when neither
@@ -79,80 +85,129 @@ impl OpenAiClient {
     /// `OPENAI_BASE_URL` (default OpenAI's), the key from `OPENAI_API_KEY` (optional),
     /// the model from `OPENAI_MODEL` (default [`DEFAULT_MODEL`](Self::DEFAULT_MODEL)).
     pub fn from_env() -> Option<AgentResult<Self>> {
-        let var = |name| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let base_url = var("OPENAI_BASE_URL");
-        let api_key = var("OPENAI_API_KEY");
-        if base_url.is_none() && api_key.is_none() {
-            return None;
-        }
-        let model = var("OPENAI_MODEL").unwrap_or_else(|| Self::DEFAULT_MODEL.to_owned());
-        let mut builder = Self::builder(model);
-        if let Some(url) = base_url {
-            builder = builder.base_url(url);
-        }
-        if let Some(key) = api_key {
-            builder = builder.api_key(key);
-        }
-        Some(builder.build())
+        openai_env(Self::builder, Self::DEFAULT_MODEL).map(Builder::build)
+    }
+}
+
+/// An OpenAI builder from `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `OPENAI_MODEL`, or
+/// `None` when neither of the first two is set.
+pub(crate) fn openai_env<P: Provider>(
+    builder: fn(String) -> Builder<P>,
+    default_model: &str,
+) -> Option<Builder<P>> {
+    let base_url = env_var("OPENAI_BASE_URL");
+    let api_key = env_var("OPENAI_API_KEY");
+    if base_url.is_none() && api_key.is_none() {
+        return None;
+    }
+    let model = env_var("OPENAI_MODEL").unwrap_or_else(|| default_model.to_owned());
+    let mut builder = builder(model);
+    if let Some(url) = base_url {
+        builder = builder.base_url(url);
+    }
+    if let Some(key) = api_key {
+        builder = builder.api_key(key);
+    }
+    Some(builder)
+}
+
+/// A non-blank environment variable.
+pub(crate) fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+impl Builder<OpenAi> {
+    /// Whether tools are sent with `strict: true` in [`Dialect::OpenAiStrict`] (the
+    /// default), so the model's arguments always match the schema, or as plain schemas
+    /// in [`Dialect::OpenAi`]. With strict on, a tool whose schema cannot be made strict
+    /// is an error naming the tool, and nothing is sent.
+    pub fn strict_tools(mut self, strict: bool) -> Self {
+        self.provider.dialect = if strict {
+            Dialect::OpenAiStrict
+        } else {
+            Dialect::OpenAi
+        };
+        self
     }
 
-    /// The model asked.
-    pub fn model(&self) -> &str {
-        &self.model
+    /// The body field the output token limit goes in: `max_completion_tokens` when the
+    /// base URL is OpenAI's, else `max_tokens`, which compatible servers know.
+    pub fn max_tokens_field(mut self, field: &'static str) -> Self {
+        self.provider.max_tokens_field = Some(field);
+        self
     }
+}
 
-    /// The dialect tools are rendered in: [`Dialect::OpenAiStrict`] or [`Dialect::OpenAi`].
-    pub fn dialect(&self) -> Dialect {
+impl Provider for OpenAi {
+    const NAME: &'static str = PROVIDER;
+    const CLIENT_NAME: &'static str = "OpenAiClient";
+
+    fn dialect(&self) -> Dialect {
         self.dialect
     }
 
-    /// The URL requests are posted to.
-    pub fn url(&self) -> &str {
-        &self.transport.url
+    fn prepare(&mut self, base_url: &str) {
+        self.max_tokens_field
+            .get_or_insert(max_tokens_field(base_url));
     }
 
-    /// The JSON body [`complete`](LlmClient::complete) posts for `request`: its
-    /// messages and tools, the builder's [`param`](OpenAiBuilder::param)s, then the request's own
-    /// [`params`](LlmRequest::params) (what tools set with
-    /// [`NextTurn`](agent_core::NextTurn)) as body fields, overriding any earlier field
-    /// of that name (`model` included). Fails when a tool cannot be rendered in the
-    /// client's dialect.
-    pub fn request_body(&self, request: &LlmRequest<'_>) -> AgentResult<Value> {
+    fn url(&self, base_url: &str, _model: &str, _stream: bool) -> String {
+        format!("{base_url}/chat/completions")
+    }
+
+    fn headers(&self, api_key: Option<&str>) -> Vec<(String, String)> {
+        bearer(api_key)
+    }
+
+    fn body(
+        &self,
+        model: &str,
+        request: &LlmRequest<'_>,
+        settings: &ModelSettings,
+        stream: bool,
+    ) -> AgentResult<Map<String, Value>> {
         let mut body = Map::new();
-        body.insert("model".into(), json!(self.model));
+        body.insert("model".into(), json!(model));
         let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
         body.insert("messages".into(), Value::Array(messages));
-        // OpenAI refuses an empty `tools` array.
+        // OpenAI refuses an empty `tools` array, and a tool choice without tools.
         if !request.tools.is_empty() {
-            let tools = render_tools(self.dialect, request.tools)?;
+            let tools = render_tools(self.dialect(), request.tools)?;
             body.insert("tools".into(), Value::Array(tools));
+            insert_tool_settings(
+                &mut body,
+                settings,
+                |name| json!({"type": "function", "function": {"name": name}}),
+            );
         }
-        // The client's fields, then this turn's (`NextTurn`): later ones win.
-        for (key, value) in self.params.iter().chain(request.params) {
-            body.insert(key.clone(), value.clone());
+        let field = self.max_tokens_field.unwrap_or("max_completion_tokens");
+        insert_common(&mut body, settings, field);
+        if let Some(stop) = &settings.stop_sequences {
+            body.insert("stop".into(), json!(stop));
         }
-        Ok(Value::Object(body))
+        if let Some(seed) = settings.seed {
+            body.insert("seed".into(), json!(seed));
+        }
+        if stream {
+            body.insert("stream".into(), json!(true));
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        Ok(body)
     }
 
-    /// The model's message in a Chat Completions response `body`, its arguments mapped
-    /// back through the client's dialect for the tools `request` offered.
-    pub fn parse_response(
+    fn parse_response(
         &self,
         request: &LlmRequest<'_>,
         body: &Value,
-    ) -> AgentResult<AssistantMessage> {
-        let malformed = |what: &str| {
-            AgentError::Llm(format!(
-                "{PROVIDER}: malformed chat completion: {what}: {}",
-                crate::http::excerpt(body.to_string().as_bytes())
-            ))
-        };
+    ) -> Result<AssistantMessage, LlmError> {
+        let malformed = |what: &str| malformed(PROVIDER, what, body);
         if !body.is_object() {
             return Err(malformed("the body is not a JSON object"));
         }
         let Some(choice) = body.get("choices").and_then(|c| c.get(0)) else {
-            if let Some((_, message)) = provider_message(body) {
-                return Err(AgentError::Llm(format!("{PROVIDER}: {message}")));
+            if let Some((kind, message)) = provider_message(body) {
+                let message = format!("{PROVIDER}: {message}");
+                return Err(crate::http::classify(0, kind.as_deref(), message, None));
             }
             return Err(malformed("no `choices[0]`"));
         };
@@ -178,7 +233,8 @@ impl OpenAiClient {
         match message.get("tool_calls") {
             Some(Value::Array(calls)) => {
                 for (index, call) in calls.iter().enumerate() {
-                    tool_calls.push(self.tool_call(request, index, call).map_err(malformed)?);
+                    let call = self.tool_call(request, index, call).map_err(malformed)?;
+                    tool_calls.push(call);
                 }
             }
             Some(Value::Null) | None => {}
@@ -188,22 +244,24 @@ impl OpenAiClient {
             && tool_calls.is_empty()
             && str_field(choice, "finish_reason") == Some("content_filter")
         {
-            return Err(AgentError::Llm(format!(
-                "{PROVIDER}: the answer was withheld by the content filter"
-            )));
+            return Err(LlmError::Refused {
+                message: format!("{PROVIDER}: the answer was withheld by the content filter"),
+            });
         }
-        let usage = body.get("usage").filter(|u| u.is_object()).map(|u| Usage {
-            input_tokens: count(u, "prompt_tokens"),
-            output_tokens: count(u, "completion_tokens"),
-        });
         Ok(AssistantMessage {
             text,
             tool_calls,
-            usage,
+            usage: body.get("usage").and_then(chat_usage),
             ..AssistantMessage::default()
         })
     }
 
+    fn stream_parser(&self) -> Box<dyn StreamParser> {
+        Box::new(ChatStream)
+    }
+}
+
+impl OpenAi {
     fn tool_call(
         &self,
         request: &LlmRequest<'_>,
@@ -226,28 +284,205 @@ impl OpenAiClient {
             Some(Value::Null) | None => Value::Object(Map::new()),
             Some(other) => other.clone(),
         };
-        let arguments = map_arguments(self.dialect, request.tools, name, arguments);
+        let arguments = map_arguments(self.dialect(), request.tools, name, arguments);
         Ok(ToolCall::new(id, name, arguments))
     }
 }
 
-#[async_trait]
-impl LlmClient for OpenAiClient {
-    async fn complete(&self, request: LlmRequest<'_>) -> AgentResult<AssistantMessage> {
-        let body = self.request_body(&request)?;
-        let response = self.transport.post_json(&body).await?;
-        self.parse_response(&request, &response)
+/// `Authorization: Bearer <key>`, when there is a key.
+pub(crate) fn bearer(api_key: Option<&str>) -> Vec<(String, String)> {
+    api_key
+        .map(|key| ("authorization".to_owned(), format!("Bearer {key}")))
+        .into_iter()
+        .collect()
+}
+
+/// Temperature and the output token limit (in `max_tokens_field`), the fields every
+/// OpenAI API names alike but the last.
+pub(crate) fn insert_common(
+    body: &mut Map<String, Value>,
+    settings: &ModelSettings,
+    max_tokens_field: &str,
+) {
+    if let Some(temperature) = settings.temperature {
+        body.insert("temperature".into(), json!(temperature));
+    }
+    if let Some(max) = settings.max_output_tokens {
+        body.insert(max_tokens_field.into(), json!(max));
     }
 }
 
-impl fmt::Debug for OpenAiClient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Never the key.
-        f.debug_struct("OpenAiClient")
-            .field("url", &self.transport.url)
-            .field("model", &self.model)
-            .field("dialect", &self.dialect)
-            .finish_non_exhaustive()
+/// OpenAI's own API wants `max_completion_tokens` (its reasoning models refuse
+/// `max_tokens`); compatible servers mostly know only `max_tokens`.
+pub(crate) fn max_tokens_field(base_url: &str) -> &'static str {
+    if base_url.starts_with("https://api.openai.com") {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    }
+}
+
+/// `tool_choice` and `parallel_tool_calls` as both OpenAI APIs name them; a named
+/// tool's choice is `named(name)`, since the two shape it differently.
+pub(crate) fn insert_tool_settings(
+    body: &mut Map<String, Value>,
+    settings: &ModelSettings,
+    named: fn(&str) -> Value,
+) {
+    if let Some(choice) = &settings.tool_choice {
+        let choice = match choice {
+            ToolChoice::Auto => json!("auto"),
+            ToolChoice::Required => json!("required"),
+            ToolChoice::None => json!("none"),
+            ToolChoice::Tool(name) => named(name),
+        };
+        body.insert("tool_choice".into(), choice);
+    }
+    if let Some(parallel) = settings.parallel_tool_calls {
+        body.insert("parallel_tool_calls".into(), json!(parallel));
+    }
+}
+
+/// Chat Completions usage: `prompt_tokens`, `completion_tokens` and their details.
+fn chat_usage(usage: &Value) -> Option<Usage> {
+    usage.is_object().then(|| Usage {
+        input_tokens: count(usage, "prompt_tokens"),
+        output_tokens: count(usage, "completion_tokens"),
+        cached_input_tokens: usage
+            .get("prompt_tokens_details")
+            .map_or(0, |d| count(d, "cached_tokens")),
+        reasoning_tokens: usage
+            .get("completion_tokens_details")
+            .map_or(0, |d| count(d, "reasoning_tokens")),
+    })
+}
+
+pub(crate) fn finish_reason(reason: &str) -> FinishReason {
+    match reason {
+        "stop" | "end_turn" | "stop_sequence" | "STOP" => FinishReason::Stop,
+        "length" | "max_tokens" | "MAX_TOKENS" => FinishReason::Length,
+        "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
+        "content_filter" | "refusal" | "SAFETY" | "RECITATION" | "BLOCKLIST"
+        | "PROHIBITED_CONTENT" | "SPII" => FinishReason::ContentFilter,
+        other => FinishReason::Other(other.to_owned()),
+    }
+}
+
+/// Chat Completions chunks: `choices[0].delta` with `content` and `tool_calls` pieces
+/// keyed by `index`, a `finish_reason`, a usage-only chunk, then `data: [DONE]`.
+struct ChatStream;
+
+/// The fields of a chunk the stream reads, borrowed from the event's text where they
+/// need no unescaping: a typed read costs a fraction of a `Value` tree's.
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    choices: Option<Vec<ChunkChoice<'a>>>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ChunkChoice<'a> {
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+    /// Reasoning servers (DeepSeek, vLLM, llama.cpp) stream their thinking in one of
+    /// these two.
+    #[serde(default, borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    refusal: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<CallPiece<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct CallPiece<'a> {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    function: Option<FunctionPiece<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionPiece<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    /// Text, or (some servers) the object itself.
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+impl StreamParser for ChatStream {
+    fn event(
+        &mut self,
+        _name: Option<&str>,
+        data: &str,
+        out: &mut Assembler,
+    ) -> Result<(), LlmError> {
+        if data.trim() == "[DONE]" {
+            out.terminate();
+            return Ok(());
+        }
+        let chunk: Chunk<'_> = typed_event(PROVIDER, data)?;
+        if let Some(error) = chunk.error {
+            let (kind, message) = provider_message(&json!({"error": error}))
+                .unwrap_or((None, "an error without a message".to_owned()));
+            let message = format!("{PROVIDER}: {message}");
+            return Err(crate::http::classify(0, kind.as_deref(), message, None));
+        }
+        if let Some(usage) = chunk.usage.as_ref().and_then(chat_usage) {
+            out.set_usage(usage);
+        }
+        let Some(choice) = chunk.choices.into_iter().flatten().next() else {
+            return Ok(());
+        };
+        if let Some(delta) = choice.delta {
+            if let Some(text) = &delta.content {
+                out.text(text);
+            }
+            if let Some(thinking) = delta.reasoning_content.or(delta.reasoning) {
+                out.thinking(&thinking);
+            }
+            if let Some(refusal) = &delta.refusal {
+                out.text(refusal);
+            }
+            for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
+                let key = call.index.unwrap_or(position as u64);
+                let function = call.function;
+                if !out.has_open_call(key) {
+                    let name = function.as_ref().and_then(|f| f.name.as_deref());
+                    out.tool_start(
+                        key,
+                        call.id.as_deref().unwrap_or_default(),
+                        name.unwrap_or_default(),
+                    );
+                }
+                match function.and_then(|f| f.arguments) {
+                    Some(Value::String(raw)) => out.tool_arguments(key, &raw),
+                    Some(object @ Value::Object(_)) => out.tool_arguments(key, &object.to_string()),
+                    _ => {}
+                }
+            }
+        }
+        if let Some(reason) = &choice.finish_reason {
+            out.finish(finish_reason(reason));
+        }
+        Ok(())
     }
 }
 
@@ -255,15 +490,35 @@ fn message_json(message: &Message) -> Value {
     match message {
         Message::System { content } => json!({"role": "system", "content": content}),
         Message::User { content } => json!({"role": "user", "content": content}),
+        Message::UserContent { content } => {
+            let parts: Vec<Value> = content
+                .iter()
+                .map(|block| match block {
+                    Content::Image { data, mime_type } => json!({
+                        "type": "image_url",
+                        "image_url": {"url": data_url(mime_type, data)},
+                    }),
+                    other => {
+                        json!({"type": "text", "text": content_text(std::slice::from_ref(other))})
+                    }
+                })
+                .collect();
+            json!({"role": "user", "content": parts})
+        }
         Message::Assistant(assistant) => {
             let mut out = Map::new();
             out.insert("role".into(), json!("assistant"));
-            let content = match &assistant.text {
-                Some(text) => json!(text),
-                None if assistant.tool_calls.is_empty() => json!(""),
-                None => Value::Null,
-            };
-            out.insert("content".into(), content);
+            // Without text, a message calling tools has no `content` at all: some
+            // compatible servers (llama-cpp-python) refuse `"content": null`.
+            match &assistant.text {
+                Some(text) => {
+                    out.insert("content".into(), json!(text));
+                }
+                None if assistant.tool_calls.is_empty() => {
+                    out.insert("content".into(), json!(""));
+                }
+                None => {}
+            }
             if !assistant.tool_calls.is_empty() {
                 let calls: Vec<Value> = assistant
                     .tool_calls
@@ -290,7 +545,7 @@ fn message_json(message: &Message) -> Value {
 
 /// Arguments as the JSON string the API carries; arguments that never parsed go back
 /// as the model sent them.
-fn arguments_text(arguments: &Value) -> String {
+pub(crate) fn arguments_text(arguments: &Value) -> String {
     match arguments {
         Value::String(raw) => raw.clone(),
         other => other.to_string(),
@@ -299,109 +554,11 @@ fn arguments_text(arguments: &Value) -> String {
 
 /// The API has no error flag on tool messages: the runtime's error results say so in
 /// their `{"error", "kind"}` text; any other failed result is prefixed with `Error:`.
-fn tool_result_text(result: &ToolResultMessage) -> String {
+pub(crate) fn tool_result_text(result: &ToolResultMessage) -> String {
     let text = content_text(&result.content);
     if result.is_error && !text.trim_start().starts_with('{') {
         format!("Error: {text}")
     } else {
         text
-    }
-}
-
-/// Configures an [`OpenAiClient`]; [`build`](Self::build) makes it.
-#[must_use]
-#[derive(Clone)]
-pub struct OpenAiBuilder {
-    model: String,
-    base_url: String,
-    api_key: Option<String>,
-    strict_tools: bool,
-    timeout: Duration,
-    retry: RetryPolicy,
-    headers: Vec<(String, String)>,
-    params: Map<String, Value>,
-}
-
-impl OpenAiBuilder {
-    /// The API's base URL, up to and including `/v1`: OpenAI's by default;
-    /// `http://localhost:11434/v1` for Ollama, `http://localhost:8000/v1` for vLLM,
-    /// `http://localhost:8080/v1` for llama.cpp's server, `http://localhost:1234/v1`
-    /// for LM Studio. Requests go to `{base_url}/chat/completions`.
-    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = base_url.into();
-        self
-    }
-
-    /// The API key, sent as `Authorization: Bearer <key>`. Local servers need none.
-    pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
-        self.api_key = Some(api_key.into());
-        self
-    }
-
-    /// Whether tools are sent with `strict: true` in [`Dialect::OpenAiStrict`] (the
-    /// default), so the model's arguments always match the schema, or as plain schemas
-    /// in [`Dialect::OpenAi`]. With strict on, a tool whose schema cannot be made strict
-    /// is an error naming the tool, and nothing is sent.
-    pub fn strict_tools(mut self, strict: bool) -> Self {
-        self.strict_tools = strict;
-        self
-    }
-
-    /// How long one request may take, answer included (default ten minutes).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// When failed requests are retried (default [`RetryPolicy::DEFAULT`]).
-    pub fn retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
-    }
-
-    /// A header sent with every request, e.g. `OpenAI-Organization`.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// A field added to every request body, e.g. `("temperature", 0.2)`,
-    /// `("max_completion_tokens", 1024)`, `("parallel_tool_calls", false)`,
-    /// `("tool_choice", "required")`. It overrides a field the client sets.
-    pub fn param(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.params.insert(key.into(), value.into());
-        self
-    }
-
-    /// The client. Fails when a header is invalid or the HTTP client cannot be built.
-    pub fn build(self) -> AgentResult<OpenAiClient> {
-        let url = format!("{}/chat/completions", self.base_url.trim_end_matches('/'));
-        let mut headers = self.headers;
-        if let Some(key) = self.api_key {
-            headers.insert(0, ("authorization".into(), format!("Bearer {key}")));
-        }
-        let headers = header_map(PROVIDER, headers)?;
-        let transport = Transport::new(PROVIDER, url, headers, self.timeout, self.retry)?;
-        Ok(OpenAiClient {
-            transport,
-            model: self.model,
-            dialect: if self.strict_tools {
-                Dialect::OpenAiStrict
-            } else {
-                Dialect::OpenAi
-            },
-            params: self.params,
-        })
-    }
-}
-
-impl fmt::Debug for OpenAiBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAiBuilder")
-            .field("model", &self.model)
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("strict_tools", &self.strict_tools)
-            .finish_non_exhaustive()
     }
 }

@@ -7,18 +7,9 @@ use agent_core::{
     RunOutcome, RunState, ToolCall, ToolResultMessage, Usage,
 };
 use agent_llm::{AnthropicClient, RetryPolicy};
-use common::{MockServer, Reply, definitions, toolset};
+use common::{MockServer, Reply, definitions, fast_retry, toolset};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-
-fn fast_retry(max_attempts: u32) -> RetryPolicy {
-    RetryPolicy {
-        max_attempts,
-        initial_backoff: Duration::from_millis(1),
-        max_backoff: Duration::from_millis(5),
-        max_retry_after: Duration::from_secs(1),
-    }
-}
 
 fn client(server: &MockServer) -> AnthropicClient {
     AnthropicClient::builder("sk-ant-test", "claude-test")
@@ -59,8 +50,8 @@ fn error_body(kind: &str, text: &str) -> Value {
 
 fn llm_error(result: Result<AssistantMessage, AgentError>) -> String {
     match result {
-        Err(AgentError::Llm(message)) => message,
-        other => panic!("expected AgentError::Llm, got {other:?}"),
+        Err(AgentError::Model(error)) => error.to_string(),
+        other => panic!("expected AgentError::Model, got {other:?}"),
     }
 }
 
@@ -104,7 +95,9 @@ async fn a_single_tool_use_with_headers_system_and_tools() {
         answer.usage,
         Some(Usage {
             input_tokens: 500,
-            output_tokens: 91
+            output_tokens: 91,
+            cached_input_tokens: 8,
+            reasoning_tokens: 0,
         })
     );
 

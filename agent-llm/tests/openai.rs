@@ -7,18 +7,9 @@ use agent_core::{
     RunOutcome, ToolCall, ToolResultMessage, Usage,
 };
 use agent_llm::{OpenAiClient, RetryPolicy};
-use common::{MockServer, Reply, definitions, toolset};
+use common::{MockServer, Reply, definitions, fast_retry, toolset};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-
-fn fast_retry(max_attempts: u32) -> RetryPolicy {
-    RetryPolicy {
-        max_attempts,
-        initial_backoff: Duration::from_millis(1),
-        max_backoff: Duration::from_millis(5),
-        max_retry_after: Duration::from_secs(1),
-    }
-}
 
 fn client(server: &MockServer) -> OpenAiClient {
     OpenAiClient::builder("gpt-test")
@@ -81,8 +72,8 @@ fn text(answer: &str) -> Value {
 
 fn llm_error(result: Result<AssistantMessage, AgentError>) -> String {
     match result {
-        Err(AgentError::Llm(message)) => message,
-        other => panic!("expected AgentError::Llm, got {other:?}"),
+        Err(AgentError::Model(error)) => error.to_string(),
+        other => panic!("expected AgentError::Model, got {other:?}"),
     }
 }
 
@@ -117,7 +108,8 @@ async fn a_single_tool_call_with_strict_tools_and_arguments_mapped_back() {
         answer.usage,
         Some(Usage {
             input_tokens: 82,
-            output_tokens: 17
+            output_tokens: 17,
+            ..Usage::default()
         })
     );
 
@@ -238,7 +230,9 @@ async fn tool_results_and_tool_errors_are_tool_messages() {
         sent.body["messages"],
         json!([
             {"role": "user", "content": "Paris weather and Tokyo time?"},
-            {"role": "assistant", "content": null, "tool_calls": [
+            // No `content` at all beside tool calls: llama-cpp-python's server refuses
+            // `"content": null` (HTTP 500), which broke every second turn against it.
+            {"role": "assistant", "tool_calls": [
                 {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}},
                 {"id": "call_2", "type": "function", "function": {"name": "get_time", "arguments": "{\"city\":\"Tokyo\"}"}},
                 // Arguments that never parsed go back as the model sent them.

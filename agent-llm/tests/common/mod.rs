@@ -24,6 +24,9 @@ pub struct Reply {
     delay: Duration,
     /// A `Content-Length` larger than the body, to cut the body short.
     declared_length: Option<usize>,
+    /// A streamed body: these pieces, each written and flushed apart, then the
+    /// connection closed.
+    pieces: Option<Vec<Vec<u8>>>,
 }
 
 impl Reply {
@@ -40,6 +43,25 @@ impl Reply {
             body: body.to_owned(),
             delay: Duration::ZERO,
             declared_length: None,
+            pieces: None,
+        }
+    }
+
+    /// A server-sent event stream whose bytes arrive `every` bytes at a time, so that
+    /// pieces end in the middle of lines, JSON objects and UTF-8 characters.
+    pub fn sse(body: &str, every: usize) -> Self {
+        let pieces = body
+            .as_bytes()
+            .chunks(every.max(1))
+            .map(<[u8]>::to_vec)
+            .collect();
+        Self {
+            status: 200,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            body: String::new(),
+            delay: Duration::ZERO,
+            declared_length: None,
+            pieces: Some(pieces),
         }
     }
 
@@ -180,6 +202,21 @@ async fn serve(
             Reply::raw(599, "{\"error\": \"the mock server's script is over\"}")
         });
     tokio::time::sleep(reply.delay).await;
+    if let Some(pieces) = reply.pieces {
+        let mut head = format!("HTTP/1.1 {} Scripted\r\n", reply.status);
+        for (name, value) in &reply.headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("connection: close\r\n\r\n");
+        stream.write_all(head.as_bytes()).await?;
+        for piece in pieces {
+            stream.write_all(&piece).await?;
+            stream.flush().await?;
+            // Apart in time, so the client reads them apart.
+            tokio::time::sleep(Duration::from_micros(300)).await;
+        }
+        return stream.shutdown().await;
+    }
     let mut response = format!("HTTP/1.1 {} Scripted\r\n", reply.status);
     for (name, value) in &reply.headers {
         response.push_str(&format!("{name}: {value}\r\n"));
@@ -275,4 +312,66 @@ pub fn definitions() -> Vec<Arc<ToolDefinition>> {
         .into_iter()
         .map(|name| set.definition(name).unwrap().clone())
         .collect()
+}
+
+/// Server-sent events: each `(event name, data)` as `event:` and `data:` lines and a
+/// blank line (no `event:` line for `None`).
+pub fn sse_events<'a>(events: impl IntoIterator<Item = (Option<&'a str>, String)>) -> String {
+    let mut out = String::new();
+    for (name, data) in events {
+        if let Some(name) = name {
+            out.push_str(&format!("event: {name}\n"));
+        }
+        out.push_str(&format!("data: {data}\n\n"));
+    }
+    out
+}
+
+/// Reads a whole stream: the events before the end or the first error, and the error.
+pub async fn drain(
+    mut stream: agent_core::LlmStream<'_>,
+) -> (Vec<agent_core::LlmEvent>, Option<agent_core::LlmError>) {
+    use futures::StreamExt;
+    let mut events = Vec::new();
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(event) => events.push(event),
+            Err(error) => return (events, Some(error)),
+        }
+    }
+    (events, None)
+}
+
+/// The text of every text delta, joined.
+pub fn streamed_text(events: &[agent_core::LlmEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            agent_core::LlmEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The message of the stream's `Done` event.
+pub fn done_message(
+    events: &[agent_core::LlmEvent],
+) -> (agent_core::FinishReason, agent_core::AssistantMessage) {
+    match events.last() {
+        Some(agent_core::LlmEvent::Done {
+            finish_reason,
+            message,
+        }) => (finish_reason.clone(), message.clone()),
+        other => panic!("the last event is not Done: {other:?}"),
+    }
+}
+
+/// Retries with waits of a few milliseconds, so retry tests run fast.
+pub fn fast_retry(max_attempts: u32) -> agent_llm::RetryPolicy {
+    agent_llm::RetryPolicy {
+        max_attempts,
+        initial_backoff: Duration::from_millis(1),
+        max_backoff: Duration::from_millis(5),
+        max_retry_after: Duration::from_secs(1),
+    }
 }

@@ -1,0 +1,419 @@
+//! [`Client<P>`]: one HTTP model client for every [`Provider`], and its [`Builder`].
+
+use crate::http::{DEFAULT_TIMEOUT, Transport, default_http_client, excerpt, header_map};
+use crate::provider::{Assembler, Provider, StreamParser};
+use agent_core::{
+    AgentError, AgentResult, AssistantMessage, Dialect, LlmClient, LlmError, LlmRequest, LlmStream,
+    ModelSettings, RetryPolicy,
+};
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
+use serde_json::{Map, Value};
+use std::fmt;
+use std::time::Duration;
+
+/// An [`LlmClient`] for one model behind one provider's HTTP API. Use it through its
+/// provider's name: [`OpenAiClient`](crate::OpenAiClient),
+/// [`AnthropicClient`](crate::AnthropicClient), [`GeminiClient`](crate::GeminiClient),
+/// [`OpenAiResponsesClient`](crate::OpenAiResponsesClient).
+///
+/// Every client renders the tools on offer in its provider's schema [`Dialect`] and
+/// maps the model's arguments back through it; sends tool results and tool errors in
+/// the provider's format; reports token usage; retries 408, 429 and 5xx answers as its
+/// [`RetryPolicy`] says (honouring `Retry-After`); bounds every request with a timeout;
+/// and answers failures with a typed [`LlmError`] (inside
+/// [`AgentError::Model`]) quoting the provider's message.
+///
+/// [`complete`](LlmClient::complete) asks for the whole answer;
+/// [`stream`](LlmClient::stream) asks for server-sent events and yields each delta as it
+/// arrives. A stream that breaks off ends with [`LlmError::BrokenStream`], after every
+/// event received before the break.
+///
+/// Model settings ([`ModelSettings`]) come from the builder's
+/// [`settings`](Builder::settings), overridden field by field by the request's
+/// [`settings`](LlmRequest::settings). The builder's [`param`](Builder::param)s and the
+/// request's [`params`](LlmRequest::params) (what tools set with
+/// [`NextTurn`](agent_core::NextTurn)) are then added to the body as they are,
+/// overriding any field of that name. A request's application
+/// [`context`](LlmRequest::context) is not sent: what the model should see belongs in a
+/// message.
+#[derive(Clone)]
+pub struct Client<P: Provider> {
+    provider: P,
+    transport: Transport,
+    model: String,
+    url: String,
+    stream_url: String,
+    params: Map<String, Value>,
+    settings: ModelSettings,
+}
+
+impl<P: Provider> Client<P> {
+    /// The model asked.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The dialect tools are rendered in.
+    pub fn dialect(&self) -> Dialect {
+        self.provider.dialect()
+    }
+
+    /// The URL whole answers are asked from.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The URL streamed answers are asked from.
+    pub fn stream_url(&self) -> &str {
+        &self.stream_url
+    }
+
+    /// The client's own model settings, under each request's.
+    pub fn settings(&self) -> &ModelSettings {
+        &self.settings
+    }
+
+    /// The same client with these model settings under each request's (e.g. an output
+    /// cap on a client that came from the environment).
+    pub fn with_settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// The JSON body [`complete`](LlmClient::complete) posts for `request`: its
+    /// messages and tools and the merged [`ModelSettings`] in the provider's fields,
+    /// then the settings' `extra` fields, the builder's [`param`](Builder::param)s and
+    /// the request's own [`params`](LlmRequest::params), each overriding any earlier
+    /// field of that name (`model` included). Fails when a tool cannot be rendered in
+    /// the client's dialect.
+    pub fn request_body(&self, request: &LlmRequest<'_>) -> AgentResult<Value> {
+        self.body(request, false)
+    }
+
+    /// The body [`stream`](LlmClient::stream) posts: as
+    /// [`request_body`](Self::request_body), asking for a stream.
+    pub fn stream_body(&self, request: &LlmRequest<'_>) -> AgentResult<Value> {
+        self.body(request, true)
+    }
+
+    fn body(&self, request: &LlmRequest<'_>, stream: bool) -> AgentResult<Value> {
+        let settings = self.settings.merge(request.settings);
+        let mut body = self
+            .provider
+            .body(&self.model, request, &settings, stream)?;
+        // Escape hatches, later ones winning: settings, the client's, this turn's.
+        let extra = settings
+            .extra
+            .iter()
+            .chain(&self.params)
+            .chain(request.params);
+        for (key, value) in extra {
+            body.insert(key.clone(), value.clone());
+        }
+        Ok(Value::Object(body))
+    }
+
+    /// The model's message in a whole answer `body`, its arguments mapped back through
+    /// the client's dialect for the tools `request` offered.
+    pub fn parse_response(
+        &self,
+        request: &LlmRequest<'_>,
+        body: &Value,
+    ) -> AgentResult<AssistantMessage> {
+        Ok(self.provider.parse_response(request, body)?)
+    }
+}
+
+#[async_trait]
+impl<P: Provider> LlmClient for Client<P> {
+    async fn complete(&self, request: LlmRequest<'_>) -> AgentResult<AssistantMessage> {
+        let body = self.request_body(&request)?;
+        let response = self.transport.post_json(&self.url, &body).await?;
+        self.parse_response(&request, &response)
+    }
+
+    fn stream<'a>(&'a self, request: LlmRequest<'a>) -> LlmStream<'a> {
+        let out = Assembler::new(self.provider.dialect(), request.tools);
+        let start = async move {
+            let body = self.stream_body(&request).map_err(|e| match e {
+                AgentError::Model(e) => e,
+                other => LlmError::BadRequest {
+                    message: format!("{}: {other}", P::NAME),
+                },
+            })?;
+            let response = self
+                .transport
+                .post_for_stream(&self.stream_url, &body)
+                .await?;
+            let parser = self.provider.stream_parser();
+            Ok(events(P::NAME, response.bytes_stream(), parser, out))
+        };
+        futures::stream::once(start)
+            .flat_map(
+                |started: Result<LlmStream<'static>, LlmError>| match started {
+                    Ok(events) => events,
+                    Err(error) => futures::stream::iter([Err(error)]).boxed(),
+                },
+            )
+            .boxed()
+    }
+}
+
+impl<P: Provider> Client<P> {
+    /// The events of a streamed answer whose bytes come from elsewhere (a recording, a
+    /// proxy, a test): `bytes` parsed as [`stream`](LlmClient::stream) parses the
+    /// provider's answer to `request`, with the same events and errors.
+    pub fn parse_stream<'a, S, E>(&self, request: &LlmRequest<'a>, bytes: S) -> LlmStream<'static>
+    where
+        S: futures::Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let out = Assembler::new(self.provider.dialect(), request.tools);
+        events(P::NAME, bytes, self.provider.stream_parser(), out)
+    }
+}
+
+struct Reading {
+    provider: &'static str,
+    sse: BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>,
+    parser: Box<dyn StreamParser>,
+    out: Assembler,
+    over: bool,
+}
+
+/// The events of a streamed answer: each SSE event through the provider's parser, then
+/// [`Done`](agent_core::LlmEvent::Done), or a typed error after the events received.
+fn events<S, E>(
+    provider: &'static str,
+    bytes: S,
+    parser: Box<dyn StreamParser>,
+    out: Assembler,
+) -> LlmStream<'static>
+where
+    S: futures::Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let sse = sse_stream::SseStream::from_bytes_stream(bytes).boxed();
+    let reading = Reading {
+        provider,
+        sse,
+        parser,
+        out,
+        over: false,
+    };
+    futures::stream::unfold(reading, |mut r| async move {
+        loop {
+            if let Some(event) = r.out.next_event() {
+                return Some((Ok(event), r));
+            }
+            if r.over {
+                return None;
+            }
+            if r.out.is_terminated() {
+                // Read what already arrived after the end marker (the body's end), so
+                // the connection goes back to the pool instead of being closed: a
+                // caller stops reading at `Done`.
+                while let Some(Some(_)) = r.sse.next().now_or_never() {}
+                r.over = true;
+                r.out.complete();
+                continue;
+            }
+            let failure = match r.sse.next().await {
+                Some(Ok(event)) => {
+                    let Some(data) = event.data.as_deref() else {
+                        continue;
+                    };
+                    match r.parser.event(event.event.as_deref(), data, &mut r.out) {
+                        Ok(()) => continue,
+                        Err(error) => error,
+                    }
+                }
+                Some(Err(error)) => broken(
+                    &r.out,
+                    format!("{}: the stream broke off: {error}", r.provider),
+                ),
+                // Some servers close without an end marker once the model finished.
+                None if r.out.has_finished() => {
+                    r.out.terminate();
+                    continue;
+                }
+                None => broken(
+                    &r.out,
+                    format!(
+                        "{}: the stream ended before the answer was complete",
+                        r.provider
+                    ),
+                ),
+            };
+            r.over = true;
+            // A bad event breaks the stream, keeping what came before it.
+            let failure = match failure {
+                LlmError::InvalidResponse { message } => broken(&r.out, message),
+                other => other,
+            };
+            return Some((Err(failure), r));
+        }
+    })
+    .boxed()
+}
+
+fn broken(out: &Assembler, message: String) -> LlmError {
+    LlmError::BrokenStream {
+        message,
+        partial: Box::new(out.partial()),
+    }
+}
+
+impl<P: Provider> fmt::Debug for Client<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never the key.
+        f.debug_struct(P::CLIENT_NAME)
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("dialect", &self.provider.dialect())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Configures a [`Client`]; [`build`](Self::build) makes it. Each provider's client
+/// has its own constructor (`OpenAiClient::builder(..)`...) and may add settings of its
+/// own.
+#[must_use]
+#[derive(Clone)]
+pub struct Builder<P: Provider> {
+    pub(crate) provider: P,
+    pub(crate) model: String,
+    pub(crate) base_url: String,
+    pub(crate) api_key: Option<String>,
+    timeout: Duration,
+    retry: RetryPolicy,
+    headers: Vec<(String, String)>,
+    params: Map<String, Value>,
+    settings: ModelSettings,
+    http_client: Option<reqwest::Client>,
+}
+
+impl<P: Provider> Builder<P> {
+    pub(crate) fn new(provider: P, model: String, base_url: &str, api_key: Option<String>) -> Self {
+        Self {
+            provider,
+            model,
+            base_url: base_url.to_owned(),
+            api_key,
+            timeout: DEFAULT_TIMEOUT,
+            retry: RetryPolicy::DEFAULT,
+            headers: Vec::new(),
+            params: Map::new(),
+            settings: ModelSettings::default(),
+            http_client: None,
+        }
+    }
+
+    /// The API's base URL (each client's docs say what it includes).
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = base_url.into();
+        self
+    }
+
+    /// The API key.
+    pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
+        self.api_key = Some(api_key.into());
+        self
+    }
+
+    /// How long one request may take, answer included (default ten minutes).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// When failed requests are retried (default [`RetryPolicy::DEFAULT`]).
+    pub fn retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// A header sent with every request.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// A field added to every request body as it is, e.g. `("top_p", 0.9)`. It
+    /// overrides a field the client sets.
+    pub fn param(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.params.insert(key.into(), value.into());
+        self
+    }
+
+    /// Model settings for every request (a request's own settings override them field
+    /// by field).
+    pub fn settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Sends requests through this HTTP client (its TLS, proxy and pool settings)
+    /// instead of one the builder makes. The builder's own uses
+    /// [`tls_config`](crate::tls_config): rustls with the `ring` crypto provider,
+    /// configured for itself, nothing installed process-wide. reqwest is built here
+    /// without a crypto provider of its own, so a client of yours needs a TLS config
+    /// too (`tls_backend_preconfigured(agent_llm::tls_config()?)`, or your own).
+    pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
+        self.http_client = Some(client);
+        self
+    }
+
+    /// The client. Fails when a header is invalid or the HTTP client cannot be built.
+    pub fn build(mut self) -> AgentResult<Client<P>> {
+        let base_url = self.base_url.trim_end_matches('/');
+        self.provider.prepare(base_url);
+        let url = self.provider.url(base_url, &self.model, false);
+        let stream_url = self.provider.url(base_url, &self.model, true);
+        let mut headers = self.provider.headers(self.api_key.as_deref());
+        headers.extend(self.headers);
+        let headers = header_map(P::NAME, headers)?;
+        let client = match self.http_client {
+            Some(client) => client,
+            None => default_http_client(P::NAME, self.timeout.min(Duration::from_secs(30)))?,
+        };
+        Ok(Client {
+            provider: self.provider,
+            transport: Transport {
+                provider: P::NAME,
+                client,
+                headers,
+                timeout: self.timeout,
+                retry: self.retry,
+            },
+            model: self.model,
+            url,
+            stream_url,
+            params: self.params,
+            settings: self.settings,
+        })
+    }
+}
+
+impl<P: Provider> fmt::Debug for Builder<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("provider", &self.provider)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish_non_exhaustive()
+    }
+}
+
+/// A malformed-answer error with an excerpt of `body`.
+pub(crate) fn malformed(provider: &str, what: &str, body: &Value) -> LlmError {
+    LlmError::InvalidResponse {
+        message: format!(
+            "{provider}: malformed answer: {what}: {}",
+            excerpt(body.to_string().as_bytes())
+        ),
+    }
+}

@@ -1,0 +1,352 @@
+//! The OpenAI Responses API (`POST {base_url}/responses`).
+
+use crate::client::{Builder, Client, malformed};
+use crate::convert::{count, data_url, render_tools, str_field, system_text};
+use crate::http::{classify, provider_message};
+use crate::openai::{
+    arguments_text, bearer, insert_common, insert_tool_settings, openai_env, tool_result_text,
+};
+use crate::provider::{Assembler, Provider, StreamParser, event_json};
+use agent_core::{
+    AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
+    ModelSettings, Usage,
+};
+use serde_json::{Map, Value, json};
+
+const PROVIDER: &str = "openai-responses";
+
+/// The OpenAI Responses API, for [`Client`]: see [`OpenAiResponsesClient`].
+#[derive(Debug, Clone, Copy)]
+pub struct OpenAiResponses {
+    dialect: Dialect,
+}
+
+/// An [`LlmClient`](agent_core::LlmClient) for the OpenAI Responses API, stateless: the
+/// whole conversation goes in `input` on every request (nothing is stored server-side
+/// unless a [`param`](Builder::param) says `store`).
+///
+/// Tools are flat `{"type": "function", name, description, parameters, strict}` entries
+/// in [`Dialect::OpenAiStrict`] (or [`Dialect::OpenAi`] with
+/// [`strict_tools(false)`](OpenAiResponsesBuilder::strict_tools)). `function_call`
+/// output items come back as tool calls; results go as `function_call_output` items.
+/// System messages become `instructions`. Images in user messages are `input_image`
+/// parts with a data URL. `reasoning` output items are kept in
+/// [`provider_blocks`](AssistantMessage::provider_blocks) and sent back before the calls
+/// they preceded.
+///
+/// [`ModelSettings`] map to `temperature`, `max_output_tokens`, `tool_choice` and
+/// `parallel_tool_calls`; the API has no stop sequences or seed, so those are not sent.
+pub type OpenAiResponsesClient = Client<OpenAiResponses>;
+
+/// Configures an [`OpenAiResponsesClient`]; [`build`](Builder::build) makes it.
+pub type OpenAiResponsesBuilder = Builder<OpenAiResponses>;
+
+impl Client<OpenAiResponses> {
+    /// OpenAI's own endpoint (requests go to `{base}/responses`).
+    pub const DEFAULT_BASE_URL: &'static str = "https://api.openai.com/v1";
+
+    /// The model [`from_env`](Self::from_env) uses when `OPENAI_MODEL` is unset.
+    pub const DEFAULT_MODEL: &'static str = "gpt-4o-mini";
+
+    /// A builder for a client of `model`.
+    pub fn builder(model: impl Into<String>) -> OpenAiResponsesBuilder {
+        let provider = OpenAiResponses {
+            dialect: Dialect::OpenAiStrict,
+        };
+        Builder::new(provider, model.into(), Self::DEFAULT_BASE_URL, None)
+    }
+
+    /// A client configured from the environment as
+    /// [`OpenAiClient::from_env`](crate::OpenAiClient::from_env) is (`OPENAI_BASE_URL`,
+    /// `OPENAI_API_KEY`, `OPENAI_MODEL`), or `None` when neither of the first two is set.
+    pub fn from_env() -> Option<AgentResult<Self>> {
+        openai_env(Self::builder, Self::DEFAULT_MODEL).map(Builder::build)
+    }
+}
+
+impl Builder<OpenAiResponses> {
+    /// Whether tools are sent with `strict: true` in [`Dialect::OpenAiStrict`] (the
+    /// default) or as plain schemas in [`Dialect::OpenAi`].
+    pub fn strict_tools(mut self, strict: bool) -> Self {
+        self.provider.dialect = if strict {
+            Dialect::OpenAiStrict
+        } else {
+            Dialect::OpenAi
+        };
+        self
+    }
+}
+
+impl Provider for OpenAiResponses {
+    const NAME: &'static str = PROVIDER;
+    const CLIENT_NAME: &'static str = "OpenAiResponsesClient";
+
+    fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    fn url(&self, base_url: &str, _model: &str, _stream: bool) -> String {
+        format!("{base_url}/responses")
+    }
+
+    fn headers(&self, api_key: Option<&str>) -> Vec<(String, String)> {
+        bearer(api_key)
+    }
+
+    fn body(
+        &self,
+        model: &str,
+        request: &LlmRequest<'_>,
+        settings: &ModelSettings,
+        stream: bool,
+    ) -> AgentResult<Map<String, Value>> {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(model));
+        let system = system_text(request.messages);
+        if !system.is_empty() {
+            body.insert("instructions".into(), json!(system));
+        }
+        body.insert("input".into(), Value::Array(input(request.messages)));
+        if !request.tools.is_empty() {
+            // The chat dialect's `{"type", "function": {...}}`, flattened.
+            let tools = render_tools(self.dialect(), request.tools)?
+                .into_iter()
+                .map(|tool| {
+                    let mut flat = Map::new();
+                    flat.insert("type".into(), json!("function"));
+                    if let Some(Value::Object(function)) = tool.get("function") {
+                        flat.extend(function.clone());
+                    }
+                    Value::Object(flat)
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+            insert_tool_settings(
+                &mut body,
+                settings,
+                |name| json!({"type": "function", "name": name}),
+            );
+        }
+        insert_common(&mut body, settings, "max_output_tokens");
+        body.insert("store".into(), json!(false));
+        if stream {
+            body.insert("stream".into(), json!(true));
+        }
+        Ok(body)
+    }
+
+    fn parse_response(
+        &self,
+        request: &LlmRequest<'_>,
+        body: &Value,
+    ) -> Result<AssistantMessage, LlmError> {
+        if !body.is_object() {
+            return Err(malformed(PROVIDER, "the body is not a JSON object", body));
+        }
+        if let Some(error) = failure(body) {
+            return Err(error);
+        }
+        let Some(output) = body.get("output").and_then(Value::as_array) else {
+            return Err(malformed(PROVIDER, "no `output` array", body));
+        };
+        let mut out = Assembler::new(self.dialect(), request.tools);
+        for item in output {
+            output_item(item, &mut out, true);
+        }
+        if let Some(u) = body.get("usage") {
+            out.set_usage(usage(u));
+        }
+        Ok(out.partial())
+    }
+
+    fn stream_parser(&self) -> Box<dyn StreamParser> {
+        Box::new(ResponsesStream)
+    }
+}
+
+/// A failed response's error, typed.
+fn failure(response: &Value) -> Option<LlmError> {
+    let error = response.get("error").filter(|e| e.is_object())?;
+    let (kind, message) = provider_message(&json!({"error": error}))?;
+    Some(classify(
+        0,
+        kind.as_deref(),
+        format!("{PROVIDER}: {message}"),
+        None,
+    ))
+}
+
+/// One output item into the assembler. Text and calls are taken only from `whole`
+/// items (a complete response); a stream has already sent them as deltas.
+fn output_item(item: &Value, out: &mut Assembler, whole: bool) {
+    match str_field(item, "type") {
+        Some("message") if whole => {
+            for part in item
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                match str_field(part, "type") {
+                    Some("output_text") => out.text(str_field(part, "text").unwrap_or_default()),
+                    Some("refusal") => out.text(str_field(part, "refusal").unwrap_or_default()),
+                    _ => {}
+                }
+            }
+        }
+        Some("function_call") if whole => out.tool_call(
+            str_field(item, "call_id").unwrap_or_default(),
+            str_field(item, "name").unwrap_or_default(),
+            item.get("arguments").unwrap_or(&Value::Null),
+        ),
+        // Sent back before the calls it preceded, so reasoning models keep their
+        // thread.
+        Some("reasoning") => out.provider_block(item.clone()),
+        _ => {}
+    }
+}
+
+fn usage(u: &Value) -> Usage {
+    Usage {
+        input_tokens: count(u, "input_tokens"),
+        output_tokens: count(u, "output_tokens"),
+        cached_input_tokens: u
+            .get("input_tokens_details")
+            .map_or(0, |d| count(d, "cached_tokens")),
+        reasoning_tokens: u
+            .get("output_tokens_details")
+            .map_or(0, |d| count(d, "reasoning_tokens")),
+    }
+}
+
+/// The Responses API's typed events: text and argument deltas keyed by `output_index`,
+/// items added and done, then `response.completed` (or `.incomplete`, `.failed`).
+struct ResponsesStream;
+
+impl StreamParser for ResponsesStream {
+    fn event(
+        &mut self,
+        name: Option<&str>,
+        data: &str,
+        out: &mut Assembler,
+    ) -> Result<(), LlmError> {
+        let event = event_json(PROVIDER, data)?;
+        let kind = str_field(&event, "type").or(name).unwrap_or_default();
+        let index = event
+            .get("output_index")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        match kind {
+            "response.output_text.delta" | "response.refusal.delta" => {
+                out.text(str_field(&event, "delta").unwrap_or_default())
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                out.thinking(str_field(&event, "delta").unwrap_or_default())
+            }
+            "response.output_item.added" => {
+                let item = event.get("item").unwrap_or(&Value::Null);
+                if str_field(item, "type") == Some("function_call") {
+                    out.tool_start(
+                        index,
+                        str_field(item, "call_id").unwrap_or_default(),
+                        str_field(item, "name").unwrap_or_default(),
+                    );
+                    out.tool_arguments(index, str_field(item, "arguments").unwrap_or_default());
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                out.tool_arguments(index, str_field(&event, "delta").unwrap_or_default())
+            }
+            "response.output_item.done" => {
+                let item = event.get("item").unwrap_or(&Value::Null);
+                output_item(item, out, false);
+                out.tool_end(index);
+            }
+            "response.completed" | "response.incomplete" => {
+                let response = event.get("response").unwrap_or(&Value::Null);
+                if let Some(u) = response.get("usage").filter(|u| u.is_object()) {
+                    out.set_usage(usage(u));
+                }
+                let reason = match response
+                    .pointer("/incomplete_details/reason")
+                    .and_then(Value::as_str)
+                {
+                    Some("max_output_tokens") => FinishReason::Length,
+                    Some("content_filter") => FinishReason::ContentFilter,
+                    Some(other) => FinishReason::Other(other.to_owned()),
+                    None => FinishReason::Stop,
+                };
+                out.finish(reason);
+                out.terminate();
+            }
+            "response.failed" => {
+                let response = event.get("response").unwrap_or(&Value::Null);
+                return Err(failure(response).unwrap_or_else(|| {
+                    LlmError::other(format!("{PROVIDER}: the response failed"))
+                }));
+            }
+            "error" => {
+                let message = str_field(&event, "message").unwrap_or("an error without a message");
+                let code = str_field(&event, "code");
+                return Err(classify(0, code, format!("{PROVIDER}: {message}"), None));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// The conversation as Responses `input` items (system text goes in `instructions`).
+fn input(messages: &[Message]) -> Vec<Value> {
+    let mut items = Vec::new();
+    for message in messages {
+        match message {
+            Message::System { .. } => {}
+            Message::User { content } => items.push(json!({"role": "user", "content": content})),
+            Message::UserContent { content } => {
+                let parts: Vec<Value> = content
+                    .iter()
+                    .map(|block| match block {
+                        Content::Image { data, mime_type } => json!({
+                            "type": "input_image",
+                            "image_url": data_url(mime_type, data),
+                        }),
+                        other => json!({
+                            "type": "input_text",
+                            "text": crate::convert::content_text(std::slice::from_ref(other)),
+                        }),
+                    })
+                    .collect();
+                items.push(json!({"role": "user", "content": parts}));
+            }
+            Message::Assistant(assistant) => {
+                if !assistant.tool_calls.is_empty() {
+                    items.extend(
+                        assistant
+                            .provider_blocks
+                            .iter()
+                            .filter(|b| str_field(b, "type") == Some("reasoning"))
+                            .cloned(),
+                    );
+                }
+                if let Some(text) = assistant.text.as_deref().filter(|t| !t.is_empty()) {
+                    items.push(json!({"role": "assistant", "content": text}));
+                }
+                for call in &assistant.tool_calls {
+                    items.push(json!({
+                        "type": "function_call",
+                        "call_id": call.id,
+                        "name": call.name,
+                        "arguments": arguments_text(&call.arguments),
+                    }));
+                }
+            }
+            Message::Tool(result) => items.push(json!({
+                "type": "function_call_output",
+                "call_id": result.call_id,
+                "output": tool_result_text(result),
+            })),
+        }
+    }
+    items
+}
