@@ -35,6 +35,7 @@ use crate::executor::{
 };
 use crate::llm::{LlmClient, LlmRequest, Message, ToolCall};
 use crate::run::{RunOutcome, RunState, RunStatus, Slot, TurnCall};
+use crate::seal::StateSeal;
 use crate::set::ToolSet;
 use crate::tool::{Approval, Tool};
 use std::fmt;
@@ -64,6 +65,7 @@ pub struct AgentBuilder {
     state: Vec<StateInit>,
     sinks: Sinks,
     workspace: Option<PathBuf>,
+    pub(crate) seal: StateSeal,
 }
 
 impl AgentBuilder {
@@ -167,6 +169,7 @@ impl AgentBuilder {
         if let Some(error) = self.error {
             return Err(error);
         }
+        self.seal.check()?;
         for init in self.state {
             init(&mut self.tools);
         }
@@ -187,6 +190,7 @@ impl AgentBuilder {
             max_turns: self.max_turns,
             sinks: self.sinks,
             workspace: self.workspace,
+            seal: self.seal,
         })
     }
 }
@@ -211,6 +215,7 @@ pub struct Agent {
     max_turns: u32,
     sinks: Sinks,
     workspace: Option<PathBuf>,
+    pub(crate) seal: StateSeal,
 }
 
 impl fmt::Debug for Agent {
@@ -238,6 +243,7 @@ impl Agent {
             state: Vec::new(),
             sinks: Sinks::default(),
             workspace: None,
+            seal: StateSeal::default(),
         }
     }
 

@@ -51,6 +51,7 @@ mod locate;
 mod run;
 mod schema;
 mod scripted;
+mod seal;
 mod set;
 mod tool;
 mod truncate;
@@ -79,6 +80,7 @@ pub use llm::{
 pub use run::{PendingCall, PendingKind, RunOutcome, RunState, RunStatus};
 pub use schema::{ArgsSchema, normalize_root};
 pub use scripted::{FnLlm, RecordedRequest, RuleLlm, ScriptedLlm};
+pub use seal::{MIN_STATE_KEY_LEN, STATE_FORMAT_VERSION};
 pub use set::{ToolDefinition, ToolSet, is_valid_tool_name};
 pub use tool::{
     Approval, ErrorPolicy, ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
