@@ -37,6 +37,7 @@ use crate::llm::{LlmClient, LlmRequest, Message, ToolCall};
 use crate::run::{RunOutcome, RunState, RunStatus, Slot, TurnCall};
 use crate::seal::StateSeal;
 use crate::set::ToolSet;
+use crate::store::{CheckpointStep, Checkpointer};
 use crate::tool::{Approval, Tool};
 use std::fmt;
 use std::path::PathBuf;
@@ -66,6 +67,7 @@ pub struct AgentBuilder {
     sinks: Sinks,
     workspace: Option<PathBuf>,
     pub(crate) seal: StateSeal,
+    pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
 }
 
 impl AgentBuilder {
@@ -191,6 +193,7 @@ impl AgentBuilder {
             sinks: self.sinks,
             workspace: self.workspace,
             seal: self.seal,
+            checkpointer: self.checkpointer,
         })
     }
 }
@@ -216,6 +219,7 @@ pub struct Agent {
     sinks: Sinks,
     workspace: Option<PathBuf>,
     pub(crate) seal: StateSeal,
+    pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
 }
 
 impl fmt::Debug for Agent {
@@ -244,6 +248,7 @@ impl Agent {
             sinks: Sinks::default(),
             workspace: None,
             seal: StateSeal::default(),
+            checkpointer: None,
         }
     }
 
@@ -326,11 +331,13 @@ impl Agent {
                 if !state.calls.is_empty() {
                     let pending = state.pending();
                     state.status = RunStatus::WaitingForHuman;
+                    self.checkpoint(state, CheckpointStep::Paused).await?;
                     sinks.emit(AgentEvent::WaitingForHuman {
                         pending: pending.clone(),
                     });
                     return Ok(RunOutcome::Paused { pending });
                 }
+                self.checkpoint(state, CheckpointStep::ToolResults).await?;
             }
             state.status = RunStatus::Ready;
             if state.turns_since_user() >= self.max_turns {
@@ -370,6 +377,7 @@ impl Agent {
             state.messages.push(Message::Assistant(message.clone()));
             if message.is_final() {
                 state.status = RunStatus::Finished;
+                self.checkpoint(state, CheckpointStep::Finished).await?;
                 let answer = message.text.unwrap_or_default();
                 sinks.emit(AgentEvent::RunFinished {
                     answer: answer.clone(),
@@ -384,6 +392,8 @@ impl Agent {
                     slot: Slot::Queued,
                 })
                 .collect();
+            self.checkpoint(state, CheckpointStep::ModelAnswered)
+                .await?;
         }
     }
 
@@ -428,6 +438,7 @@ impl Agent {
                 .map(|&i| state.calls[i].call.id.clone());
             let mut turn = TurnContext::new()
                 .with_session_id(state.session_id.clone())
+                .with_run_id(state.run_id.clone())
                 .with_app_context(state.context.clone())
                 .with_offered(state.offered_tools.iter().cloned())
                 .with_approved(approved)

@@ -53,6 +53,7 @@ mod schema;
 mod scripted;
 mod seal;
 mod set;
+mod store;
 mod tool;
 mod truncate;
 mod typed;
@@ -82,6 +83,9 @@ pub use schema::{ArgsSchema, normalize_root};
 pub use scripted::{FnLlm, RecordedRequest, RuleLlm, ScriptedLlm};
 pub use seal::{MIN_STATE_KEY_LEN, STATE_FORMAT_VERSION};
 pub use set::{ToolDefinition, ToolSet, is_valid_tool_name};
+pub use store::{
+    Checkpoint, CheckpointStep, Checkpointer, RunRecord, RunStore, StoreError, WaitingRun,
+};
 pub use tool::{
     Approval, ErrorPolicy, ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
     ToolMetadata,

@@ -130,6 +130,11 @@ pub struct RunState {
     pub error: Option<String>,
     #[serde(default)]
     pub(crate) calls: Vec<TurnCall>,
+    /// How many times the run has been saved to a [`RunStore`](crate::RunStore) (each
+    /// checkpoint is a save). A store takes a save only over the revision before it, so
+    /// two processes cannot both go on from the same point.
+    #[serde(default)]
+    pub revision: u64,
 }
 
 impl RunState {
@@ -151,6 +156,7 @@ impl RunState {
             next_turn: Map::new(),
             error: None,
             calls: Vec::new(),
+            revision: 0,
         }
     }
 
