@@ -35,6 +35,7 @@
 #![forbid(unsafe_code)]
 
 mod agent;
+mod approval;
 mod args;
 mod calls;
 mod config;
@@ -59,6 +60,7 @@ mod truncate;
 mod typed;
 
 pub use agent::{Agent, AgentBuilder, DEFAULT_MAX_TURNS};
+pub use approval::{ApprovalDecision, ApprovalRecord, Approver};
 pub use args::{MAX_ARGUMENT_DEPTH, decode_args};
 pub use config::{ParallelRule, ToolConfig};
 pub use content::Content;
