@@ -1,43 +1,13 @@
 //! Approving with corrected arguments, and the records of who decided.
 
-use agent_core::{
-    Agent, ApprovalDecision, Approver, AssistantMessage, Message, RunOutcome, RunState,
-    ScriptedLlm, ToolCall, tool, tools,
-};
-use serde_json::{Value, json};
+mod support;
 
-/// Pay `amount` to `account`.
-#[tool(require_approval)]
-async fn pay(
-    /// The account to pay
-    account: String,
-    /// How much
-    amount: u32,
-) -> String {
-    format!("paid {amount} to {account}")
-}
+use agent_core::{Agent, ApprovalDecision, Approver, Message, RunOutcome, RunState};
+use serde_json::{Value, json};
+use support::{KEY, paused, payment_agent};
 
 fn agent() -> Agent {
-    let llm = ScriptedLlm::new([
-        AssistantMessage::tool_calls([ToolCall::new(
-            "c1",
-            "pay",
-            json!({"account": "ACME-1", "amount": 100}),
-        )]),
-        AssistantMessage::text("Done."),
-    ]);
-    Agent::builder(llm)
-        .tools(tools![pay])
-        .state_key(b"0123456789abcdef0123456789abcdef")
-        .build()
-        .unwrap()
-}
-
-async fn paused(agent: &Agent) -> RunState {
-    let mut run = agent.start("Pay ACME");
-    let outcome = agent.run(&mut run).await.unwrap();
-    assert!(matches!(outcome, RunOutcome::Paused { .. }), "{outcome:?}");
-    run
+    payment_agent(Some(KEY))
 }
 
 fn tool_output(run: &RunState) -> String {

@@ -1,49 +1,14 @@
 //! Sealed run states: what `export_state` writes and what `import_state` refuses.
 
-use agent_core::{
-    Agent, AgentError, AssistantMessage, RunOutcome, RunState, STATE_FORMAT_VERSION, ScriptedLlm,
-    ToolCall, tool, tools,
-};
+mod support;
+
+use agent_core::{Agent, AgentError, RunState, STATE_FORMAT_VERSION, ScriptedLlm, tools};
 use proptest::prelude::*;
 use serde_json::{Value, json};
-
-const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
-
-/// Pay `amount` to `account`.
-#[tool(require_approval)]
-async fn pay(
-    /// The account to pay
-    account: String,
-    /// How much
-    amount: u32,
-) -> String {
-    format!("paid {amount} to {account}")
-}
+use support::{KEY, paused, pay, payment_agent};
 
 fn agent(key: Option<&[u8]>) -> Agent {
-    let llm = ScriptedLlm::new([
-        AssistantMessage::tool_calls([ToolCall::new(
-            "c1",
-            "pay",
-            json!({"account": "ACME-1", "amount": 100}),
-        )]),
-        AssistantMessage::text("Paid."),
-    ]);
-    let builder = Agent::builder(llm).tools(tools![pay]);
-    match key {
-        Some(key) => builder.state_key(key),
-        None => builder,
-    }
-    .build()
-    .unwrap()
-}
-
-/// A run paused on the payment, waiting for a person.
-async fn paused(agent: &Agent) -> RunState {
-    let mut run = agent.start("Pay ACME their invoice");
-    let outcome = agent.run(&mut run).await.unwrap();
-    assert!(matches!(outcome, RunOutcome::Paused { .. }), "{outcome:?}");
-    run
+    payment_agent(key)
 }
 
 fn refusal(result: Result<RunState, AgentError>) -> String {
