@@ -337,6 +337,8 @@ impl Agent {
                     });
                     return Ok(RunOutcome::Paused { pending });
                 }
+                // The turn is over: the run is ready for the model, not waiting.
+                state.status = RunStatus::Ready;
                 self.checkpoint(state, CheckpointStep::ToolResults).await?;
             }
             state.status = RunStatus::Ready;

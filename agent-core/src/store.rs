@@ -67,6 +67,20 @@ impl RunRecord {
     }
 }
 
+impl From<Checkpoint<'_>> for RunRecord {
+    /// The record a store keeps for `checkpoint`.
+    fn from(checkpoint: Checkpoint<'_>) -> Self {
+        let state = checkpoint.state;
+        Self {
+            run_id: state.run_id.clone(),
+            session_id: state.session_id.clone(),
+            status: state.status,
+            revision: state.revision,
+            state: checkpoint.sealed.to_owned(),
+        }
+    }
+}
+
 /// A run waiting for a person, as [`RunStore::waiting`] lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WaitingRun {
@@ -248,15 +262,7 @@ struct StoreCheckpoints(Arc<dyn RunStore>);
 #[async_trait]
 impl Checkpointer for StoreCheckpoints {
     async fn checkpoint(&self, checkpoint: Checkpoint<'_>) -> AgentResult<()> {
-        let state = checkpoint.state;
-        let record = RunRecord {
-            run_id: state.run_id.clone(),
-            session_id: state.session_id.clone(),
-            status: state.status,
-            revision: state.revision,
-            state: checkpoint.sealed.to_owned(),
-        };
-        Ok(self.0.save(&record).await?)
+        Ok(self.0.save(&RunRecord::from(checkpoint)).await?)
     }
 }
 

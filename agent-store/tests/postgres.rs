@@ -5,29 +5,8 @@
 mod support;
 
 use agent_store::PostgresStore;
-use std::io::Write as _;
 use std::sync::Arc;
-use support::{Sql, Target};
-
-/// The server's URL; `None` (after a notice) outside CI when it is not set.
-pub fn database_url() -> Option<String> {
-    match std::env::var("DATABASE_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ if std::env::var("CI").is_ok_and(|ci| ci == "true") => {
-            panic!(
-                "DATABASE_URL is not set: under CI the Postgres store tests must run (scripts/test.sh starts a server with scripts/postgres.sh)"
-            )
-        }
-        _ => {
-            // Straight to stderr: the test harness hides eprintln! of passing tests.
-            let _ = writeln!(
-                std::io::stderr(),
-                "skipped: DATABASE_URL is not set (eval \"$(bash scripts/postgres.sh)\" starts a server)"
-            );
-            None
-        }
-    }
-}
+use support::{Sql, Target, database_url};
 
 async fn target() -> Option<Target> {
     let url = database_url()?;

@@ -1,7 +1,9 @@
 //! A payment that needs a person's approval: the run the seal and approval tests pause.
 
+#![allow(dead_code)]
+
 use agent_core::{
-    Agent, AssistantMessage, RunOutcome, RunState, ScriptedLlm, ToolCall, tool, tools,
+    Agent, AgentBuilder, AssistantMessage, RunOutcome, RunState, ScriptedLlm, ToolCall, tool, tools,
 };
 use serde_json::json;
 
@@ -20,6 +22,11 @@ pub async fn pay(
 
 /// An agent whose model asks to pay ACME-1 100 (call `c1`), then says "Done.".
 pub fn payment_agent(key: Option<&[u8]>) -> Agent {
+    payment_builder(key).build().unwrap()
+}
+
+/// The builder of [`payment_agent`].
+pub fn payment_builder(key: Option<&[u8]>) -> AgentBuilder {
     let llm = ScriptedLlm::new([
         AssistantMessage::tool_calls([ToolCall::new(
             "c1",
@@ -33,8 +40,6 @@ pub fn payment_agent(key: Option<&[u8]>) -> Agent {
         Some(key) => builder.state_key(key),
         None => builder,
     }
-    .build()
-    .unwrap()
 }
 
 /// A run paused on the payment, waiting for a person.

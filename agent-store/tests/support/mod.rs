@@ -412,6 +412,26 @@ pub async fn checkpoints_save_every_step_and_stop_a_process_that_lost_the_run(ta
     assert_eq!(ledger.entries().len(), 2, "only the first run's steps ran");
 }
 
+/// The server's URL; `None` (after a notice) outside CI when it is not set.
+pub fn database_url() -> Option<String> {
+    match std::env::var("DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("CI").is_ok_and(|ci| ci == "true") => {
+            panic!(
+                "DATABASE_URL is not set: under CI the Postgres store tests must run (scripts/test.sh starts a server with scripts/postgres.sh)"
+            )
+        }
+        _ => {
+            // Straight to stderr: the test harness hides eprintln! of passing tests.
+            let _ = writeln!(
+                std::io::stderr(),
+                "skipped: DATABASE_URL is not set (eval \"$(bash scripts/postgres.sh)\" starts a server)"
+            );
+            None
+        }
+    }
+}
+
 /// One `#[tokio::test]` per suite function, for the store `$target` (an async block
 /// giving an `Option<Target>`: `None` skips).
 #[macro_export]
