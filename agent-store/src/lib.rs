@@ -8,7 +8,8 @@
 //! Both implement [`RunStore`](agent_core::RunStore): they keep each run as the sealed
 //! text of [`Agent::export_state`](agent_core::Agent::export_state), and take a save only
 //! over the revision before it, so two processes cannot both resume one run. Each applies
-//! its own migrations when opened.
+//! its own migrations when opened. [`durable`] shows how to run agents inside a
+//! durable-execution engine with them.
 //!
 //! ```
 //! use agent_core::{Agent, AssistantMessage, RunStore, ScriptedLlm};
@@ -28,6 +29,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod durable;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod row;
