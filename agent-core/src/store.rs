@@ -1,20 +1,5 @@
 //! [`RunStore`]: where runs wait for a person, and where a run's checkpoints go, so a
 //! run outlives the process that started it.
-//!
-//! A store keeps each run as the sealed text of [`Agent::export_state`], beside a few
-//! columns to find it by (its id, session, status and revision). Saves are guarded by
-//! the run's [`revision`](RunState::revision): a save of revision `n` succeeds only over
-//! revision `n - 1` (or over nothing, for revision 1), and otherwise fails with
-//! [`StoreError::Conflict`]. That is what keeps two processes from both resuming a run:
-//!
-//! 1. Load the run ([`RunStore::load_run`]) and decide its pending calls.
-//! 2. Save it before running it ([`RunStore::save_run`]). Of two processes that loaded
-//!    the same revision, only one gets past this save; the other gets a conflict and
-//!    leaves the run alone.
-//! 3. Run it with checkpoints to the store ([`AgentBuilder::checkpoints`]): every step is
-//!    saved as it ends, and a process that lost the run stops at its next checkpoint.
-//!
-//! The `agent-store` crate has SQLite and Postgres stores.
 
 use crate::agent::{Agent, AgentBuilder};
 use crate::error::{AgentError, AgentResult};
@@ -162,9 +147,23 @@ impl From<StoreError> for AgentError {
     }
 }
 
-/// Storage for runs, with optimistic concurrency by revision (see the
-/// [module docs](self)). Implementations keep [`RunRecord::state`] as given and never
-/// read inside it.
+/// Storage for runs, with optimistic concurrency by revision.
+///
+/// A store keeps each run as the sealed text of [`Agent::export_state`], beside a few
+/// columns to find it by (its id, session, status and revision), and never reads inside
+/// the text. Saves are guarded by the run's [`revision`](RunState::revision): a save of
+/// revision `n` succeeds only over revision `n - 1` (or over nothing, for revision 1),
+/// and otherwise fails with [`StoreError::Conflict`]. That is what keeps two processes
+/// from both resuming a run:
+///
+/// 1. Load the run ([`load_run`](Self::load_run)) and decide its pending calls.
+/// 2. Save it before running it ([`save_run`](Self::save_run)). Of two processes that
+///    loaded the same revision, only one gets past this save; the other gets a conflict
+///    and leaves the run alone.
+/// 3. Run it with checkpoints to the store ([`AgentBuilder::checkpoints`]): every step is
+///    saved as it ends, and a process that lost the run stops at its next checkpoint.
+///
+/// The `agent-store` crate has SQLite and Postgres stores.
 #[async_trait]
 pub trait RunStore: Send + Sync {
     /// Stores `record` if the stored revision is `record.revision - 1` (nothing stored,
