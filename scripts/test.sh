@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 echo "== interop dependencies (Python MCP SDK, MCP conformance suite, node 22)"
 bash scripts/install-interop-deps.sh
 
+echo "== Postgres for the agent-store tests (DATABASE_URL)"
+pg_env="$(bash scripts/postgres.sh)"
+eval "$pg_env"
+
 echo "== cargo test (unit, integration, ui, doc)"
 cargo test --workspace --all-targets
 cargo test --workspace --doc

@@ -35,7 +35,9 @@ use crate::executor::{
 };
 use crate::llm::{LlmClient, LlmRequest, Message, ToolCall};
 use crate::run::{RunOutcome, RunState, RunStatus, Slot, TurnCall};
+use crate::seal::StateSeal;
 use crate::set::ToolSet;
+use crate::store::{CheckpointStep, Checkpointer};
 use crate::tool::{Approval, Tool};
 use std::fmt;
 use std::path::PathBuf;
@@ -64,6 +66,8 @@ pub struct AgentBuilder {
     state: Vec<StateInit>,
     sinks: Sinks,
     workspace: Option<PathBuf>,
+    pub(crate) seal: StateSeal,
+    pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
 }
 
 impl AgentBuilder {
@@ -167,6 +171,7 @@ impl AgentBuilder {
         if let Some(error) = self.error {
             return Err(error);
         }
+        self.seal.check()?;
         for init in self.state {
             init(&mut self.tools);
         }
@@ -187,6 +192,8 @@ impl AgentBuilder {
             max_turns: self.max_turns,
             sinks: self.sinks,
             workspace: self.workspace,
+            seal: self.seal,
+            checkpointer: self.checkpointer,
         })
     }
 }
@@ -211,6 +218,8 @@ pub struct Agent {
     max_turns: u32,
     sinks: Sinks,
     workspace: Option<PathBuf>,
+    pub(crate) seal: StateSeal,
+    pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
 }
 
 impl fmt::Debug for Agent {
@@ -238,6 +247,8 @@ impl Agent {
             state: Vec::new(),
             sinks: Sinks::default(),
             workspace: None,
+            seal: StateSeal::default(),
+            checkpointer: None,
         }
     }
 
@@ -320,11 +331,15 @@ impl Agent {
                 if !state.calls.is_empty() {
                     let pending = state.pending();
                     state.status = RunStatus::WaitingForHuman;
+                    self.checkpoint(state, CheckpointStep::Paused).await?;
                     sinks.emit(AgentEvent::WaitingForHuman {
                         pending: pending.clone(),
                     });
                     return Ok(RunOutcome::Paused { pending });
                 }
+                // The turn is over: the run is ready for the model, not waiting.
+                state.status = RunStatus::Ready;
+                self.checkpoint(state, CheckpointStep::ToolResults).await?;
             }
             state.status = RunStatus::Ready;
             if state.turns_since_user() >= self.max_turns {
@@ -364,6 +379,7 @@ impl Agent {
             state.messages.push(Message::Assistant(message.clone()));
             if message.is_final() {
                 state.status = RunStatus::Finished;
+                self.checkpoint(state, CheckpointStep::Finished).await?;
                 let answer = message.text.unwrap_or_default();
                 sinks.emit(AgentEvent::RunFinished {
                     answer: answer.clone(),
@@ -378,6 +394,8 @@ impl Agent {
                     slot: Slot::Queued,
                 })
                 .collect();
+            self.checkpoint(state, CheckpointStep::ModelAnswered)
+                .await?;
         }
     }
 
@@ -422,6 +440,7 @@ impl Agent {
                 .map(|&i| state.calls[i].call.id.clone());
             let mut turn = TurnContext::new()
                 .with_session_id(state.session_id.clone())
+                .with_run_id(state.run_id.clone())
                 .with_app_context(state.context.clone())
                 .with_offered(state.offered_tools.iter().cloned())
                 .with_approved(approved)

@@ -116,6 +116,8 @@ pub struct ToolContext {
     state: Extensions,
     inherited_state: Extensions,
     reporter: Option<Arc<dyn CallReporter>>,
+    /// The agent run the call belongs to, for its idempotency key.
+    run_id: Option<Arc<str>>,
 }
 
 impl ToolContext {
@@ -169,7 +171,25 @@ impl ToolContext {
             state: self.state.clone(),
             inherited_state: self.inherited_state.clone(),
             reporter: None,
+            run_id: self.run_id.clone(),
         }
+    }
+
+    /// The same context for a call of the agent run `run_id`.
+    pub fn with_run_id(mut self, run_id: impl Into<Arc<str>>) -> Self {
+        self.run_id = Some(run_id.into());
+        self
+    }
+
+    /// A key naming this call for good: the run's id and the model's call id
+    /// (`run_id:call_id`; the session id stands in for the run id outside an agent run).
+    /// A run resumed after a crash may run a call again whose result was not yet
+    /// checkpointed; the call has the same key both times, so a tool with side effects
+    /// (a payment, an email) passes it to the service it calls, or records it, and does
+    /// the work once.
+    pub fn idempotency_key(&self) -> String {
+        let run = self.run_id.as_deref().unwrap_or(&self.session_id);
+        format!("{run}:{}", self.call_id())
     }
 
     /// The same context with `value` available to `State<T>` parameters.

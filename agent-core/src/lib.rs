@@ -35,6 +35,7 @@
 #![forbid(unsafe_code)]
 
 mod agent;
+mod approval;
 mod args;
 mod calls;
 mod config;
@@ -53,12 +54,15 @@ mod retry;
 mod run;
 mod schema;
 mod scripted;
+mod seal;
 mod set;
+mod store;
 mod tool;
 mod truncate;
 mod typed;
 
 pub use agent::{Agent, AgentBuilder, DEFAULT_MAX_TURNS};
+pub use approval::{ApprovalDecision, ApprovalRecord, Approver};
 pub use args::{MAX_ARGUMENT_DEPTH, decode_args};
 pub use config::{ParallelRule, ToolConfig};
 pub use content::Content;
@@ -84,7 +88,11 @@ pub use retry::{RetryDecision, RetryPolicy};
 pub use run::{PendingCall, PendingKind, RunOutcome, RunState, RunStatus};
 pub use schema::{ArgsSchema, normalize_root};
 pub use scripted::{FnLlm, RecordedRequest, RuleLlm, ScriptedLlm};
+pub use seal::{MIN_STATE_KEY_LEN, STATE_FORMAT_VERSION};
 pub use set::{ToolDefinition, ToolSet, is_valid_tool_name};
+pub use store::{
+    Checkpoint, CheckpointStep, Checkpointer, RunRecord, RunStore, StoreError, WaitingRun,
+};
 pub use tool::{
     Approval, ErrorPolicy, ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
     ToolMetadata,

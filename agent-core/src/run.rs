@@ -2,6 +2,7 @@
 //! serializes with serde, so a run paused for a person can be stored, and resumed later
 //! by any process holding an agent built the same way.
 
+use crate::approval::ApprovalRecord;
 use crate::content::Content;
 use crate::error::{AgentError, AgentResult, ToolError};
 use crate::executor::{Settled, ToolCallResult, ToolOutcome};
@@ -130,6 +131,15 @@ pub struct RunState {
     pub error: Option<String>,
     #[serde(default)]
     pub(crate) calls: Vec<TurnCall>,
+    /// How many times the run has been saved to a [`RunStore`](crate::RunStore) (each
+    /// checkpoint is a save). A store takes a save only over the revision before it, so
+    /// two processes cannot both go on from the same point.
+    #[serde(default)]
+    pub revision: u64,
+    /// The decisions people made on this run's calls, oldest first (see
+    /// [`approve_by`](Self::approve_by)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<ApprovalRecord>,
 }
 
 impl RunState {
@@ -151,6 +161,8 @@ impl RunState {
             next_turn: Map::new(),
             error: None,
             calls: Vec::new(),
+            revision: 0,
+            approvals: Vec::new(),
         }
     }
 

@@ -285,6 +285,9 @@ impl Executor {
         if let Some(workspace) = &turn.workspace {
             base = base.with_workspace(workspace.clone());
         }
+        if let Some(run_id) = &turn.run_id {
+            base = base.with_run_id(run_id.as_str());
+        }
         let base = self.tools.context_for(&base).into_owned();
         // Every runnable call is cancellable from now on, including those still queued
         // behind a batch.

@@ -18,6 +18,7 @@ pub struct TurnContext {
     pub(super) approved: HashSet<String>,
     pub(super) control: RunControl,
     pub(super) sinks: Sinks,
+    pub(super) run_id: Option<String>,
 }
 
 impl TurnContext {
@@ -29,6 +30,13 @@ impl TurnContext {
     /// The session the calls belong to.
     pub fn with_session_id(mut self, session_id: impl Into<String>) -> Self {
         self.session_id = session_id.into();
+        self
+    }
+
+    /// The agent run the calls belong to: their contexts'
+    /// [`idempotency_key`](crate::ToolContext::idempotency_key) names it.
+    pub fn with_run_id(mut self, run_id: impl Into<String>) -> Self {
+        self.run_id = Some(run_id.into());
         self
     }
 
