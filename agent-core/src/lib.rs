@@ -48,6 +48,7 @@ mod executor;
 mod extract;
 mod llm;
 mod locate;
+mod principal;
 mod run;
 mod schema;
 mod scripted;
@@ -76,6 +77,7 @@ pub use extract::{FromToolContext, Progress, State};
 pub use llm::{
     AssistantMessage, LlmClient, LlmRequest, Message, ToolCall, ToolResultMessage, Usage,
 };
+pub use principal::Principal;
 pub use run::{PendingCall, PendingKind, RunOutcome, RunState, RunStatus};
 pub use schema::{ArgsSchema, normalize_root};
 pub use scripted::{FnLlm, RecordedRequest, RuleLlm, ScriptedLlm};

@@ -50,20 +50,24 @@
 //! dropped, as at an executor's timeout) sends `notifications/cancelled`.
 
 mod approval;
+mod auth;
 mod client;
 mod convert;
+mod http;
+mod limits;
 mod peer;
 mod server;
 mod stall;
+mod tls;
 mod transport;
 
 pub use approval::ServerApproval;
+pub use auth::{AuthError, HttpAuth, JwtValidator, StaticTokens, TokenValidator};
 pub use client::McpClient;
+pub use http::{HttpOptions, McpHttpServer, serve_http};
 pub use peer::{LogLevel, McpPeer};
 pub use server::{McpServer, ServerOptions};
-pub use transport::{
-    MAX_MESSAGE_BYTES, McpHttpServer, serve_http, serve_io, serve_stdio, serve_stdio_with,
-};
+pub use transport::{MAX_MESSAGE_BYTES, serve_io, serve_stdio, serve_stdio_with};
 
 /// The rmcp version this crate speaks through, for applications that use rmcp directly
 /// alongside it (an [`McpServer`] is an rmcp `ServerHandler`).
