@@ -2,7 +2,7 @@
 //! [`McpHttpServer`], the standalone server built on that router.
 
 use crate::auth::{self, AuthState, HttpAuth};
-use crate::limits::{self, Admission};
+use crate::limits::{self, Admission, BodyLimits};
 use crate::server::McpServer;
 use agent_core::ToolSet;
 use axum::Router;
@@ -38,6 +38,10 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// The largest request body accepted (413 beyond it). Default 4 MiB.
     pub max_body_bytes: usize,
+    /// The most JSON values (arrays, objects, members, items) a request body may hold
+    /// (413 beyond it). A parsed value costs tens of bytes however short its text, so
+    /// this bounds what a body becomes in memory. Default 32,768.
+    pub max_json_values: usize,
     /// Requests answered at once; more get 503 with `Retry-After`. A request counts
     /// until its response (a streamed one included) has been sent. Default 256.
     pub max_concurrent_requests: usize,
@@ -77,6 +81,7 @@ impl Default for HttpOptions {
                 .flat_map(|host| ["http", "https"].map(|scheme| format!("{scheme}://{host}:*")))
                 .collect(),
             max_body_bytes: crate::MAX_MESSAGE_BYTES,
+            max_json_values: 32 * 1024,
             max_concurrent_requests: 256,
             max_sessions: 1024,
             session_idle_timeout: Duration::from_secs(300),
@@ -113,6 +118,12 @@ impl HttpOptions {
     /// Refuse request bodies over `bytes`.
     pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Refuse request bodies of more than `values` JSON values.
+    pub fn with_max_json_values(mut self, values: usize) -> Self {
+        self.max_json_values = values;
         self
     }
 
@@ -197,7 +208,16 @@ impl McpServer {
             config,
         );
 
-        let mut router = Router::new().route_service(&options.path, service);
+        let body_limits = BodyLimits {
+            max_bytes: options.max_body_bytes,
+            max_values: options.max_json_values,
+        };
+        let mut router = Router::new()
+            .route_service(&options.path, service)
+            .route_layer(from_fn_with_state(
+                Arc::new(body_limits),
+                limits::guard_body,
+            ));
         if let Some(auth) = &options.auth {
             let state = AuthState::new(
                 auth.clone(),

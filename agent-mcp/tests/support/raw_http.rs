@@ -1,3 +1,5 @@
+#![allow(dead_code)] // each test binary uses its own part of this helper.
+
 //! A bare HTTP/1.1 client over loopback TCP, so a test controls every header and byte
 //! an attacker would, and reads every status and header the server answers with.
 
@@ -47,7 +49,7 @@ impl Reply {
 }
 
 /// Sends one request on a fresh connection (`Connection: close`) and reads the whole
-/// response; at most 20 s.
+/// response; at most 60 s.
 pub async fn send(
     addr: SocketAddr,
     method: &str,
@@ -55,7 +57,7 @@ pub async fn send(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> std::io::Result<Reply> {
-    tokio::time::timeout(Duration::from_secs(20), async {
+    tokio::time::timeout(Duration::from_secs(60), async {
         let mut stream = TcpStream::connect(addr).await?;
         let mut head = format!(
             "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
@@ -78,7 +80,7 @@ pub async fn send(
         parse(&raw)
     })
     .await
-    .map_err(|_| std::io::Error::other("no complete response within 20 s"))?
+    .map_err(|_| std::io::Error::other("no complete response within 60 s"))?
 }
 
 fn parse(raw: &[u8]) -> std::io::Result<Reply> {
