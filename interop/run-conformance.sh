@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite (server mode) against examples/mcp-server.rs
+# Runs the official MCP conformance suite (server mode) against interop/conformance-server.rs
 # over Streamable HTTP on 127.0.0.1, scenario by scenario, and prints which pass.
 # Exits non-zero if any listed scenario fails. Needs scripts/install-interop-deps.sh.
 set -euo pipefail
@@ -29,9 +29,10 @@ SCENARIOS=(
   dns-rebinding-protection
 )
 
-cargo build --quiet -p agent-examples --example mcp-server
+cargo build --quiet -p agent-examples --example conformance-server
+target_dir=${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')}
 log=$(mktemp)
-target/debug/examples/mcp-server --http 127.0.0.1:0 2>"$log" &
+"$target_dir/debug/examples/conformance-server" --http 127.0.0.1:0 2>"$log" &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -f "$log"' EXIT
 

@@ -348,3 +348,54 @@ async fn jwts_are_checked_for_signature_expiry_audience_and_issuer() {
     .unwrap();
     assert_eq!(text_of(&reply), "reset");
 }
+
+#[tokio::test]
+async fn a_router_mounted_under_a_prefix_serves_beside_the_apps_routes() {
+    let options = HttpOptions::default().with_auth(static_tokens());
+    let app = axum::Router::new()
+        .route("/health", axum::routing::get(|| async { "ok" }))
+        .nest(
+            "/api",
+            McpServer::new(tools![whoami, admin_reset]).router_with(options),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let health = send(addr, "GET", "/health", &[], b"").await.unwrap();
+    assert_eq!((health.status, health.body.as_str()), (200, "ok"));
+    let headers = raw_http::MCP_HEADERS;
+    let refused = send(
+        addr,
+        "POST",
+        "/api/mcp",
+        &headers,
+        &raw_http::initialize_request(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused.status, 401, "{refused:?}");
+    let metadata_path = "/api/.well-known/oauth-protected-resource/mcp";
+    assert_eq!(
+        refused.header("www-authenticate"),
+        Some(format!("Bearer resource_metadata=\"http://{addr}{metadata_path}\"").as_str())
+    );
+    let metadata = send(addr, "GET", metadata_path, &[], b"").await.unwrap();
+    let document: Value = serde_json::from_str(&metadata.body).unwrap();
+    assert_eq!(document["resource"], format!("http://{addr}/api/mcp"));
+    let auth = bearer("alice-token");
+    let mut headers = headers.to_vec();
+    headers.push(("Authorization", auth.as_str()));
+    let served = send(
+        addr,
+        "POST",
+        "/api/mcp",
+        &headers,
+        &raw_http::initialize_request(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(served.status, 200, "{served:?}");
+    task.abort();
+}

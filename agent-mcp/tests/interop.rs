@@ -1,5 +1,5 @@
 //! The client side against real servers in other processes: our example server
-//! (`examples/mcp-server.rs`) over stdio and HTTP, and a server we did not write, built
+//! (`interop/conformance-server.rs`, examples/mcp-server.rs's tools and the conformance suite's) over stdio and HTTP, and a server we did not write, built
 //! with the official Python SDK (`interop/fastmcp_server.py`), over stdio and HTTP.
 //!
 //! The Python server needs `.venv-interop` (made by `scripts/install-interop-deps.sh`,
@@ -33,15 +33,18 @@ fn example_server() -> &'static Path {
                 "-p",
                 "agent-examples",
                 "--example",
-                "mcp-server",
+                "conformance-server",
             ])
             .status()
             .expect("cargo runs");
-        assert!(status.success(), "building examples/mcp-server.rs failed");
+        assert!(
+            status.success(),
+            "building interop/conformance-server.rs failed"
+        );
         let target = std::env::var_os("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| workspace_root().join("target"));
-        target.join("debug/examples/mcp-server")
+        target.join("debug/examples/conformance-server")
     })
 }
 
