@@ -52,7 +52,7 @@ def run(scenario, **session_kwargs):
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write, **session_kwargs) as session:
                 init = await session.initialize()
-                assert init.serverInfo.name == "agent-mcp-example"
+                assert init.serverInfo.name == "agent-mcp-conformance"
                 return await asyncio.wait_for(scenario(session), timeout=30)
 
     return asyncio.run(main())

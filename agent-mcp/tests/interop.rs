@@ -106,7 +106,7 @@ async fn call(
 
 /// What every connection to the example server must show, whatever the transport.
 async fn check_example_server(client: &McpClient) {
-    assert_eq!(client.server_name(), "agent-mcp-example");
+    assert_eq!(client.server_name(), "agent-mcp-conformance");
     let set = client.toolset().unwrap();
     for name in [
         "get_weather",
