@@ -1,6 +1,7 @@
 //! [`McpClient`]: an MCP server's tools as a [`ToolSet`].
 
 use crate::convert::{annotations_from_mcp, result_from_mcp};
+use crate::http_client::HttpClientOptions;
 use agent_core::{
     AgentError, AgentResult, Content, Tool, ToolAnnotations, ToolContext, ToolError, ToolErrorKind,
     ToolMetadata, ToolSet, async_trait, intern,
@@ -15,9 +16,9 @@ use rmcp::model::{
 use rmcp::service::NotificationContext;
 use rmcp::service::PeerRequestOptions;
 use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -60,12 +61,23 @@ impl McpClient {
     /// seconds; then the call fails, rather than waiting forever for a server that is
     /// gone.
     pub async fn connect_http(url: &str) -> AgentResult<Self> {
-        // reqwest uses rustls without a built-in crypto provider (here and in agent-llm:
-        // features unify across a build) and panics building a client when the process
-        // has none; install ring's unless the application chose one already.
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
+        Self::connect_http_with(url, &HttpClientOptions::new()).await
+    }
+
+    /// [`connect_http`](Self::connect_http), sending the headers and bearer token of
+    /// `options` with every request:
+    ///
+    /// ```no_run
+    /// # async fn demo() -> agent_core::AgentResult<()> {
+    /// use agent_mcp::{HttpClientOptions, McpClient};
+    /// let options = HttpClientOptions::new().with_bearer_token("s3cret");
+    /// let client = McpClient::connect_http_with("https://tools.example.com/mcp", &options).await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// TLS is rustls with the `ring` provider, configured for this client alone: the
+    /// process's default provider is neither needed nor installed.
+    pub async fn connect_http_with(url: &str, options: &HttpClientOptions) -> AgentResult<Self> {
         // rmcp's default resumes a broken stream forever; a call would then never end.
         let mut retry = ExponentialBackoff::default();
         retry.max_times = Some(5);
@@ -73,7 +85,9 @@ impl McpClient {
         retry.max_delay = Some(Duration::from_secs(2));
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
         config.retry_config = Arc::new(retry);
-        let transport = StreamableHttpClientTransport::from_config(config);
+        let transport = options
+            .transport(config)
+            .map_err(|e| AgentError::InvalidState(format!("cannot connect to {url}: {e}")))?;
         let service = ClientState::default().serve(transport).await.map_err(|e| {
             AgentError::InvalidState(format!("MCP initialization with {url} failed: {e}"))
         })?;
