@@ -11,7 +11,8 @@
 //! prints `listening on http://ADDR/mcp` on stderr (port 0 picks a free port). With
 //! `--auth-token TOKEN` every HTTP request must carry `Authorization: Bearer TOKEN`;
 //! without it, anyone who can reach the address may call the tools (by default only
-//! loopback hosts and origins are accepted).
+//! loopback hosts and origins are accepted). `--stateless` serves without sessions, so
+//! that several instances behind a load balancer can share the clients.
 //!
 //! Every tool is an `async fn` with `#[tool]`. `delete_note` is destructive: before it
 //! runs, the server asks the client's user (MCP elicitation).
@@ -114,30 +115,28 @@ pub fn toolset() -> ToolSet {
     tools![get_weather, add, delete_note, sleep, whoami]
 }
 
-/// Serves `tools` as the command line says: stdio, or `--http ADDR` with an optional
-/// `--auth-token TOKEN`.
+/// Serves `tools` as the command line says: stdio, or `--http ADDR` with optional
+/// `--auth-token TOKEN` and `--stateless`.
 pub async fn run(name: &str, tools: ToolSet) -> Result<(), Box<dyn std::error::Error>> {
     let server =
         McpServer::with_options(tools, ServerOptions::named(name, env!("CARGO_PKG_VERSION")));
-    let (mut addr, mut token) = (None, None);
+    let (mut addr, mut token, mut stateless) = (None, None, false);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        match (arg.as_str(), args.next()) {
-            ("--http", Some(value)) => addr = Some(value),
-            ("--auth-token", Some(value)) => token = Some(value),
-            _ => {
-                eprintln!(
-                    "usage: {name} [--http ADDR [--auth-token TOKEN]]   (stdio without --http)"
-                );
-                std::process::exit(2);
-            }
+        match arg.as_str() {
+            "--http" => addr = Some(args.next().unwrap_or_else(|| usage(name))),
+            "--auth-token" => token = Some(args.next().unwrap_or_else(|| usage(name))),
+            "--stateless" => stateless = true,
+            _ => usage(name),
         }
     }
     let Some(addr) = addr else {
         agent_mcp::serve_stdio_with(server).await?;
         return Ok(());
     };
-    let mut options = HttpOptions::default();
+    // Without sessions any instance can answer any request: run several behind a load
+    // balancer.
+    let mut options = HttpOptions::default().stateless(stateless);
     if let Some(token) = token {
         let tokens = StaticTokens::new().with_token(token, Principal::new(TOKEN_SUBJECT));
         options = options.with_auth(HttpAuth::new(tokens));
@@ -154,6 +153,13 @@ pub async fn run(name: &str, tools: ToolSet) -> Result<(), Box<dyn std::error::E
     });
     http.run().await?;
     Ok(())
+}
+
+fn usage(name: &str) -> ! {
+    eprintln!(
+        "usage: {name} [--http ADDR [--auth-token TOKEN] [--stateless]]   (stdio without --http)"
+    );
+    std::process::exit(2);
 }
 
 #[tokio::main]
