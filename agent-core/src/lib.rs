@@ -37,6 +37,7 @@
 mod agent;
 mod args;
 mod calls;
+mod compose;
 mod config;
 mod content;
 mod context;

@@ -111,3 +111,39 @@ async fn an_invalid_header_is_an_error_naming_it() {
     };
     assert!(error.to_string().contains("Bad Header"), "{error}");
 }
+
+/// Searches the web.
+#[tool(name = "search")]
+async fn web_search(query: String) -> String {
+    format!("web: {query}")
+}
+
+/// Searches the documentation.
+#[tool(name = "search")]
+async fn docs_search(query: String) -> String {
+    format!("docs: {query}")
+}
+
+#[tokio::test]
+async fn two_servers_that_both_have_search_are_used_together() {
+    let mut urls = Vec::new();
+    for tools in [tools![web_search], tools![docs_search]] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        urls.push(format!("http://{}/mcp", listener.local_addr().unwrap()));
+        let router = McpServer::new(tools).router();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+    }
+    let web = McpClient::connect_http(&urls[0]).await.unwrap();
+    let docs = McpClient::connect_http(&urls[1]).await.unwrap();
+    let mut both = web.toolset().unwrap().prefixed("web").unwrap();
+    both.extend(docs.toolset().unwrap().prefixed("docs").unwrap())
+        .unwrap();
+    let ctx = ToolContext::default();
+    let query = json!({"query": "tokio"});
+    let web_out = both.call("web_search", &query, &ctx).await.unwrap();
+    let docs_out = both.call("docs_search", &query, &ctx).await.unwrap();
+    assert_eq!(web_out[0].as_text(), Some("web: tokio"));
+    assert_eq!(docs_out[0].as_text(), Some("docs: tokio"));
+}
