@@ -45,7 +45,7 @@ impl Admission {
     }
 
     fn busy(&self, why: String) -> Response {
-        let mut response = (StatusCode::SERVICE_UNAVAILABLE, why).into_response();
+        let mut response = refuse(StatusCode::SERVICE_UNAVAILABLE, why);
         response
             .headers_mut()
             .insert(header::RETRY_AFTER, self.retry_after.clone());
@@ -67,7 +67,7 @@ pub(crate) async fn admit(
     }
     let Ok(permit) = admission.requests.clone().try_acquire_owned() else {
         return admission.busy(format!(
-            "Service Unavailable: {} requests are in flight, the most this server answers at once",
+            "{} requests are in flight, the most this server answers at once",
             admission.max_requests
         ));
     };
@@ -78,7 +78,7 @@ pub(crate) async fn admit(
             let live = sessions.sessions.read().await.len();
             if live + opening.count > admission.max_sessions {
                 return admission.busy(format!(
-                    "Service Unavailable: {} sessions are open, the most this server keeps",
+                    "{} sessions are open, the most this server keeps",
                     admission.max_sessions
                 ));
             }
@@ -88,14 +88,13 @@ pub(crate) async fn admit(
     };
     let deadline = tokio::time::Instant::now() + admission.request_timeout;
     let Ok(response) = tokio::time::timeout_at(deadline, next.run(request)).await else {
-        return (
+        return refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             format!(
-                "Service Unavailable: the request took longer than {:?}, this server's limit",
+                "the request took longer than {:?}, this server's limit",
                 admission.request_timeout
             ),
-        )
-            .into_response();
+        );
     };
     // The place is held until the body has been sent or dropped, and a body still
     // streaming at the deadline ends there.
@@ -128,27 +127,25 @@ pub(crate) async fn guard_body(
     let bytes = match axum::body::to_bytes(body, limits.max_bytes).await {
         Ok(bytes) => bytes,
         Err(_) => {
-            return (
+            return refuse(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!(
-                    "Payload Too Large: the request body is over {} bytes, this server's limit",
+                    "the request body is over {} bytes, this server's limit",
                     limits.max_bytes
                 ),
-            )
-                .into_response();
+            );
         }
     };
     let values = count_json_values(&bytes);
     if values > limits.max_values {
-        return (
+        return refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!(
-                "Payload Too Large: the request has over {} JSON values (arrays, objects, \
-                 members and items), this server's limit",
+                "the request has over {} JSON values (arrays, objects, members and items), \
+                 this server's limit",
                 limits.max_values
             ),
-        )
-            .into_response();
+        );
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
@@ -184,6 +181,12 @@ fn count_json_values(json: &[u8]) -> usize {
         }
     }
     count
+}
+
+/// A refusal: the status, and a plain-text body that names it and says why.
+fn refuse(status: StatusCode, why: String) -> Response {
+    let reason = status.canonical_reason().unwrap_or("Refused");
+    (status, format!("{reason}: {why}")).into_response()
 }
 
 /// One session being opened, counted while it is.
