@@ -427,11 +427,13 @@ pub(crate) async fn authenticate(
 ) -> Response {
     let token = match bearer(request.headers()) {
         Ok(token) => token,
-        Err(why) => return unauthorized(&request, why, false),
+        Err(why) => return unauthorized(&request, state.auth.resource.as_deref(), why, false),
     };
     let principal = match state.auth.validator.validate(token).await {
         Ok(principal) => principal,
-        Err(AuthError::InvalidToken(why)) => return unauthorized(&request, &why, true),
+        Err(AuthError::InvalidToken(why)) => {
+            return unauthorized(&request, state.auth.resource.as_deref(), &why, true);
+        }
         Err(error @ AuthError::Unavailable(_)) => {
             let mut response = (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response();
             response
@@ -453,6 +455,7 @@ pub(crate) async fn authenticate(
             drop(owners);
             return unauthorized(
                 &request,
+                state.auth.resource.as_deref(),
                 "the session was opened by another principal",
                 true,
             );
@@ -519,8 +522,8 @@ fn bearer(headers: &HeaderMap) -> Result<&str, &'static str> {
 }
 
 /// 401 with the challenge MCP clients follow to find the authorization server.
-fn unauthorized(request: &Request, why: &str, invalid: bool) -> Response {
-    let metadata = metadata_url(request);
+fn unauthorized(request: &Request, resource: Option<&str>, why: &str, invalid: bool) -> Response {
+    let metadata = metadata_url(request, resource);
     let mut challenge = format!("Bearer resource_metadata=\"{metadata}\"");
     if invalid {
         let why = why.replace(['"', '\\'], "'");
@@ -539,17 +542,29 @@ fn unauthorized(request: &Request, why: &str, invalid: bool) -> Response {
 
 /// Where this endpoint's protected-resource metadata is served: beside the endpoint,
 /// under the prefix the application mounted the router at.
-fn metadata_url(request: &Request) -> String {
+fn metadata_url(request: &Request, resource: Option<&str>) -> String {
     let path = request.uri().path();
     let original = request
         .extensions()
         .get::<OriginalUri>()
         .map_or(path, |uri| uri.0.path());
     let prefix = original.strip_suffix(path).unwrap_or("");
-    format!("{}{prefix}{WELL_KNOWN}{path}", origin_of(request.headers()))
+    format!(
+        "{}{prefix}{WELL_KNOWN}{path}",
+        origin_of(request.headers(), resource)
+    )
 }
 
-fn origin_of(headers: &HeaderMap) -> String {
+/// `scheme://host[:port]` of this server as clients reach it: the configured resource
+/// URL's (right behind a proxy that terminates TLS), else plain HTTP at the request's
+/// `Host`.
+fn origin_of(headers: &HeaderMap, resource: Option<&str>) -> String {
+    if let Some(resource) = resource
+        && let Some((scheme, rest)) = resource.split_once("://")
+    {
+        let authority = rest.split('/').next().unwrap_or(rest);
+        return format!("{scheme}://{authority}");
+    }
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
@@ -573,7 +588,7 @@ pub(crate) async fn resource_metadata(
             .find(WELL_KNOWN)
             .map_or("", |at| &here[..at])
             .trim_end_matches('/');
-        format!("{}{prefix}{endpoint}", origin_of(&headers))
+        format!("{}{prefix}{endpoint}", origin_of(&headers, None))
     });
     let scopes: BTreeSet<&String> = auth.scopes.0.values().flatten().collect();
     let document = json!({

@@ -115,6 +115,28 @@ async fn no_token_gets_401_pointing_at_the_resource_metadata() {
         json!(["https://auth.example.com"])
     );
     assert_eq!(document["scopes_supported"], json!(["admin"]));
+
+    // Behind a proxy that terminates TLS, the configured public URL is what clients see.
+    let public = "https://tools.example.com/mcp";
+    let proxied = serve(static_tokens().with_resource(public)).await;
+    let (reply, _) = open_session(proxied.addr, &[]).await.unwrap();
+    assert_eq!(
+        reply.header("www-authenticate"),
+        Some(
+            "Bearer resource_metadata=\"https://tools.example.com/.well-known/oauth-protected-resource/mcp\""
+        )
+    );
+    let metadata = send(
+        proxied.addr,
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        &[],
+        b"",
+    )
+    .await
+    .unwrap();
+    let document: Value = serde_json::from_str(&metadata.body).unwrap();
+    assert_eq!(document["resource"], public);
 }
 
 #[tokio::test]
