@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite (server mode) against interop/conformance-server.rs
-# over Streamable HTTP on 127.0.0.1, scenario by scenario, and prints which pass.
+# Runs the official MCP conformance suite against our code over Streamable HTTP on
+# 127.0.0.1, scenario by scenario, and prints which pass: server mode against
+# interop/conformance-server.rs, client mode driving examples/mcp-client.rs.
 # Exits non-zero if any listed scenario fails. Needs scripts/install-interop-deps.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,21 +53,44 @@ fi
 export PATH="$PWD/interop/node_modules/.bin:$PATH"
 echo "conformance $(conformance --version) with node $(node --version) against $url"
 
+# Client mode: the suite's servers drive examples/mcp-client.rs, which connects to the
+# URL it is given, lists the tools and calls each. The other client scenarios
+# (initialize's protocol-version check, elicitation defaults, auth/*) need what the
+# client does not do yet.
+CLIENT_SCENARIOS=(
+  tools_call
+  sse-retry
+)
+cargo build --quiet -p agent-examples --example mcp-client
+client="$target_dir/debug/examples/mcp-client"
+
 passed=0
 failed=0
 failures=()
-for scenario in "${SCENARIOS[@]}"; do
-  out=$(timeout 120 conformance server --url "$url" --scenario "$scenario" 2>&1) && status=0 || status=$?
+# run_scenario MODE SCENARIO: runs one scenario, counts and prints its result.
+run_scenario() {
+  local mode=$1 scenario=$2 out status
+  if [ "$mode" = server ]; then
+    out=$(timeout 120 conformance server --url "$url" --scenario "$scenario" 2>&1) && status=0 || status=$?
+  else
+    out=$(timeout 120 conformance client --command "$client" --scenario "$scenario" 2>&1) && status=0 || status=$?
+  fi
   # The suite exits 0 only when every check of the scenario passed.
   if [ "$status" -eq 0 ] && grep -q ", 0 failed" <<<"$out"; then
-    printf '  PASS  %s\n' "$scenario"
+    printf '  PASS  %s %s\n' "$mode" "$scenario"
     passed=$((passed + 1))
   else
-    printf '  FAIL  %s\n' "$scenario"
+    printf '  FAIL  %s %s\n' "$mode" "$scenario"
     failed=$((failed + 1))
-    failures+=("$scenario")
+    failures+=("$mode:$scenario")
     printf '%s\n' "$out" | sed 's/^/        /'
   fi
+}
+for scenario in "${SCENARIOS[@]}"; do
+  run_scenario server "$scenario"
+done
+for scenario in "${CLIENT_SCENARIOS[@]}"; do
+  run_scenario client "$scenario"
 done
 
 echo "conformance: $passed passed, $failed failed"
