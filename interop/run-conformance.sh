@@ -55,9 +55,9 @@ echo "conformance $(conformance --version) with node $(node --version) against $
 
 # Client mode: the suite's servers drive examples/mcp-client.rs, which connects to the
 # URL it is given, lists the tools and calls each. The other client scenarios
-# (initialize's protocol-version check, elicitation defaults, auth/*) need what the
-# client does not do yet.
+# (elicitation defaults, auth/*) need what the client does not do yet.
 CLIENT_SCENARIOS=(
+  initialize
   tools_call
   sse-retry
 )

@@ -11,7 +11,7 @@ use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
     ClientConfig, ClientRequest, ErrorCode, Implementation, ProgressNotificationParam,
-    ProgressToken, RequestId, ServerResult,
+    ProgressToken, ProtocolVersion, RequestId, ServerResult,
 };
 use rmcp::service::NotificationContext;
 use rmcp::service::PeerRequestOptions;
@@ -179,10 +179,13 @@ impl ClientState {
 
 impl ClientHandler for ClientState {
     fn get_info(&self) -> ClientConfig {
+        // The client opens with `initialize`: it offers the newest protocol that has it
+        // (2026-07-28 dropped the handshake), which servers of every version answer.
         ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("agent-mcp", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn on_progress(
