@@ -6,7 +6,9 @@
 //! cargo run -p agent-examples --example mcp-client -- http://127.0.0.1:8000/mcp
 //! ```
 //!
-//! With `--token TOKEN` every request carries `Authorization: Bearer TOKEN`.
+//! With `--token TOKEN` every request carries `Authorization: Bearer TOKEN`. When a
+//! tool asks for input (MCP elicitation), the client accepts the form with its default
+//! values, as a user who presses Enter would.
 
 use agent_core::{ToolContext, ToolExposure};
 use agent_mcp::{HttpClientOptions, McpClient};
@@ -41,10 +43,23 @@ fn example_arguments(schema: &Value) -> Value {
     Value::Object(arguments)
 }
 
+/// The default value of each property of a form's schema that has one.
+fn form_defaults(schema: &Value) -> Map<String, Value> {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    properties
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, property)| Some((name.clone(), property.get("default")?.clone())))
+        .collect()
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut options = HttpClientOptions::new();
+    let mut options = HttpClientOptions::new().with_elicitation(|message, schema| async move {
+        println!("the server asks: {message}");
+        Some(form_defaults(&schema))
+    });
     if let Some(at) = args.iter().position(|a| a == "--token") {
         let token = args.get(at + 1).cloned().ok_or("--token needs a value")?;
         options = options.with_bearer_token(token);

@@ -54,11 +54,12 @@ export PATH="$PWD/interop/node_modules/.bin:$PATH"
 echo "conformance $(conformance --version) with node $(node --version) against $url"
 
 # Client mode: the suite's servers drive examples/mcp-client.rs, which connects to the
-# URL it is given, lists the tools and calls each. The other client scenarios
-# (elicitation defaults, auth/*) need what the client does not do yet.
+# URL it is given, lists the tools and calls each, accepting elicitation forms with
+# their defaults. The auth/* scenarios need an OAuth flow the client does not have yet.
 CLIENT_SCENARIOS=(
   initialize
   tools_call
+  elicitation-sep1034-client-defaults
   sse-retry
 )
 cargo build --quiet -p agent-examples --example mcp-client
@@ -74,6 +75,14 @@ run_scenario() {
     out=$(timeout 120 conformance server --url "$url" --scenario "$scenario" 2>&1) && status=0 || status=$?
   else
     out=$(timeout 120 conformance client --command "$client" --scenario "$scenario" 2>&1) && status=0 || status=$?
+    # sse-retry: about one run in ten, the client's standalone GET stream (opened when
+    # its session starts) reaches the suite's server just as the server closes the
+    # call's stream, and the suite takes it for the reconnection, finding no
+    # Last-Event-ID on it. A second run tells that race from a real failure.
+    if [ "$status" -ne 0 ] && [ "$scenario" = sse-retry ] &&
+       grep -q "could not measure timing\|Could not measure timing" <<<"$out"; then
+      out=$(timeout 120 conformance client --command "$client" --scenario "$scenario" 2>&1) && status=0 || status=$?
+    fi
   fi
   # The suite exits 0 only when every check of the scenario passed.
   if [ "$status" -eq 0 ] && grep -q ", 0 failed" <<<"$out"; then

@@ -1,7 +1,7 @@
 //! [`McpClient`]: an MCP server's tools as a [`ToolSet`].
 
 use crate::convert::{annotations_from_mcp, result_from_mcp};
-use crate::http_client::HttpClientOptions;
+use crate::http_client::{Elicit, HttpClientOptions};
 use agent_core::{
     AgentError, AgentResult, Content, Tool, ToolAnnotations, ToolContext, ToolError, ToolErrorKind,
     ToolMetadata, ToolSet, async_trait, intern,
@@ -10,8 +10,9 @@ use rmcp::ClientHandler;
 use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
-    ClientConfig, ClientRequest, ErrorCode, Implementation, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, RequestId, ServerResult,
+    ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, ErrorCode, FormElicitationCapability, Implementation,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, ServerResult,
 };
 use rmcp::service::NotificationContext;
 use rmcp::service::PeerRequestOptions;
@@ -88,7 +89,11 @@ impl McpClient {
         let transport = options
             .transport(config)
             .map_err(|e| AgentError::InvalidState(format!("cannot connect to {url}: {e}")))?;
-        let service = ClientState::default().serve(transport).await.map_err(|e| {
+        let state = ClientState {
+            elicit: options.elicit.clone(),
+            ..ClientState::default()
+        };
+        let service = state.serve(transport).await.map_err(|e| {
             AgentError::InvalidState(format!("MCP initialization with {url} failed: {e}"))
         })?;
         Self::from_service(service).await
@@ -169,6 +174,8 @@ impl std::fmt::Debug for McpClient {
 #[derive(Default)]
 struct ClientState {
     in_flight: Mutex<HashMap<ProgressToken, ToolContext>>,
+    /// The application's answer to form elicitations, if it gives any.
+    elicit: Option<Arc<Elicit>>,
 }
 
 impl ClientState {
@@ -181,11 +188,42 @@ impl ClientHandler for ClientState {
     fn get_info(&self) -> ClientConfig {
         // The client opens with `initialize`: it offers the newest protocol that has it
         // (2026-07-28 dropped the handshake), which servers of every version answer.
+        let mut capabilities = ClientCapabilities::default();
+        if self.elicit.is_some() {
+            let mut elicitation = ElicitationCapability::new();
+            elicitation.form = Some(FormElicitationCapability::default());
+            capabilities.elicitation = Some(elicitation);
+        }
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("agent-mcp", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let (
+            Some(elicit),
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            },
+        ) = (&self.elicit, request)
+        else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let schema = serde_json::to_value(requested_schema).unwrap_or_default();
+        Ok(match elicit(message, schema).await {
+            Some(content) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content))
+            }
+            None => ElicitResult::new(ElicitationAction::Decline),
+        })
     }
 
     async fn on_progress(

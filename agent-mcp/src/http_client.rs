@@ -11,6 +11,7 @@ use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
+use serde_json::{Map, Value};
 use sse_stream::Sse;
 use std::collections::HashMap;
 use std::fmt;
@@ -19,12 +20,18 @@ use std::sync::Arc;
 
 type Provide = dyn Fn() -> BoxFuture<'static, Result<String, String>> + Send + Sync;
 
+/// Answers a server's form elicitation: the message and the requested schema in, the
+/// content to send out (`None` declines).
+pub(crate) type Elicit =
+    dyn Fn(String, Value) -> BoxFuture<'static, Option<Map<String, Value>>> + Send + Sync;
+
 /// How [`McpClient::connect_http_with`](crate::McpClient::connect_http_with) talks to
 /// the server: headers sent with every request, and the bearer token.
 #[derive(Clone, Default)]
 pub struct HttpClientOptions {
     headers: Vec<(String, String)>,
     token: Option<Token>,
+    pub(crate) elicit: Option<Arc<Elicit>>,
 }
 
 #[derive(Clone)]
@@ -61,6 +68,21 @@ impl HttpClientOptions {
         Fut: Future<Output = Result<String, String>> + Send + 'static,
     {
         self.token = Some(Token::Provided(Arc::new(move || Box::pin(provider()))));
+        self
+    }
+
+    /// Answer the server's form elicitations (a tool asking the user for input) with
+    /// `answer`: it gets the message and the requested JSON schema, and returns the
+    /// content to send, or `None` to decline. Without it the client declares no
+    /// elicitation support, and servers do not ask.
+    pub fn with_elicitation<F, Fut>(mut self, answer: F) -> Self
+    where
+        F: Fn(String, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Option<Map<String, Value>>> + Send + 'static,
+    {
+        self.elicit = Some(Arc::new(move |message, schema| {
+            Box::pin(answer(message, schema))
+        }));
         self
     }
 
@@ -102,6 +124,7 @@ impl fmt::Debug for HttpClientOptions {
         f.debug_struct("HttpClientOptions")
             .field("headers", &names)
             .field("token", &token)
+            .field("elicitation", &self.elicit.is_some())
             .finish()
     }
 }

@@ -2,8 +2,10 @@
 //! provider is asked again before requests, and no process-wide TLS provider is
 //! installed along the way.
 
-use agent_core::{Principal, ToolContext, tool, tools};
-use agent_mcp::{HttpAuth, HttpClientOptions, HttpOptions, McpClient, McpServer, StaticTokens};
+use agent_core::{Principal, State, ToolContext, ToolError, tool, tools};
+use agent_mcp::{
+    HttpAuth, HttpClientOptions, HttpOptions, McpClient, McpPeer, McpServer, StaticTokens,
+};
 use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::middleware::{Next, from_fn};
@@ -146,4 +148,53 @@ async fn two_servers_that_both_have_search_are_used_together() {
     let docs_out = both.call("docs_search", &query, &ctx).await.unwrap();
     assert_eq!(web_out[0].as_text(), Some("web: tokio"));
     assert_eq!(docs_out[0].as_text(), Some("docs: tokio"));
+}
+
+/// Asks the user's name.
+#[tool]
+async fn ask_name(peer: State<McpPeer>) -> Result<String, ToolError> {
+    if !peer.client_supports("elicitation") {
+        return Ok("cannot ask".to_owned());
+    }
+    let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    let answer = peer
+        .request(
+            "elicitation/create",
+            json!({"mode": "form", "message": "Your name?", "requestedSchema": schema}),
+        )
+        .await?;
+    let action = answer["action"].as_str().unwrap_or("?");
+    let name = answer["content"]["name"].as_str().unwrap_or("-");
+    Ok(format!("{action}: {name}"))
+}
+
+#[tokio::test]
+async fn a_client_with_an_elicitation_answer_is_asked_and_one_without_is_not() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let router = McpServer::new(tools![ask_name]).router();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    let answering = HttpClientOptions::new().with_elicitation(|message, schema| async move {
+        let mut content = serde_json::Map::new();
+        if message == "Your name?" && schema["properties"]["name"]["type"] == "string" {
+            content.insert("name".to_owned(), json!("Ada"));
+        }
+        Some(content)
+    });
+    let declining = HttpClientOptions::new().with_elicitation(|_, _| async { None });
+    for (options, expected) in [
+        (answering, "accept: Ada"),
+        (declining, "decline: -"),
+        (HttpClientOptions::new(), "cannot ask"),
+    ] {
+        let client = McpClient::connect_http_with(&url, &options).await.unwrap();
+        let set = client.toolset().unwrap();
+        let out = set
+            .call("ask_name", &json!({}), &ToolContext::default())
+            .await
+            .unwrap();
+        assert_eq!(out[0].as_text(), Some(expected));
+    }
 }
