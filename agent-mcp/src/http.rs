@@ -287,7 +287,7 @@ impl McpHttpServer {
         })
     }
 
-    /// Serve as `options` say.
+    /// Serve as `options` say, replacing what earlier settings chose.
     pub fn with_options(mut self, options: HttpOptions) -> Self {
         self.options = options;
         self
@@ -322,7 +322,8 @@ impl McpHttpServer {
 
     /// Cancelling this token shuts the server down: it stops accepting connections,
     /// lets requests in flight finish for up to the grace period, then ends them and
-    /// every session.
+    /// every session. A client's standalone event stream counts as in flight, so with
+    /// such clients connected the shutdown takes the whole grace period.
     pub fn shutdown_token(&self) -> CancellationToken {
         self.shutdown.clone()
     }

@@ -359,3 +359,42 @@ async fn a_stateless_server_answers_without_a_session() {
     let tools = reply.answer().unwrap()["result"]["tools"].clone();
     assert_eq!(tools.as_array().map(Vec::len), Some(2), "{tools}");
 }
+
+#[tokio::test]
+async fn shutdown_stops_accepting_and_lets_calls_in_flight_finish() {
+    let http = McpHttpServer::bind(McpServer::new(tools![add, sleep_ms]), "127.0.0.1:0")
+        .await
+        .unwrap()
+        .with_shutdown_grace(Duration::from_secs(10));
+    let addr = http.local_addr();
+    let stop = http.shutdown_token();
+    let running = tokio::spawn(http.run());
+    let (_, session) = open_session(addr, &[]).await.unwrap();
+    let in_flight = tokio::spawn(async move {
+        call(
+            addr,
+            session.as_deref(),
+            &[],
+            "sleep_ms",
+            json!({"ms": 800}),
+        )
+        .await
+        .unwrap()
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    stop.cancel();
+    // The call in flight is answered...
+    let reply = in_flight.await.unwrap();
+    let answer = reply.answer().expect("the call in flight was answered");
+    assert_eq!(answer["result"]["content"][0]["text"], "slept", "{answer}");
+    // ... the server ends once it has, well before its grace period is up...
+    tokio::time::timeout(Duration::from_secs(5), running)
+        .await
+        .expect("the server ended after its last call")
+        .unwrap()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // ... and accepts no one new.
+    assert!(open_session(addr, &[]).await.is_err());
+}
