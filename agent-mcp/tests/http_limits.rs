@@ -83,7 +83,11 @@ async fn foreign_and_null_origins_are_refused_loopback_and_listed_ones_served() 
         assert_eq!(reply.status, 403, "Origin {origin}: {reply:?}");
         assert!(session.is_none(), "Origin {origin} opened a session");
     }
-    for origin in ["http://localhost:5173", "http://127.0.0.1:8080"] {
+    for origin in [
+        "http://localhost:5173",
+        "http://127.0.0.1:8080",
+        "https://[::1]:3000",
+    ] {
         let (reply, _) = open_session(server.addr, &[("Origin", origin)])
             .await
             .unwrap();
