@@ -1,6 +1,7 @@
 //! The client side against real servers in other processes: our example server
-//! (`interop/conformance-server.rs`, examples/mcp-server.rs's tools and the conformance suite's) over stdio and HTTP, and a server we did not write, built
-//! with the official Python SDK (`interop/fastmcp_server.py`), over stdio and HTTP.
+//! (`interop/conformance-server.rs`: examples/mcp-server.rs's tools and the conformance
+//! suite's) over stdio and HTTP, and a server we did not write, built with the official
+//! Python SDK (`interop/fastmcp_server.py`), over stdio and HTTP.
 //!
 //! The Python server needs `.venv-interop` (made by `scripts/install-interop-deps.sh`,
 //! which `scripts/test.sh` runs first).
