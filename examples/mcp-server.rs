@@ -1,264 +1,27 @@
-//! An MCP server: the quickstart's tools (a weather lookup, an adder) and the tools the
-//! official MCP conformance suite calls.
+//! An MCP server: a weather lookup, an adder, a destructive tool that asks first, and
+//! `whoami`, which answers who is calling.
 //!
 //! ```text
 //! cargo run -p agent-examples --example mcp-server                       # stdio
 //! cargo run -p agent-examples --example mcp-server -- --http 127.0.0.1:8000
+//! cargo run -p agent-examples --example mcp-server -- --http 127.0.0.1:8000 --auth-token s3cret
 //! ```
 //!
 //! Over HTTP the endpoint is `http://ADDR/mcp`; once it accepts connections the server
-//! prints `listening on http://ADDR/mcp` on stderr (port 0 picks a free port).
+//! prints `listening on http://ADDR/mcp` on stderr (port 0 picks a free port). With
+//! `--auth-token TOKEN` every HTTP request must carry `Authorization: Bearer TOKEN`;
+//! without it, anyone who can reach the address may call the tools (by default only
+//! loopback hosts and origins are accepted). `--stateless` serves without sessions, so
+//! that several instances behind a load balancer can share the clients.
 //!
-//! Every tool is an `async fn` with `#[tool]`. The ones that use MCP itself (logging,
-//! sampling, elicitation) take the calling client as `State<McpPeer>`. `delete_note` is
-//! destructive: before it runs, the server asks the client's user (MCP elicitation).
+//! Every tool is an `async fn` with `#[tool]`. `delete_note` is destructive: before it
+//! runs, the server asks the client's user (MCP elicitation).
 
-use agent_core::{Content, Progress, State, ToolContext, ToolError, ToolSet, tool, tools};
-use agent_mcp::{LogLevel, McpHttpServer, McpPeer, McpServer, ServerOptions};
+use agent_core::{Principal, ToolContext, ToolError, ToolSet, tool, tools};
+use agent_mcp::{HttpAuth, HttpOptions, McpHttpServer, McpServer, ServerOptions, StaticTokens};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use std::time::Duration;
-
-/// A 1x1 red PNG.
-const RED_PIXEL_PNG: &str =
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
-
-/// A WAV file of a single silent 8-bit sample at 8 kHz.
-const SILENT_WAV: &str = "UklGRiUAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQEAAACA";
-
-/// Returns a simple text response.
-#[tool]
-async fn test_simple_text() -> &'static str {
-    "This is a simple text response for testing."
-}
-
-/// Returns a 1x1 red PNG image.
-#[tool]
-async fn test_image_content() -> Content {
-    Content::image(RED_PIXEL_PNG, "image/png")
-}
-
-/// Returns a short WAV clip.
-#[tool]
-async fn test_audio_content() -> Content {
-    Content::audio(SILENT_WAV, "audio/wav")
-}
-
-/// Returns an embedded text resource.
-#[tool]
-async fn test_embedded_resource() -> Content {
-    Content::text_resource(
-        "test://embedded-resource",
-        "text/plain",
-        "This is an embedded resource content.",
-    )
-}
-
-/// Returns text, an image and an embedded resource in one result.
-#[tool]
-async fn test_multiple_content_types() -> Vec<Content> {
-    vec![
-        Content::text("Multiple content types test:"),
-        Content::image(RED_PIXEL_PNG, "image/png"),
-        Content::text_resource(
-            "test://mixed-content-resource",
-            "application/json",
-            r#"{"test":"data","value":123}"#,
-        ),
-    ]
-}
-
-/// Always fails, to show how tool errors reach the client.
-#[tool]
-async fn test_error_handling() -> Result<String, ToolError> {
-    Err(ToolError::execution(
-        "This tool intentionally returns an error for testing",
-    ))
-}
-
-/// Sends three log messages to the client while it runs.
-#[tool]
-async fn test_tool_with_logging(peer: State<McpPeer>) -> Result<&'static str, ToolError> {
-    peer.log(LogLevel::Info, "Tool execution started").await?;
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    peer.log(LogLevel::Info, "Tool processing data").await?;
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    peer.log(LogLevel::Info, "Tool execution completed").await?;
-    Ok("Logging test completed: sent 3 log messages")
-}
-
-/// Reports progress 0, 50 and 100 of 100 while it runs.
-#[tool]
-async fn test_tool_with_progress(progress: Progress) -> Result<&'static str, ToolError> {
-    for (step, done) in [0, 50, 100].into_iter().enumerate() {
-        if step > 0 {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        // `{progress, total}` is MCP's own shape; it becomes `notifications/progress`.
-        progress.emit(json!({"progress": done, "total": 100}))?;
-    }
-    Ok("Progress test completed")
-}
-
-/// Asks the client's model to answer a prompt (MCP sampling).
-#[tool]
-async fn test_sampling(
-    /// The prompt to send to the client's model
-    prompt: String,
-    peer: State<McpPeer>,
-) -> Result<String, ToolError> {
-    if !peer.client_supports("sampling") {
-        return Err(ToolError::execution("the client does not support sampling"));
-    }
-    let answer = peer
-        .request(
-            "sampling/createMessage",
-            json!({
-                "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
-                "maxTokens": 100,
-            }),
-        )
-        .await?;
-    let text = answer
-        .pointer("/content/text")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    Ok(format!("LLM response: {text}"))
-}
-
-/// Asks the user for a username and an email (MCP elicitation).
-#[tool]
-async fn test_elicitation(
-    /// The message to show the user
-    message: String,
-    peer: State<McpPeer>,
-) -> Result<String, ToolError> {
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "username": {"type": "string", "description": "User's response"},
-            "email": {"type": "string", "description": "User's email address"},
-        },
-        "required": ["username", "email"],
-    });
-    let (action, content) = elicit_form(&peer, &message, schema).await?;
-    Ok(format!("User response: action={action}, content={content}"))
-}
-
-/// Asks the user for a form whose fields have default values (SEP-1034).
-#[tool]
-async fn test_elicitation_sep1034_defaults(peer: State<McpPeer>) -> Result<String, ToolError> {
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "User name", "default": "John Doe"},
-            "age": {"type": "integer", "description": "User age", "default": 30},
-            "score": {"type": "number", "description": "User score", "default": 95.5},
-            "status": {
-                "type": "string",
-                "description": "User status",
-                "enum": ["active", "inactive", "pending"],
-                "default": "active",
-            },
-            "verified": {"type": "boolean", "description": "Verification status", "default": true},
-        },
-    });
-    let (action, content) = elicit_form(&peer, "Please review your profile", schema).await?;
-    Ok(format!(
-        "Elicitation completed: action={action}, content={content}"
-    ))
-}
-
-/// Asks the user for a form with single- and multi-select enum fields (SEP-1330).
-#[tool]
-async fn test_elicitation_sep1330_enums(peer: State<McpPeer>) -> Result<String, ToolError> {
-    let titled = |values: [(&str, &str); 3]| -> Vec<Value> {
-        values
-            .iter()
-            .map(|(value, title)| json!({"const": value, "title": title}))
-            .collect()
-    };
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
-            "titledSingle": {
-                "type": "string",
-                "oneOf": titled([
-                    ("value1", "First Option"),
-                    ("value2", "Second Option"),
-                    ("value3", "Third Option"),
-                ]),
-            },
-            "legacyEnum": {
-                "type": "string",
-                "enum": ["opt1", "opt2", "opt3"],
-                "enumNames": ["Option One", "Option Two", "Option Three"],
-            },
-            "untitledMulti": {
-                "type": "array",
-                "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
-            },
-            "titledMulti": {
-                "type": "array",
-                "items": {"anyOf": titled([
-                    ("value1", "First Choice"),
-                    ("value2", "Second Choice"),
-                    ("value3", "Third Choice"),
-                ])},
-            },
-        },
-    });
-    let (action, content) = elicit_form(&peer, "Please choose", schema).await?;
-    Ok(format!(
-        "Elicitation completed: action={action}, content={content}"
-    ))
-}
-
-/// Sends a form elicitation; the user's action and the content they sent.
-async fn elicit_form(
-    peer: &McpPeer,
-    message: &str,
-    schema: Value,
-) -> Result<(String, Value), ToolError> {
-    if !peer.client_supports("elicitation") {
-        return Err(ToolError::execution(
-            "the client does not support elicitation",
-        ));
-    }
-    let answer = peer
-        .request(
-            "elicitation/create",
-            json!({"mode": "form", "message": message, "requestedSchema": schema}),
-        )
-        .await?;
-    let action = answer["action"].as_str().unwrap_or("unknown").to_owned();
-    Ok((
-        action,
-        answer.get("content").cloned().unwrap_or(Value::Null),
-    ))
-}
-
-/// A postal address.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(rename = "address")]
-struct Address {
-    street: Option<String>,
-    city: Option<String>,
-}
-
-/// Tool with JSON Schema 2020-12 features
-#[tool]
-async fn json_schema_2020_12_tool(name: Option<String>, address: Option<Address>) -> String {
-    let (street, city) = address.map_or((None, None), |a| (a.street, a.city));
-    format!(
-        "name={}, street={}, city={}",
-        name.as_deref().unwrap_or("-"),
-        street.as_deref().unwrap_or("-"),
-        city.as_deref().unwrap_or("-")
-    )
-}
 
 /// Temperature unit.
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema)]
@@ -336,46 +99,70 @@ async fn sleep(
     }
 }
 
-fn toolset() -> ToolSet {
-    tools![
-        get_weather,
-        add,
-        delete_note,
-        sleep,
-        test_simple_text,
-        test_image_content,
-        test_audio_content,
-        test_embedded_resource,
-        test_multiple_content_types,
-        test_tool_with_logging,
-        test_tool_with_progress,
-        test_error_handling,
-        test_sampling,
-        test_elicitation,
-        test_elicitation_sep1034_defaults,
-        test_elicitation_sep1330_enums,
-        json_schema_2020_12_tool,
-    ]
+/// Says who is calling: the subject the server authenticated, or `anonymous`.
+#[tool(read_only)]
+async fn whoami(ctx: &ToolContext) -> String {
+    ctx.principal()
+        .map_or("anonymous", |principal| principal.subject.as_str())
+        .to_owned()
+}
+
+/// The subject a client holding the `--auth-token` token is known as.
+const TOKEN_SUBJECT: &str = "token-holder";
+
+/// This example's tools.
+pub fn toolset() -> ToolSet {
+    tools![get_weather, add, delete_note, sleep, whoami]
+}
+
+/// Serves `tools` as the command line says: stdio, or `--http ADDR` with optional
+/// `--auth-token TOKEN` and `--stateless`.
+pub async fn run(name: &str, tools: ToolSet) -> Result<(), Box<dyn std::error::Error>> {
+    let server =
+        McpServer::with_options(tools, ServerOptions::named(name, env!("CARGO_PKG_VERSION")));
+    let (mut addr, mut token, mut stateless) = (None, None, false);
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--http" => addr = Some(args.next().unwrap_or_else(|| usage(name))),
+            "--auth-token" => token = Some(args.next().unwrap_or_else(|| usage(name))),
+            "--stateless" => stateless = true,
+            _ => usage(name),
+        }
+    }
+    let Some(addr) = addr else {
+        agent_mcp::serve_stdio_with(server).await?;
+        return Ok(());
+    };
+    // Without sessions any instance can answer any request: run several behind a load
+    // balancer.
+    let mut options = HttpOptions::default().stateless(stateless);
+    if let Some(token) = token {
+        let tokens = StaticTokens::new().with_token(token, Principal::new(TOKEN_SUBJECT));
+        options = options.with_auth(HttpAuth::new(tokens));
+    }
+    let http = McpHttpServer::bind(server, addr.as_str())
+        .await?
+        .with_options(options);
+    eprintln!("listening on {}", http.url());
+    // Ctrl-C stops accepting, lets the calls in flight finish, then ends.
+    let stop = http.shutdown_token();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        stop.cancel();
+    });
+    http.run().await?;
+    Ok(())
+}
+
+fn usage(name: &str) -> ! {
+    eprintln!(
+        "usage: {name} [--http ADDR [--auth-token TOKEN] [--stateless]]   (stdio without --http)"
+    );
+    std::process::exit(2);
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let server = McpServer::with_options(
-        toolset(),
-        ServerOptions::named("agent-mcp-example", env!("CARGO_PKG_VERSION")),
-    );
-    let mut args = std::env::args().skip(1);
-    match (args.next().as_deref(), args.next()) {
-        (None, _) => agent_mcp::serve_stdio_with(server).await?,
-        (Some("--http"), Some(addr)) => {
-            let http = McpHttpServer::bind(server, addr.as_str()).await?;
-            eprintln!("listening on {}", http.url());
-            http.run().await?;
-        }
-        _ => {
-            eprintln!("usage: mcp-server [--http ADDR]   (stdio without --http)");
-            std::process::exit(2);
-        }
-    }
-    Ok(())
+    run("agent-mcp-example", toolset()).await
 }

@@ -2,7 +2,7 @@
 tools, call each, check schemas, results, isError and structured content.
 
 Run by scripts/test.sh as `pytest interop/` with the server binary in MCP_SERVER_BIN
-(default: target/debug/examples/mcp-server).
+(default: the conformance-server example's debug build).
 """
 
 import asyncio
@@ -16,8 +16,10 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
 
+from harness import example_binary
+
 ROOT = Path(__file__).resolve().parent.parent
-SERVER = os.environ.get("MCP_SERVER_BIN", str(ROOT / "target/debug/examples/mcp-server"))
+SERVER = os.environ.get("MCP_SERVER_BIN") or example_binary("conformance-server")
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 EXPECTED_TOOLS = {
@@ -25,6 +27,7 @@ EXPECTED_TOOLS = {
     "add",
     "delete_note",
     "sleep",
+    "whoami",
     "test_simple_text",
     "test_image_content",
     "test_audio_content",
@@ -49,7 +52,7 @@ def run(scenario, **session_kwargs):
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write, **session_kwargs) as session:
                 init = await session.initialize()
-                assert init.serverInfo.name == "agent-mcp-example"
+                assert init.serverInfo.name == "agent-mcp-conformance"
                 return await asyncio.wait_for(scenario(session), timeout=30)
 
     return asyncio.run(main())
@@ -60,7 +63,7 @@ def only_text(result):
 
 
 def test_server_binary_exists():
-    assert Path(SERVER).exists(), f"build it first: cargo build -p agent-examples --example mcp-server ({SERVER})"
+    assert Path(SERVER).exists(), f"build it first: cargo build -p agent-examples --example conformance-server ({SERVER})"
 
 
 def test_lists_every_tool_with_2020_12_schemas():

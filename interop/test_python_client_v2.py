@@ -15,8 +15,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from harness import example_binary
+
 ROOT = Path(__file__).resolve().parent.parent
-SERVER = os.environ.get("MCP_SERVER_BIN", str(ROOT / "target/debug/examples/mcp-server"))
+SERVER = os.environ.get("MCP_SERVER_BIN") or example_binary("conformance-server")
 
 
 @pytest.fixture(params=["stdio", "http"])

@@ -25,10 +25,12 @@ done
 env -u OPENAI_BASE_URL -u OPENAI_API_KEY -u ANTHROPIC_API_KEY \
   cargo run -q --example quickstart >/dev/null
 
-echo "== MCP: the official Python SDK as client of examples/mcp-server.rs"
-cargo build -q -p agent-examples --example mcp-server
+echo "== MCP: the official Python SDK as client of interop/conformance-server.rs"
+cargo build -q -p agent-examples --example conformance-server --example mcp-server
 .venv-interop/bin/python -m pytest -q interop/test_python_client.py
+# ... and over HTTP with a bearer token, against examples/mcp-server.rs --auth-token.
+.venv-interop/bin/python -m pytest -q interop/test_python_http_auth.py
 .venv-interop-v2/bin/python -m pytest -q interop/test_python_client_v2.py
 
-echo "== MCP: the official conformance suite against examples/mcp-server.rs (HTTP)"
+echo "== MCP: the official conformance suite against interop/conformance-server.rs (HTTP)"
 bash interop/run-conformance.sh

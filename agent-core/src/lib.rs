@@ -38,6 +38,7 @@ mod agent;
 mod approval;
 mod args;
 mod calls;
+mod compose;
 mod config;
 mod content;
 mod context;
@@ -50,6 +51,7 @@ mod extract;
 mod llm;
 mod llm_error;
 mod locate;
+mod principal;
 mod retry;
 mod run;
 mod schema;
@@ -84,6 +86,7 @@ pub use llm::{
     ModelSettings, ToolCall, ToolChoice, ToolResultMessage, Usage, collect_stream,
 };
 pub use llm_error::LlmError;
+pub use principal::Principal;
 pub use retry::{RetryDecision, RetryPolicy};
 pub use run::{PendingCall, PendingKind, RunOutcome, RunState, RunStatus};
 pub use schema::{ArgsSchema, normalize_root};

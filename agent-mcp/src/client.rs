@@ -1,6 +1,7 @@
 //! [`McpClient`]: an MCP server's tools as a [`ToolSet`].
 
 use crate::convert::{annotations_from_mcp, result_from_mcp};
+use crate::http_client::{Elicit, HttpClientOptions};
 use agent_core::{
     AgentError, AgentResult, Content, Tool, ToolAnnotations, ToolContext, ToolError, ToolErrorKind,
     ToolMetadata, ToolSet, async_trait, intern,
@@ -9,15 +10,16 @@ use rmcp::ClientHandler;
 use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
-    ClientConfig, ClientRequest, ErrorCode, Implementation, ProgressNotificationParam,
-    ProgressToken, RequestId, ServerResult,
+    ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, ErrorCode, FormElicitationCapability, Implementation,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, ServerResult,
 };
 use rmcp::service::NotificationContext;
 use rmcp::service::PeerRequestOptions;
 use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -60,12 +62,23 @@ impl McpClient {
     /// seconds; then the call fails, rather than waiting forever for a server that is
     /// gone.
     pub async fn connect_http(url: &str) -> AgentResult<Self> {
-        // reqwest uses rustls without a built-in crypto provider (here and in agent-llm:
-        // features unify across a build) and panics building a client when the process
-        // has none; install ring's unless the application chose one already.
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
+        Self::connect_http_with(url, &HttpClientOptions::new()).await
+    }
+
+    /// [`connect_http`](Self::connect_http), sending the headers and bearer token of
+    /// `options` with every request:
+    ///
+    /// ```no_run
+    /// # async fn demo() -> agent_core::AgentResult<()> {
+    /// use agent_mcp::{HttpClientOptions, McpClient};
+    /// let options = HttpClientOptions::new().with_bearer_token("s3cret");
+    /// let client = McpClient::connect_http_with("https://tools.example.com/mcp", &options).await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// TLS is rustls with the `ring` provider, configured for this client alone: the
+    /// process's default provider is neither needed nor installed.
+    pub async fn connect_http_with(url: &str, options: &HttpClientOptions) -> AgentResult<Self> {
         // rmcp's default resumes a broken stream forever; a call would then never end.
         let mut retry = ExponentialBackoff::default();
         retry.max_times = Some(5);
@@ -73,8 +86,14 @@ impl McpClient {
         retry.max_delay = Some(Duration::from_secs(2));
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
         config.retry_config = Arc::new(retry);
-        let transport = StreamableHttpClientTransport::from_config(config);
-        let service = ClientState::default().serve(transport).await.map_err(|e| {
+        let transport = options
+            .transport(config)
+            .map_err(|e| AgentError::InvalidState(format!("cannot connect to {url}: {e}")))?;
+        let state = ClientState {
+            elicit: options.elicit.clone(),
+            ..ClientState::default()
+        };
+        let service = state.serve(transport).await.map_err(|e| {
             AgentError::InvalidState(format!("MCP initialization with {url} failed: {e}"))
         })?;
         Self::from_service(service).await
@@ -155,6 +174,8 @@ impl std::fmt::Debug for McpClient {
 #[derive(Default)]
 struct ClientState {
     in_flight: Mutex<HashMap<ProgressToken, ToolContext>>,
+    /// The application's answer to form elicitations, if it gives any.
+    elicit: Option<Arc<Elicit>>,
 }
 
 impl ClientState {
@@ -165,10 +186,44 @@ impl ClientState {
 
 impl ClientHandler for ClientState {
     fn get_info(&self) -> ClientConfig {
+        // The client opens with `initialize`: it offers the newest protocol that has it
+        // (2026-07-28 dropped the handshake), which servers of every version answer.
+        let mut capabilities = ClientCapabilities::default();
+        if self.elicit.is_some() {
+            let mut elicitation = ElicitationCapability::new();
+            elicitation.form = Some(FormElicitationCapability::default());
+            capabilities.elicitation = Some(elicitation);
+        }
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("agent-mcp", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let (
+            Some(elicit),
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            },
+        ) = (&self.elicit, request)
+        else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let schema = serde_json::to_value(requested_schema).unwrap_or_default();
+        Ok(match elicit(message, schema).await {
+            Some(content) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content))
+            }
+            None => ElicitResult::new(ElicitationAction::Decline),
+        })
     }
 
     async fn on_progress(

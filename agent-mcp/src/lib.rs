@@ -14,6 +14,20 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Over HTTP the endpoint is an axum `Router` ([`McpServer::router`]) that an
+//! application mounts beside its own routes, or that [`McpHttpServer`] serves alone
+//! with a graceful shutdown. [`HttpOptions`] holds its limits, each on by default:
+//! `Host` and `Origin` allow-lists (loopback only), a body size and JSON value limit
+//! (413), caps on requests in flight and live sessions (503 with `Retry-After`), a
+//! per-request deadline, and header-read and idle timeouts that close slow and idle
+//! connections. With [`HttpAuth`] it is an OAuth 2.1 resource server: a bearer token
+//! checked by a [`TokenValidator`] ([`StaticTokens`], [`JwtValidator`] against the
+//! issuer's JWKS) on every request, 401 with a `WWW-Authenticate` challenge pointing
+//! at the protected-resource metadata it serves (RFC 9728), the caller's
+//! [`Principal`](agent_core::Principal) in each call's `ToolContext`
+//! (`ctx.principal()`), tools that need scopes hidden from callers without them, and
+//! sessions usable only by the principal that opened them.
+//!
 //! What clients see: `tools/list` offers Direct tools and active Deferred tools (never
 //! Hidden ones) with their input schema (JSON Schema 2020-12), output schema and effect
 //! hints; `tools/call` validates arguments as the tool does, runs it in a task of its own
@@ -43,6 +57,10 @@
 //! # Ok(()) }
 //! ```
 //!
+//! [`McpClient::connect_http_with`] sends headers and a bearer token (fixed, or from a
+//! provider asked before every request). Two servers whose tools share names are used
+//! together through [`ToolSet::prefixed`](agent_core::ToolSet::prefixed).
+//!
 //! Remote tools keep their schema, output schema and hints; a call's `isError` result
 //! becomes a [`ToolError`](agent_core::ToolError) (with its original kind when the
 //! server is built on this crate), the server's progress reaches the caller's
@@ -50,20 +68,26 @@
 //! dropped, as at an executor's timeout) sends `notifications/cancelled`.
 
 mod approval;
+mod auth;
 mod client;
 mod convert;
+mod http;
+mod http_client;
+mod limits;
 mod peer;
 mod server;
 mod stall;
+mod tls;
 mod transport;
 
 pub use approval::ServerApproval;
+pub use auth::{AuthError, HttpAuth, JwtValidator, StaticTokens, TokenValidator};
 pub use client::McpClient;
+pub use http::{HttpOptions, McpHttpServer, serve_http};
+pub use http_client::HttpClientOptions;
 pub use peer::{LogLevel, McpPeer};
 pub use server::{McpServer, ServerOptions};
-pub use transport::{
-    MAX_MESSAGE_BYTES, McpHttpServer, serve_http, serve_io, serve_stdio, serve_stdio_with,
-};
+pub use transport::{MAX_MESSAGE_BYTES, serve_io, serve_stdio, serve_stdio_with};
 
 /// The rmcp version this crate speaks through, for applications that use rmcp directly
 /// alongside it (an [`McpServer`] is an rmcp `ServerHandler`).

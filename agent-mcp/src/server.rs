@@ -223,6 +223,10 @@ impl McpServer {
         );
         let base =
             ToolContext::new(session_id(&context)).with_call_id(request_id_text(&context.id));
+        // A tool the caller lacks the scopes for does not exist for them.
+        if !crate::auth::may_use(&context, &request.name) {
+            return Err(crate::auth::unknown_tool(tools, &request.name, &context));
+        }
         let tool = match tools.resolve_in(&request.name, &base).await {
             Ok(tool) => tool.clone(),
             // MCP: an unknown tool is a protocol error (-32602), not a tool result.
@@ -257,6 +261,9 @@ impl McpServer {
         let mut ctx = base
             .with_cancellation(token.clone())
             .with_extensions(self.connection_state(&context));
+        if let Some(principal) = crate::auth::principal(&context) {
+            ctx = ctx.with_state(principal);
+        }
         let reporter = context.meta.get_progress_token().map(|progress_token| {
             let reporter = Arc::new(ProgressReporter {
                 tool: tool.clone(),
@@ -528,6 +535,9 @@ impl ServerHandler for McpServer {
         let mut page = Vec::new();
         let mut next = None;
         for listed in shared.listing.iter().filter(|l| l.index >= start) {
+            if !crate::auth::may_use(&context, &listed.tool.name) {
+                continue;
+            }
             if listed.deferred {
                 let Some(tool) = shared.tools.get(&listed.tool.name) else {
                     continue;

@@ -1,6 +1,7 @@
 //! The client side against real servers in other processes: our example server
-//! (`examples/mcp-server.rs`) over stdio and HTTP, and a server we did not write, built
-//! with the official Python SDK (`interop/fastmcp_server.py`), over stdio and HTTP.
+//! (`interop/conformance-server.rs`: examples/mcp-server.rs's tools and the conformance
+//! suite's) over stdio and HTTP, and a server we did not write, built with the official
+//! Python SDK (`interop/fastmcp_server.py`), over stdio and HTTP.
 //!
 //! The Python server needs `.venv-interop` (made by `scripts/install-interop-deps.sh`,
 //! which `scripts/test.sh` runs first).
@@ -33,15 +34,18 @@ fn example_server() -> &'static Path {
                 "-p",
                 "agent-examples",
                 "--example",
-                "mcp-server",
+                "conformance-server",
             ])
             .status()
             .expect("cargo runs");
-        assert!(status.success(), "building examples/mcp-server.rs failed");
+        assert!(
+            status.success(),
+            "building interop/conformance-server.rs failed"
+        );
         let target = std::env::var_os("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| workspace_root().join("target"));
-        target.join("debug/examples/mcp-server")
+        target.join("debug/examples/conformance-server")
     })
 }
 
@@ -103,7 +107,7 @@ async fn call(
 
 /// What every connection to the example server must show, whatever the transport.
 async fn check_example_server(client: &McpClient) {
-    assert_eq!(client.server_name(), "agent-mcp-example");
+    assert_eq!(client.server_name(), "agent-mcp-conformance");
     let set = client.toolset().unwrap();
     for name in [
         "get_weather",

@@ -205,7 +205,9 @@ async fn start(page_size: usize) -> Fixture {
     options.page_size = page_size;
     let http = McpHttpServer::bind(McpServer::with_options(tools, options), "127.0.0.1:0")
         .await
-        .unwrap();
+        .unwrap()
+        // Calls in flight at shutdown are cancelled after this grace period.
+        .with_shutdown_grace(Duration::from_millis(200));
     let fixture = Fixture {
         url: http.url(),
         addr: http.local_addr(),

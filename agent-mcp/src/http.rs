@@ -1,0 +1,381 @@
+//! Streamable HTTP: an [`McpServer`] as an axum [`Router`] an application mounts, and
+//! [`McpHttpServer`], the standalone server built on that router.
+
+use crate::auth::{self, AuthState, HttpAuth};
+use crate::limits::{self, Admission, BodyLimits};
+use crate::server::McpServer;
+use agent_core::ToolSet;
+use axum::Router;
+use axum::middleware::from_fn_with_state;
+use axum::routing::get;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio_util::sync::CancellationToken;
+
+/// How the HTTP endpoint is served: who may reach it, the limits that keep one client
+/// from exhausting it, and authentication. The defaults are safe for a server on
+/// loopback; a public deployment names its own hosts and origins.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// The endpoint's path within the router (`/mcp`).
+    pub path: String,
+    /// Accepted `Host` headers, with or without a port (DNS-rebinding protection).
+    /// Default: `localhost`, `127.0.0.1`, `::1`. Empty accepts any host.
+    pub allowed_hosts: Vec<String>,
+    /// Accepted browser `Origin`s, as `scheme://host:port` (`:*` for any port).
+    /// Default: loopback origins on any port. A request with another `Origin`,
+    /// `null` included, is refused with 403; requests without one (non-browser
+    /// clients) pass.
+    pub allowed_origins: Vec<String>,
+    /// The largest request body accepted (413 beyond it). Default 4 MiB.
+    pub max_body_bytes: usize,
+    /// The most JSON values (arrays, objects, members, items) a request body may hold
+    /// (413 beyond it). A parsed value costs tens of bytes however short its text, so
+    /// this bounds what a body becomes in memory. Default 32,768.
+    pub max_json_values: usize,
+    /// Requests answered at once; more get 503 with `Retry-After`. A request counts
+    /// until its response (a streamed one included) has been sent. Default 256.
+    pub max_concurrent_requests: usize,
+    /// Live sessions at once; a new client beyond them gets 503 with `Retry-After`.
+    /// Default 1,024.
+    pub max_sessions: usize,
+    /// A session unused this long is closed. Default 5 minutes.
+    pub session_idle_timeout: Duration,
+    /// The longest a request may take, its streamed response included; its response
+    /// then ends (503 if nothing was sent yet). Default 10 minutes.
+    pub request_timeout: Duration,
+    /// The time a connection has to send a request's headers, and the longest an idle
+    /// connection is kept between requests: slow and idle connections are closed, so
+    /// they cannot hold the server's connections. Default 10 seconds.
+    pub header_read_timeout: Duration,
+    /// The `Retry-After` sent with a 503. Default 1 second.
+    pub retry_after: Duration,
+    /// Serve without sessions: every request stands alone, so any instance behind a
+    /// load balancer can answer it. Default off.
+    pub stateless: bool,
+    /// Bearer-token authentication; `None` (the default) serves everyone.
+    pub auth: Option<HttpAuth>,
+    /// Cancelling this ends every session at once; the standalone server does it after
+    /// its grace period.
+    pub cancel: CancellationToken,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            path: "/mcp".to_owned(),
+            allowed_hosts: ["localhost", "127.0.0.1", "::1"]
+                .map(str::to_owned)
+                .to_vec(),
+            allowed_origins: ["localhost", "127.0.0.1", "[::1]"]
+                .iter()
+                .flat_map(|host| ["http", "https"].map(|scheme| format!("{scheme}://{host}:*")))
+                .collect(),
+            max_body_bytes: crate::MAX_MESSAGE_BYTES,
+            max_json_values: 32 * 1024,
+            max_concurrent_requests: 256,
+            max_sessions: 1024,
+            session_idle_timeout: Duration::from_secs(300),
+            request_timeout: Duration::from_secs(600),
+            header_read_timeout: Duration::from_secs(10),
+            retry_after: Duration::from_secs(1),
+            stateless: false,
+            auth: None,
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+impl HttpOptions {
+    /// Accept requests whose `Host` is one of `hosts` (with or without a port).
+    pub fn with_allowed_hosts(
+        mut self,
+        hosts: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Accept browser requests from `origins` (`https://app.example.com`, or with
+    /// `:*` for any port) instead of loopback origins.
+    pub fn with_allowed_origins(
+        mut self,
+        origins: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Refuse request bodies over `bytes`.
+    pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Refuse request bodies of more than `values` JSON values.
+    pub fn with_max_json_values(mut self, values: usize) -> Self {
+        self.max_json_values = values;
+        self
+    }
+
+    /// Answer at most `requests` requests at once.
+    pub fn with_max_concurrent_requests(mut self, requests: usize) -> Self {
+        self.max_concurrent_requests = requests;
+        self
+    }
+
+    /// Keep at most `sessions` sessions alive at once.
+    pub fn with_max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
+        self
+    }
+
+    /// Close a session unused for `idle`.
+    pub fn with_session_idle_timeout(mut self, idle: Duration) -> Self {
+        self.session_idle_timeout = idle;
+        self
+    }
+
+    /// End a request that takes longer than `timeout`.
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Close a connection that takes longer than `timeout` to send a request's headers,
+    /// or stays idle that long between requests.
+    pub fn with_header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Serve without sessions (see [`stateless`](Self::stateless)).
+    pub fn stateless(mut self, stateless: bool) -> Self {
+        self.stateless = stateless;
+        self
+    }
+
+    /// Require a bearer token every request, checked by `auth`.
+    pub fn with_auth(mut self, auth: HttpAuth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+}
+
+impl McpServer {
+    /// The MCP endpoint as an axum [`Router`] with default [`HttpOptions`]: Streamable
+    /// HTTP at `/mcp`. Mount it anywhere in an application
+    /// (`app.nest("/tools", server.router())` serves `/tools/mcp`), or serve it with
+    /// [`McpHttpServer`].
+    pub fn router(&self) -> Router {
+        self.router_with(HttpOptions::default())
+    }
+
+    /// The MCP endpoint as an axum [`Router`], served as `options` say. With
+    /// authentication, the router also serves the protected-resource metadata
+    /// (`/.well-known/oauth-protected-resource`, RFC 9728) beside the endpoint.
+    pub fn router_with(&self, options: HttpOptions) -> Router {
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = Some(options.session_idle_timeout);
+        let sessions = Arc::new(sessions);
+        let mut config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(options.allowed_hosts.clone())
+            .with_allowed_origins(options.allowed_origins.clone())
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(options.max_body_bytes)
+            .with_cancellation_token(options.cancel.clone());
+        if options.allowed_hosts.is_empty() {
+            config = config.disable_allowed_hosts();
+        }
+        if options.stateless {
+            config = config
+                .with_legacy_session_mode(false)
+                .with_json_response(true);
+        }
+        let server = self.clone();
+        let service = StreamableHttpService::new(
+            move || Ok(server.for_new_session()),
+            sessions.clone(),
+            config,
+        );
+
+        let body_limits = BodyLimits {
+            max_bytes: options.max_body_bytes,
+            max_values: options.max_json_values,
+        };
+        let mut router = Router::new()
+            .route_service(&options.path, service)
+            .route_layer(from_fn_with_state(
+                Arc::new(body_limits),
+                limits::guard_body,
+            ));
+        if let Some(auth) = &options.auth {
+            let state = AuthState::new(
+                auth.clone(),
+                (!options.stateless).then(|| sessions.clone()),
+                options.max_sessions,
+            );
+            router = router.route_layer(from_fn_with_state(Arc::new(state), auth::authenticate));
+        }
+        let admission = Admission::new(&options, (!options.stateless).then_some(sessions));
+        router = router.route_layer(from_fn_with_state(Arc::new(admission), limits::admit));
+        if let Some(auth) = options.auth {
+            let metadata = get(auth::resource_metadata).with_state((auth, options.path.clone()));
+            router = router
+                .route(auth::WELL_KNOWN, metadata.clone())
+                .route(&format!("{}{}", auth::WELL_KNOWN, options.path), metadata);
+        }
+        router
+    }
+}
+
+/// Serves `tools` over Streamable HTTP at `http://{addr}/mcp` until the process ends,
+/// with default [`HttpOptions`] (loopback hosts and origins only); see
+/// [`McpHttpServer`] to change them or to stop the server.
+pub async fn serve_http(tools: ToolSet, addr: impl ToSocketAddrs) -> io::Result<()> {
+    McpHttpServer::bind(McpServer::new(tools), addr)
+        .await?
+        .run()
+        .await
+}
+
+/// The standalone Streamable HTTP server: [`McpServer::router_with`] on a TCP
+/// listener, with header-read and idle timeouts and a graceful shutdown.
+///
+/// ```no_run
+/// # async fn demo(tools: agent_core::ToolSet) -> std::io::Result<()> {
+/// use agent_mcp::{McpHttpServer, McpServer};
+/// let http = McpHttpServer::bind(McpServer::new(tools), "127.0.0.1:0").await?;
+/// println!("serving on {}", http.url());
+/// let stop = http.shutdown_token();
+/// let running = tokio::spawn(http.run());
+/// // ... later: stop accepting, let calls in flight finish (up to the grace period).
+/// stop.cancel();
+/// # let _ = running.await;
+/// # Ok(()) }
+/// ```
+pub struct McpHttpServer {
+    listener: TcpListener,
+    local_addr: SocketAddr,
+    server: McpServer,
+    options: HttpOptions,
+    shutdown: CancellationToken,
+    grace: Duration,
+}
+
+impl McpHttpServer {
+    /// Binds `addr`. Port 0 picks a free port; read it with [`local_addr`](Self::local_addr).
+    pub async fn bind(server: McpServer, addr: impl ToSocketAddrs) -> io::Result<Self> {
+        let listener = TcpListener::bind(addr).await?;
+        let local_addr = listener.local_addr()?;
+        Ok(Self {
+            listener,
+            local_addr,
+            server,
+            options: HttpOptions::default(),
+            shutdown: CancellationToken::new(),
+            grace: Duration::from_secs(10),
+        })
+    }
+
+    /// Serve as `options` say, replacing what earlier settings chose.
+    pub fn with_options(mut self, options: HttpOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Accept requests whose `Host` header names one of `hosts` (with or without a
+    /// port), instead of only loopback names.
+    pub fn with_allowed_hosts(
+        mut self,
+        hosts: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.options = self.options.with_allowed_hosts(hosts);
+        self
+    }
+
+    /// At shutdown, wait up to `grace` (10 seconds by default) for requests in flight
+    /// before ending them.
+    pub fn with_shutdown_grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The endpoint's URL.
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.local_addr, self.options.path)
+    }
+
+    /// Cancelling this token shuts the server down: it stops accepting connections,
+    /// lets requests in flight finish for up to the grace period, then ends them and
+    /// every session. A client's standalone event stream counts as in flight, so with
+    /// such clients connected the shutdown takes the whole grace period.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Serves until the shutdown token is cancelled and the shutdown has finished.
+    pub async fn run(self) -> io::Result<()> {
+        let sessions = self.options.cancel.clone();
+        let header_read_timeout = self.options.header_read_timeout;
+        let router = self.server.router_with(self.options);
+        let graceful = GracefulShutdown::new();
+        let mut http = hyper::server::conn::http1::Builder::new();
+        // hyper's header-read timeout needs a timer to act. It runs while a connection
+        // waits for a request's head, so it also closes connections idle between
+        // requests (but never one streaming a response).
+        http.timer(TokioTimer::new())
+            .header_read_timeout(header_read_timeout);
+        loop {
+            let stream = tokio::select! {
+                accepted = self.listener.accept() => match accepted {
+                    Ok((stream, _peer)) => stream,
+                    // Per-connection failures (resets, no file descriptors left) must
+                    // not end the server; back off briefly so a persistent error does
+                    // not spin while the timeouts free descriptors.
+                    Err(_) => {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    }
+                },
+                () = self.shutdown.cancelled() => break,
+            };
+            let service = TowerToHyperService::new(router.clone());
+            let connection = http.serve_connection(TokioIo::new(stream), service);
+            let connection = graceful.watch(connection);
+            tokio::spawn(async move {
+                // A broken connection concerns that client alone.
+                let _ = connection.await;
+            });
+        }
+        // Stop accepting (the listener is dropped), let connections finish what they
+        // are answering, then end the sessions and with them every call still running.
+        drop(self.listener);
+        let _ = tokio::time::timeout(self.grace, graceful.shutdown()).await;
+        sessions.cancel();
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for McpHttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttpServer")
+            .field("local_addr", &self.local_addr)
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}

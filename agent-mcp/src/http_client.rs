@@ -1,0 +1,262 @@
+//! How [`McpClient`](crate::McpClient) reaches a Streamable HTTP server: extra headers,
+//! a bearer token (fixed, or asked of a provider before every request), and TLS set up
+//! for this client alone.
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
+use serde_json::{Map, Value};
+use sse_stream::Sse;
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+type Provide = dyn Fn() -> BoxFuture<'static, Result<String, String>> + Send + Sync;
+
+/// Answers a server's form elicitation: the message and the requested schema in, the
+/// content to send out (`None` declines).
+pub(crate) type Elicit =
+    dyn Fn(String, Value) -> BoxFuture<'static, Option<Map<String, Value>>> + Send + Sync;
+
+/// How [`McpClient::connect_http_with`](crate::McpClient::connect_http_with) talks to
+/// the server: headers sent with every request, and the bearer token.
+#[derive(Clone, Default)]
+pub struct HttpClientOptions {
+    headers: Vec<(String, String)>,
+    token: Option<Token>,
+    pub(crate) elicit: Option<Arc<Elicit>>,
+}
+
+#[derive(Clone)]
+enum Token {
+    Fixed(String),
+    Provided(Arc<Provide>),
+}
+
+impl HttpClientOptions {
+    /// No extra headers, no token.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Send `name: value` with every request.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Send `Authorization: Bearer <token>` with every request.
+    pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(Token::Fixed(token.into()));
+        self
+    }
+
+    /// Ask `provider` for the bearer token before every request, so a token that
+    /// expires can be refreshed (the provider caches it as it sees fit). A provider
+    /// that fails sends the request without a token, and the server's refusal fails
+    /// it; the provider's error is logged.
+    pub fn with_token_provider<F, Fut>(mut self, provider: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, String>> + Send + 'static,
+    {
+        self.token = Some(Token::Provided(Arc::new(move || Box::pin(provider()))));
+        self
+    }
+
+    /// Answer the server's form elicitations (a tool asking the user for input) with
+    /// `answer`: it gets the message and the requested JSON schema, and returns the
+    /// content to send, or `None` to decline. Without it the client declares no
+    /// elicitation support, and servers do not ask.
+    pub fn with_elicitation<F, Fut>(mut self, answer: F) -> Self
+    where
+        F: Fn(String, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Option<Map<String, Value>>> + Send + 'static,
+    {
+        self.elicit = Some(Arc::new(move |message, schema| {
+            Box::pin(answer(message, schema))
+        }));
+        self
+    }
+
+    /// The transport for `config`, with these options applied.
+    pub(crate) fn transport(
+        &self,
+        mut config: StreamableHttpClientTransportConfig,
+    ) -> Result<StreamableHttpClientTransport<AuthorizedClient>, String> {
+        for (name, value) in &self.headers {
+            let header = HeaderName::try_from(name.as_str())
+                .map_err(|e| format!("invalid header name `{name}`: {e}"))?;
+            let value = HeaderValue::try_from(value.as_str())
+                .map_err(|e| format!("invalid value for header `{name}`: {e}"))?;
+            config.custom_headers.insert(header, value);
+        }
+        let http = crate::tls::http_client_builder()?
+            // A bearer token must not follow a redirect to another server.
+            .redirect(reqwest::redirect::Policy::none())
+            .pool_max_idle_per_host(0)
+            .build()
+            .map_err(|e| format!("the HTTP client could not be built: {e}"))?;
+        let client = AuthorizedClient {
+            http,
+            token: self.token.clone(),
+        };
+        Ok(StreamableHttpClientTransport::with_client(client, config))
+    }
+}
+
+impl fmt::Debug for HttpClientOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Header values and tokens may be secrets: names only.
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        let token = match &self.token {
+            None => "none",
+            Some(Token::Fixed(_)) => "fixed",
+            Some(Token::Provided(_)) => "provider",
+        };
+        f.debug_struct("HttpClientOptions")
+            .field("headers", &names)
+            .field("token", &token)
+            .field("elicitation", &self.elicit.is_some())
+            .finish()
+    }
+}
+
+/// reqwest, with the bearer token of each request from [`HttpClientOptions`].
+#[derive(Clone)]
+pub(crate) struct AuthorizedClient {
+    http: reqwest::Client,
+    token: Option<Token>,
+}
+
+impl AuthorizedClient {
+    async fn token(&self, given: Option<String>) -> Option<String> {
+        match &self.token {
+            None => given,
+            Some(Token::Fixed(token)) => Some(token.clone()),
+            Some(Token::Provided(provide)) => match provide().await {
+                Ok(token) => Some(token),
+                Err(error) => {
+                    tracing::warn!(%error, "the MCP bearer-token provider failed");
+                    None
+                }
+            },
+        }
+    }
+}
+
+type Headers = HashMap<HeaderName, HeaderValue>;
+type PostResult = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
+type StreamResult =
+    Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>;
+
+impl StreamableHttpClient for AuthorizedClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> PostResult {
+        let auth = self.token(auth).await;
+        self.http
+            .post_message(uri, message, session_id, auth, headers)
+            .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: Headers,
+        max_sse_event_size: usize,
+    ) -> PostResult {
+        let auth = self.token(auth).await;
+        self.http
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth,
+                headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: Headers,
+        limits: StreamableHttpResponseLimits,
+    ) -> PostResult {
+        let auth = self.token(auth).await;
+        self.http
+            .post_message_with_response_limits(uri, message, session_id, auth, headers, limits)
+            .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> Result<(), StreamableHttpError<reqwest::Error>> {
+        let auth = self.token(auth).await;
+        self.http
+            .delete_session(uri, session_id, auth, headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> StreamResult {
+        let auth = self.token(auth).await;
+        self.http
+            .get_stream(uri, session_id, last_event_id, auth, headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth: Option<String>,
+        headers: Headers,
+        max_sse_event_size: usize,
+    ) -> StreamResult {
+        let auth = self.token(auth).await;
+        self.http
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth,
+                headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}

@@ -1,0 +1,423 @@
+//! The HTTP endpoint as an OAuth resource server, attacked one failure mode at a time:
+//! no token, a wrong token, an expired JWT, a JWT for another audience, a tool the
+//! caller lacks the scope for, a session used without its owner's token. JWTs are
+//! signed here with a key made for the test, its public half served as a JWKS from a
+//! loopback server.
+
+#[path = "support/raw_http.rs"]
+mod raw_http;
+
+use agent_core::{Principal, ToolContext, tool, tools};
+use agent_mcp::{HttpAuth, HttpOptions, JwtValidator, McpHttpServer, McpServer, StaticTokens};
+use jsonwebtoken::jwk::{Jwk, JwkSet};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use p256::elliptic_curve::Generate;
+use p256::elliptic_curve::pkcs8::EncodePrivateKey;
+use raw_http::{Reply, call, open_session, post, rpc, send};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::time::{SystemTime, UNIX_EPOCH};
+use tokio_util::sync::CancellationToken;
+
+/// Answers who is calling.
+#[tool]
+async fn whoami(ctx: &ToolContext) -> String {
+    ctx.principal()
+        .map_or("nobody", |principal| principal.subject.as_str())
+        .to_owned()
+}
+
+/// Something only administrators may do.
+#[tool]
+async fn admin_reset() -> &'static str {
+    "reset"
+}
+
+struct Running {
+    addr: SocketAddr,
+    stop: CancellationToken,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn serve(auth: HttpAuth) -> Running {
+    let options = HttpOptions::default().with_auth(auth.require_scopes("admin_reset", ["admin"]));
+    let http = McpHttpServer::bind(McpServer::new(tools![whoami, admin_reset]), "127.0.0.1:0")
+        .await
+        .unwrap()
+        .with_options(options);
+    let running = Running {
+        addr: http.local_addr(),
+        stop: http.shutdown_token(),
+    };
+    tokio::spawn(http.run());
+    running
+}
+
+fn static_tokens() -> HttpAuth {
+    HttpAuth::new(
+        StaticTokens::new()
+            .with_token("alice-token", Principal::new("alice"))
+            .with_token("bob-token", Principal::new("bob"))
+            .with_token("root-token", Principal::new("root").with_scopes(["admin"])),
+    )
+    .with_authorization_server("https://auth.example.com")
+}
+
+fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+fn tool_names(reply: &Reply) -> Vec<String> {
+    let answer = reply.answer().expect("an answer");
+    answer["result"]["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn text_of(reply: &Reply) -> Value {
+    reply.answer().expect("an answer")["result"]["content"][0]["text"].clone()
+}
+
+#[tokio::test]
+async fn no_token_gets_401_pointing_at_the_resource_metadata() {
+    let server = serve(static_tokens()).await;
+    let (reply, session) = open_session(server.addr, &[]).await.unwrap();
+    assert_eq!(reply.status, 401, "{reply:?}");
+    assert!(session.is_none());
+    let challenge = reply.header("www-authenticate").expect("a challenge");
+    let metadata_url = format!(
+        "http://{}/.well-known/oauth-protected-resource/mcp",
+        server.addr
+    );
+    assert_eq!(
+        challenge,
+        format!("Bearer resource_metadata=\"{metadata_url}\"")
+    );
+    // The metadata is served where the challenge says (RFC 9728).
+    let path = metadata_url.split_once(&server.addr.to_string()).unwrap().1;
+    let metadata = send(server.addr, "GET", path, &[], b"").await.unwrap();
+    assert_eq!(metadata.status, 200, "{metadata:?}");
+    let document: Value = serde_json::from_str(&metadata.body).unwrap();
+    assert_eq!(document["resource"], format!("http://{}/mcp", server.addr));
+    assert_eq!(
+        document["authorization_servers"],
+        json!(["https://auth.example.com"])
+    );
+    assert_eq!(document["scopes_supported"], json!(["admin"]));
+
+    // Behind a proxy that terminates TLS, the configured public URL is what clients see.
+    let public = "https://tools.example.com/mcp";
+    let proxied = serve(static_tokens().with_resource(public)).await;
+    let (reply, _) = open_session(proxied.addr, &[]).await.unwrap();
+    assert_eq!(
+        reply.header("www-authenticate"),
+        Some(
+            "Bearer resource_metadata=\"https://tools.example.com/.well-known/oauth-protected-resource/mcp\""
+        )
+    );
+    let metadata = send(
+        proxied.addr,
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        &[],
+        b"",
+    )
+    .await
+    .unwrap();
+    let document: Value = serde_json::from_str(&metadata.body).unwrap();
+    assert_eq!(document["resource"], public);
+}
+
+#[tokio::test]
+async fn a_wrong_token_gets_401_invalid_token_and_the_right_one_reaches_the_tool() {
+    let server = serve(static_tokens()).await;
+    for wrong in [
+        "Bearer alice-tokem",
+        "Bearer ",
+        "Basic YWxpY2U6cHc=",
+        "alice-token",
+    ] {
+        let (reply, _) = open_session(server.addr, &[("Authorization", wrong)])
+            .await
+            .unwrap();
+        assert_eq!(reply.status, 401, "{wrong}: {reply:?}");
+    }
+    let (reply, _) = open_session(server.addr, &[("Authorization", "Bearer alice-tokem")])
+        .await
+        .unwrap();
+    assert!(
+        reply
+            .header("www-authenticate")
+            .is_some_and(|c| c.contains("error=\"invalid_token\"")),
+        "{reply:?}"
+    );
+    let auth = bearer("alice-token");
+    let headers = [("Authorization", auth.as_str())];
+    let (reply, session) = open_session(server.addr, &headers).await.unwrap();
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let reply = call(
+        server.addr,
+        session.as_deref(),
+        &headers,
+        "whoami",
+        json!({}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text_of(&reply), "alice");
+}
+
+#[tokio::test]
+async fn a_tool_needing_a_scope_is_neither_listed_nor_callable_without_it() {
+    let server = serve(static_tokens()).await;
+    let list = rpc(5, "tools/list", json!({}));
+    for (token, sees_admin) in [("alice-token", false), ("root-token", true)] {
+        let auth = bearer(token);
+        let headers = [("Authorization", auth.as_str())];
+        let (_, session) = open_session(server.addr, &headers).await.unwrap();
+        let listed = post(server.addr, session.as_deref(), &headers, &list)
+            .await
+            .unwrap();
+        let names = tool_names(&listed);
+        assert_eq!(
+            names.contains(&"admin_reset".to_owned()),
+            sees_admin,
+            "{token}: {names:?}"
+        );
+        let called = call(
+            server.addr,
+            session.as_deref(),
+            &headers,
+            "admin_reset",
+            json!({}),
+        )
+        .await
+        .unwrap();
+        let answer = called.answer().expect("an answer");
+        if sees_admin {
+            assert_eq!(answer["result"]["content"][0]["text"], "reset", "{answer}");
+        } else {
+            // Answered as a tool that does not exist, naming only the caller's tools.
+            let message = answer["error"]["message"].as_str().unwrap_or_default();
+            assert_eq!(answer["error"]["code"], -32602, "{answer}");
+            assert_eq!(
+                message, "Unknown tool: admin_reset. Available tools: whoami",
+                "{answer}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_session_is_usable_only_with_its_owners_token() {
+    let server = serve(static_tokens()).await;
+    let alice = bearer("alice-token");
+    let (_, session) = open_session(server.addr, &[("Authorization", alice.as_str())])
+        .await
+        .unwrap();
+    let session = session.expect("a session");
+    let bob = bearer("bob-token");
+    for headers in [vec![], vec![("Authorization", bob.as_str())]] {
+        let reply = call(server.addr, Some(&session), &headers, "whoami", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(reply.status, 401, "{headers:?}: {reply:?}");
+    }
+    let reply = call(
+        server.addr,
+        Some(&session),
+        &[("Authorization", alice.as_str())],
+        "whoami",
+        json!({}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text_of(&reply), "alice");
+}
+
+/// An authorization server of the test's own: a signing key, its JWKS served over
+/// loopback.
+struct Issuer {
+    key: EncodingKey,
+    jwks_url: String,
+    _stop: tokio::task::JoinHandle<()>,
+}
+
+const ISSUER: &str = "https://issuer.test";
+
+impl Issuer {
+    async fn start() -> Self {
+        let secret = p256::SecretKey::generate();
+        let der = secret.to_pkcs8_der().unwrap();
+        let key = EncodingKey::from_ec_der(der.as_bytes());
+        let mut jwk = Jwk::from_encoding_key(&key, Algorithm::ES256).unwrap();
+        jwk.common.key_id = Some("test-key".to_owned());
+        let jwks = serde_json::to_string(&JwkSet { keys: vec![jwk] }).unwrap();
+        let app = axum::Router::new().route(
+            "/jwks.json",
+            axum::routing::get(move || {
+                let jwks = jwks.clone();
+                async move { ([("content-type", "application/json")], jwks) }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let jwks_url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self {
+            key,
+            jwks_url,
+            _stop: task,
+        }
+    }
+
+    fn token(&self, claims: Value) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some("test-key".to_owned());
+        jsonwebtoken::encode(&header, &claims, &self.key).unwrap()
+    }
+}
+
+impl Drop for Issuer {
+    fn drop(&mut self) {
+        self._stop.abort();
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+const AUDIENCE: &str = "https://tools.test/mcp";
+
+#[tokio::test]
+async fn jwts_are_checked_for_signature_expiry_audience_and_issuer() {
+    let issuer = Issuer::start().await;
+    let validator = JwtValidator::new(issuer.jwks_url.clone(), ISSUER, AUDIENCE);
+    let server = serve(HttpAuth::new(validator).with_authorization_server(ISSUER)).await;
+    let claims = |exp: u64, aud: &str, iss: &str| json!({"sub": "carol", "aud": aud, "iss": iss, "exp": exp, "scope": "read admin"});
+    let refused = [
+        (
+            "expired",
+            issuer.token(claims(now() - 600, AUDIENCE, ISSUER)),
+            "expired",
+        ),
+        (
+            "wrong audience",
+            issuer.token(claims(now() + 600, "https://other.test/mcp", ISSUER)),
+            "audience",
+        ),
+        (
+            "wrong issuer",
+            issuer.token(claims(now() + 600, AUDIENCE, "https://evil.test")),
+            "issuer",
+        ),
+        (
+            "signed by another key",
+            Issuer::start()
+                .await
+                .token(claims(now() + 600, AUDIENCE, ISSUER)),
+            "signature",
+        ),
+    ];
+    for (case, token, why) in refused {
+        let auth = bearer(&token);
+        let (reply, session) = open_session(server.addr, &[("Authorization", auth.as_str())])
+            .await
+            .unwrap();
+        assert_eq!(reply.status, 401, "{case}: {reply:?}");
+        assert!(session.is_none(), "{case}");
+        assert!(reply.body.contains(why), "{case}: {}", reply.body);
+    }
+    let good = bearer(&issuer.token(claims(now() + 600, AUDIENCE, ISSUER)));
+    let headers = [("Authorization", good.as_str())];
+    let (reply, session) = open_session(server.addr, &headers).await.unwrap();
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let reply = call(
+        server.addr,
+        session.as_deref(),
+        &headers,
+        "whoami",
+        json!({}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text_of(&reply), "carol");
+    // The token's `scope` claim grants `admin`.
+    let reply = call(
+        server.addr,
+        session.as_deref(),
+        &headers,
+        "admin_reset",
+        json!({}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text_of(&reply), "reset");
+}
+
+#[tokio::test]
+async fn a_router_mounted_under_a_prefix_serves_beside_the_apps_routes() {
+    let options = HttpOptions::default().with_auth(static_tokens());
+    let app = axum::Router::new()
+        .route("/health", axum::routing::get(|| async { "ok" }))
+        .nest(
+            "/api",
+            McpServer::new(tools![whoami, admin_reset]).router_with(options),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let health = send(addr, "GET", "/health", &[], b"").await.unwrap();
+    assert_eq!((health.status, health.body.as_str()), (200, "ok"));
+    let headers = raw_http::MCP_HEADERS;
+    let refused = send(
+        addr,
+        "POST",
+        "/api/mcp",
+        &headers,
+        &raw_http::initialize_request(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused.status, 401, "{refused:?}");
+    let metadata_path = "/api/.well-known/oauth-protected-resource/mcp";
+    assert_eq!(
+        refused.header("www-authenticate"),
+        Some(format!("Bearer resource_metadata=\"http://{addr}{metadata_path}\"").as_str())
+    );
+    let metadata = send(addr, "GET", metadata_path, &[], b"").await.unwrap();
+    let document: Value = serde_json::from_str(&metadata.body).unwrap();
+    assert_eq!(document["resource"], format!("http://{addr}/api/mcp"));
+    let auth = bearer("alice-token");
+    let mut headers = headers.to_vec();
+    headers.push(("Authorization", auth.as_str()));
+    let served = send(
+        addr,
+        "POST",
+        "/api/mcp",
+        &headers,
+        &raw_http::initialize_request(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(served.status, 200, "{served:?}");
+    task.abort();
+}

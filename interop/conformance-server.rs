@@ -1,0 +1,290 @@
+//! The server the interoperability tests and the official MCP conformance suite run
+//! against: examples/mcp-server.rs's tools plus every tool the suite calls.
+//!
+//! ```text
+//! cargo run -p agent-examples --example conformance-server                       # stdio
+//! cargo run -p agent-examples --example conformance-server -- --http 127.0.0.1:8000
+//! ```
+//!
+//! It takes the same arguments as examples/mcp-server.rs and prints the same
+//! `listening on http://ADDR/mcp` line. The tools that use MCP itself (logging,
+//! sampling, elicitation) take the calling client as `State<McpPeer>`.
+
+// The example's tools and its command line, shared rather than copied.
+#[path = "../examples/mcp-server.rs"]
+#[allow(dead_code)] // its `main`: this file has its own.
+mod example;
+
+use agent_core::{Content, Progress, State, ToolError, ToolSet, tool};
+use agent_mcp::{LogLevel, McpPeer};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// A 1x1 red PNG.
+const RED_PIXEL_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+
+/// A WAV file of a single silent 8-bit sample at 8 kHz.
+const SILENT_WAV: &str = "UklGRiUAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQEAAACA";
+
+/// Returns a simple text response.
+#[tool]
+async fn test_simple_text() -> &'static str {
+    "This is a simple text response for testing."
+}
+
+/// Returns a 1x1 red PNG image.
+#[tool]
+async fn test_image_content() -> Content {
+    Content::image(RED_PIXEL_PNG, "image/png")
+}
+
+/// Returns a short WAV clip.
+#[tool]
+async fn test_audio_content() -> Content {
+    Content::audio(SILENT_WAV, "audio/wav")
+}
+
+/// Returns an embedded text resource.
+#[tool]
+async fn test_embedded_resource() -> Content {
+    Content::text_resource(
+        "test://embedded-resource",
+        "text/plain",
+        "This is an embedded resource content.",
+    )
+}
+
+/// Returns text, an image and an embedded resource in one result.
+#[tool]
+async fn test_multiple_content_types() -> Vec<Content> {
+    vec![
+        Content::text("Multiple content types test:"),
+        Content::image(RED_PIXEL_PNG, "image/png"),
+        Content::text_resource(
+            "test://mixed-content-resource",
+            "application/json",
+            r#"{"test":"data","value":123}"#,
+        ),
+    ]
+}
+
+/// Always fails, to show how tool errors reach the client.
+#[tool]
+async fn test_error_handling() -> Result<String, ToolError> {
+    Err(ToolError::execution(
+        "This tool intentionally returns an error for testing",
+    ))
+}
+
+/// Sends three log messages to the client while it runs.
+#[tool]
+async fn test_tool_with_logging(peer: State<McpPeer>) -> Result<&'static str, ToolError> {
+    peer.log(LogLevel::Info, "Tool execution started").await?;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    peer.log(LogLevel::Info, "Tool processing data").await?;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    peer.log(LogLevel::Info, "Tool execution completed").await?;
+    Ok("Logging test completed: sent 3 log messages")
+}
+
+/// Reports progress 0, 50 and 100 of 100 while it runs.
+#[tool]
+async fn test_tool_with_progress(progress: Progress) -> Result<&'static str, ToolError> {
+    for (step, done) in [0, 50, 100].into_iter().enumerate() {
+        if step > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // `{progress, total}` is MCP's own shape; it becomes `notifications/progress`.
+        progress.emit(json!({"progress": done, "total": 100}))?;
+    }
+    Ok("Progress test completed")
+}
+
+/// Asks the client's model to answer a prompt (MCP sampling).
+#[tool]
+async fn test_sampling(
+    /// The prompt to send to the client's model
+    prompt: String,
+    peer: State<McpPeer>,
+) -> Result<String, ToolError> {
+    if !peer.client_supports("sampling") {
+        return Err(ToolError::execution("the client does not support sampling"));
+    }
+    let answer = peer
+        .request(
+            "sampling/createMessage",
+            json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+                "maxTokens": 100,
+            }),
+        )
+        .await?;
+    let text = answer
+        .pointer("/content/text")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Ok(format!("LLM response: {text}"))
+}
+
+/// Asks the user for a username and an email (MCP elicitation).
+#[tool]
+async fn test_elicitation(
+    /// The message to show the user
+    message: String,
+    peer: State<McpPeer>,
+) -> Result<String, ToolError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        },
+        "required": ["username", "email"],
+    });
+    let (action, content) = elicit_form(&peer, &message, schema).await?;
+    Ok(format!("User response: action={action}, content={content}"))
+}
+
+/// Asks the user for a form whose fields have default values (SEP-1034).
+#[tool]
+async fn test_elicitation_sep1034_defaults(peer: State<McpPeer>) -> Result<String, ToolError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {
+                "type": "string",
+                "description": "User status",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active",
+            },
+            "verified": {"type": "boolean", "description": "Verification status", "default": true},
+        },
+    });
+    let (action, content) = elicit_form(&peer, "Please review your profile", schema).await?;
+    Ok(format!(
+        "Elicitation completed: action={action}, content={content}"
+    ))
+}
+
+/// Asks the user for a form with single- and multi-select enum fields (SEP-1330).
+#[tool]
+async fn test_elicitation_sep1330_enums(peer: State<McpPeer>) -> Result<String, ToolError> {
+    let titled = |values: [(&str, &str); 3]| -> Vec<Value> {
+        values
+            .iter()
+            .map(|(value, title)| json!({"const": value, "title": title}))
+            .collect()
+    };
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {
+                "type": "string",
+                "oneOf": titled([
+                    ("value1", "First Option"),
+                    ("value2", "Second Option"),
+                    ("value3", "Third Option"),
+                ]),
+            },
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"],
+            },
+            "untitledMulti": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            },
+            "titledMulti": {
+                "type": "array",
+                "items": {"anyOf": titled([
+                    ("value1", "First Choice"),
+                    ("value2", "Second Choice"),
+                    ("value3", "Third Choice"),
+                ])},
+            },
+        },
+    });
+    let (action, content) = elicit_form(&peer, "Please choose", schema).await?;
+    Ok(format!(
+        "Elicitation completed: action={action}, content={content}"
+    ))
+}
+
+/// Sends a form elicitation; the user's action and the content they sent.
+async fn elicit_form(
+    peer: &McpPeer,
+    message: &str,
+    schema: Value,
+) -> Result<(String, Value), ToolError> {
+    if !peer.client_supports("elicitation") {
+        return Err(ToolError::execution(
+            "the client does not support elicitation",
+        ));
+    }
+    let answer = peer
+        .request(
+            "elicitation/create",
+            json!({"mode": "form", "message": message, "requestedSchema": schema}),
+        )
+        .await?;
+    let action = answer["action"].as_str().unwrap_or("unknown").to_owned();
+    Ok((
+        action,
+        answer.get("content").cloned().unwrap_or(Value::Null),
+    ))
+}
+
+/// A postal address.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(rename = "address")]
+struct Address {
+    street: Option<String>,
+    city: Option<String>,
+}
+
+/// Tool with JSON Schema 2020-12 features
+#[tool]
+async fn json_schema_2020_12_tool(name: Option<String>, address: Option<Address>) -> String {
+    let (street, city) = address.map_or((None, None), |a| (a.street, a.city));
+    format!(
+        "name={}, street={}, city={}",
+        name.as_deref().unwrap_or("-"),
+        street.as_deref().unwrap_or("-"),
+        city.as_deref().unwrap_or("-")
+    )
+}
+
+fn toolset() -> ToolSet {
+    let mut tools = example::toolset();
+    tools
+        .extend(agent_core::tools![
+            test_simple_text,
+            test_image_content,
+            test_audio_content,
+            test_embedded_resource,
+            test_multiple_content_types,
+            test_tool_with_logging,
+            test_tool_with_progress,
+            test_error_handling,
+            test_sampling,
+            test_elicitation,
+            test_elicitation_sep1034_defaults,
+            test_elicitation_sep1330_enums,
+            json_schema_2020_12_tool,
+        ])
+        .expect("the suite's tools are named apart from the example's");
+    tools
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    example::run("agent-mcp-conformance", toolset()).await
+}
