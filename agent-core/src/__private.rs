@@ -3,6 +3,7 @@
 
 pub use agent_macros::tools_impl;
 pub use async_trait::async_trait;
+pub use inventory;
 pub use schemars;
 pub use serde;
 pub use serde_json;
@@ -337,19 +338,66 @@ pub fn args_object_schema(
     });
     for field in fields {
         let mut sub = (field.schema)(generator);
-        schemars::_private::insert_metadata_property_if_nonempty(
-            &mut sub,
-            "description",
-            field.description,
-        );
+        if !field.description.is_empty() {
+            sub.insert("description".into(), field.description.into());
+        }
         if let Some(default) = field.default.and_then(|default| default()) {
             sub.insert("default".into(), default);
         }
         let optional = field.optional && generator.contract().is_deserialize();
-        schemars::_private::insert_object_property(&mut schema, field.name, optional, sub);
+        insert_property(&mut schema, field.name, optional, sub);
     }
     schema
 }
+
+/// Adds a property to an object schema, and its name to `required` unless `optional`.
+fn insert_property(
+    schema: &mut schemars::Schema,
+    name: &str,
+    optional: bool,
+    sub: schemars::Schema,
+) {
+    let object = schema.ensure_object();
+    if let Some(properties) = object
+        .entry("properties")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()))
+        .as_object_mut()
+    {
+        properties.insert(name.to_owned(), sub.into());
+    }
+    if !optional
+        && let Some(required) = object
+            .entry("required")
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+    {
+        required.push(name.into());
+    }
+}
+
+/// A parameter's default value, for its schema: `DefaultValue(value).to_schema_value()`
+/// is the value as JSON when its type is `Serialize` (this inherent method), and `None`
+/// otherwise ([`NoDefaultValue`]'s, which method resolution picks only when this one
+/// does not apply).
+pub struct DefaultValue<T>(pub T);
+
+impl<T: serde::Serialize> DefaultValue<T> {
+    /// The value as JSON.
+    pub fn to_schema_value(self) -> Option<Value> {
+        serde_json::to_value(self.0).ok()
+    }
+}
+
+/// The fallback of [`DefaultValue`] for a type that is not `Serialize`: no default in the
+/// schema.
+pub trait NoDefaultValue: Sized {
+    /// No value.
+    fn to_schema_value(self) -> Option<Value> {
+        None
+    }
+}
+
+impl<T> NoDefaultValue for DefaultValue<T> {}
 
 /// The schema a `#[tool]` caches: built on the first call, then shared. Not generic, so
 /// the per-tool code is a static and a fn pointer.
@@ -366,6 +414,11 @@ pub fn cached_output_schema(
     build: fn() -> Option<Value>,
 ) -> Option<Value> {
     cell.get_or_init(build).clone()
+}
+
+/// The value a `#[toolbox(register)]` impl's tools share: its type's `Default`.
+pub fn registered_default<T: Default>() -> T {
+    T::default()
 }
 
 /// Builds the tool `tools![]` lists.

@@ -8,6 +8,7 @@
 
 use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
+use crate::errors::Errors;
 use crate::fallback;
 use crate::spans::generated_item;
 use crate::valid::{self, Place, Tool};
@@ -129,8 +130,8 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             Some(_) => quote! {
                 ::core::option::Option::Some(|| {
                     #[allow(unused_imports)]
-                    use #p::schemars::_private::{MaybeSerializeWrapper, NoSerialize as _};
-                    MaybeSerializeWrapper(#default_fn()).maybe_to_value()
+                    use #p::NoDefaultValue as _;
+                    #p::DefaultValue(#default_fn()).to_schema_value()
                 })
             },
             None => quote!(::core::option::Option::None),
@@ -295,12 +296,24 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     }
 
     let static_tool = match is_free {
-        true => quote! {
-            impl #p::StaticTool for #tool_ty {
-                const NAME: &'static str = __AGENT_NAME;
-                fn instance() -> Self { #tool_ty {} }
+        true => {
+            let registration = tool.register.map(|span| {
+                registration(
+                    k,
+                    span,
+                    &quote!(__AGENT_NAME),
+                    &tool.tags,
+                    &quote!(#p::instance::<#tool_ty>),
+                )
+            });
+            quote! {
+                impl #p::StaticTool for #tool_ty {
+                    const NAME: &'static str = __AGENT_NAME;
+                    fn instance() -> Self { #tool_ty {} }
+                }
+                #registration
             }
-        },
+        }
         false => TokenStream::new(),
     };
     let description = &tool.description;
@@ -442,6 +455,32 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     }
 }
 
+/// The item adding a tool to the link-time registry: its name, where `register` was
+/// written (`span`), its tags, and `make`, a `fn() -> Arc<dyn Tool>`.
+pub fn registration(
+    krate: &TokenStream,
+    span: proc_macro2::Span,
+    name: &TokenStream,
+    tags: &[syn::LitStr],
+    make: &TokenStream,
+) -> TokenStream {
+    let p = quote!(#krate::__private);
+    // `line!()` at the key, so the registry names the line that asked for it.
+    let line = quote_spanned!(span=> ::core::line!());
+    quote! {
+        #p::inventory::submit! {
+            #krate::RegisteredTool::new(
+                #name,
+                ::core::module_path!(),
+                ::core::file!(),
+                #line,
+                &[#(#tags),*],
+                #make,
+            )
+        }
+    }
+}
+
 /// The tool type of a free fn: a braced struct named like the fn, so it lives in the type
 /// namespace only and the fn stays callable; then its impls of the std traits.
 pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> [TokenStream; 2] {
@@ -503,7 +542,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let param_attrs = valid::strip_param_attrs(&mut func.sig);
-    let krate = ToolAttr::parse(args.clone(), &mut valid::Ctxt::default())
+    let krate = ToolAttr::parse(args.clone(), &mut Errors::default())
         .krate
         .map_or_else(|| quote!(::agent_core), |k| quote!(#k));
     let RawFn {

@@ -9,6 +9,7 @@
 mod ast;
 mod attr;
 mod docs;
+mod errors;
 mod expand;
 mod fallback;
 mod spans;
