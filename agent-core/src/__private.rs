@@ -399,16 +399,28 @@ pub trait NoDefaultValue: Sized {
 
 impl<T> NoDefaultValue for DefaultValue<T> {}
 
-/// The schema a `#[tool]` caches: built on the first call, then shared. Not generic, so
-/// the per-tool code is a static and a fn pointer.
+/// The argument schema a `#[tool]` caches: built from its table on the first call, then
+/// shared. Not generic, so each tool's part is a static and a table: what
+/// `#[derive(JsonSchema)]` and schemars' root schema would build, without a root-schema
+/// builder per tool.
 pub fn cached_args_schema(
     cell: &'static OnceLock<ArgsSchema>,
-    build: fn() -> ArgsSchema,
+    fields: &'static [FieldSchema],
 ) -> &'static ArgsSchema {
-    cell.get_or_init(build)
+    cell.get_or_init(|| {
+        let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+        let mut schema = args_object_schema(&mut generator, fields);
+        let definitions = generator.take_definitions(false);
+        if !definitions.is_empty() {
+            schema.insert("$defs".into(), Value::Object(definitions));
+        }
+        // The generated struct denies unknown fields itself.
+        ArgsSchema::from_schema(schema.to_value()).decoder_denies_unknown_fields()
+    })
 }
 
-/// The output schema a `#[tool]` caches, as [`cached_args_schema`].
+/// The output schema a `#[tool]` caches, as [`cached_args_schema`]; `build` is
+/// [`output_schema_of`] for the output type, or [`no_output_schema`].
 pub fn cached_output_schema(
     cell: &'static OnceLock<Option<Value>>,
     build: fn() -> Option<Value>,
@@ -514,26 +526,31 @@ impl<T: ?Sized> Default for OutputSchema<T> {
 
 /// `T: JsonSchema`: its schema, when the root is an object.
 pub trait SchemaOfOutput {
-    /// The output schema.
-    fn __agent_output_schema(&self) -> Option<Value>;
+    /// The fn building the output schema.
+    fn __agent_output_schema(&self) -> fn() -> Option<Value>;
 }
 
 impl<T: JsonSchema + ?Sized> SchemaOfOutput for OutputSchema<T> {
-    fn __agent_output_schema(&self) -> Option<Value> {
-        output_schema_of::<T>()
+    fn __agent_output_schema(&self) -> fn() -> Option<Value> {
+        output_schema_of::<T>
     }
 }
 
 /// Otherwise: none.
 pub trait NoOutputSchema {
-    /// No output schema.
-    fn __agent_output_schema(&self) -> Option<Value>;
+    /// The fn building no output schema.
+    fn __agent_output_schema(&self) -> fn() -> Option<Value>;
 }
 
 impl<T: ?Sized> NoOutputSchema for &OutputSchema<T> {
-    fn __agent_output_schema(&self) -> Option<Value> {
-        None
+    fn __agent_output_schema(&self) -> fn() -> Option<Value> {
+        no_output_schema
     }
+}
+
+/// No output schema.
+pub fn no_output_schema() -> Option<Value> {
+    None
 }
 
 /// The JSON Schema of a result type, when its root is an object: of what the type

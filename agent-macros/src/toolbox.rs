@@ -14,7 +14,7 @@
 use crate::ast::{self, RawFn};
 use crate::errors::Errors;
 use crate::expand::{self, Target};
-use crate::spans::generated_item;
+use crate::spans::{generated_item, spanned_at};
 use crate::valid::{self, Place, Tool};
 use darling::FromMeta;
 use darling::ast::NestedMeta;
@@ -373,7 +373,7 @@ fn registrations(toolbox: &Toolbox) -> Option<TokenStream> {
     // the wrong type is reported there.
     let make = match &**register {
         ToolboxRegister::Default => {
-            let default = quote_spanned!(register.span()=> #p::registered_default);
+            let default = spanned_at(quote!(#p::registered_default), register.span());
             quote!(let __agent_make: fn() -> #self_ty = #default;)
         }
         ToolboxRegister::Constructor(path) => quote_spanned! {path.span()=>
