@@ -11,6 +11,7 @@
 #   TOOLS=50 RUNS=1 scripts/compile-bench.sh
 #   SKIP_RMCP=1 TOOLS=50 RUNS=1 scripts/compile-bench.sh   # ours and plain only
 #   GEN_ONLY=1 scripts/compile-bench.sh                    # write the crates, print where
+#   BASELINE=/path/to/checkout scripts/compile-bench.sh    # also ours over that checkout
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tools=${TOOLS:-200}
@@ -26,7 +27,7 @@ mkdir -p "$out"
 # fns as plain `async fn`s with the same dependencies and no macro (a blank line where
 # the attribute was, so both crates keep the same lines).
 gen_forecasts() {
-  local name=$1 dir=$out/$1
+  local name=$1 dir=$out/$1 core=${2:-$repo}/agent-core
   local attr='#[tool]' doc='///'
   [ "$name" = plain ] && attr='' doc='//'
   mkdir -p "$dir/src"
@@ -40,7 +41,7 @@ publish = false
 [workspace]
 
 [dependencies]
-agent-core = { path = "$repo/agent-core" }
+agent-core = { path = "$core" }
 schemars = { version = "1", default-features = false, features = ["derive", "std"] }
 serde = { version = "1", features = ["derive"] }
 TOML
@@ -66,7 +67,7 @@ pub async fn forecast_$i(
 }
 RS
     done
-    if [ "$name" = ours ]; then
+    if [ "$name" != plain ]; then
       printf 'pub fn all() -> ToolSet {\n    tools![\n'
       for i in $(seq 0 $((tools - 1))); do printf '        forecast_%s,\n' "$i"; done
       printf '    ]\n}\n'
@@ -161,11 +162,17 @@ measure() {
 command -v bc >/dev/null || { echo "needs bc (apt-get install bc)" >&2; exit 1; }
 gen_forecasts ours
 gen_forecasts plain
+# BASELINE=/path/to/another/checkout: the same `#[tool]` crate over that checkout's
+# agent-core too, measured in the same run (before/after a change, side by side).
+[ -n "${BASELINE:-}" ] && gen_forecasts base "$BASELINE"
 gen_rmcp
 # GEN_ONLY=1: write the crates and stop (scripts/compile-profile.sh profiles them).
 [ "${GEN_ONLY:-0}" = 1 ] && { echo "$out"; exit 0; }
 read -r ours_clean ours_incr ours_shifted < <(measure ours bench-ours)
 read -r plain_clean plain_incr plain_shifted < <(measure plain bench-plain)
+if [ -n "${BASELINE:-}" ]; then
+  read -r base_clean base_incr base_shifted < <(measure base bench-base)
+fi
 if [ "${SKIP_RMCP:-0}" = 1 ]; then
   rmcp_clean=nan rmcp_incr=nan rmcp_shifted=nan
 else
@@ -180,3 +187,12 @@ row() {
 row "clean build of the crate" "$ours_clean" "$plain_clean" "$rmcp_clean"
 row "incremental, one fn edited" "$ours_incr" "$plain_incr" "$rmcp_incr"
 row "incremental, one line added" "$ours_shifted" "$plain_shifted" "$rmcp_shifted"
+if [ -n "${BASELINE:-}" ]; then
+  echo
+  echo "baseline: the same #[tool] crate over $BASELINE"
+  printf '%-28s %8s %8s %12s %12s\n' "" "ours" "baseline" "ours/base" "base/plain"
+  for what in clean incr shifted; do
+    o=ours_$what b=base_$what p=plain_$what
+    printf '%-28s %8.2f %8.2f %12.2f %12.2f\n' "$what" "${!o}" "${!b}" "$(ratio "${!o}" "${!b}")" "$(ratio "${!b}" "${!p}")"
+  done
+fi
