@@ -6,10 +6,10 @@
 //! is resolved as the user's and free of desugarings and macro calls, so that an edit
 //! does not re-check every later tool (see `spans`).
 //!
-//! It is also as small as it can be, since every line of it is compiled once per tool:
-//! what does not depend on the tool is a generic fn in `agent_core::__private`, generic
-//! in the parameter types at most (so tools with the same parameter types share it), and
-//! what a tool only describes is data (constants, a table of fields) read by one fn.
+//! It is also small, since every line of it is compiled once per tool: what does not
+//! depend on the tool is a fn in `agent_core::__private`, generic in a parameter or
+//! output type at most (so every tool with a parameter of that type shares it), and what
+//! a tool only describes is data (constants, a table of fields) read by one fn.
 
 use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
@@ -124,7 +124,7 @@ impl<'a> ArgField<'a> {
 }
 
 /// The hidden args struct: its fields, its schema (a table read by one shared fn) and
-/// its decoder (one shared fn, generic in the parameter types).
+/// its decoder (a small visitor whose keys and values are decoded by shared code).
 ///
 /// Written out, not derived: a property's schema and a field's decoding are then shared
 /// by every tool with a parameter of that type (the derives add a type and impls per
@@ -636,7 +636,8 @@ pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> [TokenS
     let cfgs = &tool.cfgs;
     let name = ident.unraw().to_string();
     // Written out rather than derived: a derive is an expansion of its own, which the
-    // incremental cache fingerprints by position (see `spans`).
+    // incremental cache fingerprints by position (see `spans`). `#[inline]`, so a tool
+    // whose value is never printed, cloned or defaulted compiles none of them.
     let tool_struct = quote! {
         #(#cfgs)*
         #[doc = #doc]
@@ -648,12 +649,14 @@ pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> [TokenS
         const _: () = {
             #[automatically_derived]
             impl ::core::fmt::Debug for #ident {
+                #[inline]
                 fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                     f.write_str(#name)
                 }
             }
             #[automatically_derived]
             impl ::core::clone::Clone for #ident {
+                #[inline]
                 fn clone(&self) -> Self {
                     *self
                 }
@@ -662,6 +665,7 @@ pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> [TokenS
             impl ::core::marker::Copy for #ident {}
             #[automatically_derived]
             impl ::core::default::Default for #ident {
+                #[inline]
                 fn default() -> Self {
                     Self {}
                 }
