@@ -455,9 +455,9 @@ impl<E> ErrorProbe<E> {
 }
 
 /// Converts with `Into<ToolError>`, keeping the kind.
-pub struct KeepKind;
+pub struct ConvertKeepingKind;
 
-impl KeepKind {
+impl ConvertKeepingKind {
     /// Converts the error.
     pub fn convert<E: Into<ToolError>>(self, error: E) -> ToolError {
         error.into()
@@ -465,9 +465,9 @@ impl KeepKind {
 }
 
 /// Converts with `Display`: an execution error with the error's message.
-pub struct UseMessage;
+pub struct ConvertFromMessage;
 
-impl UseMessage {
+impl ConvertFromMessage {
     /// Converts the error.
     pub fn convert<E: ToolErrorMessage>(self, error: E) -> ToolError {
         ToolError::execution(error.to_string())
@@ -477,24 +477,24 @@ impl UseMessage {
 /// Preferred: the error knows its tool error.
 pub trait KeepToolError {
     /// The conversion to use.
-    fn __agent_tag(&self) -> KeepKind;
+    fn __agent_tag(&self) -> ConvertKeepingKind;
 }
 
 impl<E: Into<ToolError>> KeepToolError for ErrorProbe<E> {
-    fn __agent_tag(&self) -> KeepKind {
-        KeepKind
+    fn __agent_tag(&self) -> ConvertKeepingKind {
+        ConvertKeepingKind
     }
 }
 
 /// Fallback: the error's message.
 pub trait DisplayToolError {
     /// The conversion to use.
-    fn __agent_tag(&self) -> UseMessage;
+    fn __agent_tag(&self) -> ConvertFromMessage;
 }
 
 impl<E> DisplayToolError for &ErrorProbe<E> {
-    fn __agent_tag(&self) -> UseMessage {
-        UseMessage
+    fn __agent_tag(&self) -> ConvertFromMessage {
+        ConvertFromMessage
     }
 }
 
