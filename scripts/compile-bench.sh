@@ -12,6 +12,7 @@
 #   SKIP_RMCP=1 TOOLS=50 RUNS=1 scripts/compile-bench.sh   # ours and plain only
 #   GEN_ONLY=1 scripts/compile-bench.sh                    # write the crates, print where
 #   BASELINE=/path/to/checkout scripts/compile-bench.sh    # also ours over that checkout
+#   CLOCK=cpu scripts/compile-bench.sh                     # CPU seconds, not wall time
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tools=${TOOLS:-200}
@@ -46,7 +47,7 @@ schemars = { version = "1", default-features = false, features = ["derive", "std
 serde = { version = "1", features = ["derive"] }
 TOML
   {
-    [ "$name" = ours ] && echo 'use agent_core::{ToolSet, tool, tools};'
+    [ "$name" != plain ] && echo 'use agent_core::{ToolSet, tool, tools};'
     echo '#[derive(serde::Deserialize, schemars::JsonSchema)]'
     echo '#[serde(rename_all = "snake_case")]'
     echo 'pub enum Unit { Celsius, Fahrenheit }'
@@ -128,16 +129,24 @@ RS
 }
 
 # Median wall-clock seconds of "$@" over $runs runs, after running $prepare each time.
+# CLOCK=cpu: CPU seconds (user + system, the build's processes included) instead of wall
+# time; steadier on a machine whose other users come and go.
 median_seconds() {
   local prepare=$1; shift
   local times=()
   for _ in $(seq "$runs"); do
     eval "$prepare"
-    local start end
-    start=$(date +%s.%N)
-    "$@" >/dev/null 2>&1
-    end=$(date +%s.%N)
-    times+=("$(echo "$end - $start" | bc)")
+    if [ "${CLOCK:-wall}" = cpu ]; then
+      local TIMEFORMAT='%U %S' cpu
+      cpu=$( { time "$@" >/dev/null 2>&1; } 2>&1 )
+      times+=("$(echo "$cpu" | awk '{print $1 + $2}')")
+    else
+      local start end
+      start=$(date +%s.%N)
+      "$@" >/dev/null 2>&1
+      end=$(date +%s.%N)
+      times+=("$(echo "$end - $start" | bc)")
+    fi
   done
   printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
@@ -179,7 +188,7 @@ else
   read -r rmcp_clean rmcp_incr rmcp_shifted < <(measure rmcp bench-rmcp)
 fi
 ratio() { if [ "$2" = nan ]; then echo nan; else echo "$1 / $2" | bc -l; fi; }
-echo "tools=$tools runs=$runs (median seconds)"
+echo "tools=$tools runs=$runs (median ${CLOCK:-wall} seconds)"
 printf '%-28s %8s %8s %8s %12s %12s\n' "" "ours" "plain" "rmcp" "ours/plain" "ours/rmcp"
 row() {
   printf '%-28s %8.2f %8.2f %8.2f %12.2f %12.2f\n' "$1" "$2" "$3" "$4" "$(ratio "$2" "$3")" "$(ratio "$2" "$4")"
