@@ -27,10 +27,29 @@ use std::marker::PhantomData;
 /// The boxed future `async_trait` methods return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// A `#[tool]` call's future: the user's fn, then `finish` on its output. Written once
-/// here, it is type checked once, not as an `async` block in every tool.
-pub async fn finish<F: Future, R>(future: F, finish: impl FnOnce(F::Output) -> R) -> R {
-    finish(future.await)
+/// A `#[tool]` call's future: the user's fn, then `finish` on its output. A struct
+/// polled in place, written once here: an `async` block (or fn) would be a state
+/// machine, with its drop glue, compiled for every tool.
+pub fn finish<F: Future, R>(future: F, finish: fn(F::Output) -> R) -> Finish<F, R> {
+    Finish { future, finish }
+}
+
+pin_project_lite::pin_project! {
+    /// The future [`finish`] returns.
+    pub struct Finish<F: Future, R> {
+        #[pin]
+        future: F,
+        finish: fn(F::Output) -> R,
+    }
+}
+
+impl<F: Future, R> Future for Finish<F, R> {
+    type Output = R;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<R> {
+        let this = self.project();
+        this.future.poll(cx).map(*this.finish)
+    }
 }
 
 /// The future of a `#[tool]` call whose runtime-supplied parameter is not available.

@@ -377,7 +377,7 @@ fn typed_tool(tool: &Tool, target: &Target<'_>) -> TokenStream {
 ///
 /// Spanned at the fn's name, so rustc names the fn when its future is not `Send`. No
 /// `async` block, `.await` or `?`: each is a desugaring that the incremental cache
-/// fingerprints by position (see `spans`); `finish` is one generic async fn instead.
+/// fingerprints by position (see `spans`); `finish` is one small generic future instead.
 fn call_body(tool: &Tool, target: &Target<'_>) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
