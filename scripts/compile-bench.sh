@@ -1,28 +1,40 @@
 #!/usr/bin/env bash
 # Compile cost of 200 tools: one generated crate written with our `#[tool]` + `tools![]`,
-# one with rmcp's `#[tool_router]`/`#[tool]` macros, the same 200 tools (three
-# parameters each: a string, an integer, an optional enum; text result).
+# one with rmcp's `#[tool_router]`/`#[tool]` macros, and the floor: the same 200 fns as
+# plain `async fn`s with the same dependencies and no macro (three parameters each: a
+# string, an integer, an optional enum; text result).
 # For each crate: a clean build of the crate itself (dependencies already built) and an
 # incremental rebuild after editing one fn's body, in place and by adding a line (which
 # moves every later tool); median of RUNS runs. Prints the ratios.
 #
 #   scripts/compile-bench.sh            # 200 tools, 3 runs
 #   TOOLS=50 RUNS=1 scripts/compile-bench.sh
+#   SKIP_RMCP=1 TOOLS=50 RUNS=1 scripts/compile-bench.sh   # ours and plain only
+#   GEN_ONLY=1 scripts/compile-bench.sh                    # write the crates, print where
+#   BASELINE=/path/to/checkout scripts/compile-bench.sh    # also ours over that checkout
+#   CLOCK=cpu scripts/compile-bench.sh                     # CPU seconds, not wall time
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tools=${TOOLS:-200}
 runs=${RUNS:-3}
-out="$repo/target/compile-bench"
+target_dir=${CARGO_TARGET_DIR:-$(cd "$repo" && cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')}
+out="$target_dir/compile-bench"
 # Incremental rebuilds are what is measured, whatever the caller's environment says.
 export CARGO_INCREMENTAL=1
 mkdir -p "$out"
 
-gen_ours() {
-  local dir=$out/ours
+# A crate of the forecast fns over agent-core: `gen_forecasts ours` writes them with
+# `#[tool]` and lists them in `tools![]`; `gen_forecasts plain` writes the floor, the same
+# fns as plain `async fn`s with the same dependencies and no macro (a blank line where
+# the attribute was, so both crates keep the same lines).
+gen_forecasts() {
+  local name=$1 dir=$out/$1 core=${2:-$repo}/agent-core
+  local attr='#[tool]' doc='///'
+  [ "$name" = plain ] && attr='' doc='//'
   mkdir -p "$dir/src"
   cat > "$dir/Cargo.toml" <<TOML
 [package]
-name = "bench-ours"
+name = "bench-$name"
 version = "0.1.0"
 edition = "2024"
 publish = false
@@ -30,25 +42,25 @@ publish = false
 [workspace]
 
 [dependencies]
-agent-core = { path = "$repo/agent-core" }
+agent-core = { path = "$core" }
 schemars = { version = "1", default-features = false, features = ["derive", "std"] }
 serde = { version = "1", features = ["derive"] }
 TOML
   {
-    echo 'use agent_core::{ToolSet, tool, tools};'
+    [ "$name" != plain ] && echo 'use agent_core::{ToolSet, tool, tools};'
     echo '#[derive(serde::Deserialize, schemars::JsonSchema)]'
     echo '#[serde(rename_all = "snake_case")]'
     echo 'pub enum Unit { Celsius, Fahrenheit }'
     for i in $(seq 0 $((tools - 1))); do
       cat <<RS
 /// Forecast number $i for a city.
-#[tool]
+$attr
 pub async fn forecast_$i(
-    /// City name
+    $doc City name
     city: String,
-    /// Days ahead
+    $doc Days ahead
     days: u8,
-    /// Temperature unit
+    $doc Temperature unit
     unit: Option<Unit>,
 ) -> String {
     let unit = if matches!(unit, Some(Unit::Fahrenheit)) { "F" } else { "C" };
@@ -56,9 +68,11 @@ pub async fn forecast_$i(
 }
 RS
     done
-    printf 'pub fn all() -> ToolSet {\n    tools![\n'
-    for i in $(seq 0 $((tools - 1))); do printf '        forecast_%s,\n' "$i"; done
-    printf '    ]\n}\n'
+    if [ "$name" != plain ]; then
+      printf 'pub fn all() -> ToolSet {\n    tools![\n'
+      for i in $(seq 0 $((tools - 1))); do printf '        forecast_%s,\n' "$i"; done
+      printf '    ]\n}\n'
+    fi
   } > "$dir/src/lib.rs"
 }
 
@@ -115,16 +129,24 @@ RS
 }
 
 # Median wall-clock seconds of "$@" over $runs runs, after running $prepare each time.
+# CLOCK=cpu: CPU seconds (user + system, the build's processes included) instead of wall
+# time; steadier on a machine whose other users come and go.
 median_seconds() {
   local prepare=$1; shift
   local times=()
   for _ in $(seq "$runs"); do
     eval "$prepare"
-    local start end
-    start=$(date +%s.%N)
-    "$@" >/dev/null 2>&1
-    end=$(date +%s.%N)
-    times+=("$(echo "$end - $start" | bc)")
+    if [ "${CLOCK:-wall}" = cpu ]; then
+      local TIMEFORMAT='%U %S' cpu
+      cpu=$( { time "$@" >/dev/null 2>&1; } 2>&1 )
+      times+=("$(echo "$cpu" | awk '{print $1 + $2}')")
+    else
+      local start end
+      start=$(date +%s.%N)
+      "$@" >/dev/null 2>&1
+      end=$(date +%s.%N)
+      times+=("$(echo "$end - $start" | bc)")
+    fi
   done
   printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
@@ -147,12 +169,39 @@ measure() {
 }
 
 command -v bc >/dev/null || { echo "needs bc (apt-get install bc)" >&2; exit 1; }
-gen_ours
+gen_forecasts ours
+gen_forecasts plain
+# BASELINE=/path/to/another/checkout: the same `#[tool]` crate over that checkout's
+# agent-core too, measured in the same run (before/after a change, side by side).
+[ -n "${BASELINE:-}" ] && gen_forecasts base "$BASELINE"
 gen_rmcp
+# GEN_ONLY=1: write the crates and stop (scripts/compile-profile.sh profiles them).
+[ "${GEN_ONLY:-0}" = 1 ] && { echo "$out"; exit 0; }
 read -r ours_clean ours_incr ours_shifted < <(measure ours bench-ours)
-read -r rmcp_clean rmcp_incr rmcp_shifted < <(measure rmcp bench-rmcp)
-echo "tools=$tools runs=$runs (median seconds)"
-printf '%-28s %10s %10s %8s\n' "" "ours" "rmcp" "ratio"
-printf '%-28s %10.2f %10.2f %8.2f\n' "clean build of the crate" "$ours_clean" "$rmcp_clean" "$(echo "$ours_clean / $rmcp_clean" | bc -l)"
-printf '%-28s %10.2f %10.2f %8.2f\n' "incremental, one fn edited" "$ours_incr" "$rmcp_incr" "$(echo "$ours_incr / $rmcp_incr" | bc -l)"
-printf '%-28s %10.2f %10.2f %8.2f\n' "incremental, one line added" "$ours_shifted" "$rmcp_shifted" "$(echo "$ours_shifted / $rmcp_shifted" | bc -l)"
+read -r plain_clean plain_incr plain_shifted < <(measure plain bench-plain)
+if [ -n "${BASELINE:-}" ]; then
+  read -r base_clean base_incr base_shifted < <(measure base bench-base)
+fi
+if [ "${SKIP_RMCP:-0}" = 1 ]; then
+  rmcp_clean=nan rmcp_incr=nan rmcp_shifted=nan
+else
+  read -r rmcp_clean rmcp_incr rmcp_shifted < <(measure rmcp bench-rmcp)
+fi
+ratio() { if [ "$2" = nan ]; then echo nan; else echo "$1 / $2" | bc -l; fi; }
+echo "tools=$tools runs=$runs (median ${CLOCK:-wall} seconds)"
+printf '%-28s %8s %8s %8s %12s %12s\n' "" "ours" "plain" "rmcp" "ours/plain" "ours/rmcp"
+row() {
+  printf '%-28s %8.2f %8.2f %8.2f %12.2f %12.2f\n' "$1" "$2" "$3" "$4" "$(ratio "$2" "$3")" "$(ratio "$2" "$4")"
+}
+row "clean build of the crate" "$ours_clean" "$plain_clean" "$rmcp_clean"
+row "incremental, one fn edited" "$ours_incr" "$plain_incr" "$rmcp_incr"
+row "incremental, one line added" "$ours_shifted" "$plain_shifted" "$rmcp_shifted"
+if [ -n "${BASELINE:-}" ]; then
+  echo
+  echo "baseline: the same #[tool] crate over $BASELINE"
+  printf '%-28s %8s %8s %12s %12s\n' "" "ours" "baseline" "ours/base" "base/plain"
+  for what in clean incr shifted; do
+    o=ours_$what b=base_$what p=plain_$what
+    printf '%-28s %8.2f %8.2f %12.2f %12.2f\n' "$what" "${!o}" "${!b}" "$(ratio "${!o}" "${!b}")" "$(ratio "${!b}" "${!p}")"
+  done
+fi

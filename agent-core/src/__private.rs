@@ -3,6 +3,7 @@
 
 pub use agent_macros::tools_impl;
 pub use async_trait::async_trait;
+pub use inventory;
 pub use schemars;
 pub use serde;
 pub use serde_json;
@@ -26,10 +27,29 @@ use std::marker::PhantomData;
 /// The boxed future `async_trait` methods return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// A `#[tool]` call's future: the user's fn, then `finish` on its output. Written once
-/// here, it is type checked once, not as an `async` block in every tool.
-pub async fn finish<F: Future, R>(future: F, finish: impl FnOnce(F::Output) -> R) -> R {
-    finish(future.await)
+/// A `#[tool]` call's future: the user's fn, then `finish` on its output. A struct
+/// polled in place, written once here: an `async` block (or fn) would be a state
+/// machine, with its drop glue, compiled for every tool.
+pub fn finish<F: Future, R>(future: F, finish: fn(F::Output) -> R) -> Finish<F, R> {
+    Finish { future, finish }
+}
+
+pin_project_lite::pin_project! {
+    /// The future [`finish`] returns.
+    pub struct Finish<F: Future, R> {
+        #[pin]
+        future: F,
+        finish: fn(F::Output) -> R,
+    }
+}
+
+impl<F: Future, R> Future for Finish<F, R> {
+    type Output = R;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<R> {
+        let this = self.project();
+        this.future.poll(cx).map(*this.finish)
+    }
 }
 
 /// The future of a `#[tool]` call whose runtime-supplied parameter is not available.
@@ -337,35 +357,99 @@ pub fn args_object_schema(
     });
     for field in fields {
         let mut sub = (field.schema)(generator);
-        schemars::_private::insert_metadata_property_if_nonempty(
-            &mut sub,
-            "description",
-            field.description,
-        );
+        if !field.description.is_empty() {
+            sub.insert("description".into(), field.description.into());
+        }
         if let Some(default) = field.default.and_then(|default| default()) {
             sub.insert("default".into(), default);
         }
         let optional = field.optional && generator.contract().is_deserialize();
-        schemars::_private::insert_object_property(&mut schema, field.name, optional, sub);
+        insert_property(&mut schema, field.name, optional, sub);
     }
     schema
 }
 
-/// The schema a `#[tool]` caches: built on the first call, then shared. Not generic, so
-/// the per-tool code is a static and a fn pointer.
-pub fn cached_args_schema(
-    cell: &'static OnceLock<ArgsSchema>,
-    build: fn() -> ArgsSchema,
-) -> &'static ArgsSchema {
-    cell.get_or_init(build)
+/// Adds a property to an object schema, and its name to `required` unless `optional`.
+fn insert_property(
+    schema: &mut schemars::Schema,
+    name: &str,
+    optional: bool,
+    sub: schemars::Schema,
+) {
+    let object = schema.ensure_object();
+    if let Some(properties) = object
+        .entry("properties")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()))
+        .as_object_mut()
+    {
+        properties.insert(name.to_owned(), sub.into());
+    }
+    if !optional
+        && let Some(required) = object
+            .entry("required")
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+    {
+        required.push(name.into());
+    }
 }
 
-/// The output schema a `#[tool]` caches, as [`cached_args_schema`].
+/// A parameter's default value, for its schema: `DefaultValue(value).to_schema_value()`
+/// is the value as JSON when its type is `Serialize` (this inherent method), and `None`
+/// otherwise ([`NoDefaultValue`]'s, which method resolution picks only when this one
+/// does not apply).
+pub struct DefaultValue<T>(pub T);
+
+impl<T: serde::Serialize> DefaultValue<T> {
+    /// The value as JSON.
+    pub fn to_schema_value(self) -> Option<Value> {
+        serde_json::to_value(self.0).ok()
+    }
+}
+
+/// The fallback of [`DefaultValue`] for a type that is not `Serialize`: no default in the
+/// schema.
+pub trait NoDefaultValue: Sized {
+    /// No value.
+    fn to_schema_value(self) -> Option<Value> {
+        None
+    }
+}
+
+impl<T> NoDefaultValue for DefaultValue<T> {}
+
+/// The argument schema a `#[tool]` caches: built from its table on the first call, then
+/// shared. Not generic, so each tool's part is a static and a table: what
+/// `#[derive(JsonSchema)]` and schemars' root schema would build, without a root-schema
+/// builder per tool.
+pub fn cached_args_schema(
+    cell: &'static OnceLock<ArgsSchema>,
+    fields: &'static [FieldSchema],
+) -> &'static ArgsSchema {
+    cell.get_or_init(|| {
+        let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+        let mut schema = args_object_schema(&mut generator, fields);
+        let definitions = generator.take_definitions(false);
+        if !definitions.is_empty() {
+            schema.insert("$defs".into(), Value::Object(definitions));
+        }
+        // The generated struct denies unknown fields itself.
+        ArgsSchema::from_schema(schema.to_value()).decoder_denies_unknown_fields()
+    })
+}
+
+/// The output schema a `#[tool]` caches, as [`cached_args_schema`]; `build` is
+/// [`output_schema_of`] for the output type, or [`no_output_schema`].
 pub fn cached_output_schema(
     cell: &'static OnceLock<Option<Value>>,
     build: fn() -> Option<Value>,
 ) -> Option<Value> {
     cell.get_or_init(build).clone()
+}
+
+/// The value a `#[toolbox(register)]` impl's tools share: its type's `Default`.
+pub fn registered_default<T: Default>() -> T {
+    T::default()
 }
 
 /// Builds the tool `tools![]` lists.
@@ -390,9 +474,9 @@ impl<E> ErrorProbe<E> {
 }
 
 /// Converts with `Into<ToolError>`, keeping the kind.
-pub struct KeepKind;
+pub struct ConvertKeepingKind;
 
-impl KeepKind {
+impl ConvertKeepingKind {
     /// Converts the error.
     pub fn convert<E: Into<ToolError>>(self, error: E) -> ToolError {
         error.into()
@@ -400,9 +484,9 @@ impl KeepKind {
 }
 
 /// Converts with `Display`: an execution error with the error's message.
-pub struct UseMessage;
+pub struct ConvertFromMessage;
 
-impl UseMessage {
+impl ConvertFromMessage {
     /// Converts the error.
     pub fn convert<E: ToolErrorMessage>(self, error: E) -> ToolError {
         ToolError::execution(error.to_string())
@@ -412,24 +496,24 @@ impl UseMessage {
 /// Preferred: the error knows its tool error.
 pub trait KeepToolError {
     /// The conversion to use.
-    fn __agent_tag(&self) -> KeepKind;
+    fn __agent_tag(&self) -> ConvertKeepingKind;
 }
 
 impl<E: Into<ToolError>> KeepToolError for ErrorProbe<E> {
-    fn __agent_tag(&self) -> KeepKind {
-        KeepKind
+    fn __agent_tag(&self) -> ConvertKeepingKind {
+        ConvertKeepingKind
     }
 }
 
 /// Fallback: the error's message.
 pub trait DisplayToolError {
     /// The conversion to use.
-    fn __agent_tag(&self) -> UseMessage;
+    fn __agent_tag(&self) -> ConvertFromMessage;
 }
 
 impl<E> DisplayToolError for &ErrorProbe<E> {
-    fn __agent_tag(&self) -> UseMessage {
-        UseMessage
+    fn __agent_tag(&self) -> ConvertFromMessage {
+        ConvertFromMessage
     }
 }
 
@@ -461,26 +545,31 @@ impl<T: ?Sized> Default for OutputSchema<T> {
 
 /// `T: JsonSchema`: its schema, when the root is an object.
 pub trait SchemaOfOutput {
-    /// The output schema.
-    fn __agent_output_schema(&self) -> Option<Value>;
+    /// The fn building the output schema.
+    fn __agent_output_schema(&self) -> fn() -> Option<Value>;
 }
 
 impl<T: JsonSchema + ?Sized> SchemaOfOutput for OutputSchema<T> {
-    fn __agent_output_schema(&self) -> Option<Value> {
-        output_schema_of::<T>()
+    fn __agent_output_schema(&self) -> fn() -> Option<Value> {
+        output_schema_of::<T>
     }
 }
 
 /// Otherwise: none.
 pub trait NoOutputSchema {
-    /// No output schema.
-    fn __agent_output_schema(&self) -> Option<Value>;
+    /// The fn building no output schema.
+    fn __agent_output_schema(&self) -> fn() -> Option<Value>;
 }
 
 impl<T: ?Sized> NoOutputSchema for &OutputSchema<T> {
-    fn __agent_output_schema(&self) -> Option<Value> {
-        None
+    fn __agent_output_schema(&self) -> fn() -> Option<Value> {
+        no_output_schema
     }
+}
+
+/// No output schema.
+pub fn no_output_schema() -> Option<Value> {
+    None
 }
 
 /// The JSON Schema of a result type, when its root is an object: of what the type

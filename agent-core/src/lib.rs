@@ -52,6 +52,7 @@ mod llm;
 mod llm_error;
 mod locate;
 mod principal;
+mod registry;
 mod retry;
 mod run;
 mod schema;
@@ -87,6 +88,7 @@ pub use llm::{
 };
 pub use llm_error::LlmError;
 pub use principal::Principal;
+pub use registry::RegisteredTool;
 pub use retry::{RetryDecision, RetryPolicy};
 pub use run::{PendingCall, PendingKind, RunOutcome, RunState, RunStatus};
 pub use schema::{ArgsSchema, normalize_root};
@@ -202,6 +204,8 @@ pub use typed::{TypedTool, into_content};
 /// | `max_in_flight = N`, `exclusive = "group"`, `sequential` | [`ToolConcurrency`] |
 /// | `validate_output = path` | `fn(&[Content]) -> Result<(), String>` |
 /// | `validate_progress = path` | `fn(&serde_json::Value) -> Result<(), String>` |
+/// | `register` | adds the tool to the binary's registry: see [`ToolSet::registered`] |
+/// | `tags = ["billing"]` | labels of a registered tool, for [`RegisteredTool::has_tag`] filters |
 /// | `crate = path` | where `agent_core` is, for crates that re-export it |
 ///
 /// Mistakes are compile errors at the offending tokens that say what to write instead.
@@ -241,6 +245,12 @@ pub use agent_macros::tool;
 /// tuple struct holding an `Arc<Library>`, with the method's visibility. The impl gains
 /// `fn into_toolset(self: Arc<Self>) -> ToolSet` with all of them; two methods with the
 /// same tool name do not compile. `#[toolbox(crate = path)]` sets the crate path for all.
+///
+/// `#[toolbox(register)]` adds every tool of the impl to the binary's registry (see
+/// [`ToolSet::registered`]), over one value of the type made by its `Default` on first
+/// use; `#[toolbox(register = path::to::constructor)]` makes it with a `fn() -> Self`
+/// instead. `tags = [...]` on the toolbox labels all its tools, on a method that one.
+/// A method cannot be registered alone: its tool needs the value the impl makes.
 pub use agent_macros::toolbox;
 pub use async_trait::async_trait;
 

@@ -1,7 +1,7 @@
 //! The vocabulary of `#[tool(...)]` and `#[arg(...)]`, parsed with darling. Every value
 //! keeps its tokens, so later errors can point at what the user wrote.
 
-use crate::valid::Ctxt;
+use crate::errors::Errors;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use darling::util::{Flag, SpannedValue};
@@ -54,9 +54,38 @@ pub struct ToolAttr {
     pub validate_output: Option<Path>,
     /// `validate_progress = path`: fn(&serde_json::Value) -> Result<(), String>.
     pub validate_progress: Option<Path>,
+    /// `register`: add the tool to the link-time registry.
+    pub register: Option<SpannedValue<RegisterAttr>>,
+    /// `tags = ["billing"]`: labels of a registered tool, for filtering the registry.
+    pub tags: Option<Vec<LitStr>>,
     /// `crate = path`: where agent_core is, for crates that re-export it.
     #[darling(rename = "crate")]
     pub krate: Option<Path>,
+}
+
+/// `register` on a `#[tool]`: a word, no value.
+#[derive(Debug, Clone, Copy)]
+pub struct RegisterAttr;
+
+impl FromMeta for RegisterAttr {
+    fn from_word() -> darling::Result<Self> {
+        Ok(Self)
+    }
+
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        Err(darling::Error::custom(
+            "`register` takes no value: write `#[tool(register)]`, and labels as \
+             `tags = [\"...\"]`",
+        )
+        .with_span(expr))
+    }
+
+    fn from_list(_: &[NestedMeta]) -> darling::Result<Self> {
+        Err(darling::Error::custom(
+            "`register` takes no value: write `#[tool(register)]`, and labels as \
+             `tags = [\"...\"]`",
+        ))
+    }
 }
 
 /// The keys of `#[tool(...)]`, for did-you-mean.
@@ -82,6 +111,8 @@ pub const TOOL_KEYS: &[&str] = &[
     "sequential",
     "validate_output",
     "validate_progress",
+    "register",
+    "tags",
     "crate",
 ];
 
@@ -89,17 +120,17 @@ pub const TOOL_KEYS: &[&str] = &[
 pub const ARG_KEYS: &[&str] = &["description", "rename", "default"];
 
 impl ToolAttr {
-    /// Parses the tokens inside `#[tool(...)]`; errors go to `cx` and the keys that did
+    /// Parses the tokens inside `#[tool(...)]`; errors go to `errors` and the keys that did
     /// parse are kept, so one bad key does not hide the others' checks.
-    pub fn parse(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -> Self {
-        parse_keys(tokens, TOOL_KEYS, "#[tool]", cx)
+    pub fn parse(tokens: proc_macro2::TokenStream, errors: &mut Errors) -> Self {
+        parse_keys(tokens, TOOL_KEYS, "#[tool]", errors)
     }
 }
 
 impl ArgAttr {
     /// Parses the tokens inside `#[arg(...)]`.
-    pub fn parse(tokens: proc_macro2::TokenStream, cx: &mut Ctxt) -> Self {
-        parse_keys(tokens, ARG_KEYS, "#[arg]", cx)
+    pub fn parse(tokens: proc_macro2::TokenStream, errors: &mut Errors) -> Self {
+        parse_keys(tokens, ARG_KEYS, "#[arg]", errors)
     }
 }
 
@@ -107,7 +138,7 @@ fn parse_keys<T: FromMeta + Default>(
     tokens: proc_macro2::TokenStream,
     known: &[&str],
     attr: &str,
-    cx: &mut Ctxt,
+    errors: &mut Errors,
 ) -> T {
     if tokens.is_empty() {
         return T::default();
@@ -115,7 +146,7 @@ fn parse_keys<T: FromMeta + Default>(
     let items = match NestedMeta::parse_meta_list(tokens) {
         Ok(items) => items,
         Err(e) => {
-            cx.darling(e.into());
+            errors.darling(e.into());
             return T::default();
         }
     };
@@ -134,7 +165,7 @@ fn parse_keys<T: FromMeta + Default>(
             };
             if known.contains(&key.as_str()) {
                 if seen.contains(&key) {
-                    cx.error(
+                    errors.error(
                         path,
                         format!("`{key}` is given twice in `{attr}`: keep one"),
                     );
@@ -147,7 +178,7 @@ fn parse_keys<T: FromMeta + Default>(
                 Some(near) => format!("did you mean `{near}`? "),
                 None => String::new(),
             };
-            cx.error(
+            errors.error(
                 path,
                 format!(
                     "unknown key `{key}` in `{attr}`: {hint}the keys are {}",
@@ -164,7 +195,7 @@ fn parse_keys<T: FromMeta + Default>(
     match T::from_list(&items) {
         Ok(parsed) => parsed,
         Err(e) => {
-            cx.darling(e);
+            errors.darling(e);
             T::default()
         }
     }

@@ -53,3 +53,15 @@ pub fn generated_item(item: TokenStream, anchor: Span) -> TokenStream {
 fn clippy_exemption() -> TokenStream {
     quote!(#[allow(clippy::all, clippy::pedantic, clippy::nursery, clippy::restriction)])
 }
+
+/// `tokens` with every span set to `span`: a path the generated code calls, so that an
+/// error about it (an unmet bound) points at the user's tokens that asked for it.
+pub fn spanned_at(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            token.set_span(span);
+            token
+        })
+        .collect()
+}

@@ -5,22 +5,82 @@
 //! Naming rule: the tool type of method `search` in `impl Library` is `LibrarySearchTool`
 //! (the type's name, then the method's in UpperCamelCase, then `Tool`); it is a tuple
 //! struct with the method's visibility, built as `LibrarySearchTool(Arc::new(library))`.
+//!
+//! Registration needs a value of the type, which a method alone cannot make: the impl is
+//! registered as a whole, `#[toolbox(register)]` with `Default::default()` or
+//! `#[toolbox(register = path::to::constructor)]`, and every tool of it shares the one
+//! value, made on first use.
 
 use crate::ast::{self, RawFn};
+use crate::errors::Errors;
 use crate::expand::{self, Target};
-use crate::spans::generated_item;
-use crate::valid::{self, Ctxt, Place};
+use crate::spans::{generated_item, spanned_at};
+use crate::valid::{self, Place, Tool};
 use darling::FromMeta;
 use darling::ast::NestedMeta;
+use darling::util::SpannedValue;
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
-use std::collections::HashMap;
-use syn::{ImplItem, ItemImpl, Meta, Path};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use std::collections::HashSet;
+use syn::spanned::Spanned;
+use syn::{Expr, Ident, ImplItem, ItemImpl, LitStr, Meta, Path, Type, Visibility};
 
+/// The keys of `#[toolbox(...)]`.
 #[derive(Default, FromMeta)]
 struct ToolboxAttr {
+    /// `crate = path`.
     #[darling(rename = "crate")]
     krate: Option<Path>,
+    /// `register` or `register = path::to::constructor`.
+    register: Option<SpannedValue<ToolboxRegister>>,
+    /// `tags = [...]`, for every tool of the impl.
+    tags: Option<Vec<LitStr>>,
+}
+
+/// How a registered toolbox makes its value.
+enum ToolboxRegister {
+    /// `Default::default()`.
+    Default,
+    /// A `fn() -> Self`.
+    Constructor(Path),
+}
+
+impl FromMeta for ToolboxRegister {
+    fn from_word() -> darling::Result<Self> {
+        Ok(Self::Default)
+    }
+
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        match expr {
+            Expr::Path(path) if path.qself.is_none() => Ok(Self::Constructor(path.path.clone())),
+            Expr::Group(group) => Self::from_expr(&group.expr),
+            _ => Err(darling::Error::custom(
+                "expected `register` alone (the type's `Default`), or `register = \
+                 path::to::constructor` naming a `fn() -> Self`",
+            )
+            .with_span(expr)),
+        }
+    }
+}
+
+/// One `#[tool]` method, checked.
+struct ToolMethod {
+    tool: Tool,
+    method: Ident,
+    tool_ty: Ident,
+    vis: Visibility,
+}
+
+/// The impl as the macro reads it.
+struct Toolbox {
+    krate: TokenStream,
+    self_ty: Type,
+    self_name: String,
+    /// The path of the first `#[tool]` attribute (see [`keep_tool_import`]).
+    tool_path: Option<Path>,
+    tools: Vec<ToolMethod>,
+    register: Option<SpannedValue<ToolboxRegister>>,
+    tags: Vec<LitStr>,
 }
 
 /// Expands `#[toolbox]`.
@@ -36,69 +96,96 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#error #item);
         }
     };
-    let mut cx = Ctxt::default();
-    let attr = if args.is_empty() {
-        ToolboxAttr::default()
-    } else {
-        match NestedMeta::parse_meta_list(args)
-            .map_err(darling::Error::from)
-            .and_then(|items| ToolboxAttr::from_list(&items))
-        {
-            Ok(attr) => attr,
-            Err(e) => {
-                cx.darling(e);
-                ToolboxAttr::default()
-            }
-        }
-    };
+    let mut errors = Errors::default();
+    let attr = parse_attr(args, &mut errors);
+    let self_name = check_impl(&imp, &mut errors);
     let krate = match &attr.krate {
         Some(path) => quote!(#path),
         None => quote!(::agent_core),
     };
+    let (tool_path, tools) = take_tools(&mut imp, &krate, &self_name, &mut errors);
+    check_registration(&attr, &tools, &mut errors);
+    let toolbox = Toolbox {
+        krate,
+        self_ty: (*imp.self_ty).clone(),
+        self_name,
+        tool_path,
+        tools,
+        register: attr.register,
+        tags: attr.tags.unwrap_or_default(),
+    };
+    match errors.finish() {
+        Ok(()) => emit(&imp, &toolbox),
+        Err(errors) => emit_fallback(errors, &imp, &toolbox),
+    }
+}
+
+/// `#[toolbox(...)]`'s keys; a mistake is reported and the defaults used.
+fn parse_attr(args: TokenStream, errors: &mut Errors) -> ToolboxAttr {
+    if args.is_empty() {
+        return ToolboxAttr::default();
+    }
+    match NestedMeta::parse_meta_list(args)
+        .map_err(darling::Error::from)
+        .and_then(|items| ToolboxAttr::from_list(&items))
+    {
+        Ok(attr) => attr,
+        Err(e) => {
+            errors.darling(e);
+            ToolboxAttr::default()
+        }
+    }
+}
+
+/// The impl is inherent, not generic, for a named type; returns the type's name.
+fn check_impl(imp: &ItemImpl, errors: &mut Errors) -> String {
     if let Some((path, _)) = &imp.trait_ {
-        cx.error(
+        errors.error(
             path,
             "`#[toolbox]` goes on an inherent impl (`impl MyTools { ... }`), not on a trait impl",
         );
     }
     if !imp.generics.params.is_empty() {
-        cx.error(
+        errors.error(
             &imp.generics,
             "a toolbox cannot be generic: write the impl for a concrete type",
         );
     }
-    let self_name = match ast::last_segment(&imp.self_ty) {
+    match ast::last_segment(&imp.self_ty) {
         Some(seg) => seg.ident.to_string(),
         None => {
-            cx.error(
+            errors.error(
                 &imp.self_ty,
                 "`#[toolbox]` needs a named type: `impl MyTools { ... }`",
             );
             String::new()
         }
-    };
-    let self_ty = &imp.self_ty.clone();
+    }
+}
 
-    // The `#[tool]` attributes are consumed here, before rustc resolves them; a `use`
-    // of the first one's path keeps the user's `use agent_core::tool` from looking unused.
+/// Takes the `#[tool]` attributes off the methods (before rustc resolves them) and
+/// checks each method; two tools of one impl may not share a name.
+fn take_tools(
+    imp: &mut ItemImpl,
+    krate: &TokenStream,
+    self_name: &str,
+    errors: &mut Errors,
+) -> (Option<Path>, Vec<ToolMethod>) {
     let mut tool_path: Option<Path> = None;
     let mut tools = Vec::new();
-    let mut names: HashMap<String, ()> = HashMap::new();
-    let mut failed = false;
+    let mut names = HashSet::new();
     for item in &mut imp.items {
         let ImplItem::Fn(method) = item else { continue };
         let Some(index) = method.attrs.iter().position(is_tool_attr) else {
             continue;
         };
         let attr = method.attrs.remove(index);
-        if tool_path.is_none() {
-            tool_path = Some(attr.path().clone());
-        }
+        tool_path.get_or_insert_with(|| attr.path().clone());
         let args = match &attr.meta {
             Meta::Path(_) => TokenStream::new(),
             Meta::List(list) => list.tokens.clone(),
             Meta::NameValue(_) => {
-                cx.error(&attr, "write `#[tool]` or `#[tool(key = value, ...)]`");
+                errors.error(&attr, "write `#[tool]` or `#[tool(key = value, ...)]`");
                 continue;
             }
         };
@@ -109,101 +196,162 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             sig: method.sig.clone(),
             body: TokenStream::new(),
         };
-        match valid::check(args, &raw, &param_attrs, Place::Toolbox) {
-            Ok(mut tool) => {
-                if !tool.krate_given {
-                    tool.krate = krate.clone();
-                }
-                if names.insert(tool.name.clone(), ()).is_some() {
-                    cx.error(
-                        &tool.name_tokens,
-                        format!(
-                            "this toolbox has two tools named `{}`: give one another name with \
-                             `#[tool(name = \"...\")]`",
-                            tool.name
-                        ),
-                    );
-                }
-                let camel = upper_camel(&method.sig.ident.to_string());
-                let tool_ty = format_ident!("{}{}Tool", self_name, camel);
-                tools.push((tool, method.sig.ident.clone(), tool_ty, method.vis.clone()));
-            }
-            Err(errors) => {
-                failed = true;
-                cx.tokens(errors);
-            }
-        }
-    }
-
-    let errors = match cx.finish() {
-        Ok(()) if !failed => None,
-        Ok(()) => Some(TokenStream::new()),
-        Err(errors) => Some(errors),
-    };
-    let into_doc = format!(
-        "The `#[tool]` methods of this impl as a `ToolSet`: {}.",
-        if tools.is_empty() {
-            "none".to_owned()
-        } else {
-            tools
-                .iter()
-                .map(|(t, ..)| format!("`{}`", t.name))
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-    );
-    if let Some(errors) = errors {
-        let keep_import = tool_path
-            .as_ref()
-            .map(|path| quote!(const _: () = { #[allow(unused_imports)] use #path as _; };));
-        return quote! {
-            #errors
-            #keep_import
-            #imp
-            impl #self_ty {
-                #[doc = #into_doc]
-                #[allow(dead_code)]
-                pub fn into_toolset(self: #krate::__private::Arc<Self>) -> #krate::ToolSet {
-                    let _ = self;
-                    #krate::ToolSet::new()
-                }
+        let mut tool = match valid::check(args, &raw, &param_attrs, Place::Toolbox) {
+            Ok(tool) => tool,
+            Err(tool_errors) => {
+                errors.tokens(tool_errors);
+                continue;
             }
         };
-    }
-
-    let mut out = quote!(#imp);
-    if let Some(path) = &tool_path {
-        out.extend(quote!(const _: () = { #[allow(unused_imports)] use #path as _; };));
-    }
-    let mut entries = Vec::new();
-    for (tool, method, tool_ty, vis) in &tools {
-        let doc = format!(
-            "The tool `{}`: the method `{}::{}` made a tool by `#[toolbox]`. Build it with \
-             `{}(Arc::new(value))`, or take every tool of the impl with `into_toolset`.",
-            tool.name, self_name, method, tool_ty
+        if !tool.krate_given {
+            tool.krate = krate.clone();
+        }
+        if !names.insert(tool.name.clone()) {
+            errors.error(
+                &tool.name_tokens,
+                format!(
+                    "this toolbox has two tools named `{}`: give one another name with \
+                     `#[tool(name = \"...\")]`",
+                    tool.name
+                ),
+            );
+        }
+        let tool_ty = format_ident!(
+            "{}{}Tool",
+            self_name,
+            upper_camel(&method.sig.ident.to_string())
         );
-        let p = quote!(#krate::__private);
-        let cfgs = &tool.cfgs;
-        out.extend(quote! {
-            #(#cfgs)*
-            #[doc = #doc]
-            #[allow(dead_code)]
-            #[derive(Clone)]
-            #vis struct #tool_ty(#vis #p::Arc<#self_ty>);
+        tools.push(ToolMethod {
+            tool,
+            method: method.sig.ident.clone(),
+            tool_ty,
+            vis: method.vis.clone(),
         });
+    }
+    (tool_path, tools)
+}
+
+/// Tags, on the impl or on a method, label the tools of a registered toolbox.
+fn check_registration(attr: &ToolboxAttr, tools: &[ToolMethod], errors: &mut Errors) {
+    if let Some(tags) = &attr.tags {
+        valid::check_tags(tags, errors);
+    }
+    if attr.register.is_some() {
+        return;
+    }
+    let tagged = attr
+        .tags
+        .iter()
+        .flatten()
+        .chain(tools.iter().flat_map(|t| &t.tool.tags));
+    if let Some(tag) = tagged.into_iter().next() {
+        errors.error(
+            tag,
+            "`tags` label registered tools, to filter the registry: add `register` to \
+             `#[toolbox(...)]`, or remove `tags`",
+        );
+    }
+}
+
+/// The impl as written, the tool types and their impls, `into_toolset` and the
+/// registrations.
+fn emit(imp: &ItemImpl, toolbox: &Toolbox) -> TokenStream {
+    let mut out = quote!(#imp);
+    out.extend(keep_tool_import(toolbox));
+    for tool in &toolbox.tools {
+        out.extend(tool_type(toolbox, tool));
         out.extend(generated_item(
-            expand::impls(tool, Target::Method { tool_ty, method }),
-            method.span(),
+            expand::impls(
+                &tool.tool,
+                Target::Method {
+                    tool_ty: &tool.tool_ty,
+                    method: &tool.method,
+                },
+            ),
+            tool.method.span(),
         ));
-        entries.push(quote! {
+    }
+    out.extend(into_toolset(toolbox, &toolbox.tools));
+    out.extend(registrations(toolbox));
+    out
+}
+
+/// What an invalid toolbox expands to: the errors, the impl, and an empty `into_toolset`
+/// so that its callers still compile.
+fn emit_fallback(errors: TokenStream, imp: &ItemImpl, toolbox: &Toolbox) -> TokenStream {
+    let keep_import = keep_tool_import(toolbox);
+    let into_toolset = into_toolset(toolbox, &[]);
+    quote! {
+        #errors
+        #keep_import
+        #imp
+        #into_toolset
+    }
+}
+
+/// A `use` of the first `#[tool]` attribute's path: the attributes are consumed before
+/// rustc resolves them, and the user's `use agent_core::tool` must not look unused.
+fn keep_tool_import(toolbox: &Toolbox) -> Option<TokenStream> {
+    toolbox
+        .tool_path
+        .as_ref()
+        .map(|path| quote!(const _: () = { #[allow(unused_imports)] use #path as _; };))
+}
+
+/// The tool type of one method: a tuple struct holding the shared value.
+fn tool_type(toolbox: &Toolbox, tool: &ToolMethod) -> TokenStream {
+    let Toolbox {
+        krate,
+        self_ty,
+        self_name,
+        ..
+    } = toolbox;
+    let ToolMethod {
+        tool,
+        method,
+        tool_ty,
+        vis,
+    } = tool;
+    let doc = format!(
+        "The tool `{}`: the method `{}::{}` made a tool by `#[toolbox]`. Build it with \
+         `{}(Arc::new(value))`, or take every tool of the impl with `into_toolset`.",
+        tool.name, self_name, method, tool_ty
+    );
+    let cfgs = &tool.cfgs;
+    quote! {
+        #(#cfgs)*
+        #[doc = #doc]
+        #[allow(dead_code)]
+        #[derive(Clone)]
+        #vis struct #tool_ty(#vis #krate::__private::Arc<#self_ty>);
+    }
+}
+
+/// `into_toolset`, with the given tools (none for the fallback).
+fn into_toolset(toolbox: &Toolbox, tools: &[ToolMethod]) -> TokenStream {
+    let Toolbox { krate, self_ty, .. } = toolbox;
+    let p = quote!(#krate::__private);
+    let listed = if toolbox.tools.is_empty() {
+        "none".to_owned()
+    } else {
+        toolbox
+            .tools
+            .iter()
+            .map(|t| format!("`{}`", t.tool.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let doc = format!("The `#[tool]` methods of this impl as a `ToolSet`: {listed}.");
+    let entries = tools.iter().map(|ToolMethod { tool, tool_ty, .. }| {
+        let cfgs = &tool.cfgs;
+        quote! {
             #(#cfgs)*
             __agent_tools.push(#p::Arc::new(#tool_ty(#p::Arc::clone(&self))) as #p::Arc<dyn #krate::Tool>);
-        });
-    }
-    let p = quote!(#krate::__private);
-    out.extend(quote! {
+        }
+    });
+    quote! {
         impl #self_ty {
-            #[doc = #into_doc]
+            #[doc = #doc]
             #[allow(dead_code)]
             pub fn into_toolset(self: #p::Arc<Self>) -> #krate::ToolSet {
                 #[allow(unused_mut)]
@@ -212,8 +360,67 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 #p::toolbox_set(__agent_tools)
             }
         }
-    });
-    out
+    }
+}
+
+/// For `#[toolbox(register)]`: the shared value, made on first use, and one registration
+/// per tool.
+fn registrations(toolbox: &Toolbox) -> Option<TokenStream> {
+    let register = toolbox.register.as_ref()?;
+    let Toolbox { krate, self_ty, .. } = toolbox;
+    let p = quote!(#krate::__private);
+    // Spanned at the key or the path, so a type without `Default` or a constructor of
+    // the wrong type is reported there.
+    let make = match &**register {
+        ToolboxRegister::Default => {
+            let default = spanned_at(quote!(#p::registered_default), register.span());
+            quote!(let __agent_make: fn() -> #self_ty = #default;)
+        }
+        ToolboxRegister::Constructor(path) => quote_spanned! {path.span()=>
+            let __agent_make: fn() -> #self_ty = #path;
+        },
+    };
+    let entries = toolbox.tools.iter().map(
+        |ToolMethod {
+             tool,
+             tool_ty,
+             method,
+             ..
+         }| {
+            let make_fn = format_ident!("__agent_make_{}", method);
+            let mut tags = toolbox.tags.clone();
+            tags.extend(tool.tags.iter().cloned());
+            let cfgs = &tool.cfgs;
+            let registration = expand::registration(
+                krate,
+                register.span(),
+                &syn::LitStr::new(&tool.name, register.span()).into_token_stream(),
+                &tags,
+                &quote!(#make_fn),
+            );
+            quote! {
+                #(#cfgs)*
+                const _: () = {
+                    fn #make_fn() -> #p::Arc<dyn #krate::Tool> {
+                        #p::Arc::new(#tool_ty(__agent_toolbox()))
+                    }
+                    #registration
+                };
+            }
+        },
+    );
+    Some(quote! {
+        const _: () = {
+            fn __agent_toolbox() -> #p::Arc<#self_ty> {
+                static __AGENT_TOOLBOX: #p::OnceLock<#p::Arc<#self_ty>> = #p::OnceLock::new();
+                #p::Arc::clone(__AGENT_TOOLBOX.get_or_init(|| {
+                    #make
+                    #p::Arc::new(__agent_make())
+                }))
+            }
+            #(#entries)*
+        };
+    })
 }
 
 /// `#[tool]` or `#[agent_core::tool]`.

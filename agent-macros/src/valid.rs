@@ -5,55 +5,17 @@
 use crate::ast::{self, ParamKind, RawFn, Return};
 use crate::attr::{ApprovalAttr, ArgAttr, DefaultAttr, Exposure, OnError, ToolAttr};
 use crate::docs::{self, Docs};
+use crate::errors::Errors;
 use darling::util::SpannedValue;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
-use std::collections::HashMap;
+use std::collections::HashSet;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, LitInt, LitStr, Path, ReceiverKind, Type};
 
 /// The longest timeout a tool may declare: one day.
 const MAX_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
-
-/// Collects errors; `finish` turns them into one token stream of `compile_error!`s.
-#[derive(Default)]
-pub struct Ctxt {
-    errors: Vec<TokenStream>,
-}
-
-impl Ctxt {
-    /// An error over the whole of `tokens`.
-    pub fn error(&mut self, tokens: impl ToTokens, message: impl std::fmt::Display) {
-        self.errors
-            .push(syn::Error::new_spanned(tokens, message).to_compile_error());
-    }
-
-    /// An error at `span`.
-    pub fn error_at(&mut self, span: Span, message: impl std::fmt::Display) {
-        self.errors
-            .push(syn::Error::new(span, message).to_compile_error());
-    }
-
-    /// A darling error (kept as darling renders it, with its did-you-mean).
-    pub fn darling(&mut self, error: darling::Error) {
-        self.errors.push(error.write_errors());
-    }
-
-    /// Errors already rendered.
-    pub fn tokens(&mut self, errors: TokenStream) {
-        self.errors.push(errors);
-    }
-
-    /// `Err` with every error, if there were any.
-    pub fn finish(self) -> Result<(), TokenStream> {
-        if self.errors.is_empty() {
-            Ok(())
-        } else {
-            Err(self.errors.into_iter().collect())
-        }
-    }
-}
 
 /// Where the fn is.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -122,6 +84,10 @@ pub struct Tool {
     pub return_span: Span,
     /// The fn's `#[cfg(...)]` attributes, repeated on every generated item.
     pub cfgs: Vec<syn::Attribute>,
+    /// Where `register` was written, when the tool goes into the link-time registry.
+    pub register: Option<Span>,
+    /// `tags = [...]`.
+    pub tags: Vec<LitStr>,
 }
 
 /// One parameter.
@@ -175,386 +141,33 @@ pub fn check(
     param_attrs: &[Vec<syn::Attribute>],
     place: Place,
 ) -> Result<Tool, TokenStream> {
-    let mut cx = Ctxt::default();
-    let attr = ToolAttr::parse(args, &mut cx);
+    let mut errors = Errors::default();
+    let attr = ToolAttr::parse(args, &mut errors);
     let sig = &func.sig;
-    let krate = match &attr.krate {
-        Some(path) => quote!(#path),
-        None => quote!(::agent_core),
-    };
-
-    // The fn itself.
-    if sig.asyncness.is_none() {
-        cx.error(
-            sig.fn_token,
-            format!(
-                "a tool must be an `async fn`: write `async fn {}(...)`",
-                sig.ident
-            ),
-        );
-    }
-    if let Some(c) = &sig.constness {
-        cx.error(c, "a tool cannot be a `const fn`: remove `const`");
-    }
-    if !matches!(sig.safety, syn::Safety::Default) {
-        cx.error(
-            &sig.safety,
-            "a tool cannot be an `unsafe fn`: make the fn safe and use `unsafe` blocks inside",
-        );
-    }
-    if let Some(abi) = &sig.abi {
-        cx.error(abi, "a tool cannot have an ABI: remove `extern`");
-    }
-    if let Some(v) = &sig.variadic {
-        cx.error(v, "a tool cannot be variadic");
-    }
-    if !sig.generics.params.is_empty() {
-        cx.error(
-            &sig.generics,
-            "a tool cannot be generic: the model sends JSON, which has one concrete type; \
-             remove the generic parameters and use concrete types (`String`, a struct deriving \
-             `Deserialize` and `JsonSchema`)",
-        );
-    }
-    if let Some(wc) = &sig.generics.where_clause {
-        cx.error(
-            wc,
-            "a tool cannot have a `where` clause: use concrete types",
-        );
-    }
-
-    // Name.
-    let (name, name_tokens): (String, TokenStream) = match &attr.name {
-        Some(lit) => (lit.value(), lit.to_token_stream()),
-        None => (sig.ident.unraw().to_string(), sig.ident.to_token_stream()),
-    };
-    if !is_valid_tool_name(&name) {
-        cx.error(
-            &name_tokens,
-            format!(
-                "invalid tool name `{name}`: a tool name must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$ \
-                 (start with a letter or `_`, then letters, digits, `_` or `-`, at most 64 in all); \
-                 write `#[tool(name = \"...\")]` with a valid name"
-            ),
-        );
-    }
-
-    // Description.
-    let docs = docs::tool_docs(&func.attrs);
-    let mut arguments: Vec<(String, String)> = Vec::new();
-    let description = match (&attr.description, docs) {
-        (Some(lit), docs) => {
-            if let Docs::Text { arguments: a, .. } = docs {
-                arguments = a;
-            }
-            if lit.value().trim().is_empty() {
-                cx.error(
-                    lit,
-                    "the description is empty: say what the tool does, for the model",
-                );
-            }
-            Some(quote!(#lit))
-        }
-        (
-            None,
-            Docs::Text {
-                description,
-                arguments: a,
-            },
-        ) if !description.trim().is_empty() => {
-            arguments = a;
-            Some(quote!(#description))
-        }
-        (None, Docs::Raw(tokens)) => Some(tokens),
-        (None, _) => None,
-    };
-    let description = description.unwrap_or_else(|| {
-        cx.error(
-            &sig.ident,
-            format!(
-                "the tool `{name}` has no description, and a model cannot use a tool it cannot \
-                 read about: add a doc comment (`/// What the tool does.`) above the fn, or \
-                 `#[tool(description = \"...\")]`"
-            ),
-        );
-        quote!("")
-    });
-
-    // Timeout.
-    let timeout_ms = match (&attr.timeout, &attr.timeout_ms) {
-        (Some(t), Some(ms)) => {
-            cx.error(
-                ms,
-                "`timeout` and `timeout_ms` both set: keep one (`timeout = \"30s\"`)",
-            );
-            parse_timeout(t, &mut cx)
-        }
-        (Some(t), None) => parse_timeout(t, &mut cx),
-        (None, Some(ms)) => match ms.base10_parse::<u64>() {
-            Ok(0) => {
-                cx.error(ms, "a timeout of zero would fail every call: write a positive number of milliseconds, or remove `timeout_ms` to use the runtime's default");
-                None
-            }
-            Ok(v) if v > MAX_TIMEOUT_MS => {
-                cx.error(ms, format!("a timeout longer than a day ({MAX_TIMEOUT_MS} ms) is not supported: use a shorter one, or remove `timeout_ms`"));
-                None
-            }
-            Ok(v) => Some(v),
-            Err(e) => {
-                cx.error(
-                    ms,
-                    format!("`timeout_ms` must be a whole number of milliseconds: {e}"),
-                );
-                None
-            }
-        },
-        (None, None) => None,
-    };
-
-    // Exposure and activation.
-    let exposure = attr.exposure.as_ref().map_or(Exposure::Direct, |e| **e);
-    match (&attr.exposure, &attr.activate_when) {
-        (Some(e), None) if **e == Exposure::Deferred => cx.error_at(
-            e.span(),
-            "a deferred tool needs `activate_when = path::to::fn`, an \
-             `async fn(&ActivationContext) -> bool` saying when the tool is offered",
-        ),
-        (e, Some(path)) if e.as_ref().is_none_or(|e| **e != Exposure::Deferred) => cx.error(
-            path,
-            "`activate_when` only applies to deferred tools: add `exposure = \"deferred\"`, or \
-             remove `activate_when`",
-        ),
-        _ => {}
-    }
-
-    // Concurrency.
-    if let Some(n) = &attr.max_in_flight {
-        match n.base10_parse::<usize>() {
-            Ok(0) => cx.error(
-                n,
-                "`max_in_flight = 0` would never run the tool: write 1 or more",
-            ),
-            Ok(_) => {}
-            Err(e) => cx.error(n, format!("`max_in_flight` must be a whole number: {e}")),
-        }
-    }
-    if let Some(group) = &attr.exclusive
-        && group.value().is_empty()
-    {
-        cx.error(
-            group,
-            "the exclusive group needs a name: `exclusive = \"database\"`",
-        );
-    }
-
-    // Parameters.
-    let mut params = Vec::new();
-    let mut seen: HashMap<String, ()> = HashMap::new();
-    let mut has_receiver = false;
-    for (i, arg) in sig.inputs.iter().enumerate() {
-        let own_attrs = param_attrs.get(i).map(Vec::as_slice).unwrap_or(&[]);
-        let pt = match arg {
-            FnArg::Receiver(r) => {
-                has_receiver = true;
-                match place {
-                    Place::Free => cx.error(
-                        r,
-                        "`self` is only allowed in a `#[tool]` method of an impl block marked \
-                         `#[toolbox]`: add `#[toolbox]` to the impl block, or make this a free \
-                         `async fn`",
-                    ),
-                    Place::Toolbox => {
-                        if !matches!(&r.kind, ReceiverKind::Reference(_, _, None)) {
-                            cx.error(r, "a toolbox tool takes `&self`: write `&self`");
-                        }
-                    }
-                }
-                continue;
-            }
-            FnArg::Typed(pt) => pt,
-        };
-        let binding = format_ident!("__agent_arg_{}", i);
-        let Some(ident) = ast::param_ident(arg) else {
-            cx.error(
-                &pt.pat,
-                "pattern parameters are not supported: name the parameter (`point: Point`) and \
-                 destructure it in the body",
-            );
-            continue;
-        };
-        let ty = (*pt.ty).clone();
-        let kind = check_param_type(&ty, &mut cx);
-        let arg_attrs: Vec<&syn::Attribute> = own_attrs
-            .iter()
-            .filter(|a| a.path().is_ident("arg"))
-            .collect();
-        match kind {
-            Some(ParamKind::Injected) => {
-                for a in &arg_attrs {
-                    cx.error(
-                        a,
-                        "`#[arg]` does not apply to a parameter the runtime supplies \
-                         (`&ToolContext`, `State<T>`, `Progress`): remove it",
-                    );
-                }
-                params.push(Param {
-                    binding,
-                    ty,
-                    model: None,
-                });
-            }
-            Some(ParamKind::Model) | None => {
-                let mut arg_attr = ArgAttr::default();
-                for (n, a) in arg_attrs.iter().enumerate() {
-                    if n > 0 {
-                        cx.error(
-                            a,
-                            "write one `#[arg(...)]` per parameter: merge the keys into the first",
-                        );
-                        continue;
-                    }
-                    match &a.meta {
-                        syn::Meta::List(list) => {
-                            arg_attr = ArgAttr::parse(list.tokens.clone(), &mut cx);
-                        }
-                        _ => cx.error(
-                            a,
-                            "write `#[arg(...)]` with keys: `description = \"...\"`, \
-                             `rename = \"...\"`, `default` or `default = expr`",
-                        ),
-                    }
-                }
-                let rust_name = ident.unraw().to_string();
-                let prop_name = match &arg_attr.rename {
-                    Some(lit) => lit.value(),
-                    None => rust_name.clone(),
-                };
-                if seen.insert(prop_name.clone(), ()).is_some() {
-                    let at: TokenStream = match &arg_attr.rename {
-                        Some(lit) => lit.to_token_stream(),
-                        None => ident.to_token_stream(),
-                    };
-                    cx.error(
-                        at,
-                        format!(
-                            "two parameters are named `{prop_name}` in the schema: give one \
-                             another name with `#[arg(rename = \"...\")]`"
-                        ),
-                    );
-                }
-                let description = match &arg_attr.description {
-                    Some(lit) => Some(lit.value()),
-                    None => match docs::param_docs(own_attrs) {
-                        Ok(Some(text)) => Some(text),
-                        // The item naming the parameter itself comes first: its schema
-                        // name may be another parameter's Rust name.
-                        Ok(None) => arguments
-                            .iter()
-                            .find(|(n, _)| *n == rust_name)
-                            .or_else(|| arguments.iter().find(|(n, _)| *n == prop_name))
-                            .map(|(_, d)| d.clone())
-                            .filter(|d| !d.is_empty()),
-                        Err(exprs) => {
-                            cx.error(
-                                &exprs[0],
-                                "a parameter's doc must be a literal: write `/// text` or \
-                                 `#[arg(description = \"...\")]`",
-                            );
-                            None
-                        }
-                    },
-                };
-                let optional = ast::is_option(&ty);
-                params.push(Param {
-                    binding,
-                    ty,
-                    model: Some(ModelParam {
-                        field: ident.clone(),
-                        rename: arg_attr.rename,
-                        description,
-                        default: arg_attr.default,
-                        optional,
-                    }),
-                });
-            }
-        }
-    }
-    // Every item of an `# Arguments` section names a parameter: a stale or misspelled one
-    // would silently leave a parameter undescribed.
-    let param_names: Vec<String> = sig
-        .inputs
-        .iter()
-        .filter_map(ast::param_ident)
-        .map(|i| i.unraw().to_string())
-        .chain(params.iter().filter_map(|p| {
-            p.model
-                .as_ref()
-                .and_then(|m| m.rename.as_ref().map(LitStr::value))
-        }))
-        .collect();
-    for (name, _) in &arguments {
-        if !param_names.contains(name) {
-            let needle = format!("`{name}`");
-            let at = func
-                .attrs
-                .iter()
-                .filter(|a| docs::is_doc(a))
-                .find(|a| a.to_token_stream().to_string().contains(&needle))
-                .map_or_else(|| sig.ident.to_token_stream(), ToTokens::to_token_stream);
-            cx.error(
-                at,
-                format!(
-                    "the `# Arguments` section describes `{name}`, which is not a parameter of \
-                     this tool: the parameters are {}",
-                    if param_names.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        param_names
-                            .iter()
-                            .map(|n| format!("`{n}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    }
-                ),
-            );
-        }
-    }
-
-    if place == Place::Toolbox && !has_receiver {
-        cx.error(
-            &sig.ident,
-            "a `#[tool]` method of a `#[toolbox]` impl takes `&self`: add `&self` as the first \
-             parameter, or move the fn out of the impl",
-        );
-    }
-
-    // Return type.
-    let (output, returns_result, return_span) = match ast::read_return(&sig.output) {
-        Return::Bare(None) => (quote!(()), false, sig.ident.span()),
-        Return::Bare(Some(ty)) => {
-            check_return_type(ty, &mut cx);
-            (ty.to_token_stream(), false, ty.span())
-        }
-        Return::Result(ty) => {
-            check_return_type(ty, &mut cx);
-            let whole = match &sig.output {
-                syn::ReturnType::Type(_, t) => t.span(),
-                syn::ReturnType::Default => ty.span(),
-            };
-            (ty.to_token_stream(), true, whole)
-        }
-    };
-
-    cx.finish()?;
+    check_signature(sig, &mut errors);
+    let (name, name_tokens) = tool_name(&attr, sig, &mut errors);
+    let (description, arguments) = description(&attr, func, &name, &mut errors);
+    let timeout_ms = timeout(&attr, &mut errors);
+    check_exposure(&attr, &mut errors);
+    check_concurrency(&attr, &mut errors);
+    check_receiver(sig, place, &mut errors);
+    check_registration(&attr, place, &mut errors);
+    let params = params(sig, param_attrs, &arguments, &mut errors);
+    check_arguments_section(func, &params, &arguments, &mut errors);
+    let (output, returns_result, return_span) = return_type(sig, &mut errors);
+    errors.finish()?;
     Ok(Tool {
-        krate,
+        krate: match &attr.krate {
+            Some(path) => quote!(#path),
+            None => quote!(::agent_core),
+        },
         krate_given: attr.krate.is_some(),
         name,
         name_tokens,
         description,
         title: attr.title,
         timeout_ms,
-        exposure,
+        exposure: attr.exposure.as_ref().map_or(Exposure::Direct, |e| **e),
         activate_when: attr.activate_when,
         origin: attr.origin,
         version: attr.version,
@@ -580,14 +193,472 @@ pub fn check(
             .filter(|a| a.path().is_ident("cfg"))
             .cloned()
             .collect(),
+        register: attr.register.as_ref().map(SpannedValue::span),
+        tags: attr.tags.unwrap_or_default(),
     })
 }
 
+/// A tool is a plain, safe, non-generic `async fn`.
+fn check_signature(sig: &syn::Signature, errors: &mut Errors) {
+    if sig.asyncness.is_none() {
+        errors.error(
+            sig.fn_token,
+            format!(
+                "a tool must be an `async fn`: write `async fn {}(...)`",
+                sig.ident
+            ),
+        );
+    }
+    if let Some(c) = &sig.constness {
+        errors.error(c, "a tool cannot be a `const fn`: remove `const`");
+    }
+    if !matches!(sig.safety, syn::Safety::Default) {
+        errors.error(
+            &sig.safety,
+            "a tool cannot be an `unsafe fn`: make the fn safe and use `unsafe` blocks inside",
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        errors.error(abi, "a tool cannot have an ABI: remove `extern`");
+    }
+    if let Some(v) = &sig.variadic {
+        errors.error(v, "a tool cannot be variadic");
+    }
+    if !sig.generics.params.is_empty() {
+        errors.error(
+            &sig.generics,
+            "a tool cannot be generic: the model sends JSON, which has one concrete type; \
+             remove the generic parameters and use concrete types (`String`, a struct deriving \
+             `Deserialize` and `JsonSchema`)",
+        );
+    }
+    if let Some(wc) = &sig.generics.where_clause {
+        errors.error(
+            wc,
+            "a tool cannot have a `where` clause: use concrete types",
+        );
+    }
+}
+
+/// The tool's name (`name = "..."`, else the fn's) and where it was written; it must
+/// match the rule every provider accepts.
+fn tool_name(attr: &ToolAttr, sig: &syn::Signature, errors: &mut Errors) -> (String, TokenStream) {
+    let (name, name_tokens) = match &attr.name {
+        Some(lit) => (lit.value(), lit.to_token_stream()),
+        None => (sig.ident.unraw().to_string(), sig.ident.to_token_stream()),
+    };
+    if !is_valid_tool_name(&name) {
+        errors.error(
+            &name_tokens,
+            format!(
+                "invalid tool name `{name}`: a tool name must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$ \
+                 (start with a letter or `_`, then letters, digits, `_` or `-`, at most 64 in all); \
+                 write `#[tool(name = \"...\")]` with a valid name"
+            ),
+        );
+    }
+    (name, name_tokens)
+}
+
+/// The description (`description = "..."`, else the doc comment), required, and the
+/// items of the doc's `# Arguments` section.
+fn description(
+    attr: &ToolAttr,
+    func: &RawFn,
+    name: &str,
+    errors: &mut Errors,
+) -> (TokenStream, Vec<(String, String)>) {
+    let docs = docs::tool_docs(&func.attrs);
+    let mut arguments: Vec<(String, String)> = Vec::new();
+    let description = match (&attr.description, docs) {
+        (Some(lit), docs) => {
+            if let Docs::Text { arguments: a, .. } = docs {
+                arguments = a;
+            }
+            if lit.value().trim().is_empty() {
+                errors.error(
+                    lit,
+                    "the description is empty: say what the tool does, for the model",
+                );
+            }
+            Some(quote!(#lit))
+        }
+        (
+            None,
+            Docs::Text {
+                description,
+                arguments: a,
+            },
+        ) if !description.trim().is_empty() => {
+            arguments = a;
+            Some(quote!(#description))
+        }
+        (None, Docs::Raw(tokens)) => Some(tokens),
+        (None, _) => None,
+    };
+    let description = description.unwrap_or_else(|| {
+        errors.error(
+            &func.sig.ident,
+            format!(
+                "the tool `{name}` has no description, and a model cannot use a tool it cannot \
+                 read about: add a doc comment (`/// What the tool does.`) above the fn, or \
+                 `#[tool(description = \"...\")]`"
+            ),
+        );
+        quote!("")
+    });
+    (description, arguments)
+}
+
+/// `timeout = "30s"` or `timeout_ms = N`, not both; positive and at most a day.
+fn timeout(attr: &ToolAttr, errors: &mut Errors) -> Option<u64> {
+    match (&attr.timeout, &attr.timeout_ms) {
+        (Some(t), Some(ms)) => {
+            errors.error(
+                ms,
+                "`timeout` and `timeout_ms` both set: keep one (`timeout = \"30s\"`)",
+            );
+            parse_timeout(t, errors)
+        }
+        (Some(t), None) => parse_timeout(t, errors),
+        (None, Some(ms)) => parse_timeout_ms(ms, errors),
+        (None, None) => None,
+    }
+}
+
+/// `timeout_ms = N`: positive and at most a day.
+fn parse_timeout_ms(ms: &LitInt, errors: &mut Errors) -> Option<u64> {
+    match ms.base10_parse::<u64>() {
+        Ok(0) => {
+            errors.error(ms, "a timeout of zero would fail every call: write a positive number of milliseconds, or remove `timeout_ms` to use the runtime's default");
+            None
+        }
+        Ok(v) if v > MAX_TIMEOUT_MS => {
+            errors.error(ms, format!("a timeout longer than a day ({MAX_TIMEOUT_MS} ms) is not supported: use a shorter one, or remove `timeout_ms`"));
+            None
+        }
+        Ok(v) => Some(v),
+        Err(e) => {
+            errors.error(
+                ms,
+                format!("`timeout_ms` must be a whole number of milliseconds: {e}"),
+            );
+            None
+        }
+    }
+}
+
+/// A deferred tool says when it is offered (`activate_when`), and only a deferred one.
+fn check_exposure(attr: &ToolAttr, errors: &mut Errors) {
+    match (&attr.exposure, &attr.activate_when) {
+        (Some(e), None) if **e == Exposure::Deferred => errors.error_at(
+            e.span(),
+            "a deferred tool needs `activate_when = path::to::fn`, an \
+             `async fn(&ActivationContext) -> bool` saying when the tool is offered",
+        ),
+        (e, Some(path)) if e.as_ref().is_none_or(|e| **e != Exposure::Deferred) => errors.error(
+            path,
+            "`activate_when` only applies to deferred tools: add `exposure = \"deferred\"`, or \
+             remove `activate_when`",
+        ),
+        _ => {}
+    }
+}
+
+/// `max_in_flight` lets at least one call run; an exclusive group has a name.
+fn check_concurrency(attr: &ToolAttr, errors: &mut Errors) {
+    if let Some(n) = &attr.max_in_flight {
+        match n.base10_parse::<usize>() {
+            Ok(0) => errors.error(
+                n,
+                "`max_in_flight = 0` would never run the tool: write 1 or more",
+            ),
+            Ok(_) => {}
+            Err(e) => errors.error(n, format!("`max_in_flight` must be a whole number: {e}")),
+        }
+    }
+    if let Some(group) = &attr.exclusive
+        && group.value().is_empty()
+    {
+        errors.error(
+            group,
+            "the exclusive group needs a name: `exclusive = \"database\"`",
+        );
+    }
+}
+
+/// `register` goes on a free fn (a toolbox registers as a whole); `tags` label a
+/// registered tool, each a distinct, non-empty word.
+fn check_registration(attr: &ToolAttr, place: Place, errors: &mut Errors) {
+    if let (Some(register), Place::Toolbox) = (&attr.register, place) {
+        errors.error_at(
+            register.span(),
+            "a `#[toolbox]` method is registered with its impl, which makes the value the \
+             tools share: write `#[toolbox(register)]` (the type must implement `Default`) or \
+             `#[toolbox(register = path::to::constructor)]` on the impl, and remove `register` \
+             here",
+        );
+    }
+    let Some(tags) = &attr.tags else { return };
+    if attr.register.is_none() && place == Place::Free {
+        errors.error_at(
+            tags.first().map_or_else(Span::call_site, LitStr::span),
+            "`tags` label a registered tool, to filter the registry: add `register` \
+             (`#[tool(register, tags = [...])]`), or remove `tags`",
+        );
+    }
+    check_tags(tags, errors);
+}
+
+/// Each tag is non-empty and given once.
+pub fn check_tags(tags: &[LitStr], errors: &mut Errors) {
+    let mut seen = HashSet::new();
+    for tag in tags {
+        let value = tag.value();
+        if value.trim().is_empty() {
+            errors.error(tag, "a tag needs a name: `tags = [\"billing\"]`");
+        } else if !seen.insert(value.clone()) {
+            errors.error(tag, format!("the tag `{value}` is given twice: keep one"));
+        }
+    }
+}
+
+/// A toolbox method takes `&self`; a free fn takes no `self`.
+fn check_receiver(sig: &syn::Signature, place: Place, errors: &mut Errors) {
+    match (sig.receiver(), place) {
+        (Some(r), Place::Free) => errors.error(
+            r,
+            "`self` is only allowed in a `#[tool]` method of an impl block marked \
+             `#[toolbox]`: add `#[toolbox]` to the impl block, or make this a free \
+             `async fn`",
+        ),
+        (Some(r), Place::Toolbox) => {
+            if !matches!(&r.kind, ReceiverKind::Reference(_, _, None)) {
+                errors.error(r, "a toolbox tool takes `&self`: write `&self`");
+            }
+        }
+        (None, Place::Toolbox) => errors.error(
+            &sig.ident,
+            "a `#[tool]` method of a `#[toolbox]` impl takes `&self`: add `&self` as the first \
+             parameter, or move the fn out of the impl",
+        ),
+        (None, Place::Free) => {}
+    }
+}
+
+/// The parameters other than `self`, each classified; two model parameters may not share
+/// a schema name.
+fn params(
+    sig: &syn::Signature,
+    param_attrs: &[Vec<syn::Attribute>],
+    arguments: &[(String, String)],
+    errors: &mut Errors,
+) -> Vec<Param> {
+    let mut params = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    for (i, arg) in sig.inputs.iter().enumerate() {
+        let FnArg::Typed(pt) = arg else { continue };
+        let own_attrs = param_attrs.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        let binding = format_ident!("__agent_arg_{}", i);
+        let Some(ident) = ast::param_ident(arg) else {
+            errors.error(
+                &pt.pat,
+                "pattern parameters are not supported: name the parameter (`point: Point`) and \
+                 destructure it in the body",
+            );
+            continue;
+        };
+        let ty = (*pt.ty).clone();
+        let arg_attrs: Vec<&syn::Attribute> = own_attrs
+            .iter()
+            .filter(|a| a.path().is_ident("arg"))
+            .collect();
+        let model = match check_param_type(&ty, errors) {
+            Some(ParamKind::Injected) => {
+                for a in &arg_attrs {
+                    errors.error(
+                        a,
+                        "`#[arg]` does not apply to a parameter the runtime supplies \
+                         (`&ToolContext`, `State<T>`, `Progress`): remove it",
+                    );
+                }
+                None
+            }
+            Some(ParamKind::Model) | None => {
+                let model = model_param(ident, &ty, own_attrs, &arg_attrs, arguments, errors);
+                check_distinct_name(&model, &mut seen, errors);
+                Some(model)
+            }
+        };
+        params.push(Param { binding, ty, model });
+    }
+    params
+}
+
+/// A parameter the model fills: its `#[arg]` keys and its description.
+fn model_param(
+    ident: &Ident,
+    ty: &Type,
+    own_attrs: &[syn::Attribute],
+    arg_attrs: &[&syn::Attribute],
+    arguments: &[(String, String)],
+    errors: &mut Errors,
+) -> ModelParam {
+    let arg_attr = arg_attr(arg_attrs, errors);
+    let rust_name = ident.unraw().to_string();
+    let prop_name = match &arg_attr.rename {
+        Some(lit) => lit.value(),
+        None => rust_name.clone(),
+    };
+    let description = match &arg_attr.description {
+        Some(lit) => Some(lit.value()),
+        None => match docs::param_docs(own_attrs) {
+            Ok(Some(text)) => Some(text),
+            // The item naming the parameter itself comes first: its schema name may be
+            // another parameter's Rust name.
+            Ok(None) => arguments
+                .iter()
+                .find(|(n, _)| *n == rust_name)
+                .or_else(|| arguments.iter().find(|(n, _)| *n == prop_name))
+                .map(|(_, d)| d.clone())
+                .filter(|d| !d.is_empty()),
+            Err(exprs) => {
+                errors.error(
+                    &exprs[0],
+                    "a parameter's doc must be a literal: write `/// text` or \
+                     `#[arg(description = \"...\")]`",
+                );
+                None
+            }
+        },
+    };
+    ModelParam {
+        field: ident.clone(),
+        rename: arg_attr.rename,
+        description,
+        default: arg_attr.default,
+        optional: ast::is_option(ty),
+    }
+}
+
+/// The keys of a parameter's one `#[arg(...)]`.
+fn arg_attr(arg_attrs: &[&syn::Attribute], errors: &mut Errors) -> ArgAttr {
+    let mut parsed = ArgAttr::default();
+    for (n, a) in arg_attrs.iter().enumerate() {
+        if n > 0 {
+            errors.error(
+                a,
+                "write one `#[arg(...)]` per parameter: merge the keys into the first",
+            );
+            continue;
+        }
+        match &a.meta {
+            syn::Meta::List(list) => parsed = ArgAttr::parse(list.tokens.clone(), errors),
+            _ => errors.error(
+                a,
+                "write `#[arg(...)]` with keys: `description = \"...\"`, \
+                 `rename = \"...\"`, `default` or `default = expr`",
+            ),
+        }
+    }
+    parsed
+}
+
+/// Two model parameters may not share a name in the schema.
+fn check_distinct_name(model: &ModelParam, seen: &mut HashSet<String>, errors: &mut Errors) {
+    let (prop_name, at) = match &model.rename {
+        Some(lit) => (lit.value(), lit.to_token_stream()),
+        None => (
+            model.field.unraw().to_string(),
+            model.field.to_token_stream(),
+        ),
+    };
+    if !seen.insert(prop_name.clone()) {
+        errors.error(
+            at,
+            format!(
+                "two parameters are named `{prop_name}` in the schema: give one \
+                 another name with `#[arg(rename = \"...\")]`"
+            ),
+        );
+    }
+}
+
+/// Every item of an `# Arguments` section names a parameter: a stale or misspelled one
+/// would silently leave a parameter undescribed.
+fn check_arguments_section(
+    func: &RawFn,
+    params: &[Param],
+    arguments: &[(String, String)],
+    errors: &mut Errors,
+) {
+    let sig = &func.sig;
+    let param_names: Vec<String> = sig
+        .inputs
+        .iter()
+        .filter_map(ast::param_ident)
+        .map(|i| i.unraw().to_string())
+        .chain(params.iter().filter_map(|p| {
+            p.model
+                .as_ref()
+                .and_then(|m| m.rename.as_ref().map(LitStr::value))
+        }))
+        .collect();
+    for (name, _) in arguments {
+        if param_names.contains(name) {
+            continue;
+        }
+        let needle = format!("`{name}`");
+        let at = func
+            .attrs
+            .iter()
+            .filter(|a| docs::is_doc(a))
+            .find(|a| a.to_token_stream().to_string().contains(&needle))
+            .map_or_else(|| sig.ident.to_token_stream(), ToTokens::to_token_stream);
+        let listed = if param_names.is_empty() {
+            "none".to_owned()
+        } else {
+            param_names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        errors.error(
+            at,
+            format!(
+                "the `# Arguments` section describes `{name}`, which is not a parameter of \
+                 this tool: the parameters are {listed}"
+            ),
+        );
+    }
+}
+
+/// The success type as written (`()` without an arrow), whether the fn returns a
+/// `Result`, and the span its error conversion is reported at.
+fn return_type(sig: &syn::Signature, errors: &mut Errors) -> (TokenStream, bool, Span) {
+    match ast::read_return(&sig.output) {
+        Return::Bare(None) => (quote!(()), false, sig.ident.span()),
+        Return::Bare(Some(ty)) => {
+            check_return_type(ty, errors);
+            (ty.to_token_stream(), false, ty.span())
+        }
+        Return::Result(ty) => {
+            check_return_type(ty, errors);
+            let whole = match &sig.output {
+                syn::ReturnType::Type(_, t) => t.span(),
+                syn::ReturnType::Default => ty.span(),
+            };
+            (ty.to_token_stream(), true, whole)
+        }
+    }
+}
+
 /// Classifies a parameter type, reporting the types no tool can take.
-fn check_param_type(ty: &Type, cx: &mut Ctxt) -> Option<ParamKind> {
+fn check_param_type(ty: &Type, errors: &mut Errors) -> Option<ParamKind> {
     match ty {
         Type::ImplTrait(_) => {
-            cx.error(
+            errors.error(
                 ty,
                 "`impl Trait` parameters are not supported: the model's JSON is decoded into one \
                  concrete type; write a concrete type such as `String` or a struct deriving \
@@ -598,7 +669,7 @@ fn check_param_type(ty: &Type, cx: &mut Ctxt) -> Option<ParamKind> {
         Type::Reference(r) => match ast::last_segment(&r.elem) {
             Some(seg) if seg.ident == "ToolContext" => {
                 if r.mutability.is_some() {
-                    cx.error(ty, "the context is shared: write `&ToolContext`");
+                    errors.error(ty, "the context is shared: write `&ToolContext`");
                     None
                 } else {
                     Some(ParamKind::Injected)
@@ -606,7 +677,7 @@ fn check_param_type(ty: &Type, cx: &mut Ctxt) -> Option<ParamKind> {
             }
             _ => {
                 let owned = owned_suggestion(&r.elem);
-                cx.error(
+                errors.error(
                     ty,
                     format!(
                         "borrowed parameters are not supported: the model's arguments are \
@@ -639,12 +710,12 @@ fn owned_suggestion(elem: &Type) -> String {
 }
 
 /// Reports return types a tool cannot have.
-fn check_return_type(ty: &Type, cx: &mut Ctxt) {
+fn check_return_type(ty: &Type, errors: &mut Errors) {
     let unsupported = "unsupported return type: a tool returns an owned value `T` or \
                        `Result<T, E>`, where `T` is `String`, `Content`, `Vec<Content>`, `()` or \
                        any `Serialize` type, and `E` is a `ToolError` or any `Display` error";
     match ty {
-        Type::ImplTrait(_) => cx.error(
+        Type::ImplTrait(_) => errors.error(
             ty,
             format!(
                 "{unsupported}; `impl Trait` cannot be decoded into content: name the concrete type"
@@ -655,53 +726,45 @@ fn check_return_type(ty: &Type, cx: &mut Ctxt) {
                 && r.mutability.is_none()
                 && r.elem.to_token_stream().to_string() == "str";
             if !is_static_str {
-                cx.error(
+                errors.error(
                     ty,
                     format!("{unsupported}; a borrowed result cannot outlive the call: return `{}` (or `&'static str`)", owned_suggestion(&r.elem)),
                 );
             }
         }
         Type::Never(_) | Type::TraitObject(_) | Type::Infer(_) | Type::Ptr(_) | Type::FnPtr(_) => {
-            cx.error(ty, unsupported)
+            errors.error(ty, unsupported)
         }
         _ => {}
     }
 }
 
-/// Parses `"30s"`, `"500ms"`, `"2m"`, `"1h"`.
-fn parse_timeout(lit: &LitStr, cx: &mut Ctxt) -> Option<u64> {
+/// Parses `"30s"`, `"500ms"`, `"2m"`, `"1h"` (any duration humantime reads, such as
+/// `"1m 30s"`) into whole milliseconds, positive and at most a day.
+fn parse_timeout(lit: &LitStr, errors: &mut Errors) -> Option<u64> {
     let text = lit.value();
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let factor = match unit.trim() {
-        "ms" => Some(1),
-        "s" => Some(1000),
-        "m" | "min" => Some(60_000),
-        "h" => Some(3_600_000),
-        _ => None,
-    };
-    let value = num.parse::<u64>().ok();
-    match (value, factor) {
-        (Some(v), Some(f)) => {
-            let ms = v.checked_mul(f);
-            match ms {
-                Some(0) => {
-                    cx.error(lit, "a timeout of zero would fail every call: write a positive duration such as \"30s\", or remove `timeout` to use the runtime's default");
-                    None
-                }
-                Some(ms) if ms <= MAX_TIMEOUT_MS => Some(ms),
-                _ => {
-                    cx.error(lit, format!("timeout `{text}` is longer than a day, the most a tool may declare: use a shorter one such as \"1h\""));
-                    None
-                }
-            }
-        }
-        _ => {
-            cx.error(
+    let duration = match humantime::parse_duration(text.trim()) {
+        Ok(duration) => duration,
+        Err(e) => {
+            errors.error(
                 lit,
-                format!("cannot read the timeout `{text}`: write a whole number followed by `ms`, `s`, `m` or `h`, such as \"500ms\", \"30s\", \"2m\" or \"1h\""),
+                format!("cannot read the timeout `{text}` ({e}): write a number followed by a unit, such as \"500ms\", \"30s\", \"2m\" or \"1h\""),
             );
+            return None;
+        }
+    };
+    if duration.subsec_nanos() % 1_000_000 != 0 {
+        errors.error(lit, format!("timeout `{text}` is not a whole number of milliseconds: write it in `ms` or larger units, such as \"500ms\""));
+        return None;
+    }
+    match u64::try_from(duration.as_millis()) {
+        Ok(0) => {
+            errors.error(lit, "a timeout of zero would fail every call: write a positive duration such as \"30s\", or remove `timeout` to use the runtime's default");
+            None
+        }
+        Ok(ms) if ms <= MAX_TIMEOUT_MS => Some(ms),
+        _ => {
+            errors.error(lit, format!("timeout `{text}` is longer than a day, the most a tool may declare: use a shorter one such as \"1h\""));
             None
         }
     }

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Where the compile time of the 200-tool crate goes: the crates of compile-bench.sh (ours
+# with `#[tool]`, and the plain `async fn` floor), profiled three ways.
+#   1. The expanded code per tool: `-Zunpretty=expanded`, lines and bytes per tool,
+#      ours against plain.
+#   2. `cargo llvm-lines`: the LLVM IR the crate makes, by function (ours, top 25).
+#   3. `-Z time-passes`: rustc's passes over 0.05 s, for a clean build of each crate and
+#      for an incremental rebuild of ours after one literal is edited in place.
+# Needs cargo-llvm-lines (`cargo install cargo-llvm-lines`); uses RUSTC_BOOTSTRAP=1 for
+# the -Z flags on a stable toolchain.
+#
+#   scripts/compile-profile.sh              # 200 tools
+#   TOOLS=50 scripts/compile-profile.sh
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+tools=${TOOLS:-200}
+export CARGO_INCREMENTAL=1
+out=$(TOOLS=$tools GEN_ONLY=1 bash "$repo/scripts/compile-bench.sh")
+report=$out/profile
+mkdir -p "$report"
+
+# Dependencies built first, so only the crate itself is measured.
+for name in ours plain; do
+  (cd "$out/$name" && cargo build -q)
+done
+
+echo "== expanded code per tool (tools=$tools)"
+for name in ours plain; do
+  (cd "$out/$name" && RUSTC_BOOTSTRAP=1 cargo rustc -q --lib -- -Zunpretty=expanded > "$report/$name-expanded.rs")
+  lines=$(wc -l < "$report/$name-expanded.rs")
+  bytes=$(wc -c < "$report/$name-expanded.rs")
+  printf '%-6s %8d lines %10d bytes   %6d lines/tool %7d bytes/tool\n' \
+    "$name" "$lines" "$bytes" $((lines / tools)) $((bytes / tools))
+done
+
+echo
+echo "== LLVM IR by function, ours (cargo llvm-lines, top 25)"
+if command -v cargo-llvm-lines >/dev/null; then
+  (cd "$out/ours" && cargo llvm-lines --lib 2>/dev/null | head -27) | tee "$report/ours-llvm-lines.txt"
+  (cd "$out/plain" && cargo llvm-lines --lib 2>/dev/null | head -3) > "$report/plain-llvm-lines.txt"
+  echo "plain: $(sed -n 3p "$report/plain-llvm-lines.txt")"
+else
+  echo "cargo-llvm-lines is not installed: cargo install cargo-llvm-lines"
+fi
+
+# rustc's passes over 0.05 s of wall time, largest first.
+passes() {
+  grep -E '^time: +[0-9.]+;' "$1" | awk '{gsub(";","",$2); if ($2 + 0 >= 0.05) print}' \
+    | sort -t: -k2 -rn -s | head -20
+}
+
+echo
+for name in ours plain; do
+  echo "== -Z time-passes, clean build of $name"
+  (cd "$out/$name" && cargo clean -q -p "bench-$name" \
+    && RUSTC_BOOTSTRAP=1 cargo rustc -q --lib -- -Ztime-passes > "$report/$name-clean-passes.txt" 2>&1)
+  passes "$report/$name-clean-passes.txt"
+  echo
+done
+
+echo "== -Z time-passes, ours after one literal edited in place"
+(cd "$out/ours" \
+  && sed -i -E 's/ in \{days\} days: 0[0-9]*°/ in {days} days: 0'$((10000 + RANDOM % 90000))'°/' src/lib.rs \
+  && RUSTC_BOOTSTRAP=1 cargo rustc -q --lib -- -Ztime-passes > "$report/ours-edit-passes.txt" 2>&1)
+passes "$report/ours-edit-passes.txt"
+echo
+echo "full reports in $report"

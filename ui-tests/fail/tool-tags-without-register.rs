@@ -1,0 +1,9 @@
+use agent_core::tool;
+
+/// Add two numbers.
+#[tool(tags = ["math"])]
+async fn add(a: f64, b: f64) -> f64 {
+    a + b
+}
+
+fn main() {}

@@ -1,0 +1,17 @@
+use agent_core::{tool, toolbox};
+
+struct Calculator {
+    precision: u32,
+}
+
+#[toolbox(register)]
+impl Calculator {
+    /// Round a number.
+    #[tool]
+    async fn round(&self, x: f64) -> f64 {
+        let scale = 10f64.powi(self.precision as i32);
+        (x * scale).round() / scale
+    }
+}
+
+fn main() {}
