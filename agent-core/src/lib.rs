@@ -34,33 +34,38 @@
 
 #![forbid(unsafe_code)]
 
-mod agent;
+// Layer 1, the model: what a tool is and what a call carries.
 mod args;
-mod calls;
 mod config;
 mod content;
 mod context;
-mod control;
 mod dialect;
 mod error;
-mod events;
-mod executor;
 mod extract;
 mod llm;
 mod locate;
-mod run;
+mod outcome;
 mod schema;
-mod scripted;
 mod set;
 mod tool;
 mod truncate;
 mod typed;
+// Layer 2, execution: running calls.
+mod control;
+mod events;
+mod executor;
+mod inflight;
+mod pipeline;
+// Layer 3, the agent loop.
+mod agent;
+mod run;
+pub mod testing;
 
 pub use agent::{Agent, AgentBuilder, DEFAULT_MAX_TURNS};
 pub use args::{MAX_ARGUMENT_DEPTH, decode_args};
 pub use config::{ParallelRule, ToolConfig};
 pub use content::Content;
-pub use context::{ActivationContext, CallReporter, Extensions, ToolContext};
+pub use context::{ActivationContext, CallReporter, Extensions, NextTurn, ToolContext};
 pub use control::RunControl;
 pub use dialect::{
     Dialect, DialectError, UnknownDialect, Violation, assert_dialects, assert_dialects_for, check,
@@ -68,18 +73,20 @@ pub use dialect::{
 };
 pub use error::{AgentError, AgentResult, ToolError, ToolErrorKind};
 pub use events::{AgentEvent, EventSink};
-pub use executor::{
-    AppContext, ApprovalFn, CallHookFn, Executor, HookDecision, NextTurn, ResponseHookFn,
-    ToolCallResult, ToolLimits, ToolOutcome, TurnContext, error_content,
-};
+pub use executor::{AppContext, CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext};
 pub use extract::{FromToolContext, Progress, State};
 pub use llm::{
     AssistantMessage, LlmClient, LlmRequest, Message, ToolCall, ToolResultMessage, Usage,
 };
-pub use run::{PendingCall, PendingKind, RunOutcome, RunState, RunStatus};
+pub use outcome::{PendingCall, PendingKind, ToolCallResult, ToolOutcome, error_content};
+pub use pipeline::{
+    ApprovalDecision, ApprovalFn, ApproveAll, Approver, CallOptions, CallRunner, CallScope,
+    ScopedFuture, ToolLimits,
+};
+pub use run::{RunOutcome, RunState, RunStatus};
 pub use schema::{ArgsSchema, normalize_root};
-pub use scripted::{FnLlm, RecordedRequest, RuleLlm, ScriptedLlm};
 pub use set::{ToolDefinition, ToolSet, is_valid_tool_name};
+pub use testing::{FnLlm, RecordedRequest, RuleLlm, ScriptedLlm};
 pub use tool::{
     Approval, ErrorPolicy, ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
     ToolMetadata,

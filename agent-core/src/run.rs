@@ -4,8 +4,9 @@
 
 use crate::content::Content;
 use crate::error::{AgentError, AgentResult, ToolError};
-use crate::executor::{Settled, ToolCallResult, ToolOutcome};
 use crate::llm::{Message, ToolCall};
+pub use crate::outcome::{PendingCall, PendingKind};
+use crate::outcome::{Settled, ToolCallResult, ToolOutcome};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,28 +28,6 @@ pub enum RunStatus {
     TurnLimit,
     /// Cancelled through its [`RunControl`](crate::RunControl).
     Cancelled,
-}
-
-/// Why a call is pending.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PendingKind {
-    /// A person must approve or reject it.
-    ToolApproval,
-    /// The application must supply its output.
-    ExternalOutput,
-    /// An `on_tool_called` hook paused the call for a person; the application supplies
-    /// the output.
-    HumanInput,
-}
-
-/// A call the run is waiting on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PendingCall {
-    /// The call, as the model made it.
-    pub call: ToolCall,
-    /// What it waits for.
-    pub kind: PendingKind,
 }
 
 /// How [`Agent::run`](crate::Agent::run) returned.
@@ -75,7 +54,7 @@ pub enum RunOutcome {
 /// Where one call of the current turn stands.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
-pub(crate) enum Slot {
+pub(crate) enum CallState {
     /// Not run yet.
     Queued,
     /// Waiting for a person.
@@ -98,7 +77,7 @@ pub(crate) enum Slot {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct TurnCall {
     pub(crate) call: ToolCall,
-    pub(crate) slot: Slot,
+    pub(crate) slot: CallState,
 }
 
 /// A run: the conversation, the application context, and the calls of the turn in
@@ -199,9 +178,9 @@ impl RunState {
             .iter()
             .filter_map(|c| {
                 let kind = match c.slot {
-                    Slot::AwaitingApproval => PendingKind::ToolApproval,
-                    Slot::AwaitingExternal => PendingKind::ExternalOutput,
-                    Slot::AwaitingInput => PendingKind::HumanInput,
+                    CallState::AwaitingApproval => PendingKind::ToolApproval,
+                    CallState::AwaitingExternal => PendingKind::ExternalOutput,
+                    CallState::AwaitingInput => PendingKind::HumanInput,
                     _ => return None,
                 };
                 Some(PendingCall {
@@ -217,7 +196,7 @@ impl RunState {
         self.calls
             .iter()
             .filter_map(|c| match &c.slot {
-                Slot::Done { result } => Some(result.as_ref()),
+                CallState::Done { result } => Some(result.as_ref()),
                 _ => None,
             })
             .collect()
@@ -238,14 +217,14 @@ impl RunState {
     /// that is not waiting for approval is an error, and changes nothing.
     pub fn approve(&mut self, call_id: &str) -> AgentResult<()> {
         let slot = self.awaiting(call_id, PendingKind::ToolApproval)?;
-        *slot = Slot::Approved;
+        *slot = CallState::Approved;
         Ok(())
     }
 
     /// Rejects the pending call `call_id`: it never runs, and the model reads `reason`.
     pub fn reject(&mut self, call_id: &str, reason: impl Into<String>) -> AgentResult<()> {
         let slot = self.awaiting(call_id, PendingKind::ToolApproval)?;
-        *slot = Slot::Rejected {
+        *slot = CallState::Rejected {
             reason: reason.into(),
         };
         Ok(())
@@ -256,11 +235,11 @@ impl RunState {
     /// output validator when the run resumes.
     pub fn supply_output(&mut self, call_id: &str, output: Vec<Content>) -> AgentResult<()> {
         let slot = self.awaiting(call_id, PendingKind::ExternalOutput)?;
-        *slot = Slot::Supplied { output };
+        *slot = CallState::Supplied { output };
         Ok(())
     }
 
-    fn awaiting(&mut self, call_id: &str, kind: PendingKind) -> AgentResult<&mut Slot> {
+    fn awaiting(&mut self, call_id: &str, kind: PendingKind) -> AgentResult<&mut CallState> {
         if self.status != RunStatus::WaitingForHuman {
             return Err(AgentError::InvalidState(format!(
                 "the run is not waiting for anyone (it is {:?}), so call `{call_id}` cannot be decided",
@@ -278,9 +257,9 @@ impl RunState {
             .find(|slot| {
                 matches!(
                     (&**slot, kind),
-                    (Slot::AwaitingApproval, PendingKind::ToolApproval)
+                    (CallState::AwaitingApproval, PendingKind::ToolApproval)
                         | (
-                            Slot::AwaitingExternal | Slot::AwaitingInput,
+                            CallState::AwaitingExternal | CallState::AwaitingInput,
                             PendingKind::ExternalOutput | PendingKind::HumanInput
                         )
                 )
@@ -297,10 +276,10 @@ impl RunState {
                 continue;
             };
             entry.slot = match result.outcome {
-                ToolOutcome::PendingApproval => Slot::AwaitingApproval,
-                ToolOutcome::PendingExternal => Slot::AwaitingExternal,
-                ToolOutcome::PendingInput => Slot::AwaitingInput,
-                _ => Slot::Done {
+                ToolOutcome::PendingApproval => CallState::AwaitingApproval,
+                ToolOutcome::PendingExternal => CallState::AwaitingExternal,
+                ToolOutcome::PendingInput => CallState::AwaitingInput,
+                _ => CallState::Done {
                     result: Box::new(result),
                 },
             };

@@ -54,7 +54,6 @@ mod client;
 mod convert;
 mod peer;
 mod server;
-mod stall;
 mod transport;
 
 pub use approval::ServerApproval;

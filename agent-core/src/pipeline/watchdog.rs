@@ -69,7 +69,7 @@ where
     if jobs.is_empty() {
         return Vec::new();
     }
-    let shared = Arc::new(Shared::new(jobs, start));
+    let shared = Arc::new(BatchState::new(jobs, start));
     // Tasks are aborted when their handles drop, so nothing a batch started outlives it.
     let _driver = AbortOnDropHandle::new(tokio::spawn(drive(shared.clone())));
     let mut moved: Vec<AbortOnDropHandle<()>> = Vec::new();
@@ -109,7 +109,11 @@ struct Watch {
 impl Watch {
     /// The index of the future whose poll has run since the last tick, with when it
     /// was first seen running, if the driver is in such a poll.
-    fn long_poll<J, T>(&mut self, shared: &Shared<J, T>, now: Instant) -> Option<(usize, Instant)> {
+    fn long_poll<J, T>(
+        &mut self,
+        shared: &BatchState<J, T>,
+        now: Instant,
+    ) -> Option<(usize, Instant)> {
         let seq = shared.polls.load(Ordering::Acquire);
         // Odd while a poll is in progress; a different number means the driver moved on.
         let in_poll = !seq.is_multiple_of(2);
@@ -124,7 +128,7 @@ impl Watch {
 }
 
 /// The batch, shared by its driver, its watchdog and the tasks calls are moved to.
-struct Shared<J, T> {
+struct BatchState<J, T> {
     cells: Box<[Cell<J, T>]>,
     start: fn(J) -> BoxFuture<T>,
     wakes: Arc<Wakes>,
@@ -158,7 +162,7 @@ enum State<J, T> {
     Empty,
 }
 
-impl<J, T> Shared<J, T>
+impl<J, T> BatchState<J, T>
 where
     J: Send + 'static,
     T: Send + 'static,
@@ -257,7 +261,7 @@ where
                 // Polled again with a real waker, which is what it registers now.
                 Poll::Pending => {
                     let waker = cell.waker.get_or_init(|| {
-                        Waker::from(Arc::new(SlotWake {
+                        Waker::from(Arc::new(CellWake {
                             index,
                             wakes: self.wakes.clone(),
                         }))
@@ -338,7 +342,7 @@ where
 }
 
 /// The driver task: polls the batch until every future is answered.
-async fn drive<J, T>(shared: Arc<Shared<J, T>>)
+async fn drive<J, T>(shared: Arc<BatchState<J, T>>)
 where
     J: Send + 'static,
     T: Send + 'static,
@@ -356,12 +360,12 @@ struct Wakes {
 }
 
 /// The waker of the future at `index`.
-struct SlotWake {
+struct CellWake {
     index: usize,
     wakes: Arc<Wakes>,
 }
 
-impl Wake for SlotWake {
+impl Wake for CellWake {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }
