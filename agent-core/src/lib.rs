@@ -24,13 +24,28 @@
 //! # }
 //! ```
 //!
-//! A tool is anything implementing [`Tool`] (the trait, method for method, of the
-//! phi-agent "Custom Tools" chapter). [`TypedTool`] derives the schema and argument
-//! decoding from types; `#[tool]` derives everything from an `async fn`. A [`ToolSet`]
-//! holds tools by name and enforces their exposure. An [`Executor`] runs one model
-//! turn's calls with every policy (timeouts, approval, concurrency, error policy, output
-//! budget); an [`Agent`] loops model → tools → model over an [`LlmClient`], with a
-//! serializable [`RunState`] and an event stream.
+//! A tool is anything implementing [`Tool`]. [`TypedTool`] derives the schema and
+//! argument decoding from types; `#[tool]` derives everything from an `async fn`. A
+//! [`ToolSet`] holds tools by name and enforces their exposure. A [`CallRunner`] runs one
+//! call with every policy (exposure, approval, concurrency limits, timeouts, retries,
+//! output budget); an [`Executor`] runs one model turn's calls through it; an [`Agent`]
+//! loops model → tools → model over an [`LlmClient`], with a serializable [`RunState`]
+//! and an event stream. An MCP server runs its calls through the same [`CallRunner`].
+//!
+//! # Layers
+//!
+//! The modules form three layers; a module imports only from its own layer or below
+//! (a test checks it, and that no modules import each other in a cycle):
+//!
+//! | layer | modules |
+//! | --- | --- |
+//! | 3 agent loop | `agent`, `run` ([`RunState`]), [`testing`] |
+//! | 2 execution | `pipeline` ([`CallRunner`]), `executor`, `inflight`, `control`, `events` |
+//! | 1 model | `tool`, `typed`, `content`, `schema`, `args`, `context`, `set`, `config`, `dialect`, `llm` (messages, [`LlmClient`]), `outcome`, `error`, `extract`, `truncate`, `locate` |
+//!
+//! Where the model must reach up (a [`ToolContext`] reporting its call's progress to the
+//! running turn), it holds a trait object of its own layer that the layer above
+//! implements.
 
 #![forbid(unsafe_code)]
 
@@ -80,8 +95,8 @@ pub use llm::{
 };
 pub use outcome::{PendingCall, PendingKind, ToolCallResult, ToolOutcome, error_content};
 pub use pipeline::{
-    ApprovalDecision, ApprovalFn, ApproveAll, Approver, CallOptions, CallRunner, CallScope,
-    ScopedFuture, ToolLimits,
+    ApprovalDecision, ApprovalFn, ApproveAll, Approver, CallOptions, CallPermit, CallRunner,
+    CallScope, ScopedFuture, ToolLimits,
 };
 pub use run::{RunOutcome, RunState, RunStatus};
 pub use schema::{ArgsSchema, normalize_root};
@@ -247,9 +262,16 @@ macro_rules! tools {
     };
 }
 
-/// Makes a tool name or description built at run time `'static`, as [`Tool`] requires.
-/// Each distinct string is stored once, so calling it again with an equal string does
-/// not grow memory.
+/// Makes a string `'static` by storing it for the life of the process (each distinct
+/// string once).
+///
+/// [`Tool::name`] and [`Tool::description`] return `&str` borrowed from the tool, so a
+/// tool whose name is made at run time owns it (a `String` or `Arc<str>` field) and
+/// needs none of this.
+#[deprecated(
+    since = "0.1.0",
+    note = "a tool can own its name: `Tool::name` returns `&str` borrowed from the tool"
+)]
 pub fn intern(text: &str) -> &'static str {
     use std::collections::HashSet;
     use std::sync::{Mutex, OnceLock};

@@ -9,7 +9,6 @@ pub use crate::outcome::{PendingCall, PendingKind};
 use crate::outcome::{Settled, ToolCallResult, ToolOutcome};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -114,11 +113,8 @@ pub struct RunState {
 impl RunState {
     /// A new run starting from `messages` (a system prompt, if any, then the user's).
     pub fn new(messages: Vec<Message>) -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let run_id = format!("run_{nanos:x}_{:x}", NEXT.fetch_add(1, Ordering::Relaxed));
+        // UUID v7: unique across processes, and ordered by when the run started.
+        let run_id = uuid::Uuid::now_v7().to_string();
         Self {
             session_id: run_id.clone(),
             run_id,

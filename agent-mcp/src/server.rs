@@ -2,9 +2,9 @@
 
 use crate::approval::{ElicitApproval, ServerApproval};
 use crate::convert::{error_result, success_result, tool_to_mcp};
-use crate::peer::{CALL_ORIGIN, LogLevel, McpPeer};
+use crate::peer::{CALL_ORIGIN, CallOrigin, LogLevel, McpPeer};
 use agent_core::{
-    ApproveAll, Approver, CallOptions, CallReporter, CallRunner, CallScope, Extensions,
+    ApproveAll, Approver, CallOptions, CallPermit, CallReporter, CallRunner, CallScope, Extensions,
     ScopedFuture, ToolCall, ToolConfig, ToolContext, ToolError, ToolErrorKind, ToolExposure,
     ToolOutcome, ToolSet,
 };
@@ -228,7 +228,7 @@ impl McpServer {
         };
         // The tool runs in the pipeline's own task; a request it makes of its client
         // belongs to this call (see `CALL_ORIGIN`).
-        let options = CallOptions::new().with_scope(Arc::new(CallOrigin(context.id.clone())));
+        let options = CallOptions::new().with_scope(Arc::new(RequestScope(context.id.clone())));
         let result = self
             .shared
             .runner
@@ -261,12 +261,17 @@ impl McpServer {
 }
 
 /// Marks the request a call answers while its tool runs, so that what the tool asks of
-/// its client travels with the call (see [`CALL_ORIGIN`]).
-struct CallOrigin(RequestId);
+/// its client travels with the call, and the call waits for the answer without holding
+/// its place under the limit (see [`CALL_ORIGIN`]).
+struct RequestScope(RequestId);
 
-impl CallScope for CallOrigin {
-    fn scope<'a>(&'a self, call: ScopedFuture<'a>) -> ScopedFuture<'a> {
-        Box::pin(CALL_ORIGIN.scope(self.0.clone(), call))
+impl CallScope for RequestScope {
+    fn scope<'a>(&'a self, call: ScopedFuture<'a>, permit: &CallPermit) -> ScopedFuture<'a> {
+        let origin = CallOrigin {
+            request: self.0.clone(),
+            permit: permit.clone(),
+        };
+        Box::pin(CALL_ORIGIN.scope(origin, call))
     }
 }
 

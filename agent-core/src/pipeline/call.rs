@@ -22,7 +22,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::watchdog::CatchUnwind;
-use super::{CallScope, ToolPolicy};
+use super::{CallPermit, CallScope, ToolPolicy};
 
 /// What every call of a turn shares, made once per turn (a single call is a turn of
 /// one): the calls themselves, and what running them needs. Each [`ReadyCall`] holds it
@@ -191,7 +191,7 @@ pub(crate) fn drive(job: ReadyCall) -> impl Future<Output = Settled> + Send + 's
     // value would hold a copy per layer, and this future is allocated once per call.
     async move {
         let result = match &job.turn.scope {
-            None => run_call(&job, &inner).await,
+            None => run_call(&job, &inner, None).await,
             // Boxed: only callers that ask for a scope pay for it.
             Some(scope) => Box::pin(run_scoped(scope.as_ref(), &job, &inner)).await,
         };
@@ -203,11 +203,13 @@ pub(crate) fn drive(job: ReadyCall) -> impl Future<Output = Settled> + Send + 's
 
 async fn run_scoped(scope: &dyn CallScope, job: &ReadyCall, span: &tracing::Span) -> Settled {
     let mut answer = None;
-    scope
-        .scope(Box::pin(async {
-            answer = Some(run_call(job, span).await);
-        }))
-        .await;
+    // The global limit is the last of the call's permits; a scope may give it back.
+    let permit = CallPermit::new(job.policy().permits[2].clone());
+    let scoped = async {
+        answer = Some(run_call(job, span, Some(&permit)).await);
+    };
+    scope.scope(Box::pin(scoped), &permit).await;
+    permit.end();
     // A scope that dropped the call without running it to the end is a bug in the scope;
     // the call still gets an answer.
     answer.unwrap_or_else(|| {
@@ -216,7 +218,9 @@ async fn run_scoped(scope: &dyn CallScope, job: &ReadyCall, span: &tracing::Span
     })
 }
 
-async fn run_call(job: &ReadyCall, span: &tracing::Span) -> Settled {
+/// The call's life from its permits on. With `global`, the call's global permit is
+/// taken into it (a scope may give it back meanwhile) instead of held here.
+async fn run_call(job: &ReadyCall, span: &tracing::Span, global: Option<&CallPermit>) -> Settled {
     let turn = &*job.turn;
     let call = job.call();
     let tool = turn.tools.tool_at(job.position);
@@ -226,7 +230,8 @@ async fn run_call(job: &ReadyCall, span: &tracing::Span) -> Settled {
     let sinks = &turn.sinks;
     let name = call.name.as_str();
     let mut held: [Option<SemaphorePermit<'_>>; 3] = [None, None, None];
-    for (slot, semaphore) in held.iter_mut().zip(&policy.permits) {
+    let own = if global.is_some() { 2 } else { 3 };
+    for (slot, semaphore) in held.iter_mut().zip(&policy.permits).take(own) {
         let Some(semaphore) = semaphore else { continue };
         // Uncontended, the permit is taken without waiting or registering anything.
         if let Ok(permit) = semaphore.try_acquire() {
@@ -251,6 +256,11 @@ async fn run_call(job: &ReadyCall, span: &tracing::Span) -> Settled {
                 return finish(job, span, Err(error), None, Duration::ZERO);
             }
         }
+    }
+    if let Some(global) = global
+        && let Err(error) = global.acquire(entry.token(), name).await
+    {
+        return finish(job, span, Err(error), None, Duration::ZERO);
     }
     if entry.is_cancelled() {
         return finish(
@@ -309,6 +319,9 @@ async fn run_call(job: &ReadyCall, span: &tracing::Span) -> Settled {
         }
     };
     drop(held);
+    if let Some(global) = global {
+        global.end();
+    }
     let reports = entry.take_reports();
     finish(job, span, outcome, reports, ended.duration_since(started))
 }

@@ -27,11 +27,13 @@
 mod batch;
 mod call;
 mod limits;
+mod permit;
 mod watchdog;
 
 pub(crate) use batch::Batch;
 pub(crate) use call::{ReadyCall, RunningTurn, announce_settled};
 pub use limits::ToolLimits;
+pub use permit::CallPermit;
 
 use crate::args::json_kind;
 use crate::config::{ParallelRule, ToolConfig};
@@ -102,8 +104,10 @@ pub type ScopedFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 /// MCP request a call answers, say). The call may run in a task other than its caller's,
 /// so a scope the caller entered around [`CallRunner::run`] would not reach it.
 pub trait CallScope: Send + Sync {
-    /// `call`, run inside this scope.
-    fn scope<'a>(&'a self, call: ScopedFuture<'a>) -> ScopedFuture<'a>;
+    /// `call`, run inside this scope. `permit` is the call's place under the global
+    /// limit, which code inside the scope may give back while it waits on something
+    /// outside ([`CallPermit::released`]).
+    fn scope<'a>(&'a self, call: ScopedFuture<'a>, permit: &CallPermit) -> ScopedFuture<'a>;
 }
 
 /// How [`CallRunner::run_with`] runs one call beyond its context and approver.
