@@ -284,7 +284,8 @@ impl Executor {
             },
             workspace: turn.workspace.clone().unwrap_or_default(),
         };
-        let approver = Approved(&turn.approved);
+        // A call a person approved runs without the rules being asked again; any other
+        // that needs approval waits, and the run pauses until a person decides.
         let planned = self
             .runner
             .plan(
@@ -292,7 +293,8 @@ impl Executor {
                 turn.offered.as_ref(),
                 activation,
                 make_activation,
-                &approver,
+                turn.approved.contains(&call.id),
+                &Pause,
                 None,
             )
             .await;
@@ -317,18 +319,14 @@ impl Executor {
     }
 }
 
-/// The agent's approver: a call a person approved (its id is in the turn's approved
-/// set) runs; any other waits, and the run pauses until a person decides.
-struct Approved<'a>(&'a HashSet<String>);
+/// The agent's approver: a call that needs approval and is not approved yet waits (the
+/// run pauses until a person decides, then runs again with the call approved).
+struct Pause;
 
 #[async_trait]
-impl Approver for Approved<'_> {
-    async fn approve(&self, call: &ToolCall, _tool: &dyn Tool) -> ApprovalDecision {
-        if self.0.contains(&call.id) {
-            ApprovalDecision::Approved
-        } else {
-            ApprovalDecision::Waiting
-        }
+impl Approver for Pause {
+    async fn approve(&self, _call: &ToolCall, _tool: &dyn Tool) -> ApprovalDecision {
+        ApprovalDecision::Waiting
     }
 }
 

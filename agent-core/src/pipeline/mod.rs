@@ -331,6 +331,7 @@ impl CallRunner {
                 None,
                 &mut activation,
                 || self.tools.activation_context(&ctx),
+                false,
                 approver,
                 Some(ctx.cancellation()),
             )
@@ -396,14 +397,16 @@ impl CallRunner {
     /// Steps 1–4 of a call: whether it runs (and which tool), or how it was answered
     /// without running. `offered` limits the callable tools to a list (the tools a model
     /// was offered); `activation` caches the context Deferred tools are asked in, made
-    /// by `make_activation` when first needed. Approval stops waiting when `cancel` is
-    /// cancelled.
+    /// by `make_activation` when first needed. A call `approved` already is not asked
+    /// about (nor the rules consulted); approval stops waiting when `cancel` is cancelled.
+    #[allow(clippy::too_many_arguments)] // one internal caller each; a struct adds nothing
     pub(crate) async fn plan(
         &self,
         call: &ToolCall,
         offered: Option<&HashSet<String>>,
         activation: &mut Option<ActivationContext>,
         make_activation: impl FnOnce() -> ActivationContext,
+        approved: bool,
         approver: &dyn Approver,
         cancel: Option<&tokio_util::sync::CancellationToken>,
     ) -> Plan {
@@ -436,7 +439,7 @@ impl CallRunner {
         }
         // Approval first: an external call is carried out by the application once it is
         // handed over, so one that needs a person's approval waits for it before that.
-        if self.approval_needed(call, tool.as_ref(), || policy.destructive) {
+        if !approved && self.approval_needed(call, tool.as_ref(), || policy.destructive) {
             let asked = approver.approve(call, tool.as_ref());
             let decision = match cancel {
                 None => asked.await,
