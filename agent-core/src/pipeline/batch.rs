@@ -85,7 +85,7 @@ impl Batch {
             }
             claimed
         };
-        let outcomes = watchdog::run(self.calls, start, timeouts, give_up).await;
+        let outcomes = watchdog::run(self.calls, start, timeouts, give_up, &turn.ticker).await;
         for (place, outcome) in self.places.iter().zip(outcomes) {
             let call = &turn.calls[place.index];
             let entry = turn.inflight.get(place.at);

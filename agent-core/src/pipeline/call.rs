@@ -21,6 +21,7 @@ use tokio::sync::SemaphorePermit;
 use tokio::time::Instant;
 use tracing::Instrument;
 
+use super::ticker::Ticker;
 use super::watchdog::CatchUnwind;
 use super::{CallPermit, CallScope, ToolPolicy};
 
@@ -45,6 +46,8 @@ pub(crate) struct RunningTurn {
     pub(crate) on_invalid_arguments: ErrorPolicy,
     /// What each call of the turn runs inside, if anything.
     pub(crate) scope: Option<Arc<dyn CallScope>>,
+    /// The runner's clock for watching batches.
+    pub(crate) ticker: Arc<Ticker>,
 }
 
 impl RunningTurn {

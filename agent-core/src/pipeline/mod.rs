@@ -28,6 +28,7 @@ mod batch;
 mod call;
 mod limits;
 mod permit;
+mod ticker;
 mod watchdog;
 
 pub(crate) use batch::Batch;
@@ -199,6 +200,8 @@ pub struct CallRunner {
     approval: Option<ApprovalFn>,
     /// One per tool, in the set's order.
     policies: Arc<[ToolPolicy]>,
+    /// Wakes the callers of running batches to watch them (`ticker.rs`).
+    ticker: Arc<ticker::Ticker>,
 }
 
 impl fmt::Debug for CallRunner {
@@ -251,6 +254,7 @@ impl CallRunner {
             config: Arc::new(config),
             approval: None,
             policies,
+            ticker: Arc::default(),
         }
     }
 
@@ -391,6 +395,7 @@ impl CallRunner {
             max_output_chars: self.config.max_output_chars,
             on_invalid_arguments: self.config.on_invalid_arguments,
             scope,
+            ticker: self.ticker.clone(),
         })
     }
 
