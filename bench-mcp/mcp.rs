@@ -5,7 +5,7 @@
 //!
 //! `cargo bench --manifest-path bench-mcp/Cargo.toml`
 
-use agent_core::{AgentResult, ToolContext, ToolSet, TypedTool, intern, tool, tools};
+use agent_core::{AgentResult, ToolContext, ToolSet, TypedTool, tool, tools};
 use agent_mcp::McpServer;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::handler::server::wrapper::Parameters;
@@ -56,14 +56,14 @@ impl RmcpServer {
 }
 
 /// One of many tools for the listing benchmark.
-struct Noop(&'static str);
+struct Noop(String);
 
 #[agent_core::async_trait]
 impl TypedTool for Noop {
     type Args = ();
     type Output = &'static str;
-    fn name(&self) -> &'static str {
-        self.0
+    fn name(&self) -> &str {
+        &self.0
     }
     fn description(&self) -> &'static str {
         "Does nothing."
@@ -131,7 +131,7 @@ fn listing(c: &mut Criterion) {
         .expect("runtime");
     let mut set = ToolSet::new();
     for i in 0..1_000 {
-        set.register_tool(Noop(intern(&format!("noop_{i}"))))
+        set.register_tool(Noop(format!("noop_{i}")))
             .expect("valid");
     }
     let client = runtime.block_on(client_of(McpServer::new(set)));

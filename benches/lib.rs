@@ -1,18 +1,18 @@
 //! Tools shared by the benchmarks.
 
-use agent_core::{AgentResult, ToolContext, ToolSet, TypedTool, intern};
+use agent_core::{AgentResult, ToolContext, ToolSet, TypedTool};
 use async_trait::async_trait;
 
 /// A no-op tool with a name chosen at run time, for sets of many tools.
-pub struct Noop(&'static str);
+pub struct Noop(String);
 
 #[async_trait]
 impl TypedTool for Noop {
     type Args = ();
     type Output = &'static str;
 
-    fn name(&self) -> &'static str {
-        self.0
+    fn name(&self) -> &str {
+        &self.0
     }
 
     fn description(&self) -> &'static str {
@@ -25,8 +25,8 @@ impl TypedTool for Noop {
 }
 
 /// The name of the `i`th tool of [`noop_set`].
-pub fn noop_name(i: usize) -> &'static str {
-    intern(&format!("noop_{i}"))
+pub fn noop_name(i: usize) -> String {
+    format!("noop_{i}")
 }
 
 /// A set of `n` no-op tools named `noop_0` .. `noop_{n-1}`.

@@ -19,11 +19,11 @@ fn lookup_and_call(c: &mut Criterion) {
         // The last-registered name: no advantage from insertion order.
         let name = noop_name(size - 1);
         group.bench_with_input(BenchmarkId::new("lookup", size), &size, |b, _| {
-            b.iter(|| black_box(set.get(black_box(name))).is_some())
+            b.iter(|| black_box(set.get(black_box(name.as_str()))).is_some())
         });
         group.bench_with_input(BenchmarkId::new("call", size), &size, |b, _| {
             b.to_async(&runtime)
-                .iter(|| async { set.call(black_box(name), &args, &ctx).await })
+                .iter(|| async { set.call(black_box(name.as_str()), &args, &ctx).await })
         });
     }
     group.finish();

@@ -24,7 +24,7 @@
 //! first, is `409 Conflict`; corrected arguments that do not fit the tool are `422`.
 
 use agent_core::{
-    Agent, AgentError, ApprovalRecord, Approver, PendingCall, RuleLlm, RunState, RunStatus,
+    Agent, AgentError, ApprovalRecord, PendingCall, Reviewer, RuleLlm, RunState, RunStatus,
     RunStore, StoreError, ToolError, tool, tools,
 };
 use agent_store::{PostgresStore, SqliteStore};
@@ -206,8 +206,8 @@ struct Decision {
 }
 
 impl Decision {
-    fn approver(&self) -> Approver {
-        let approver = Approver::new(self.who.clone());
+    fn approver(&self) -> Reviewer {
+        let approver = Reviewer::new(self.who.clone());
         match &self.reason {
             Some(reason) => approver.reason(reason.clone()),
             None => approver,

@@ -563,7 +563,7 @@ fn a_second_tool_with_a_taken_name_is_refused() {
 #[test]
 fn names_providers_reject_are_refused_at_registration() {
     for name in ["", "1abc", "has space", "dot.ted", &"x".repeat(65)] {
-        let tool = ExternalTool::new(agent_core::intern(name), "d", json!({"type": "object"}));
+        let tool = ExternalTool::new(name, "d", json!({"type": "object"}));
         let error = ToolSet::new().register_tool(tool).unwrap_err();
         assert!(
             matches!(error, AgentError::InvalidTool { .. }),
@@ -571,7 +571,7 @@ fn names_providers_reject_are_refused_at_registration() {
         );
     }
     for name in ["a", "_x", "fetch-ticket", "A_1-b", &"x".repeat(64)] {
-        let tool = ExternalTool::new(agent_core::intern(name), "d", json!({"type": "object"}));
+        let tool = ExternalTool::new(name, "d", json!({"type": "object"}));
         ToolSet::new().register_tool(tool).unwrap();
     }
 }
@@ -599,7 +599,7 @@ fn definitions_are_normalised_once_at_registration() {
 fn ten_thousand_tools_register_and_resolve_by_name() {
     let mut set = ToolSet::new();
     for i in 0..10_000 {
-        let name = agent_core::intern(&format!("tool_{i}"));
+        let name = format!("tool_{i}");
         set.register_tool(ExternalTool::new(
             name,
             "one of many",
@@ -617,6 +617,7 @@ fn ten_thousand_tools_register_and_resolve_by_name() {
 }
 
 #[test]
+#[allow(deprecated)] // still exported for code that used it
 fn intern_stores_each_string_once() {
     let a = agent_core::intern(&String::from("same"));
     let b = agent_core::intern(&String::from("same"));

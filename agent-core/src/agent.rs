@@ -30,11 +30,10 @@ use crate::context::ActivationContext;
 use crate::control::RunControl;
 use crate::error::{AgentError, AgentResult};
 use crate::events::{AgentEvent, EventSink, Sinks};
-use crate::executor::{
-    ApprovalFn, CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext, announce_settled,
-};
+use crate::executor::{CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext};
 use crate::llm::{LlmClient, LlmRequest, Message, ToolCall};
-use crate::run::{RunOutcome, RunState, RunStatus, Slot, TurnCall};
+use crate::pipeline::{ApprovalFn, announce_settled};
+use crate::run::{CallState, RunOutcome, RunState, RunStatus, TurnCall};
 use crate::seal::StateSeal;
 use crate::set::ToolSet;
 use crate::store::{CheckpointStep, Checkpointer};
@@ -391,7 +390,7 @@ impl Agent {
                 .into_iter()
                 .map(|call| TurnCall {
                     call,
-                    slot: Slot::Queued,
+                    slot: CallState::Queued,
                 })
                 .collect();
             self.checkpoint(state, CheckpointStep::ModelAnswered)
@@ -411,14 +410,14 @@ impl Agent {
         // Decisions that need no tool to run.
         for entry in &mut state.calls {
             let decided = match &mut entry.slot {
-                Slot::Rejected { reason } => RunState::rejection(&entry.call, reason),
-                Slot::Supplied { output } => self
+                CallState::Rejected { reason } => RunState::rejection(&entry.call, reason),
+                CallState::Supplied { output } => self
                     .executor
                     .complete_external(&entry.call, std::mem::take(output)),
                 _ => continue,
             };
             announce_settled(&decided.call, &decided.outcome, sinks);
-            entry.slot = Slot::Done {
+            entry.slot = CallState::Done {
                 result: Box::new(decided),
             };
         }
@@ -426,7 +425,7 @@ impl Agent {
             .calls
             .iter()
             .enumerate()
-            .filter(|(_, c)| matches!(c.slot, Slot::Queued | Slot::Approved))
+            .filter(|(_, c)| matches!(c.slot, CallState::Queued | CallState::Approved))
             .map(|(i, _)| i)
             .collect();
         if !indexes.is_empty() {
@@ -436,7 +435,7 @@ impl Agent {
                 .collect();
             let approved = indexes
                 .iter()
-                .filter(|&&i| state.calls[i].slot == Slot::Approved)
+                .filter(|&&i| state.calls[i].slot == CallState::Approved)
                 .map(|&i| state.calls[i].call.id.clone());
             let mut turn = TurnContext::new()
                 .with_session_id(state.session_id.clone())
@@ -471,10 +470,10 @@ impl Agent {
         if state
             .calls
             .iter()
-            .all(|c| matches!(c.slot, Slot::Done { .. }))
+            .all(|c| matches!(c.slot, CallState::Done { .. }))
         {
             for entry in std::mem::take(&mut state.calls) {
-                if let Slot::Done { result } = entry.slot {
+                if let CallState::Done { result } = entry.slot {
                     // Last in call order wins, whatever order the calls finished in.
                     if let Some(context) = result.context_update.clone() {
                         state.context = context;

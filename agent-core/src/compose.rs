@@ -15,13 +15,13 @@
 //! # demo().unwrap();
 //! ```
 
+use crate::Content;
 use crate::context::{ActivationContext, ToolContext};
 use crate::error::AgentResult;
 use crate::set::ToolSet;
 use crate::tool::{
     Approval, ErrorPolicy, Tool, ToolAnnotations, ToolConcurrency, ToolExposure, ToolMetadata,
 };
-use crate::{Content, intern};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -46,14 +46,19 @@ impl ToolSet {
 
     /// Only the tools for which `keep` is true.
     pub fn filtered(self, keep: impl Fn(&dyn Tool) -> bool) -> ToolSet {
-        let keep_names: Vec<&'static str> = self
+        let keep_names: Vec<String> = self
             .iter()
             .filter(|tool| keep(tool.as_ref()))
-            .map(|tool| tool.name())
+            .map(|tool| tool.name().to_owned())
             .collect();
-        self.compose(|name| keep_names.contains(&name).then(|| name.to_owned()))
-            // Names are kept as they were, so they are valid and distinct.
-            .unwrap_or_default()
+        self.compose(|name| {
+            keep_names
+                .iter()
+                .any(|kept| kept == name)
+                .then(|| name.to_owned())
+        })
+        // Names are kept as they were, so they are valid and distinct.
+        .unwrap_or_default()
     }
 
     /// A set of this set's tools, each under the name `name_of` gives it (`None` leaves
@@ -66,7 +71,7 @@ impl ToolSet {
                 continue;
             };
             composed.register_tool(Composed {
-                name: intern(&name),
+                name: name.into(),
                 tool: tool.clone(),
                 source: source.clone(),
             })?;
@@ -77,7 +82,7 @@ impl ToolSet {
 
 /// A tool of another set, maybe under another name; everything else is the tool's own.
 struct Composed {
-    name: &'static str,
+    name: Arc<str>,
     tool: Arc<dyn Tool>,
     /// The set the tool came from, for its state.
     source: Arc<ToolSet>,
@@ -85,11 +90,11 @@ struct Composed {
 
 #[async_trait]
 impl Tool for Composed {
-    fn name(&self) -> &'static str {
-        self.name
+    fn name(&self) -> &str {
+        &self.name
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         self.tool.description()
     }
 
@@ -108,7 +113,7 @@ impl Tool for Composed {
 
     fn metadata(&self) -> ToolMetadata {
         ToolMetadata {
-            name: self.name.to_owned(),
+            name: self.name.to_string(),
             ..self.tool.metadata()
         }
     }

@@ -1,16 +1,14 @@
 //! What a running tool can see: [`ToolContext`] for calls, [`ActivationContext`] for
 //! deciding whether a deferred tool is offered.
 
-use crate::calls::TurnCalls;
 use crate::error::ToolError;
-use crate::executor::NextTurn;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use tokio_util::sync::CancellationToken;
 
 /// Values of distinct types, looked up by type. Cloning is one reference-count bump.
@@ -75,6 +73,45 @@ pub trait CallReporter: Send + Sync {
     fn set_context(&self, call_id: &str, value: Value);
 }
 
+/// Parameters a tool sets for the next model request only (a different model, a
+/// temperature, a tool choice...): what they mean is up to the [`LlmClient`](crate::LlmClient)
+/// adapter, which reads them in [`LlmRequest::params`](crate::LlmRequest::params).
+/// Tools reach it with `ctx.state::<NextTurn>()`; when several calls set the same key,
+/// the last in call order wins.
+#[derive(Debug, Clone, Default)]
+pub struct NextTurn(Arc<Mutex<Map<String, Value>>>);
+
+impl NextTurn {
+    /// Sets `key` for the next model request.
+    pub fn set(&self, key: impl Into<String>, value: Value) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key.into(), value);
+    }
+
+    pub(crate) fn take(&self) -> Option<Map<String, Value>> {
+        let params = std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner));
+        (!params.is_empty()).then_some(params)
+    }
+}
+
+/// The calls of a running turn, as a context made for one of them reaches them: the
+/// runtime that runs the turn implements it (a context names no runtime type, so the
+/// tool model does not depend on the runtime). `at` is the call's position in the turn.
+pub(crate) trait TurnLink: Send + Sync {
+    /// The model's id of the call at `at`.
+    fn id(&self, at: usize) -> &str;
+    /// The call's cancellation token.
+    fn token(&self, at: usize) -> &CancellationToken;
+    /// The call's next-turn parameters.
+    fn next_turn(&self, at: usize) -> &NextTurn;
+    /// Publishes a progress value of the call, once its tool accepts it.
+    fn progress(&self, at: usize, value: Value) -> Result<(), ToolError>;
+    /// Records the application context the call set.
+    fn set_context(&self, at: usize, value: Value);
+}
+
 /// Whose call a context serves. A standalone context owns its token. A context the
 /// executor made for one call of a turn reaches that call's id, token and reports
 /// through the turn, so it allocates nothing of its own (and holds no token: cloning
@@ -94,7 +131,7 @@ impl Default for Origin {
 /// A call of a running turn: the turn's calls and this one's position among them.
 #[derive(Clone)]
 struct CallLink {
-    turn: Arc<TurnCalls>,
+    turn: Arc<dyn TurnLink>,
     at: usize,
     /// A token of this context's own, replacing the call's (one attempt of a retried
     /// call, say).
@@ -151,11 +188,11 @@ impl ToolContext {
     }
 
     /// The context of the call at `at` of `turn`, made from this one: its id, token
-    /// (the call's own, unless `own` is given) and reports are the call's; every other
-    /// field is shared with `self`.
+    /// (the call's own, unless `own` is given) and reports are the call's, unless `self`
+    /// has a reporter of its own; every other field is shared with `self`.
     pub(crate) fn for_call(
         &self,
-        turn: &Arc<TurnCalls>,
+        turn: &Arc<dyn TurnLink>,
         at: usize,
         own: Option<CancellationToken>,
     ) -> Self {
@@ -170,7 +207,7 @@ impl ToolContext {
             }),
             state: self.state.clone(),
             inherited_state: self.inherited_state.clone(),
-            reporter: None,
+            reporter: self.reporter.clone(),
             run_id: self.run_id.clone(),
         }
     }
@@ -244,7 +281,7 @@ impl ToolContext {
             Origin::Standalone(token) => token,
             Origin::Turn(call) => match &call.token {
                 Some(token) => token,
-                None => call.turn.get(call.at).token(),
+                None => call.turn.token(call.at),
             },
         }
     }
@@ -265,7 +302,7 @@ impl ToolContext {
                 if TypeId::of::<T>() != TypeId::of::<NextTurn>() {
                     return None;
                 }
-                let next_turn: &dyn Any = call.turn.get(call.at).next_turn();
+                let next_turn: &dyn Any = call.turn.next_turn(call.at);
                 next_turn.downcast_ref()
             })
             .or_else(|| self.inherited_state.get::<T>())

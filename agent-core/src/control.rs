@@ -1,7 +1,7 @@
 //! [`RunControl`]: cancelling a whole run, or one call of it, from outside.
 
-use crate::calls::TurnCalls;
 use crate::events::EventSink;
+use crate::inflight::InFlight;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio_util::sync::CancellationToken;
 
@@ -19,7 +19,7 @@ struct Inner {
     // whole (one lock per turn, not per call); a call that ends is marked in its entry.
     // Several entries can share an id only if the model sent a duplicate, and those
     // are never run.
-    turns: Mutex<Vec<Arc<TurnCalls>>>,
+    turns: Mutex<Vec<Arc<InFlight>>>,
     events: Option<EventSink>,
 }
 
@@ -90,7 +90,7 @@ impl RunControl {
     }
 
     /// Makes a turn's calls cancellable, until [`RunControl::unregister_turn`].
-    pub(crate) fn register_turn(&self, calls: Arc<TurnCalls>) {
+    pub(crate) fn register_turn(&self, calls: Arc<InFlight>) {
         let mut turns = self.turns();
         // Checked under the lock `cancel_run` takes after cancelling the run token, so
         // a turn registered while the run is cancelled cannot miss it.
@@ -101,14 +101,14 @@ impl RunControl {
     }
 
     /// The turn ended: none of its calls can be cancelled any more.
-    pub(crate) fn unregister_turn(&self, calls: &Arc<TurnCalls>) {
+    pub(crate) fn unregister_turn(&self, calls: &Arc<InFlight>) {
         let mut turns = self.turns();
         if let Some(at) = turns.iter().position(|turn| Arc::ptr_eq(turn, calls)) {
             turns.swap_remove(at);
         }
     }
 
-    fn turns(&self) -> std::sync::MutexGuard<'_, Vec<Arc<TurnCalls>>> {
+    fn turns(&self) -> std::sync::MutexGuard<'_, Vec<Arc<InFlight>>> {
         // The list holds no invariant a panic could break, so a poisoned lock is usable.
         self.inner
             .turns

@@ -1,8 +1,7 @@
 //! The run's event stream: what happens, as it happens, for logs and user interfaces.
 
-use crate::executor::ToolOutcome;
 use crate::llm::AssistantMessage;
-use crate::run::PendingCall;
+use crate::outcome::{PendingCall, ToolOutcome};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;

@@ -24,52 +24,71 @@
 //! # }
 //! ```
 //!
-//! A tool is anything implementing [`Tool`] (the trait, method for method, of the
-//! phi-agent "Custom Tools" chapter). [`TypedTool`] derives the schema and argument
-//! decoding from types; `#[tool]` derives everything from an `async fn`. A [`ToolSet`]
-//! holds tools by name and enforces their exposure. An [`Executor`] runs one model
-//! turn's calls with every policy (timeouts, approval, concurrency, error policy, output
-//! budget); an [`Agent`] loops model → tools → model over an [`LlmClient`], with a
-//! serializable [`RunState`] and an event stream.
+//! A tool is anything implementing [`Tool`]. [`TypedTool`] derives the schema and
+//! argument decoding from types; `#[tool]` derives everything from an `async fn`. A
+//! [`ToolSet`] holds tools by name and enforces their exposure. A [`CallRunner`] runs one
+//! call with every policy (exposure, approval, concurrency limits, timeouts, retries,
+//! output budget); an [`Executor`] runs one model turn's calls through it; an [`Agent`]
+//! loops model → tools → model over an [`LlmClient`], with a serializable [`RunState`]
+//! and an event stream. An MCP server runs its calls through the same [`CallRunner`].
+//!
+//! # Layers
+//!
+//! The modules form three layers; a module imports only from its own layer or below
+//! (a test checks it, and that no modules import each other in a cycle):
+//!
+//! | layer | modules |
+//! | --- | --- |
+//! | 3 agent loop | `agent`, `run` ([`RunState`]), [`testing`] |
+//! | 2 execution | `pipeline` ([`CallRunner`]), `executor`, `inflight`, `control`, `events` |
+//! | 1 model | `tool`, `typed`, `content`, `schema`, `args`, `context`, `set`, `config`, `dialect`, `llm` (messages, [`LlmClient`]), `outcome`, `error`, `extract`, `truncate`, `locate` |
+//!
+//! Where the model must reach up (a [`ToolContext`] reporting its call's progress to the
+//! running turn), it holds a trait object of its own layer that the layer above
+//! implements.
 
 #![forbid(unsafe_code)]
 
-mod agent;
-mod approval;
+// Layer 1, the model: what a tool is and what a call carries.
 mod args;
-mod calls;
 mod compose;
 mod config;
 mod content;
 mod context;
-mod control;
 mod dialect;
 mod error;
-mod events;
-mod executor;
 mod extract;
 mod llm;
 mod llm_error;
 mod locate;
+mod outcome;
 mod principal;
 mod registry;
 mod retry;
-mod run;
 mod schema;
-mod scripted;
-mod seal;
 mod set;
-mod store;
 mod tool;
 mod truncate;
 mod typed;
+// Layer 2, execution: running calls.
+mod control;
+mod events;
+mod executor;
+mod inflight;
+mod pipeline;
+// Layer 3, the agent loop.
+mod agent;
+mod review;
+mod run;
+mod seal;
+mod store;
+pub mod testing;
 
 pub use agent::{Agent, AgentBuilder, DEFAULT_MAX_TURNS};
-pub use approval::{ApprovalDecision, ApprovalRecord, Approver};
 pub use args::{MAX_ARGUMENT_DEPTH, decode_args};
 pub use config::{ParallelRule, ToolConfig};
 pub use content::Content;
-pub use context::{ActivationContext, CallReporter, Extensions, ToolContext};
+pub use context::{ActivationContext, CallReporter, Extensions, NextTurn, ToolContext};
 pub use control::RunControl;
 pub use dialect::{
     Dialect, DialectError, UnknownDialect, Violation, assert_dialects, assert_dialects_for, check,
@@ -77,27 +96,30 @@ pub use dialect::{
 };
 pub use error::{AgentError, AgentResult, ToolError, ToolErrorKind};
 pub use events::{AgentEvent, EventSink};
-pub use executor::{
-    AppContext, ApprovalFn, CallHookFn, Executor, HookDecision, NextTurn, ResponseHookFn,
-    ToolCallResult, ToolLimits, ToolOutcome, TurnContext, error_content,
-};
+pub use executor::{AppContext, CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext};
 pub use extract::{FromToolContext, Progress, State};
 pub use llm::{
     AssistantMessage, FinishReason, LlmClient, LlmEvent, LlmRequest, LlmStream, Message,
     ModelSettings, ToolCall, ToolChoice, ToolResultMessage, Usage, collect_stream,
 };
 pub use llm_error::LlmError;
+pub use outcome::{PendingCall, PendingKind, ToolCallResult, ToolOutcome, error_content};
+pub use pipeline::{
+    ApprovalDecision, ApprovalFn, ApproveAll, Approver, CallOptions, CallPermit, CallRunner,
+    CallScope, ScopedFuture, ToolLimits,
+};
 pub use principal::Principal;
 pub use registry::RegisteredTool;
 pub use retry::{RetryDecision, RetryPolicy};
-pub use run::{PendingCall, PendingKind, RunOutcome, RunState, RunStatus};
+pub use review::{ApprovalRecord, ReviewDecision, Reviewer};
+pub use run::{RunOutcome, RunState, RunStatus};
 pub use schema::{ArgsSchema, normalize_root};
-pub use scripted::{FnLlm, RecordedRequest, RuleLlm, ScriptedLlm};
 pub use seal::{MIN_STATE_KEY_LEN, STATE_FORMAT_VERSION};
 pub use set::{ToolDefinition, ToolSet, is_valid_tool_name};
 pub use store::{
     Checkpoint, CheckpointStep, Checkpointer, RunRecord, RunStore, StoreError, WaitingRun,
 };
+pub use testing::{FnLlm, RecordedRequest, RuleLlm, ScriptedLlm};
 pub use tool::{
     Approval, ErrorPolicy, ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
     ToolMetadata,
@@ -266,9 +288,16 @@ macro_rules! tools {
     };
 }
 
-/// Makes a tool name or description built at run time `'static`, as [`Tool`] requires.
-/// Each distinct string is stored once, so calling it again with an equal string does
-/// not grow memory.
+/// Makes a string `'static` by storing it for the life of the process (each distinct
+/// string once).
+///
+/// [`Tool::name`] and [`Tool::description`] return `&str` borrowed from the tool, so a
+/// tool whose name is made at run time owns it (a `String` or `Arc<str>` field) and
+/// needs none of this.
+#[deprecated(
+    since = "0.1.0",
+    note = "a tool can own its name: `Tool::name` returns `&str` borrowed from the tool"
+)]
 pub fn intern(text: &str) -> &'static str {
     use std::collections::HashSet;
     use std::sync::{Mutex, OnceLock};

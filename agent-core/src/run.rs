@@ -2,14 +2,14 @@
 //! serializes with serde, so a run paused for a person can be stored, and resumed later
 //! by any process holding an agent built the same way.
 
-use crate::approval::ApprovalRecord;
 use crate::content::Content;
 use crate::error::{AgentError, AgentResult, ToolError};
-use crate::executor::{Settled, ToolCallResult, ToolOutcome};
 use crate::llm::{Message, ToolCall};
+pub use crate::outcome::{PendingCall, PendingKind};
+use crate::outcome::{Settled, ToolCallResult, ToolOutcome};
+use crate::review::ApprovalRecord;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -28,28 +28,6 @@ pub enum RunStatus {
     TurnLimit,
     /// Cancelled through its [`RunControl`](crate::RunControl).
     Cancelled,
-}
-
-/// Why a call is pending.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PendingKind {
-    /// A person must approve or reject it.
-    ToolApproval,
-    /// The application must supply its output.
-    ExternalOutput,
-    /// An `on_tool_called` hook paused the call for a person; the application supplies
-    /// the output.
-    HumanInput,
-}
-
-/// A call the run is waiting on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PendingCall {
-    /// The call, as the model made it.
-    pub call: ToolCall,
-    /// What it waits for.
-    pub kind: PendingKind,
 }
 
 /// How [`Agent::run`](crate::Agent::run) returned.
@@ -76,7 +54,7 @@ pub enum RunOutcome {
 /// Where one call of the current turn stands.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
-pub(crate) enum Slot {
+pub(crate) enum CallState {
     /// Not run yet.
     Queued,
     /// Waiting for a person.
@@ -99,7 +77,7 @@ pub(crate) enum Slot {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct TurnCall {
     pub(crate) call: ToolCall,
-    pub(crate) slot: Slot,
+    pub(crate) slot: CallState,
 }
 
 /// A run: the conversation, the application context, and the calls of the turn in
@@ -145,11 +123,8 @@ pub struct RunState {
 impl RunState {
     /// A new run starting from `messages` (a system prompt, if any, then the user's).
     pub fn new(messages: Vec<Message>) -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let run_id = format!("run_{nanos:x}_{:x}", NEXT.fetch_add(1, Ordering::Relaxed));
+        // UUID v7: unique across processes, and ordered by when the run started.
+        let run_id = uuid::Uuid::now_v7().to_string();
         Self {
             session_id: run_id.clone(),
             run_id,
@@ -211,9 +186,9 @@ impl RunState {
             .iter()
             .filter_map(|c| {
                 let kind = match c.slot {
-                    Slot::AwaitingApproval => PendingKind::ToolApproval,
-                    Slot::AwaitingExternal => PendingKind::ExternalOutput,
-                    Slot::AwaitingInput => PendingKind::HumanInput,
+                    CallState::AwaitingApproval => PendingKind::ToolApproval,
+                    CallState::AwaitingExternal => PendingKind::ExternalOutput,
+                    CallState::AwaitingInput => PendingKind::HumanInput,
                     _ => return None,
                 };
                 Some(PendingCall {
@@ -229,7 +204,7 @@ impl RunState {
         self.calls
             .iter()
             .filter_map(|c| match &c.slot {
-                Slot::Done { result } => Some(result.as_ref()),
+                CallState::Done { result } => Some(result.as_ref()),
                 _ => None,
             })
             .collect()
@@ -250,14 +225,14 @@ impl RunState {
     /// that is not waiting for approval is an error, and changes nothing.
     pub fn approve(&mut self, call_id: &str) -> AgentResult<()> {
         let slot = self.awaiting(call_id, PendingKind::ToolApproval)?;
-        *slot = Slot::Approved;
+        *slot = CallState::Approved;
         Ok(())
     }
 
     /// Rejects the pending call `call_id`: it never runs, and the model reads `reason`.
     pub fn reject(&mut self, call_id: &str, reason: impl Into<String>) -> AgentResult<()> {
         let slot = self.awaiting(call_id, PendingKind::ToolApproval)?;
-        *slot = Slot::Rejected {
+        *slot = CallState::Rejected {
             reason: reason.into(),
         };
         Ok(())
@@ -268,11 +243,11 @@ impl RunState {
     /// output validator when the run resumes.
     pub fn supply_output(&mut self, call_id: &str, output: Vec<Content>) -> AgentResult<()> {
         let slot = self.awaiting(call_id, PendingKind::ExternalOutput)?;
-        *slot = Slot::Supplied { output };
+        *slot = CallState::Supplied { output };
         Ok(())
     }
 
-    fn awaiting(&mut self, call_id: &str, kind: PendingKind) -> AgentResult<&mut Slot> {
+    fn awaiting(&mut self, call_id: &str, kind: PendingKind) -> AgentResult<&mut CallState> {
         if self.status != RunStatus::WaitingForHuman {
             return Err(AgentError::InvalidState(format!(
                 "the run is not waiting for anyone (it is {:?}), so call `{call_id}` cannot be decided",
@@ -290,9 +265,9 @@ impl RunState {
             .find(|slot| {
                 matches!(
                     (&**slot, kind),
-                    (Slot::AwaitingApproval, PendingKind::ToolApproval)
+                    (CallState::AwaitingApproval, PendingKind::ToolApproval)
                         | (
-                            Slot::AwaitingExternal | Slot::AwaitingInput,
+                            CallState::AwaitingExternal | CallState::AwaitingInput,
                             PendingKind::ExternalOutput | PendingKind::HumanInput
                         )
                 )
@@ -309,10 +284,10 @@ impl RunState {
                 continue;
             };
             entry.slot = match result.outcome {
-                ToolOutcome::PendingApproval => Slot::AwaitingApproval,
-                ToolOutcome::PendingExternal => Slot::AwaitingExternal,
-                ToolOutcome::PendingInput => Slot::AwaitingInput,
-                _ => Slot::Done {
+                ToolOutcome::PendingApproval => CallState::AwaitingApproval,
+                ToolOutcome::PendingExternal => CallState::AwaitingExternal,
+                ToolOutcome::PendingInput => CallState::AwaitingInput,
+                _ => CallState::Done {
                     result: Box::new(result),
                 },
             };

@@ -6,12 +6,12 @@ use crate::context::{ActivationContext, Extensions, ToolContext};
 use crate::error::{AgentError, AgentResult, ToolError};
 use crate::schema::{normalize_root, root_problem};
 use crate::tool::{Tool, ToolAnnotations, ToolExposure};
+use rustc_hash::FxBuildHasher;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 /// What a model is told about a tool. Built once, when the tool is registered.
@@ -68,29 +68,6 @@ pub fn is_valid_tool_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
 }
 
-/// FxHash over tool names. The keys are fixed by the application, so a model's guesses
-/// can only miss, never crowd a bucket: SipHash's flooding defence buys nothing here.
-#[derive(Default)]
-struct NameHasher(u64);
-
-impl Hasher for NameHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(SEED);
-        }
-    }
-}
-
 struct Entry {
     tool: Arc<dyn Tool>,
     exposure: ToolExposure,
@@ -103,7 +80,9 @@ struct Entry {
 #[derive(Default)]
 pub struct ToolSet {
     entries: Vec<Entry>,
-    index: HashMap<&'static str, usize, BuildHasherDefault<NameHasher>>,
+    /// FxHash: the names are the application's, so a model's guesses can only miss,
+    /// never crowd a bucket, and SipHash's flooding defence buys nothing here.
+    index: HashMap<Arc<str>, usize, FxBuildHasher>,
     state: Extensions,
 }
 
@@ -132,7 +111,7 @@ impl ToolSet {
             return Err(AgentError::DuplicateTool(name.to_owned()));
         }
         let definition = Arc::new(ToolDefinition::of(tool.as_ref())?);
-        self.index.insert(name, self.entries.len());
+        self.index.insert(Arc::from(name), self.entries.len());
         self.entries.push(Entry {
             exposure: tool.exposure(),
             tool,
@@ -159,7 +138,8 @@ impl ToolSet {
         }
         self.state.merge_missing(other.state);
         for entry in other.entries {
-            self.index.insert(entry.tool.name(), self.entries.len());
+            self.index
+                .insert(Arc::from(entry.tool.name()), self.entries.len());
             self.entries.push(entry);
         }
         Ok(())
@@ -329,7 +309,7 @@ impl ToolSet {
     }
 
     /// The names of the tools every context is offered.
-    pub(crate) fn direct_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+    pub(crate) fn direct_names(&self) -> impl Iterator<Item = &str> + '_ {
         self.entries
             .iter()
             .filter(|e| e.exposure == ToolExposure::Direct)

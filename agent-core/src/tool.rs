@@ -6,6 +6,7 @@ use crate::error::{AgentResult, ToolError};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// Whether the model sees a tool.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -14,7 +15,14 @@ pub enum ToolExposure {
     /// Always offered to the model.
     #[default]
     Direct,
-    /// Offered, and callable, only while [`Tool::should_activate`] says so.
+    /// Offered, and callable, only while [`Tool::should_activate`] (`activate_when` in
+    /// `#[tool]`) says so for the session and workspace asking; a call made while it
+    /// says no is refused at dispatch as an unknown tool, whatever name the model
+    /// guesses.
+    ///
+    /// Not what some frameworks call "deferred tools" (a tool listed by name only, its
+    /// schema loaded lazily once a tool-search step picks it): here the question is
+    /// whether the tool is offered at all, and the runtime enforces the answer.
     Deferred,
     /// Never offered and never callable by the model; the application may still call it
     /// directly.
@@ -145,11 +153,12 @@ pub struct ToolConcurrency {
 /// `async fn`, or through [`TypedTool`](crate::TypedTool), which derive all of this.
 #[async_trait]
 pub trait Tool: Send + Sync {
-    /// Unique identifier the model uses to call this tool.
-    fn name(&self) -> &'static str;
+    /// Unique identifier the model uses to call this tool. An implementation may return
+    /// a `&'static str` literal, or a name it owns (one read at run time).
+    fn name(&self) -> &str;
 
     /// What the tool does, written for the model.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
 
     /// JSON Schema of the arguments; its root is `{"type": "object", ...}`.
     fn schema(&self) -> Value;
@@ -224,18 +233,17 @@ pub trait Tool: Send + Sync {
 /// pauses at each call until the output is supplied for its call id.
 #[derive(Debug, Clone)]
 pub struct ExternalTool {
-    name: &'static str,
-    description: &'static str,
+    name: Arc<str>,
+    description: Arc<str>,
     schema: Value,
 }
 
 impl ExternalTool {
-    /// An external tool. Names and descriptions are usually literals; dynamic ones can
-    /// be made `'static` with [`intern`](crate::intern).
-    pub fn new(name: &'static str, description: &'static str, schema: Value) -> Self {
+    /// An external tool: literals, or names and descriptions made at run time.
+    pub fn new(name: impl Into<Arc<str>>, description: impl Into<Arc<str>>, schema: Value) -> Self {
         Self {
-            name,
-            description,
+            name: name.into(),
+            description: description.into(),
             schema,
         }
     }
@@ -243,12 +251,12 @@ impl ExternalTool {
 
 #[async_trait]
 impl Tool for ExternalTool {
-    fn name(&self) -> &'static str {
-        self.name
+    fn name(&self) -> &str {
+        &self.name
     }
 
-    fn description(&self) -> &'static str {
-        self.description
+    fn description(&self) -> &str {
+        &self.description
     }
 
     fn schema(&self) -> Value {

@@ -33,10 +33,10 @@ pub trait TypedTool: Send + Sync {
     type Output: Serialize + Send + 'static;
 
     /// Unique identifier the model uses to call this tool.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
 
     /// What the tool does, written for the model.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
 
     /// Runs the tool on decoded arguments.
     async fn call_typed(&self, args: Self::Args, ctx: &ToolContext) -> AgentResult<Self::Output>;
@@ -115,11 +115,11 @@ pub trait TypedTool: Send + Sync {
 
 #[async_trait]
 impl<T: TypedTool> Tool for T {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         TypedTool::name(self)
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         TypedTool::description(self)
     }
 

@@ -2,7 +2,9 @@
 //! through elicitation, and runs only if they accept.
 
 use crate::peer::McpPeer;
-use agent_core::{Tool, ToolError, truncate_text};
+use agent_core::{
+    ApprovalDecision, Approver, Tool, ToolCall, ToolError, async_trait, truncate_text,
+};
 use serde_json::{Value, json};
 
 /// What an [`McpServer`](crate::McpServer) does with a call that needs a person's
@@ -26,13 +28,23 @@ pub enum ServerApproval {
 /// The most of a call's arguments the approval request shows, in characters.
 const SHOWN_ARGUMENTS: usize = 2_000;
 
+/// The server's [`Approver`] under [`ServerApproval::Elicit`]: asks the client that
+/// made the call.
+pub(crate) struct ElicitApproval(pub(crate) McpPeer);
+
+#[async_trait]
+impl Approver for ElicitApproval {
+    async fn approve(&self, call: &ToolCall, tool: &dyn Tool) -> ApprovalDecision {
+        match ask(&self.0, tool, &call.arguments).await {
+            Ok(()) => ApprovalDecision::Approved,
+            Err(error) => ApprovalDecision::Denied(error),
+        }
+    }
+}
+
 /// Asks the client's user whether `tool` may run with `arguments`. `Ok` only when they
 /// accepted; every other answer, or none, is a `Denied` error saying the call did not run.
-pub(crate) async fn ask(
-    peer: &McpPeer,
-    tool: &dyn Tool,
-    arguments: &Value,
-) -> Result<(), ToolError> {
+async fn ask(peer: &McpPeer, tool: &dyn Tool, arguments: &Value) -> Result<(), ToolError> {
     let name = tool.name();
     if !peer.client_supports("elicitation") {
         return Err(ToolError::denied(format!(

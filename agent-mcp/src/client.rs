@@ -4,7 +4,7 @@ use crate::convert::{annotations_from_mcp, result_from_mcp};
 use crate::http_client::{Elicit, HttpClientOptions};
 use agent_core::{
     AgentError, AgentResult, Content, Tool, ToolAnnotations, ToolContext, ToolError, ToolErrorKind,
-    ToolMetadata, ToolSet, async_trait, intern,
+    ToolMetadata, ToolSet, async_trait,
 };
 use rmcp::ClientHandler;
 use rmcp::ServiceExt;
@@ -300,8 +300,8 @@ impl Drop for CancelUnanswered {
 struct RemoteTool {
     /// Shared with the client: the session lives while any of its tools does.
     service: Arc<RunningService<RoleClient, ClientState>>,
-    name: &'static str,
-    description: &'static str,
+    name: Arc<str>,
+    description: Arc<str>,
     schema: Value,
     output_schema: Option<Value>,
     annotations: ToolAnnotations,
@@ -318,9 +318,8 @@ impl RemoteTool {
     ) -> Self {
         Self {
             service,
-            // `Tool` wants `'static` names; `intern` stores each distinct name once.
-            name: intern(&tool.name),
-            description: intern(tool.description.as_deref().unwrap_or_default()),
+            name: Arc::from(tool.name.as_ref()),
+            description: Arc::from(tool.description.as_deref().unwrap_or_default()),
             schema: Value::Object((*tool.input_schema).clone()),
             output_schema: tool
                 .output_schema
@@ -335,12 +334,12 @@ impl RemoteTool {
 
 #[async_trait]
 impl Tool for RemoteTool {
-    fn name(&self) -> &'static str {
-        self.name
+    fn name(&self) -> &str {
+        &self.name
     }
 
-    fn description(&self) -> &'static str {
-        self.description
+    fn description(&self) -> &str {
+        &self.description
     }
 
     fn schema(&self) -> Value {
@@ -360,7 +359,7 @@ impl Tool for RemoteTool {
             origin: self.origin.clone(),
             version: self.version.clone(),
             requirements: vec!["mcp".to_owned()],
-            ..ToolMetadata::custom(self.name, self.description)
+            ..ToolMetadata::custom(&self.name, &self.description)
         }
     }
 
@@ -370,13 +369,14 @@ impl Tool for RemoteTool {
                 ToolError::invalid_arguments("Invalid arguments: expected a JSON object").into(),
             );
         };
-        let params = CallToolRequestParams::new(self.name).with_arguments(arguments.clone());
+        let params =
+            CallToolRequestParams::new(self.name.to_string()).with_arguments(arguments.clone());
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let peer = self.service.peer();
         let handle = peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| service_error(self.name, e))?;
+            .map_err(|e| service_error(&self.name, e))?;
         let mut unanswered = CancelUnanswered {
             peer: peer.clone(),
             waiting: Some(handle.id.clone()),
@@ -398,7 +398,7 @@ impl Tool for RemoteTool {
                 if let Some(notice) = unanswered.notice() {
                     let _ = peer.notify_cancelled(notice).await;
                 }
-                return Err(ToolError::cancelled(self.name).into());
+                return Err(ToolError::cancelled(&self.name).into());
             }
         };
         unanswered.waiting = None;
@@ -407,7 +407,7 @@ impl Tool for RemoteTool {
             Ok(_) => Err(ServiceError::UnexpectedResponse),
             Err(error) => Err(error),
         };
-        let result = result.map_err(|e| service_error(self.name, e))?;
+        let result = result.map_err(|e| service_error(&self.name, e))?;
         Ok(result_from_mcp(result)?)
     }
 }

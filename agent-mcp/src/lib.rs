@@ -30,14 +30,17 @@
 //!
 //! What clients see: `tools/list` offers Direct tools and active Deferred tools (never
 //! Hidden ones) with their input schema (JSON Schema 2020-12), output schema and effect
-//! hints; `tools/call` validates arguments as the tool does, runs it in a task of its own
-//! under its timeout (which holds even when the tool blocks its thread), turns its
-//! progress into `notifications/progress`, and stops it on `notifications/cancelled`. A
-//! tool error, invalid arguments or a timeout is a result with `isError: true`; an
-//! unknown tool is a JSON-RPC error. The tool's concurrency limits (`max_in_flight`,
-//! exclusion groups), its output validator, and the configured limit on calls in flight,
-//! retries and output budget apply as in the executor, and each call has the executor's
-//! `tool_call` tracing span. A call that needs a person's approval (by the
+//! hints; `tools/call` runs the call through agent-core's call pipeline
+//! ([`CallRunner`](agent_core::CallRunner)), the one an agent's calls take: arguments are
+//! validated as the tool does, the tool runs under its timeout (which holds even when it
+//! blocks its thread), its progress becomes `notifications/progress`, and
+//! `notifications/cancelled` stops it. A tool error, invalid arguments or a timeout is a
+//! result with `isError: true`; an unknown tool is a JSON-RPC error. The tool's
+//! concurrency limits (`max_in_flight`, exclusion groups), its output validator, and the
+//! configured limit on calls in flight, retries and output budget apply as in the
+//! executor, and each call has the `tool_call` tracing span. A call waiting for its
+//! client (a request through [`McpPeer`]) gives back its place under the limit on calls
+//! in flight meanwhile. A call that needs a person's approval (by the
 //! executor's rule) asks the client's user through MCP elicitation and runs only if they
 //! accept; a client that cannot ask gets an error result and nothing runs
 //! ([`ServerApproval`] has the alternative, for hosts that confirm every call themselves).
@@ -76,7 +79,6 @@ mod http_client;
 mod limits;
 mod peer;
 mod server;
-mod stall;
 mod tls;
 mod transport;
 

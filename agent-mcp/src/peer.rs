@@ -1,6 +1,6 @@
 //! [`McpPeer`]: what a tool served over MCP can do with the client that called it.
 
-use agent_core::ToolError;
+use agent_core::{CallPermit, ToolError};
 use rmcp::model::{ClientResult, GetExtensions, RequestId, ServerRequest};
 use rmcp::service::{OriginatingRequestId, Peer, RoleServer};
 use serde_json::{Value, json};
@@ -19,13 +19,21 @@ pub struct McpPeer {
     min_level: Arc<Mutex<LogLevel>>,
 }
 
+/// The call a tool's code runs for: the request it answers, and its place under the
+/// server's limit on calls in flight.
+#[derive(Clone)]
+pub(crate) struct CallOrigin {
+    pub(crate) request: RequestId,
+    pub(crate) permit: CallPermit,
+}
+
 tokio::task_local! {
-    /// The request whose tool runs in this task. A request the tool makes of its client
+    /// The call whose tool runs in this task. A request the tool makes of its client
     /// belongs to that call (SEP-2260): over Streamable HTTP it then goes on the call's
     /// own response stream, which the client reads, rather than on the standalone stream,
     /// which a client need not open. rmcp marks this itself inside a request's handler,
-    /// but its mark does not cross the `tokio::spawn` that runs the tool.
-    pub(crate) static CALL_ORIGIN: RequestId;
+    /// but its mark does not cross into the task that runs the tool.
+    pub(crate) static CALL_ORIGIN: CallOrigin;
 }
 
 /// The syslog severities MCP's logging uses, least severe first.
@@ -114,18 +122,27 @@ impl McpPeer {
     ///
     /// Made from the tool's own task, the request belongs to its call and travels with
     /// the call's response; from a task the tool spawned, it goes on the session's
-    /// standalone stream.
+    /// standalone stream. While the client answers (a person deciding, the client's
+    /// model sampling), the call gives back its place under the server's limit on calls
+    /// in flight, so calls waiting on their clients never starve calls that could run;
+    /// it takes a place again before it goes on.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ToolError> {
         let mut request: ServerRequest =
             serde_json::from_value(json!({"method": method, "params": params})).map_err(|e| {
                 ToolError::invalid_arguments(format!("not a valid `{method}` request: {e}"))
             })?;
-        if let Ok(origin) = CALL_ORIGIN.try_with(Clone::clone) {
+        let origin = CALL_ORIGIN.try_with(Clone::clone).ok();
+        if let Some(origin) = &origin {
             request
                 .extensions_mut()
-                .insert(OriginatingRequestId(origin));
+                .insert(OriginatingRequestId(origin.request.clone()));
         }
-        let result: ClientResult = self.peer.send_request(request).await.map_err(|e| {
+        let sent = self.peer.send_request(request);
+        let answered = match &origin {
+            Some(origin) => origin.permit.released(sent).await,
+            None => sent.await,
+        };
+        let result: ClientResult = answered.map_err(|e| {
             ToolError::execution(format!("the MCP client did not answer `{method}`: {e}"))
         })?;
         serde_json::to_value(result)

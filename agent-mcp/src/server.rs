@@ -1,37 +1,30 @@
 //! [`McpServer`]: any [`ToolSet`] served to MCP clients.
 
-use crate::approval::{self, ServerApproval};
+use crate::approval::{ElicitApproval, ServerApproval};
 use crate::convert::{error_result, success_result, tool_to_mcp};
-use crate::peer::{CALL_ORIGIN, LogLevel, McpPeer};
-use crate::stall::StallWatch;
+use crate::peer::{CALL_ORIGIN, CallOrigin, LogLevel, McpPeer};
 use agent_core::{
-    CallReporter, Extensions, ToolConfig, ToolContext, ToolError, ToolExposure, ToolLimits,
-    ToolSet, truncate_error, truncate_output,
+    ApproveAll, Approver, CallOptions, CallPermit, CallReporter, CallRunner, CallScope, Extensions,
+    ScopedFuture, ToolCall, ToolConfig, ToolContext, ToolError, ToolErrorKind, ToolExposure,
+    ToolOutcome, ToolSet,
 };
 use futures::FutureExt;
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, NumberOrString,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
-    ServerConfig,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, RequestId,
+    ServerCapabilities, ServerConfig,
 };
-use tracing::Instrument;
 // rmcp marks MCP logging deprecated (SEP-2577, protocol 2026-07-28); the 2025 protocol
 // versions clients speak today still use it, and the conformance suite tests it.
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::Value;
-use std::borrow::Cow;
-use std::collections::HashMap;
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
-use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
-use tokio::time::Instant;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::AbortOnDropHandle;
 
 /// How an [`McpServer`] presents itself and runs calls.
 #[derive(Debug, Clone)]
@@ -87,19 +80,14 @@ struct Listed {
     index: usize,
 }
 
-struct Shared {
-    tools: ToolSet,
-    /// Tools' own concurrency rules, as the executor applies them: per-tool limits
-    /// and exclusion groups, by tool name.
-    limits: HashMap<&'static str, ToolLimits>,
+/// What every session of a server shares.
+struct ServerState {
+    /// The call pipeline: every call of every session runs through it, under one global
+    /// limit on calls in flight (`tool_config.max_concurrency`).
+    runner: CallRunner,
     /// Every tool a client may ever see (Direct and Deferred), converted once.
     listing: Vec<Listed>,
     options: ServerOptions,
-    /// Answers calls whose tool blocks its thread (`stall.rs`).
-    stalls: Arc<StallWatch>,
-    /// The server's own limit on calls in flight (`tool_config.max_concurrency`), across
-    /// every session.
-    global: Arc<Semaphore>,
 }
 
 /// An MCP server over a [`ToolSet`]: `tools/list` offers every Direct tool and every
@@ -108,14 +96,17 @@ struct Shared {
 /// [`serve_http`](crate::serve_http), or any rmcp transport (it is an rmcp
 /// `ServerHandler`).
 ///
-/// A call whose tool blocks its thread past its timeout is answered as timed out on time
-/// when the runtime has a second thread to answer from; on a current-thread runtime, when
-/// the tool returns control.
+/// Each call runs through the core's call pipeline ([`CallRunner`]), as an agent's calls
+/// do: exposure, arguments, approval (asked through MCP elicitation), permits, timeout,
+/// retries, output validation and budget, and the `tool_call` span. A call whose tool
+/// blocks its thread past its timeout is answered as timed out on time when the runtime
+/// has a second thread to answer from; on a current-thread runtime, when the tool
+/// returns control.
 ///
 /// Cloning is cheap and shares the tools; each clone has its own logging level, so give
 /// each client session its own clone.
 pub struct McpServer {
-    shared: Arc<Shared>,
+    shared: Arc<ServerState>,
     log_level: Arc<Mutex<LogLevel>>,
     /// The state every call of this connection gets (its `McpPeer`), made at the first
     /// call: rmcp serves one connection per handler value.
@@ -158,24 +149,11 @@ impl McpServer {
                 })
             })
             .collect();
-        let limits = tools
-            .iter()
-            .zip(ToolLimits::of_each(&tools))
-            .filter(|(_, limits)| !limits.is_empty())
-            .map(|(tool, limits)| (tool.name(), limits))
-            .collect();
+        let runner = CallRunner::new(Arc::new(tools), options.tool_config.clone());
         Self {
-            shared: Arc::new(Shared {
-                tools,
-                limits,
+            shared: Arc::new(ServerState {
+                runner,
                 listing,
-                stalls: Arc::default(),
-                global: Arc::new(Semaphore::new(
-                    options
-                        .tool_config
-                        .max_concurrency
-                        .clamp(1, Semaphore::MAX_PERMITS),
-                )),
                 options,
             }),
             log_level: Arc::default(),
@@ -185,7 +163,7 @@ impl McpServer {
 
     /// The tools served.
     pub fn tools(&self) -> &ToolSet {
-        &self.shared.tools
+        self.shared.runner.tools()
     }
 
     /// A clone for a new client session: same tools, fresh session state.
@@ -207,262 +185,108 @@ impl McpServer {
             .clone()
     }
 
+    /// A `tools/call` request, run through the call pipeline.
     async fn run_call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResult, McpError> {
-        let tools = &self.shared.tools;
-        // The executor's span, with the same fields: a call is traced alike however it runs.
-        let span = tracing::info_span!(
-            "tool_call",
-            tool = %request.name,
-            call_id = %context.id,
-            outcome = tracing::field::Empty,
-            duration_ms = tracing::field::Empty,
-        );
-        let base =
-            ToolContext::new(session_id(&context)).with_call_id(request_id_text(&context.id));
         // A tool the caller lacks the scopes for does not exist for them.
         if !crate::auth::may_use(&context, &request.name) {
+            let tools = self.shared.runner.tools();
             return Err(crate::auth::unknown_tool(tools, &request.name, &context));
         }
-        let tool = match tools.resolve_in(&request.name, &base).await {
-            Ok(tool) => tool.clone(),
-            // MCP: an unknown tool is a protocol error (-32602), not a tool result.
-            Err(error) => {
-                record_end(&span, Some(&error), Duration::ZERO);
-                return Err(McpError::invalid_params(error.message().to_owned(), None));
-            }
-        };
-        let args = Value::Object(request.arguments.unwrap_or_default());
-        let options = &self.shared.options;
-        if options.approval == ServerApproval::Elicit
-            && options.tool_config.needs_approval(tool.as_ref(), &args)
-        {
-            let peer = McpPeer::new(context.peer.clone(), self.log_level.clone());
-            // Waiting for a person is not the tool's time: its timeout starts after.
-            // Boxed, as few calls take this path: inline, asking would triple the size of
-            // every call's future.
-            let approved = tokio::select! {
-                approved = Box::pin(approval::ask(&peer, tool.as_ref(), &args)) => approved,
-                () = context.ct.cancelled() => Err(ToolError::cancelled(tool.name())),
-            };
-            if let Err(error) = approved {
-                record_end(&span, Some(&error), Duration::ZERO);
-                return Ok(error_result(&error));
-            }
-        }
-
+        let call = ToolCall::new(
+            request_id_text(&context.id),
+            request.name,
+            Value::Object(request.arguments.unwrap_or_default()),
+        );
         // rmcp cancels `context.ct` on `notifications/cancelled`. It is this request's
         // alone (a child of the token rmcp keeps), so the call uses it as its own token and
         // a timeout may cancel it.
-        let token = context.ct.clone();
-        let mut ctx = base
-            .with_cancellation(token.clone())
+        let mut ctx = ToolContext::new(session_id(&context))
+            .with_cancellation(context.ct.clone())
             .with_extensions(self.connection_state(&context));
         if let Some(principal) = crate::auth::principal(&context) {
             ctx = ctx.with_state(principal);
         }
-        let reporter = context.meta.get_progress_token().map(|progress_token| {
-            let reporter = Arc::new(ProgressReporter {
-                tool: tool.clone(),
-                last: Mutex::new(None),
-                peer: context.peer.clone(),
-                token: progress_token,
-                runtime: tokio::runtime::Handle::current(),
-                forwarding: OnceLock::new(),
-            });
-            ctx = ctx.clone().with_reporter(reporter.clone());
-            reporter
-        });
-        // The set's own state, if it has any, joins the context (no copy otherwise).
-        let with_set_state = match tools.context_for(&ctx) {
-            Cow::Owned(ctx) => Some(ctx),
-            Cow::Borrowed(_) => None,
+        let tools = self.shared.runner.tools();
+        let reporter = match (context.meta.get_progress_token(), tools.get(&call.name)) {
+            (Some(progress_token), Some(tool)) => {
+                let reporter = Arc::new(ProgressReporter {
+                    tool: tool.clone(),
+                    last: Mutex::new(None),
+                    peer: context.peer.clone(),
+                    token: progress_token,
+                    runtime: tokio::runtime::Handle::current(),
+                    forwarding: OnceLock::new(),
+                });
+                ctx = ctx.with_reporter(reporter.clone());
+                Some(reporter)
+            }
+            _ => None,
         };
-        let ctx = with_set_state.unwrap_or(ctx);
-
-        let config = &self.shared.options.tool_config;
-        let timeout_ms = tool.timeout_ms().unwrap_or(config.default_tool_timeout_ms);
-        let name = tool.name();
-        let retries = config.retries_for(tool.as_ref());
-        // Wait for the call's permits (the tool's group, its own limit, then the server's
-        // limit: the executor's order, so waits never form a cycle); a cancelled request
-        // stops waiting.
-        let global = &self.shared.global;
-        let limits = self.shared.limits.get(name);
-        // The common case: no limits of the tool's own, and the server has room. A tool
-        // with limits takes the server's permit last, after its own: holding it while
-        // waiting for those could wait on itself, or on calls waiting for it.
-        let fast = match limits {
-            None => global.clone().try_acquire_owned().ok(),
-            Some(_) => None,
+        let elicit;
+        let approver: &dyn Approver = match self.shared.options.approval {
+            ServerApproval::Elicit => {
+                elicit = ElicitApproval(McpPeer::new(context.peer.clone(), self.log_level.clone()));
+                &elicit
+            }
+            ServerApproval::TrustClient => &ApproveAll,
         };
-        let _permits = match fast {
-            Some(permit) => (Some(permit), Vec::new()),
-            None => tokio::select! {
-                permits = acquire(limits, global) => (None, permits),
-                () = context.ct.cancelled() => (None, Vec::new()),
-            },
-        };
-        // A request cancelled before its tool started (while it waited for its permits, or
-        // for a person) does not start it.
-        if context.ct.is_cancelled() {
-            let error = ToolError::cancelled(name);
-            record_end(&span, Some(&error), Duration::ZERO);
-            return Ok(error_result(&error));
-        }
-        // The tool runs in a task of its own, under its timeout and the request's token; the
-        // call is polled first, so a tool that watches its token sees a cancellation and
-        // ends cleanly instead of being dropped mid-step. A panic is the call's error.
-        let timeout = Duration::from_millis(timeout_ms);
-        let started = Instant::now();
-        let (runner, cancelled) = (tool.clone(), context.ct.clone());
-        // Aborted when its handle drops: nothing a call started outlives its request.
-        let mut call = AbortOnDropHandle::new(tokio::spawn(
-            CALL_ORIGIN.scope(
-                context.id.clone(),
-                async move {
-                    let mut retries_left = retries;
-                    let mut deadline = started + timeout;
-                    loop {
-                        // An attempt that may be retried has a token of its own, so that its
-                        // timeout stops its own work and not the next attempt's.
-                        let attempt = (retries_left > 0).then(|| cancelled.child_token());
-                        let attempt_ctx = match &attempt {
-                            Some(token) => Cow::Owned(ctx.clone().with_cancellation(token.clone())),
-                            None => Cow::Borrowed(&ctx),
-                        };
-                        let mut outcome =
-                            run_attempt(&runner, &args, &attempt_ctx, deadline, timeout_ms).await;
-                        // A result this late comes from a tool that kept its thread past the
-                        // deadline where nothing could answer for it meanwhile (a
-                        // current-thread runtime): it is the timeout a second thread would
-                        // have answered, as the executor answers it.
-                        if outcome.is_ok() && Instant::now() > deadline + STALL_GRACE {
-                            outcome = Err(ToolError::timeout(runner.name(), timeout_ms));
-                        }
-                        if let Some(token) = attempt {
-                            token.cancel();
-                        }
-                        match &outcome {
-                            Err(error)
-                                if retries_left > 0
-                                    && !cancelled.is_cancelled()
-                                    && error.kind().is_retryable() =>
-                            {
-                                retries_left -= 1;
-                                deadline = Instant::now() + timeout;
-                            }
-                            _ => break outcome,
-                        }
-                    }
-                }
-                .instrument(span.clone()),
-            ),
-        ));
-        // Every attempt has the full timeout; a sum too far off to reach is no limit.
-        let deadline = timeout
-            .checked_mul(retries.saturating_add(1))
-            .and_then(|all| started.checked_add(all))
-            .unwrap_or_else(|| started + FAR_FUTURE);
-        // What this request waits for: the task, unless the tool blocks its thread (no
-        // timer of the task's can fire then): its timeout is then answered from here, a
-        // moment after the task would have, and the task is dropped once the blocking poll
-        // returns. (A cancelled request needs no answer, so it waits no more than that.)
-        let outcome = match self
+        // The tool runs in the pipeline's own task; a request it makes of its client
+        // belongs to this call (see `CALL_ORIGIN`).
+        let options = CallOptions::new().with_scope(Arc::new(RequestScope(context.id.clone())));
+        let result = self
             .shared
-            .stalls
-            .wait(
-                &mut call,
-                deadline.checked_add(STALL_GRACE).unwrap_or(deadline),
-            )
-            .await
-        {
-            Some(joined) => joined.unwrap_or_else(|_aborted| Err(ToolError::cancelled(name))),
-            None => Err(ToolError::timeout(name, timeout_ms)),
-        };
-        let budget = self.shared.options.tool_config.max_output_chars;
-        let outcome = outcome
-            .and_then(|content| {
-                tool.validate_output(&content).map_err(|reason| {
-                    ToolError::execution(format!("Invalid tool output: {reason}"))
-                })?;
-                Ok(match budget {
-                    Some(budget) => truncate_output(content, budget),
-                    None => content,
-                })
-            })
-            // A failure's message is what the client reads of it: held to the same budget.
-            .map_err(|error| match budget {
-                Some(budget) => truncate_error(error, budget),
-                None => error,
-            });
-        drop(call);
+            .runner
+            .run_with(call, ctx, approver, options)
+            .await;
         // Whatever ended the call, the tool's own work is told to stop.
-        token.cancel();
+        context.ct.cancel();
         // Progress goes out before the result: clients stop listening for a request's
         // progress once its response arrives.
         if let Some(reporter) = reporter {
             reporter.finish().await;
         }
-        record_end(&span, outcome.as_ref().err(), started.elapsed());
-        Ok(match outcome {
-            Ok(content) => success_result(content),
-            Err(error) => error_result(&error),
-        })
+        match result.outcome {
+            ToolOutcome::Ok(content) => Ok(success_result(content)),
+            // MCP: an unknown tool is a protocol error (-32602), not a tool result.
+            ToolOutcome::Err(error) if error.kind() == ToolErrorKind::UnknownTool => {
+                Err(McpError::invalid_params(error.message().to_owned(), None))
+            }
+            ToolOutcome::Err(error) => Ok(error_result(&error)),
+            // Nothing answers an external tool's call (or a paused one) over MCP.
+            ToolOutcome::PendingApproval
+            | ToolOutcome::PendingExternal
+            | ToolOutcome::PendingInput => Ok(error_result(&ToolError::execution(format!(
+                "tool `{}` is external: its output must be supplied by the application, \
+                 which an MCP server cannot wait for",
+                result.call.name
+            )))),
+        }
     }
 }
 
-/// Records how a call ended (`ok`, or its error's kind) on its span, as the executor
-/// records its calls'.
-fn record_end(span: &tracing::Span, error: Option<&ToolError>, duration: Duration) {
-    if span.is_disabled() {
-        return;
-    }
-    let outcome = error.map_or("ok", |error| error.kind().as_str());
-    let duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
-    span.record("outcome", outcome);
-    span.record("duration_ms", duration_ms);
-    span.in_scope(|| tracing::debug!(outcome, duration_ms, "tool call finished"));
-}
+/// Marks the request a call answers while its tool runs, so that what the tool asks of
+/// its client travels with the call, and the call waits for the answer without holding
+/// its place under the limit (see [`CALL_ORIGIN`]).
+struct RequestScope(RequestId);
 
-/// One attempt at a call: under its deadline and its context's token; a panic is the
-/// call's error.
-async fn run_attempt(
-    tool: &Arc<dyn agent_core::Tool>,
-    args: &Value,
-    ctx: &ToolContext,
-    deadline: Instant,
-    timeout_ms: u64,
-) -> Result<Vec<agent_core::Content>, ToolError> {
-    let name = tool.name();
-    let call = AssertUnwindSafe(tool.call(args, ctx)).catch_unwind();
-    tokio::select! {
-        biased;
-        ran = tokio::time::timeout_at(deadline, call) => match ran {
-            Ok(Ok(output)) => output.map_err(ToolError::from),
-            Ok(Err(_panic)) => Err(ToolError::execution(format!(
-                "tool `{name}` failed unexpectedly (it panicked)"
-            ))),
-            Err(_elapsed) => Err(ToolError::timeout(name, timeout_ms)),
-        },
-        () = ctx.cancellation().cancelled() => Err(ToolError::cancelled(name)),
+impl CallScope for RequestScope {
+    fn scope<'a>(&'a self, call: ScopedFuture<'a>, permit: &CallPermit) -> ScopedFuture<'a> {
+        let origin = CallOrigin {
+            request: self.0.clone(),
+            permit: permit.clone(),
+        };
+        Box::pin(CALL_ORIGIN.scope(origin, call))
     }
 }
-
-/// A deadline past any call's life (about 30 years, as tokio's own "never").
-const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
-
-/// How long past a call's deadline the server waits for the call's task before answering
-/// without it: the task answers first unless the tool blocks its thread.
-const STALL_GRACE: Duration = Duration::from_millis(20);
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpServer")
-            .field("tools", &self.shared.tools)
+            .field("tools", self.shared.runner.tools())
             .field("options", &self.shared.options)
             .finish()
     }
@@ -484,10 +308,10 @@ fn session_id(context: &RequestContext<RoleServer>) -> Arc<str> {
     }
 }
 
-fn request_id_text(id: &rmcp::model::RequestId) -> Arc<str> {
+fn request_id_text(id: &RequestId) -> String {
     match id {
-        NumberOrString::String(id) => id.clone(),
-        NumberOrString::Number(n) => Arc::from(n.to_string()),
+        NumberOrString::String(id) => id.to_string(),
+        NumberOrString::Number(n) => n.to_string(),
     }
 }
 
@@ -528,9 +352,8 @@ impl ServerHandler for McpServer {
             Some(cursor) => decode_cursor(&cursor)
                 .ok_or_else(|| McpError::invalid_params("invalid cursor", None))?,
         };
-        let activation = shared
-            .tools
-            .activation_context(&ToolContext::new(session_id(&context)));
+        let tools = shared.runner.tools();
+        let activation = tools.activation_context(&ToolContext::new(session_id(&context)));
         let page_size = shared.options.page_size.max(1);
         let mut page = Vec::new();
         let mut next = None;
@@ -539,7 +362,7 @@ impl ServerHandler for McpServer {
                 continue;
             }
             if listed.deferred {
-                let Some(tool) = shared.tools.get(&listed.tool.name) else {
+                let Some(tool) = tools.get(&listed.tool.name) else {
                     continue;
                 };
                 if !tool.should_activate(&activation).await {
@@ -591,23 +414,6 @@ impl ServerHandler for McpServer {
         *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = level;
         Ok(())
     }
-}
-
-/// The permits of a tool's own limits, taken in their order.
-async fn acquire(
-    limits: Option<&ToolLimits>,
-    global: &Arc<Semaphore>,
-) -> Vec<OwnedSemaphorePermit> {
-    let mut permits = Vec::with_capacity(3);
-    let (group, per_tool) =
-        limits.map_or((None, None), |l| (l.group.as_ref(), l.per_tool.as_ref()));
-    for semaphore in [group, per_tool, Some(global)].into_iter().flatten() {
-        // The semaphores are never closed, so acquiring cannot fail.
-        if let Ok(permit) = semaphore.clone().acquire_owned().await {
-            permits.push(permit);
-        }
-    }
-    permits
 }
 
 /// What a call reports, on its way to `notifications/progress`.

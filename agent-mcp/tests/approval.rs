@@ -1,11 +1,12 @@
 //! Approval over MCP: a call that needs a person's approval asks the client's user
 //! (elicitation) and runs only when they accept; a client that cannot ask runs nothing.
+//! A call waiting for its client's user holds no place under the server's limit.
 
 use agent_core::{
-    AgentResult, Approval, Content, Tool, ToolAnnotations, ToolConfig, ToolContext, ToolErrorKind,
-    ToolSet, async_trait,
+    AgentResult, Approval, Content, Tool, ToolAnnotations, ToolConfig, ToolContext, ToolError,
+    ToolErrorKind, ToolSet, async_trait,
 };
-use agent_mcp::{McpClient, McpHttpServer, McpServer, ServerApproval, ServerOptions};
+use agent_mcp::{McpClient, McpHttpServer, McpPeer, McpServer, ServerApproval, ServerOptions};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
     ElicitResult, ElicitationAction, Implementation,
@@ -340,4 +341,92 @@ async fn a_call_cancelled_while_its_user_decides_never_runs_even_if_they_accept(
     let result = call(&client, "deploy", json!({"environment": "staging"})).await;
     assert_eq!(text(&result), "deployed");
     let _ = client.cancel().await;
+}
+
+/// Asks its client's user to go on (as a tool asking for input or sampling does), and
+/// answers once they do.
+struct AsksItsUser;
+
+#[async_trait]
+impl Tool for AsksItsUser {
+    fn name(&self) -> &str {
+        "asks_its_user"
+    }
+
+    fn description(&self) -> &str {
+        "Asks the calling client's user to go on."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    async fn call(&self, _args: &Value, ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        let peer = ctx
+            .state::<McpPeer>()
+            .ok_or_else(|| ToolError::execution("no MCP peer"))?;
+        let question = json!({
+            "mode": "form",
+            "message": "Go on?",
+            "requestedSchema": {"type": "object", "properties": {}},
+        });
+        let answer = peer.request("elicitation/create", question).await?;
+        Ok(vec![Content::text(answer["action"].to_string())])
+    }
+}
+
+// Eight calls wait on their users under a limit of eight calls in flight: each gives its
+// place back while it waits, so a ninth client's call runs meanwhile; each takes a place
+// again once its user answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_waiting_on_their_users_do_not_starve_a_ninth_clients_call() {
+    let mut tools = ToolSet::new();
+    tools
+        .register_tool(AsksItsUser)
+        .unwrap()
+        .register_tool(Wipe(Arc::default()))
+        .unwrap();
+    let mut options = ServerOptions::default();
+    options.tool_config = ToolConfig::default().with_max_concurrency(8);
+    options.approval = ServerApproval::TrustClient;
+    let http = McpHttpServer::bind(McpServer::with_options(tools, options), "127.0.0.1:0")
+        .await
+        .unwrap();
+    let (url, stop) = (http.url(), http.shutdown_token());
+    tokio::spawn(http.run());
+
+    let person = Person::slow(ElicitationAction::Accept, 0);
+    let mut waiting = Vec::new();
+    for _ in 0..8 {
+        let (client, _) = connect_as(&url, person.clone()).await;
+        waiting.push(tokio::spawn(async move {
+            let result = call(&client, "asks_its_user", json!({})).await;
+            let _ = client.cancel().await;
+            result
+        }));
+    }
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while person.asked.lock().unwrap().len() < 8 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("eight calls asked their users");
+
+    let (ninth, _) = connect(&url, ElicitationAction::Accept).await;
+    let wiped = tokio::time::timeout(Duration::from_secs(5), call(&ninth, "wipe", json!({})))
+        .await
+        .expect("the ninth client's call ran while eight calls waited on their users");
+    assert_eq!(text(&wiped), "wiped");
+
+    person.answers.add_permits(8);
+    for waiting in waiting {
+        let result = tokio::time::timeout(Duration::from_secs(10), waiting)
+            .await
+            .expect("a call finished once its user answered")
+            .unwrap();
+        assert_eq!(text(&result), "\"accept\"", "{result:?}");
+    }
+    let _ = ninth.cancel().await;
+    stop.cancel();
 }

@@ -231,7 +231,7 @@ async fn rmcp_client(url: &str) -> rmcp::service::RunningService<rmcp::service::
         .unwrap()
 }
 
-fn names(set: &ToolSet) -> Vec<&'static str> {
+fn names(set: &ToolSet) -> Vec<&str> {
     let mut names: Vec<_> = set.iter().map(|t| t.name()).collect();
     names.sort_unstable();
     names

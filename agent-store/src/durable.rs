@@ -30,7 +30,7 @@
 //!
 //! ```
 //! use agent_core::{
-//!     Agent, Approver, AssistantMessage, RunOutcome, RunStore, ScriptedLlm, StoreError,
+//!     Agent, Reviewer, AssistantMessage, RunOutcome, RunStore, ScriptedLlm, StoreError,
 //!     ToolCall, ToolContext, tool, tools,
 //! };
 //! use agent_store::SqliteStore;
@@ -57,7 +57,7 @@
 //!     store: &dyn RunStore,
 //!     agent: &Agent,
 //!     run_id: &str,
-//!     approver: Approver,
+//!     approver: Reviewer,
 //! ) -> Result<(), StoreError> {
 //!     let mut run = store.load_run(agent, run_id).await?.expect("stored");
 //!     for pending in run.pending() {
@@ -92,7 +92,7 @@
 //! assert!(matches!(outcome, RunOutcome::Paused { .. }));
 //!
 //! // A person decides; the engine delivers it; the run goes on.
-//! decide(&*store, &agent, &run.run_id, Approver::new("alice")).await?;
+//! decide(&*store, &agent, &run.run_id, Reviewer::new("alice")).await?;
 //! let outcome = advance(&*store, &agent, &run.run_id).await?;
 //! assert_eq!(outcome, RunOutcome::Finished { answer: "Refunded.".into() });
 //! # Ok(()) }

@@ -56,7 +56,7 @@ mod clash_b {
     }
 }
 
-fn names(set: &ToolSet) -> Vec<&'static str> {
+fn names(set: &ToolSet) -> Vec<&str> {
     set.iter().map(|tool| tool.name()).collect()
 }
 

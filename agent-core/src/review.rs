@@ -3,7 +3,7 @@
 //! are sealed with it ([`Agent::export_state`]) and cannot be forged in a store.
 //!
 //! ```
-//! use agent_core::{Agent, Approver, AssistantMessage, ExternalTool, RunOutcome, ScriptedLlm, ToolCall};
+//! use agent_core::{Agent, Reviewer, AssistantMessage, ExternalTool, RunOutcome, ScriptedLlm, ToolCall};
 //! use serde_json::json;
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> agent_core::AgentResult<()> {
@@ -25,7 +25,7 @@
 //! let RunOutcome::Paused { .. } = agent.run(&mut run).await? else { unreachable!() };
 //!
 //! // The model's account is wrong: the person approves a corrected call.
-//! let alice = Approver::new("alice").reason("ACME's account changed in May");
+//! let alice = Reviewer::new("alice").reason("ACME's account changed in May");
 //! let wrong = agent.approve_with(&mut run, "c1", json!({"account": "ACME-2", "amount": "100"}), alice.clone());
 //! assert!(wrong.is_err(), "`amount` must be an integer");
 //! agent.approve_with(&mut run, "c1", json!({"account": "ACME-2", "amount": 100}), alice)?;
@@ -37,13 +37,13 @@
 use crate::agent::Agent;
 use crate::error::{AgentError, AgentResult};
 use crate::locate::first_violation;
-use crate::run::{PendingKind, RunState, Slot};
+use crate::run::{CallState, PendingKind, RunState};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Who makes a decision on a pending call, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Approver {
+pub struct Reviewer {
     /// The person (or policy) deciding: a user id, an email.
     pub who: String,
     /// Why, in their words.
@@ -51,7 +51,7 @@ pub struct Approver {
     pub reason: Option<String>,
 }
 
-impl Approver {
+impl Reviewer {
     /// `who` decides, giving no reason.
     pub fn new(who: impl Into<String>) -> Self {
         Self {
@@ -70,7 +70,7 @@ impl Approver {
 /// What was decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ApprovalDecision {
+pub enum ReviewDecision {
     /// The call may run.
     Approved,
     /// The call never runs; the model reads the reason.
@@ -85,7 +85,7 @@ pub struct ApprovalRecord {
     /// Its tool.
     pub tool: String,
     /// What was decided.
-    pub decision: ApprovalDecision,
+    pub decision: ReviewDecision,
     /// Who decided.
     pub who: String,
     /// Why.
@@ -108,20 +108,20 @@ fn now_ms() -> u64 {
 impl RunState {
     /// Approves the pending call `call_id`, as [`approve`](Self::approve) does, and
     /// records who approved it, when and why in [`approvals`](Self::approvals).
-    pub fn approve_by(&mut self, call_id: &str, approver: Approver) -> AgentResult<()> {
+    pub fn approve_by(&mut self, call_id: &str, approver: Reviewer) -> AgentResult<()> {
         let tool = self.awaiting_tool(call_id)?;
         self.approve(call_id)?;
-        self.note(call_id, tool, ApprovalDecision::Approved, approver, None);
+        self.note(call_id, tool, ReviewDecision::Approved, approver, None);
         Ok(())
     }
 
     /// Rejects the pending call `call_id` with the approver's reason (which the model
     /// reads), and records the decision.
-    pub fn reject_by(&mut self, call_id: &str, approver: Approver) -> AgentResult<()> {
+    pub fn reject_by(&mut self, call_id: &str, approver: Reviewer) -> AgentResult<()> {
         let tool = self.awaiting_tool(call_id)?;
         let reason = approver.reason.clone().unwrap_or_default();
         self.reject(call_id, reason)?;
-        self.note(call_id, tool, ApprovalDecision::Rejected, approver, None);
+        self.note(call_id, tool, ReviewDecision::Rejected, approver, None);
         Ok(())
     }
 
@@ -136,20 +136,20 @@ impl RunState {
         &mut self,
         call_id: &str,
         arguments: Value,
-        approver: Approver,
+        approver: Reviewer,
     ) -> AgentResult<()> {
         let tool = self.awaiting_tool(call_id)?;
         self.approve(call_id)?;
         let entry = self
             .calls
             .iter_mut()
-            .find(|c| c.call.id == call_id && c.slot == Slot::Approved)
+            .find(|c| c.call.id == call_id && c.slot == CallState::Approved)
             .ok_or_else(|| AgentError::InvalidState(format!("no call `{call_id}` was approved")))?;
         let original = std::mem::replace(&mut entry.call.arguments, arguments);
         self.note(
             call_id,
             tool,
-            ApprovalDecision::Approved,
+            ReviewDecision::Approved,
             approver,
             Some(original),
         );
@@ -174,8 +174,8 @@ impl RunState {
         &mut self,
         call_id: &str,
         tool: String,
-        decision: ApprovalDecision,
-        approver: Approver,
+        decision: ReviewDecision,
+        approver: Reviewer,
         corrected_from: Option<Value>,
     ) {
         self.approvals.push(ApprovalRecord {
@@ -200,7 +200,7 @@ impl Agent {
         state: &mut RunState,
         call_id: &str,
         arguments: Value,
-        approver: Approver,
+        approver: Reviewer,
     ) -> AgentResult<()> {
         let name = state.awaiting_tool(call_id)?;
         let tool = self.tools().get(&name).ok_or_else(|| {

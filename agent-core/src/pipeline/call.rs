@@ -1,12 +1,13 @@
 //! One call, from its permits to its result: the timeout, cancellation, retries,
 //! validation, the budget, the span and the events.
 
-use crate::calls::{CallEntry, TurnCalls};
 use crate::content::Content;
-use crate::context::ToolContext;
+use crate::context::{ToolContext, TurnLink};
 use crate::error::{ToolError, ToolErrorKind};
 use crate::events::{AgentEvent, Sinks};
+use crate::inflight::{InFlight, InFlightCall};
 use crate::llm::ToolCall;
+use crate::outcome::{Reports, Settled, ToolOutcome};
 use crate::set::ToolSet;
 use crate::tool::{ErrorPolicy, Tool};
 use crate::truncate::truncate_output;
@@ -20,57 +21,72 @@ use tokio::sync::SemaphorePermit;
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use super::batch::CatchUnwind;
-use super::outcome::{Reports, Settled};
-use super::{ToolFacts, ToolOutcome};
+use super::ticker::Ticker;
+use super::watchdog::CatchUnwind;
+use super::{CallPermit, CallScope, ToolPolicy};
 
-/// What every call of a turn shares, made once per turn: the calls themselves, and
-/// what running them needs. Jobs hold it rather than copies of their parts.
-pub(super) struct TurnShared {
-    /// The turn's calls, in order; each job's is at its `index`.
-    pub(super) calls: Vec<ToolCall>,
-    pub(super) tools: Arc<ToolSet>,
+/// What every call of a turn shares, made once per turn (a single call is a turn of
+/// one): the calls themselves, and what running them needs. Each [`ReadyCall`] holds it
+/// rather than copies of its parts.
+pub(crate) struct RunningTurn {
+    /// The turn's calls, in order; each ready call's is at its `index`.
+    pub(crate) calls: Vec<ToolCall>,
+    pub(crate) tools: Arc<ToolSet>,
     /// One per tool of `tools`, in its order.
-    pub(super) facts: Arc<[ToolFacts]>,
-    /// The turn's registrations with the run's control; each job's is at its `at`.
-    pub(super) entries: Arc<TurnCalls>,
+    pub(crate) policies: Arc<[ToolPolicy]>,
+    /// The calls that run, in flight; each ready call's is at its `at`.
+    pub(crate) inflight: Arc<InFlight>,
+    /// `inflight`, as the calls' contexts reach it.
+    pub(crate) link: Arc<dyn TurnLink>,
     /// What every call's context shares; a call's own context is made from it once the
     /// call has its permits.
-    pub(super) base: ToolContext,
-    pub(super) sinks: Sinks,
-    pub(super) max_output_chars: Option<usize>,
-    pub(super) on_invalid_arguments: ErrorPolicy,
+    pub(crate) base: ToolContext,
+    pub(crate) sinks: Sinks,
+    pub(crate) max_output_chars: Option<usize>,
+    pub(crate) on_invalid_arguments: ErrorPolicy,
+    /// What each call of the turn runs inside, if anything.
+    pub(crate) scope: Option<Arc<dyn CallScope>>,
+    /// The runner's clock for watching batches.
+    pub(crate) ticker: Arc<Ticker>,
+}
+
+impl RunningTurn {
+    /// The turn's calls, given back once every call has ended: moved out, unless a tool
+    /// still blocks its thread inside a call answered as timed out (then copied).
+    pub(crate) fn into_calls(turn: Arc<Self>) -> Vec<ToolCall> {
+        Arc::try_unwrap(turn).map_or_else(|turn| turn.calls.clone(), |turn| turn.calls)
+    }
 }
 
 /// One call, ready to run. It owns what it needs (a share of its turn), so a batch of
-/// calls can be driven by a task of its own, and moved to another (see `batch.rs`).
-pub(super) struct Job {
-    pub(super) turn: Arc<TurnShared>,
+/// calls can be driven by a task of its own, and moved to another (see `watchdog.rs`).
+pub(crate) struct ReadyCall {
+    pub(crate) turn: Arc<RunningTurn>,
     /// Where the call is in the turn's calls.
-    pub(super) index: usize,
-    /// Where its registration is in the turn's entries.
-    pub(super) at: usize,
+    pub(crate) index: usize,
+    /// Where it is among the turn's calls in flight.
+    pub(crate) at: usize,
     /// Where its tool is in the set.
-    pub(super) position: usize,
+    pub(crate) position: usize,
 }
 
-impl Job {
-    pub(super) fn call(&self) -> &ToolCall {
+impl ReadyCall {
+    pub(crate) fn call(&self) -> &ToolCall {
         &self.turn.calls[self.index]
     }
 
-    pub(super) fn entry(&self) -> &CallEntry {
-        self.turn.entries.get(self.at)
+    pub(crate) fn entry(&self) -> &InFlightCall {
+        self.turn.inflight.get(self.at)
     }
 
-    pub(super) fn facts(&self) -> &ToolFacts {
-        &self.turn.facts[self.position]
+    pub(crate) fn policy(&self) -> &ToolPolicy {
+        &self.turn.policies[self.position]
     }
 }
 
 /// One run of the tool, with its context, under its deadline and its token.
 ///
-/// The tool is polled right here, in the batch's driver (see `batch.rs`): a call that
+/// The tool is polled right here, in the batch's driver (see `watchdog.rs`): a call that
 /// finishes in its first poll, as most do, costs no task and no timer. A tool that
 /// blocks its thread is the driver's watchdog's business; a panic is caught here.
 async fn attempt(
@@ -169,32 +185,56 @@ fn announce(
 }
 
 /// Runs one call: permits, then the tool under timeout and cancellation (and
-/// retries), then validation and the budget. Inside a `tool_call` span.
-///
-pub(super) fn drive(job: Job) -> impl Future<Output = Settled> + Send + 'static {
+/// retries), then validation and the budget. Inside a `tool_call` span, and inside the
+/// turn's [`CallScope`], if it has one.
+pub(crate) fn drive(job: ReadyCall) -> impl Future<Output = Settled> + Send + 'static {
     let span = call_span(job.call());
     let inner = span.clone();
-    // The job is kept in one place and borrowed from there: an `async fn` taking it by
+    // The call is kept in one place and borrowed from there: an `async fn` taking it by
     // value would hold a copy per layer, and this future is allocated once per call.
     async move {
-        let result = run_call(&job, &inner).await;
+        let result = match &job.turn.scope {
+            None => run_call(&job, &inner, None).await,
+            // Boxed: only callers that ask for a scope pay for it.
+            Some(scope) => Box::pin(run_scoped(scope.as_ref(), &job, &inner)).await,
+        };
         job.entry().end();
         result
     }
     .instrument(span)
 }
 
-async fn run_call(job: &Job, span: &tracing::Span) -> Settled {
+async fn run_scoped(scope: &dyn CallScope, job: &ReadyCall, span: &tracing::Span) -> Settled {
+    let mut answer = None;
+    // The global limit is the last of the call's permits; a scope may give it back.
+    let permit = CallPermit::new(job.policy().permits[2].clone());
+    let scoped = async {
+        answer = Some(run_call(job, span, Some(&permit)).await);
+    };
+    scope.scope(Box::pin(scoped), &permit).await;
+    permit.end();
+    // A scope that dropped the call without running it to the end is a bug in the scope;
+    // the call still gets an answer.
+    answer.unwrap_or_else(|| {
+        let error = ToolError::execution("the call's scope ended before the call did");
+        Settled::new(ToolOutcome::Err(error), job.policy().on_error)
+    })
+}
+
+/// The call's life from its permits on. With `global`, the call's global permit is
+/// taken into it (a scope may give it back meanwhile) instead of held here.
+async fn run_call(job: &ReadyCall, span: &tracing::Span, global: Option<&CallPermit>) -> Settled {
     let turn = &*job.turn;
     let call = job.call();
     let tool = turn.tools.tool_at(job.position);
-    let facts = job.facts();
+    let policy = job.policy();
     let entry = job.entry();
-    let timeout_ms = facts.timeout_ms;
+    let timeout_ms = policy.timeout_ms;
     let sinks = &turn.sinks;
     let name = call.name.as_str();
     let mut held: [Option<SemaphorePermit<'_>>; 3] = [None, None, None];
-    for (slot, semaphore) in held.iter_mut().zip(&facts.permits) {
+    let own = if global.is_some() { 2 } else { 3 };
+    for (slot, semaphore) in held.iter_mut().zip(&policy.permits).take(own) {
         let Some(semaphore) = semaphore else { continue };
         // Uncontended, the permit is taken without waiting or registering anything.
         if let Ok(permit) = semaphore.try_acquire() {
@@ -220,6 +260,11 @@ async fn run_call(job: &Job, span: &tracing::Span) -> Settled {
             }
         }
     }
+    if let Some(global) = global
+        && let Err(error) = global.acquire(entry.token(), name).await
+    {
+        return finish(job, span, Err(error), None, Duration::ZERO);
+    }
     if entry.is_cancelled() {
         return finish(
             job,
@@ -235,14 +280,14 @@ async fn run_call(job: &Job, span: &tracing::Span) -> Settled {
         arguments: call.arguments.clone(),
     });
     let started = Instant::now();
-    let mut retries_left = facts.retries;
+    let mut retries_left = policy.retries;
     let mut attempt_started = started;
     let (outcome, ended) = loop {
         // Each attempt of a call that may be retried has its own token, so a timed-out
         // attempt's cancellation does not reach the next one, while cancelling the
         // call reaches every attempt. A call run once uses the call's token itself.
         let own_token = (retries_left > 0).then(|| entry.token().child_token());
-        let ctx = turn.base.for_call(&turn.entries, job.at, own_token.clone());
+        let ctx = turn.base.for_call(&turn.link, job.at, own_token.clone());
         let deadline = attempt_started + Duration::from_millis(timeout_ms);
         // Boxed, which keeps the call's own future small enough for the allocator's
         // fast path (both then are).
@@ -277,25 +322,28 @@ async fn run_call(job: &Job, span: &tracing::Span) -> Settled {
         }
     };
     drop(held);
+    if let Some(global) = global {
+        global.end();
+    }
     let reports = entry.take_reports();
     finish(job, span, outcome, reports, ended.duration_since(started))
 }
 
 /// How far past its deadline a result may come and still count: the batch's watchdog
 /// gives up on a blocking poll within one tick of it.
-const LATE: Duration = super::batch::LONG_POLL;
+const LATE: Duration = super::watchdog::LONG_POLL;
 
 /// The call's answer, announced unless the batch has given up on the call already (and
 /// announced it timed out).
 fn finish(
-    job: &Job,
+    job: &ReadyCall,
     span: &tracing::Span,
     outcome: Result<Vec<Content>, ToolError>,
     reports: Option<Box<Reports>>,
     elapsed: Duration,
 ) -> Settled {
     let duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
-    let tool_policy = job.facts().policy;
+    let tool_policy = job.policy().on_error;
     let (outcome, policy) = match outcome {
         Ok(content) => (ToolOutcome::Ok(content), tool_policy),
         Err(error) => {
@@ -327,7 +375,7 @@ fn finish(
     settled
 }
 
-pub(super) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+pub(crate) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     if let Some(text) = payload.downcast_ref::<&str>() {
         (*text).to_owned()
     } else if let Some(text) = payload.downcast_ref::<String>() {

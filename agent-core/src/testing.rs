@@ -1,4 +1,4 @@
-//! Model clients that need no network, for examples and tests: [`ScriptedLlm`] (a queue
+//! Test doubles: model clients that need no network, for examples and tests: [`ScriptedLlm`] (a queue
 //! of canned answers), [`RuleLlm`] (calls tools when the user's words match a rule) and
 //! [`FnLlm`] (any function of the request).
 

@@ -10,9 +10,13 @@
 //! - when that poll outlives its call's timeout, the call is answered as timed out
 //!   without waiting for it (its future is dropped when the poll returns).
 //!
+//! The caller is woken for each tick by its runner's ticker (`ticker.rs`), not by a
+//! timer of its own.
+//!
 //! Futures live in shared cells, each locked only while it is polled, which is what
 //! lets the watchdog take the idle ones away from a driver stuck in another.
 
+use super::ticker::{Ticker, TickerPlace};
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
@@ -61,6 +65,7 @@ pub(super) async fn run<J, T>(
     start: fn(J) -> BoxFuture<T>,
     timeouts: Vec<Duration>,
     give_up: impl Fn(usize) -> bool,
+    ticker: &Arc<Ticker>,
 ) -> Vec<Outcome<T>>
 where
     J: Send + 'static,
@@ -69,33 +74,43 @@ where
     if jobs.is_empty() {
         return Vec::new();
     }
-    let shared = Arc::new(Shared::new(jobs, start));
+    let shared = Arc::new(BatchState::new(jobs, start));
     // Tasks are aborted when their handles drop, so nothing a batch started outlives it.
     let _driver = AbortOnDropHandle::new(tokio::spawn(drive(shared.clone())));
     let mut moved: Vec<AbortOnDropHandle<()>> = Vec::new();
     let mut stalled = vec![false; timeouts.len()];
     let mut watch = Watch::default();
-    let tick = tokio::time::sleep(LONG_POLL);
-    tokio::pin!(tick);
+    // The runner's ticker wakes this task each tick: no timer of its own.
+    let mut place = TickerPlace::new(ticker);
+    let done = shared.done.notified();
+    tokio::pin!(done);
     loop {
-        tokio::select! {
-            biased;
-            () = shared.done.notified() => break,
-            () = &mut tick => {
-                let now = Instant::now();
-                if let Some((index, since)) = watch.long_poll(&shared, now) {
-                    shared.move_others(index, &mut moved);
-                    if now.duration_since(since) >= timeouts[index]
-                        && give_up(index)
-                        && shared.answer(index)
-                    {
-                        stalled[index] = true;
-                    }
-                }
-                tick.as_mut().reset(now + LONG_POLL);
+        let ticked = std::future::poll_fn(|cx| {
+            if done.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(false);
+            }
+            if place.ticked(cx.waker()) {
+                Poll::Ready(true)
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+        if !ticked {
+            break;
+        }
+        let now = Instant::now();
+        if let Some((index, since)) = watch.long_poll(&shared, now) {
+            shared.move_others(index, &mut moved);
+            if now.duration_since(since) >= timeouts[index]
+                && give_up(index)
+                && shared.answer(index)
+            {
+                stalled[index] = true;
             }
         }
     }
+    drop(place);
     shared.take_outcomes(&stalled)
 }
 
@@ -109,7 +124,11 @@ struct Watch {
 impl Watch {
     /// The index of the future whose poll has run since the last tick, with when it
     /// was first seen running, if the driver is in such a poll.
-    fn long_poll<J, T>(&mut self, shared: &Shared<J, T>, now: Instant) -> Option<(usize, Instant)> {
+    fn long_poll<J, T>(
+        &mut self,
+        shared: &BatchState<J, T>,
+        now: Instant,
+    ) -> Option<(usize, Instant)> {
         let seq = shared.polls.load(Ordering::Acquire);
         // Odd while a poll is in progress; a different number means the driver moved on.
         let in_poll = !seq.is_multiple_of(2);
@@ -124,7 +143,7 @@ impl Watch {
 }
 
 /// The batch, shared by its driver, its watchdog and the tasks calls are moved to.
-struct Shared<J, T> {
+struct BatchState<J, T> {
     cells: Box<[Cell<J, T>]>,
     start: fn(J) -> BoxFuture<T>,
     wakes: Arc<Wakes>,
@@ -158,7 +177,7 @@ enum State<J, T> {
     Empty,
 }
 
-impl<J, T> Shared<J, T>
+impl<J, T> BatchState<J, T>
 where
     J: Send + 'static,
     T: Send + 'static,
@@ -257,7 +276,7 @@ where
                 // Polled again with a real waker, which is what it registers now.
                 Poll::Pending => {
                     let waker = cell.waker.get_or_init(|| {
-                        Waker::from(Arc::new(SlotWake {
+                        Waker::from(Arc::new(CellWake {
                             index,
                             wakes: self.wakes.clone(),
                         }))
@@ -338,7 +357,7 @@ where
 }
 
 /// The driver task: polls the batch until every future is answered.
-async fn drive<J, T>(shared: Arc<Shared<J, T>>)
+async fn drive<J, T>(shared: Arc<BatchState<J, T>>)
 where
     J: Send + 'static,
     T: Send + 'static,
@@ -356,12 +375,12 @@ struct Wakes {
 }
 
 /// The waker of the future at `index`.
-struct SlotWake {
+struct CellWake {
     index: usize,
     wakes: Arc<Wakes>,
 }
 
-impl Wake for SlotWake {
+impl Wake for CellWake {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }
@@ -402,6 +421,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::{BoxFuture, Outcome, run};
+    use std::sync::Arc;
 
     fn identity<T>(future: BoxFuture<T>) -> BoxFuture<T> {
         future
@@ -434,14 +454,28 @@ mod tests {
             .into_iter()
             .map(|f| Box::pin(f) as BoxFuture<usize>)
             .collect();
-        let outcomes = run(futures, identity, vec![Duration::from_secs(5); 3], |_| true).await;
+        let outcomes = run(
+            futures,
+            identity,
+            vec![Duration::from_secs(5); 3],
+            |_| true,
+            &Arc::default(),
+        )
+        .await;
         assert!(matches!(outcomes[2], Outcome::Panicked(_)));
         assert_eq!(summary(outcomes), vec![Some(0), Some(10), None]);
     }
 
     #[tokio::test]
     async fn an_empty_batch_is_done_at_once() {
-        let outcomes = run(Vec::<BoxFuture<()>>::new(), identity, Vec::new(), |_| true).await;
+        let outcomes = run(
+            Vec::<BoxFuture<()>>::new(),
+            identity,
+            Vec::new(),
+            |_| true,
+            &Arc::default(),
+        )
+        .await;
         assert!(outcomes.is_empty());
     }
 
@@ -463,6 +497,7 @@ mod tests {
             identity,
             vec![Duration::from_millis(100), Duration::from_secs(5)],
             |_| true,
+            &Arc::default(),
         )
         .await;
         let elapsed = started.elapsed();

@@ -1,13 +1,14 @@
-//! [`TurnCalls`]: the calls of one turn while it runs — what cancelling one by id needs
+//! [`InFlight`]: the calls of one turn while they run — what cancelling one by id needs
 //! (its id, its token) and what a running call's context reaches through it (its id,
 //! token, progress, application context and next-turn parameters).
 //!
 //! Kept per turn rather than per call: a call's context holds the turn and an index,
 //! so running a call allocates nothing for its id, token or reporting.
 
+use crate::context::{NextTurn, TurnLink};
 use crate::error::ToolError;
 use crate::events::{AgentEvent, Sinks};
-use crate::executor::{NextTurn, Reports};
+use crate::outcome::Reports;
 use crate::tool::Tool;
 use serde_json::Value;
 use std::ops::Range;
@@ -16,15 +17,15 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use tokio_util::sync::CancellationToken;
 
 /// The calls of one turn that run (or wait to), in the executor's order.
-pub(crate) struct TurnCalls {
+pub(crate) struct InFlight {
     /// Every call's id, one after another; each call knows its range.
     ids: String,
-    calls: Box<[CallEntry]>,
+    calls: Box<[InFlightCall]>,
     sinks: Sinks,
 }
 
 /// One call of a turn.
-pub(crate) struct CallEntry {
+pub(crate) struct InFlightCall {
     id: Range<usize>,
     tool: Arc<dyn Tool>,
     /// Made only when something waits on it (the tool, or the executor once the call
@@ -45,7 +46,7 @@ pub(crate) struct CallEntry {
     next_turn: OnceLock<NextTurn>,
 }
 
-impl std::fmt::Debug for TurnCalls {
+impl std::fmt::Debug for InFlight {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list()
             .entries(self.iter().map(|(id, _)| id))
@@ -53,7 +54,7 @@ impl std::fmt::Debug for TurnCalls {
     }
 }
 
-impl TurnCalls {
+impl InFlight {
     /// The turn's calls, each given by its id and its tool; events go to `sinks`.
     pub(crate) fn new<'a>(
         calls: impl ExactSizeIterator<Item = (&'a str, Arc<dyn Tool>)>,
@@ -64,7 +65,7 @@ impl TurnCalls {
         for (id, tool) in calls {
             let start = ids.len();
             ids.push_str(id);
-            entries.push(CallEntry {
+            entries.push(InFlightCall {
                 id: start..ids.len(),
                 tool,
                 token: OnceLock::new(),
@@ -82,8 +83,21 @@ impl TurnCalls {
         }
     }
 
+    /// One call, `id` of `tool`, whose token is `token` (a request's own, say).
+    pub(crate) fn single(
+        id: &str,
+        tool: Arc<dyn Tool>,
+        token: CancellationToken,
+        sinks: Sinks,
+    ) -> Self {
+        let calls = Self::new(std::iter::once((id, tool)), sinks);
+        // Just made: nothing has asked for the token yet.
+        let _ = calls.calls[0].token.set(token);
+        calls
+    }
+
     /// The call at `at`.
-    pub(crate) fn get(&self, at: usize) -> &CallEntry {
+    pub(crate) fn get(&self, at: usize) -> &InFlightCall {
         &self.calls[at]
     }
 
@@ -93,7 +107,7 @@ impl TurnCalls {
     }
 
     /// Every call, with its id.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &CallEntry)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &InFlightCall)> {
         self.calls
             .iter()
             .map(|call| (&self.ids[call.id.clone()], call))
@@ -132,7 +146,29 @@ impl TurnCalls {
     }
 }
 
-impl CallEntry {
+impl TurnLink for InFlight {
+    fn id(&self, at: usize) -> &str {
+        InFlight::id(self, at)
+    }
+
+    fn token(&self, at: usize) -> &CancellationToken {
+        self.calls[at].token()
+    }
+
+    fn next_turn(&self, at: usize) -> &NextTurn {
+        self.calls[at].next_turn()
+    }
+
+    fn progress(&self, at: usize, value: Value) -> Result<(), ToolError> {
+        InFlight::progress(self, at, value)
+    }
+
+    fn set_context(&self, at: usize, value: Value) {
+        InFlight::set_context(self, at, value);
+    }
+}
+
+impl InFlightCall {
     /// The call's token, made on first use (cancelled already if the call is).
     pub(crate) fn token(&self) -> &CancellationToken {
         let token = self.token.get_or_init(CancellationToken::new);
@@ -152,9 +188,13 @@ impl CallEntry {
         }
     }
 
-    /// Whether the call was cancelled.
+    /// Whether the call was cancelled, here or through a token it was given.
     pub(crate) fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::SeqCst)
+            || self
+                .token
+                .get()
+                .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// The call ended: it can no longer be cancelled.
@@ -207,15 +247,15 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::TurnCalls;
+    use super::InFlight;
     use crate::events::Sinks;
     use crate::tool::ExternalTool;
     use std::sync::Arc;
 
-    fn turn(ids: &[&str]) -> TurnCalls {
+    fn turn(ids: &[&str]) -> InFlight {
         let tool: Arc<dyn crate::Tool> =
             Arc::new(ExternalTool::new("t", "t", serde_json::json!({})));
-        TurnCalls::new(ids.iter().map(|id| (*id, tool.clone())), Sinks::default())
+        InFlight::new(ids.iter().map(|id| (*id, tool.clone())), Sinks::default())
     }
 
     #[test]
