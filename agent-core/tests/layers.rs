@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u8)] = &[
     ("__private", 1),
     ("args", 1),
+    ("compose", 1),
     ("config", 1),
     ("content", 1),
     ("context", 1),
@@ -19,8 +20,12 @@ const LAYERS: &[(&str, u8)] = &[
     ("error", 1),
     ("extract", 1),
     ("llm", 1),
+    ("llm_error", 1),
     ("locate", 1),
     ("outcome", 1),
+    ("principal", 1),
+    ("registry", 1),
+    ("retry", 1),
     ("schema", 1),
     ("set", 1),
     ("tool", 1),
@@ -32,7 +37,10 @@ const LAYERS: &[(&str, u8)] = &[
     ("inflight", 2),
     ("pipeline", 2),
     ("agent", 3),
+    ("review", 3),
     ("run", 3),
+    ("seal", 3),
+    ("store", 3),
     ("testing", 3),
 ];
 
