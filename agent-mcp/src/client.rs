@@ -18,13 +18,11 @@ use rmcp::service::NotificationContext;
 use rmcp::service::PeerRequestOptions;
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
-use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::process::Command;
 
 /// A connection to an MCP server. [`toolset`](Self::toolset) turns the server's tools
@@ -79,13 +77,9 @@ impl McpClient {
     /// TLS is rustls with the `ring` provider, configured for this client alone: the
     /// process's default provider is neither needed nor installed.
     pub async fn connect_http_with(url: &str, options: &HttpClientOptions) -> AgentResult<Self> {
-        // rmcp's default resumes a broken stream forever; a call would then never end.
-        let mut retry = ExponentialBackoff::default();
-        retry.max_times = Some(5);
-        retry.base_duration = Duration::from_millis(250);
-        retry.max_delay = Some(Duration::from_secs(2));
-        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
-        config.retry_config = Arc::new(retry);
+        // rmcp's default resumes a broken stream forever; a call would then never end, so
+        // the options always set a bounded policy.
+        let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
         let transport = options
             .transport(config)
             .map_err(|e| AgentError::InvalidState(format!("cannot connect to {url}: {e}")))?;

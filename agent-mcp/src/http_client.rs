@@ -2,11 +2,13 @@
 //! a bearer token (fixed, or asked of a provider before every request), and TLS set up
 //! for this client alone.
 
+use agent_core::RetryPolicy;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
@@ -17,6 +19,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 type Provide = dyn Fn() -> BoxFuture<'static, Result<String, String>> + Send + Sync;
 
@@ -32,6 +35,30 @@ pub struct HttpClientOptions {
     headers: Vec<(String, String)>,
     token: Option<Token>,
     pub(crate) elicit: Option<Arc<Elicit>>,
+    retry: Option<RetryPolicy>,
+    http: Option<reqwest::Client>,
+}
+
+/// How a response stream that breaks mid-call is resumed when the options name no
+/// policy: five more tries over about six seconds, then the call fails rather than
+/// waiting forever for a server that is gone.
+const STREAM_RETRY: RetryPolicy = RetryPolicy {
+    max_attempts: 6,
+    initial_backoff: Duration::from_millis(250),
+    max_backoff: Duration::from_secs(2),
+    ..RetryPolicy::DEFAULT
+};
+
+/// The workspace's [`RetryPolicy`] as rmcp's policy for resuming a broken stream.
+#[derive(Debug)]
+struct StreamRetry(RetryPolicy);
+
+impl SseRetryPolicy for StreamRetry {
+    /// `done` is how many times the stream was resumed already.
+    fn retry(&self, done: usize) -> Option<Duration> {
+        let retry = u32::try_from(done).ok()?.checked_add(1)?;
+        (retry < self.0.max_attempts).then(|| self.0.backoff(retry))
+    }
 }
 
 #[derive(Clone)]
@@ -86,6 +113,23 @@ impl HttpClientOptions {
         self
     }
 
+    /// Resume a response stream that breaks mid-call by `policy` (the same
+    /// [`RetryPolicy`] the model clients use). By default a stream is resumed five times
+    /// over about six seconds, then the call fails.
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
+    }
+
+    /// Send requests through the application's own `client` (its proxy, timeouts, TLS
+    /// roots) instead of one built for this connection. Configure it as a bearer token
+    /// needs: without following redirects to other servers, which reqwest does by
+    /// default.
+    pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
+        self.http = Some(client);
+        self
+    }
+
     /// The transport for `config`, with these options applied.
     pub(crate) fn transport(
         &self,
@@ -98,12 +142,16 @@ impl HttpClientOptions {
                 .map_err(|e| format!("invalid value for header `{name}`: {e}"))?;
             config.custom_headers.insert(header, value);
         }
-        let http = crate::tls::http_client_builder()?
-            // A bearer token must not follow a redirect to another server.
-            .redirect(reqwest::redirect::Policy::none())
-            .pool_max_idle_per_host(0)
-            .build()
-            .map_err(|e| format!("the HTTP client could not be built: {e}"))?;
+        config.retry_config = Arc::new(StreamRetry(self.retry.unwrap_or(STREAM_RETRY)));
+        let http = match &self.http {
+            Some(http) => http.clone(),
+            None => crate::tls::http_client_builder()?
+                // A bearer token must not follow a redirect to another server.
+                .redirect(reqwest::redirect::Policy::none())
+                .pool_max_idle_per_host(0)
+                .build()
+                .map_err(|e| format!("the HTTP client could not be built: {e}"))?,
+        };
         let client = AuthorizedClient {
             http,
             token: self.token.clone(),
@@ -125,6 +173,8 @@ impl fmt::Debug for HttpClientOptions {
             .field("headers", &names)
             .field("token", &token)
             .field("elicitation", &self.elicit.is_some())
+            .field("retry", &self.retry)
+            .field("own_http_client", &self.http.is_some())
             .finish()
     }
 }
@@ -258,5 +308,42 @@ impl StreamableHttpClient for AuthorizedClient {
                 max_sse_event_size,
             )
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_stream_is_resumed_as_the_retry_policy_says_then_given_up() {
+        let policy = RetryPolicy {
+            max_attempts: 4,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(300),
+            ..RetryPolicy::DEFAULT
+        };
+        let retry = StreamRetry(policy);
+        let waits: Vec<Option<Duration>> = (0..5).map(|done| retry.retry(done)).collect();
+        // Three resumptions (four attempts in all), each jittered down by at most a
+        // quarter of its backoff: 100, 200, then 300 ms (capped).
+        for (wait, full) in waits.iter().zip([100, 200, 300]) {
+            let wait = wait.expect("a resumption left").as_millis();
+            assert!(
+                (full * 3 / 4..=full).contains(&wait),
+                "{wait} ms for {full}"
+            );
+        }
+        assert_eq!(waits[3..], [None, None]);
+        assert_eq!(StreamRetry(RetryPolicy::NEVER).retry(0), None);
+        assert_eq!(retry.retry(usize::MAX), None);
+    }
+
+    #[test]
+    fn the_default_resumes_five_times_within_about_six_seconds() {
+        let retry = StreamRetry(STREAM_RETRY);
+        let waits: Vec<Duration> = (0..).map_while(|done| retry.retry(done)).collect();
+        assert_eq!(waits.len(), 5);
+        assert!(waits.iter().sum::<Duration>() <= Duration::from_millis(5_750));
     }
 }
