@@ -33,7 +33,7 @@ use crate::events::{AgentEvent, EventSink, Sinks};
 use crate::executor::{
     ApprovalFn, CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext, announce_settled,
 };
-use crate::llm::{LlmClient, LlmRequest, Message, ToolCall};
+use crate::llm::{LlmClient, LlmRequest, Message, ModelSettings, ToolCall};
 use crate::run::{RunOutcome, RunState, RunStatus, Slot, TurnCall};
 use crate::seal::StateSeal;
 use crate::set::ToolSet;
@@ -68,9 +68,18 @@ pub struct AgentBuilder {
     workspace: Option<PathBuf>,
     pub(crate) seal: StateSeal,
     pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
+    settings: ModelSettings,
 }
 
 impl AgentBuilder {
+    /// Model settings for every request of every run, over the client's own and under
+    /// each run's ([`RunState::settings`]) and each request's
+    /// ([`RunState::next_settings`]).
+    pub fn settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
     /// The instructions every run starts with.
     pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.system_prompt = Some(prompt.into());
@@ -194,6 +203,7 @@ impl AgentBuilder {
             workspace: self.workspace,
             seal: self.seal,
             checkpointer: self.checkpointer,
+            settings: self.settings,
         })
     }
 }
@@ -220,6 +230,7 @@ pub struct Agent {
     workspace: Option<PathBuf>,
     pub(crate) seal: StateSeal,
     pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
+    settings: ModelSettings,
 }
 
 impl fmt::Debug for Agent {
@@ -249,7 +260,13 @@ impl Agent {
             workspace: None,
             seal: StateSeal::default(),
             checkpointer: None,
+            settings: ModelSettings::default(),
         }
+    }
+
+    /// The agent's model settings (see [`AgentBuilder::settings`]).
+    pub fn settings(&self) -> &ModelSettings {
+        &self.settings
     }
 
     /// The executor running this agent's tools.
@@ -361,9 +378,15 @@ impl Agent {
                 turn,
                 tools: offered.clone(),
             });
+            // Layers, later winning: agent, run, this request; the client's own lie beneath.
+            let settings = self
+                .settings
+                .merge(&state.settings)
+                .merge(&state.next_settings);
             let request = LlmRequest::new(&state.messages, &definitions)
                 .with_context(&state.context)
-                .with_params(&state.next_turn);
+                .with_params(&state.next_turn)
+                .with_settings(&settings);
             let message = tokio::select! {
                 biased;
                 () = control.token().cancelled() => return Ok(cancelled(state, &sinks)),
@@ -372,6 +395,7 @@ impl Agent {
             state.turn = turn;
             state.offered_tools = offered;
             state.next_turn.clear();
+            state.next_settings = ModelSettings::default();
             sinks.emit(AgentEvent::Message {
                 turn,
                 message: message.clone(),

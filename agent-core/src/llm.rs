@@ -349,6 +349,11 @@ impl ModelSettings {
         self
     }
 
+    /// Whether no field is set (every provider's defaults).
+    pub fn is_unset(&self) -> bool {
+        *self == Self::default()
+    }
+
     /// These settings with `over` laid on top: each field `over` sets wins, each it
     /// leaves unset keeps this one's; `extra` fields merge key by key, `over`'s winning.
     /// Layers merge in order: client, agent, run, request.

@@ -6,7 +6,7 @@ use crate::approval::ApprovalRecord;
 use crate::content::Content;
 use crate::error::{AgentError, AgentResult, ToolError};
 use crate::executor::{Settled, ToolCallResult, ToolOutcome};
-use crate::llm::{Message, ToolCall};
+use crate::llm::{Message, ModelSettings, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -140,6 +140,14 @@ pub struct RunState {
     /// [`approve_by`](Self::approve_by)).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub approvals: Vec<ApprovalRecord>,
+    /// Model settings for every request of this run, laid over the agent's (see
+    /// [`ModelSettings::merge`]).
+    #[serde(default, skip_serializing_if = "ModelSettings::is_unset")]
+    pub settings: ModelSettings,
+    /// Model settings for the next request only, laid over the run's; cleared once that
+    /// request is answered.
+    #[serde(default, skip_serializing_if = "ModelSettings::is_unset")]
+    pub next_settings: ModelSettings,
 }
 
 impl RunState {
@@ -163,7 +171,15 @@ impl RunState {
             calls: Vec::new(),
             revision: 0,
             approvals: Vec::new(),
+            settings: ModelSettings::default(),
+            next_settings: ModelSettings::default(),
         }
+    }
+
+    /// The same run with model settings for all its requests, over the agent's.
+    pub fn with_settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
     }
 
     /// The same run in session `session_id`.
@@ -185,7 +201,7 @@ impl RunState {
             .messages
             .iter()
             .rev()
-            .take_while(|message| !matches!(message, Message::User { .. }))
+            .take_while(|message| !message.is_user())
             .filter(|message| matches!(message, Message::Assistant(_)))
             .count();
         u32::try_from(since).unwrap_or(u32::MAX)
