@@ -1,8 +1,19 @@
 //! The agent loop's model side: settings in layers, streamed runs, usage totals and
 //! limits, typed final output, and the spans of runs and model calls.
 
-use agent_core::{Agent, AssistantMessage, ModelSettings, RunState, ScriptedLlm, ToolChoice};
-use std::sync::Arc;
+use agent_core::{
+    Agent, AgentError, AgentEvent, AgentResult, Approval, AssistantMessage, Content, ExternalTool,
+    FinishReason, LlmClient, LlmError, LlmEvent, LlmRequest, LlmStream, ModelSettings, PendingKind,
+    RunOutcome, RunState, RunStatus, RunStream, ScriptedLlm, ToolCall, ToolChoice, async_trait,
+    collect_stream,
+};
+use futures::StreamExt;
+use serde_json::json;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
 
 #[tokio::test]
 async fn settings_layers_agent_run_and_request_each_win_in_order() {
@@ -57,4 +68,274 @@ fn run_settings_survive_serialization_and_old_states_load() {
     old.as_object_mut().unwrap().remove("settings");
     let back: RunState = serde_json::from_value(old).unwrap();
     assert!(back.settings.is_unset());
+}
+
+/// A client whose streams the test writes: each request takes the next channel, and
+/// its answer arrives event by event as the test sends them.
+#[derive(Default)]
+struct PipeLlm {
+    pipes: Mutex<VecDeque<mpsc::UnboundedReceiver<Result<LlmEvent, LlmError>>>>,
+    dropped: Arc<AtomicBool>,
+}
+
+type Pipe = mpsc::UnboundedSender<Result<LlmEvent, LlmError>>;
+
+impl PipeLlm {
+    fn pipe(&self) -> Pipe {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.pipes.lock().unwrap().push_back(rx);
+        tx
+    }
+}
+
+/// Sets its flag when the stream holding it is dropped.
+struct Guard(Arc<AtomicBool>);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+#[async_trait]
+impl LlmClient for PipeLlm {
+    async fn complete(&self, request: LlmRequest<'_>) -> AgentResult<AssistantMessage> {
+        Ok(collect_stream(self.stream(request)).await?)
+    }
+
+    fn stream<'a>(&'a self, _request: LlmRequest<'a>) -> LlmStream<'a> {
+        let Some(mut rx) = self.pipes.lock().unwrap().pop_front() else {
+            return futures::stream::iter([Err(LlmError::other("no pipe"))]).boxed();
+        };
+        let guard = Guard(self.dropped.clone());
+        futures::stream::poll_fn(move |cx| {
+            let _held = &guard;
+            rx.poll_recv(cx)
+        })
+        .boxed()
+    }
+}
+
+fn text(text: &str) -> Result<LlmEvent, LlmError> {
+    Ok(LlmEvent::TextDelta { text: text.into() })
+}
+
+fn done(message: AssistantMessage) -> Result<LlmEvent, LlmError> {
+    Ok(LlmEvent::Done {
+        finish_reason: FinishReason::Stop,
+        message,
+    })
+}
+
+async fn next(events: &mut RunStream<'_>) -> AgentEvent {
+    tokio::time::timeout(Duration::from_secs(5), events.next())
+        .await
+        .expect("an event in time")
+        .expect("the stream goes on")
+        .expect("no error")
+}
+
+#[tokio::test]
+async fn a_streamed_run_yields_each_delta_as_it_arrives() {
+    let llm = Arc::new(PipeLlm::default());
+    let pipe = llm.pipe();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let agent = Agent::builder(llm.clone())
+        .on_event(move |e| log.lock().unwrap().push(e))
+        .build()
+        .unwrap();
+    let mut run = agent.start("Hi");
+    let mut events = agent.run_stream(&mut run);
+    assert!(matches!(
+        next(&mut events).await,
+        AgentEvent::TurnStarted { turn: 1, .. }
+    ));
+    pipe.send(text("Hel")).unwrap();
+    // The first piece is out while the model is still writing.
+    let AgentEvent::ModelDelta { turn: 1, event } = next(&mut events).await else {
+        panic!("expected a delta");
+    };
+    assert_eq!(event, LlmEvent::TextDelta { text: "Hel".into() });
+    assert!(
+        tokio::time::timeout(Duration::from_millis(50), events.next())
+            .await
+            .is_err(),
+        "nothing more until the model writes more"
+    );
+    pipe.send(text("lo")).unwrap();
+    pipe.send(done(AssistantMessage::text("Hello"))).unwrap();
+    let mut rest = Vec::new();
+    while let Some(event) = events.next().await {
+        rest.push(event.unwrap());
+    }
+    let types: Vec<String> = rest.iter().map(event_type).collect();
+    assert_eq!(types, ["model_delta", "message", "run_finished"]);
+    assert_eq!(
+        events.outcome(),
+        Some(&RunOutcome::Finished {
+            answer: "Hello".into()
+        })
+    );
+    drop(events);
+    // The agent's sinks got the same events, deltas included.
+    let sunk: Vec<String> = seen.lock().unwrap().iter().map(event_type).collect();
+    assert_eq!(
+        sunk,
+        [
+            "turn_started",
+            "model_delta",
+            "model_delta",
+            "message",
+            "run_finished"
+        ]
+    );
+    assert_eq!(run.answer(), Some("Hello"));
+}
+
+fn event_type(event: &AgentEvent) -> String {
+    serde_json::to_value(event).unwrap()["type"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn drain(
+    mut events: RunStream<'_>,
+) -> (Vec<AgentEvent>, Option<AgentError>, Option<RunOutcome>) {
+    let mut out = Vec::new();
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(event) => out.push(event),
+            Err(error) => return (out, Some(error), events.outcome().cloned()),
+        }
+    }
+    let outcome = events.outcome().cloned();
+    (out, None, outcome)
+}
+
+#[tokio::test]
+async fn a_streamed_run_pauses_for_approval_and_the_resume_streams_too() {
+    let llm = ScriptedLlm::new([
+        AssistantMessage::tool_calls([ToolCall::new("c1", "deploy", json!({"env": "prod"}))]),
+        AssistantMessage::text("Deployed."),
+    ]);
+    let deployed = Arc::new(AtomicBool::new(false));
+    let flag = deployed.clone();
+    let deploy = ExternalTool::new("deploy", "Deploy.", json!({"type": "object"}));
+    let agent = Agent::builder(llm)
+        .register_tool(deploy)
+        .approval_fn(|_, _| Approval::Required)
+        .on_response_received(move |_, output| {
+            flag.store(true, Ordering::SeqCst);
+            Ok(output)
+        })
+        .build()
+        .unwrap();
+    let mut run = agent.start("Deploy");
+    let (events, error, outcome) = drain(agent.run_stream(&mut run)).await;
+    assert!(error.is_none());
+    let types: Vec<String> = events.iter().map(event_type).collect();
+    assert_eq!(
+        types,
+        [
+            "turn_started",
+            "model_delta",
+            "model_delta",
+            "model_delta",
+            "message",
+            "waiting_for_human"
+        ]
+    );
+    let Some(RunOutcome::Paused { pending }) = outcome else {
+        panic!("expected a pause, got {outcome:?}");
+    };
+    assert_eq!(pending[0].kind, PendingKind::ToolApproval);
+    assert!(matches!(
+        &events[1],
+        AgentEvent::ModelDelta { event: LlmEvent::ToolCallStart { name, .. }, .. } if name == "deploy"
+    ));
+
+    // Stored and loaded, approved, and streamed again.
+    let mut run: RunState = serde_json::from_str(&serde_json::to_string(&run).unwrap()).unwrap();
+    run.approve("c1").unwrap();
+    let (events, error, outcome) = drain(agent.run_stream(&mut run)).await;
+    assert!(error.is_none());
+    let Some(RunOutcome::Paused { pending }) = outcome else {
+        panic!("an approved external call then waits for its output: {outcome:?}");
+    };
+    assert_eq!(pending[0].kind, PendingKind::ExternalOutput);
+    assert!(events.iter().all(|e| event_type(e) != "model_delta"));
+    run.supply_output("c1", vec![Content::text("ok")]).unwrap();
+    let (events, error, outcome) = drain(agent.run_stream(&mut run)).await;
+    assert!(error.is_none(), "{error:?}");
+    assert!(deployed.load(Ordering::SeqCst));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        AgentEvent::ModelDelta { turn: 2, event: LlmEvent::TextDelta { text } } if text == "Deployed."
+    )));
+    assert_eq!(
+        outcome,
+        Some(RunOutcome::Finished {
+            answer: "Deployed.".into()
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_broken_stream_ends_with_its_error_and_the_run_resumes() {
+    let llm = Arc::new(PipeLlm::default());
+    let broken = llm.pipe();
+    broken.send(text("Par")).unwrap();
+    broken
+        .send(Err(LlmError::BrokenStream {
+            message: "connection reset".into(),
+            partial: Box::new(AssistantMessage::text("Par")),
+        }))
+        .unwrap();
+    let whole = llm.pipe();
+    whole.send(text("Paris.")).unwrap();
+    whole.send(done(AssistantMessage::text("Paris."))).unwrap();
+    let agent = Agent::builder(llm.clone()).build().unwrap();
+    let mut run = agent.start("Capital of France?");
+
+    let (events, error, outcome) = drain(agent.run_stream(&mut run)).await;
+    assert_eq!(events.len(), 2, "turn started, one delta: {events:?}");
+    assert!(matches!(
+        error,
+        Some(AgentError::Model(LlmError::BrokenStream { .. }))
+    ));
+    assert_eq!(outcome, None);
+    // Nothing of the broken answer joined the run: it is ready to ask again.
+    assert_eq!(run.status, RunStatus::Ready);
+    assert_eq!(run.turn, 0);
+    assert_eq!(run.messages.len(), 1);
+
+    let (_, error, outcome) = drain(agent.run_stream(&mut run)).await;
+    assert!(error.is_none());
+    assert_eq!(
+        outcome,
+        Some(RunOutcome::Finished {
+            answer: "Paris.".into()
+        })
+    );
+    assert_eq!(run.turn, 1);
+}
+
+#[tokio::test]
+async fn dropping_a_run_stream_stops_the_model_call() {
+    let llm = Arc::new(PipeLlm::default());
+    let pipe = llm.pipe();
+    let agent = Agent::builder(llm.clone()).build().unwrap();
+    let mut run = agent.start("Hi");
+    let mut events = agent.run_stream(&mut run);
+    next(&mut events).await;
+    pipe.send(text("a")).unwrap();
+    next(&mut events).await;
+    assert!(!llm.dropped.load(Ordering::SeqCst));
+    drop(events);
+    // Nothing was spawned: the model's stream went with the run stream.
+    assert!(llm.dropped.load(Ordering::SeqCst));
+    assert!(pipe.send(text("b")).is_err());
+    assert_eq!(run.status, RunStatus::Ready);
 }

@@ -33,12 +33,17 @@ use crate::events::{AgentEvent, EventSink, Sinks};
 use crate::executor::{
     ApprovalFn, CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext, announce_settled,
 };
-use crate::llm::{LlmClient, LlmRequest, Message, ModelSettings, ToolCall};
+use crate::llm::{
+    AssistantMessage, LlmClient, LlmEvent, LlmRequest, Message, ModelSettings, ToolCall,
+    collect_stream,
+};
 use crate::run::{RunOutcome, RunState, RunStatus, Slot, TurnCall};
 use crate::seal::StateSeal;
 use crate::set::ToolSet;
 use crate::store::{CheckpointStep, Checkpointer};
+use crate::stream::RunStream;
 use crate::tool::{Approval, Tool};
+use futures::StreamExt;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -309,18 +314,55 @@ impl Agent {
         state: &mut RunState,
         control: &RunControl,
     ) -> AgentResult<RunOutcome> {
+        self.run_inner(state, control, None).await
+    }
+
+    /// Runs `state` as a stream of its events, the model's answer streamed delta by delta
+    /// ([`AgentEvent::ModelDelta`]); see [`RunStream`]. Pauses and resumes as
+    /// [`run`](Self::run): stream a paused run again after deciding its calls.
+    pub fn run_stream<'a>(&'a self, state: &'a mut RunState) -> RunStream<'a> {
+        RunStream::new(self, state, RunControl::new())
+    }
+
+    /// [`run_stream`](Self::run_stream) under `control`, to cancel it from elsewhere.
+    pub fn run_stream_with<'a>(
+        &'a self,
+        state: &'a mut RunState,
+        control: RunControl,
+    ) -> RunStream<'a> {
+        RunStream::new(self, state, control)
+    }
+
+    /// Runs `state` as [`run_with`](Self::run_with) does; with `streaming`, the model is
+    /// asked through [`LlmClient::stream`] and its deltas go to every sink, `streaming`
+    /// last.
+    pub(crate) async fn run_inner(
+        &self,
+        state: &mut RunState,
+        control: &RunControl,
+        streaming: Option<EventSink>,
+    ) -> AgentResult<RunOutcome> {
         let span = tracing::info_span!(
             "agent_run",
             run_id = %state.run_id,
             session_id = %state.session_id,
         );
-        self.drive(state, control).instrument(span).await
+        self.drive(state, control, streaming).instrument(span).await
     }
 
-    async fn drive(&self, state: &mut RunState, control: &RunControl) -> AgentResult<RunOutcome> {
+    async fn drive(
+        &self,
+        state: &mut RunState,
+        control: &RunControl,
+        streaming: Option<EventSink>,
+    ) -> AgentResult<RunOutcome> {
         let mut sinks = self.sinks.clone();
         if let Some(sink) = control.events() {
             sinks.push(sink.clone());
+        }
+        let deltas = streaming.is_some();
+        if let Some(sink) = streaming {
+            sinks.push(sink);
         }
         match state.status {
             RunStatus::Ready | RunStatus::WaitingForHuman => {}
@@ -390,7 +432,7 @@ impl Agent {
             let message = tokio::select! {
                 biased;
                 () = control.token().cancelled() => return Ok(cancelled(state, &sinks)),
-                message = self.llm.complete(request) => message?,
+                message = self.ask(request, turn, deltas, &sinks) => message?,
             };
             state.turn = turn;
             state.offered_tools = offered;
@@ -421,6 +463,32 @@ impl Agent {
             self.checkpoint(state, CheckpointStep::ModelAnswered)
                 .await?;
         }
+    }
+
+    /// The model's answer to `request`: whole, or streamed with each delta sent to
+    /// `sinks` as it arrives. A stream that breaks off is an error and changes nothing
+    /// in the run, which can be resumed.
+    async fn ask(
+        &self,
+        request: LlmRequest<'_>,
+        turn: u32,
+        deltas: bool,
+        sinks: &Sinks,
+    ) -> AgentResult<AssistantMessage> {
+        if !deltas {
+            return self.llm.complete(request).await;
+        }
+        let stream = self.llm.stream(request).inspect(|event| {
+            if let Ok(event) = event
+                && !matches!(event, LlmEvent::Done { .. })
+            {
+                sinks.emit_with(|| AgentEvent::ModelDelta {
+                    turn,
+                    event: event.clone(),
+                });
+            }
+        });
+        Ok(collect_stream(stream.boxed()).await?)
     }
 
     /// Runs what can run of the turn in progress. When every call has ended, their

@@ -57,6 +57,7 @@ mod scripted;
 mod seal;
 mod set;
 mod store;
+mod stream;
 mod tool;
 mod truncate;
 mod typed;
@@ -93,6 +94,7 @@ pub use set::{ToolDefinition, ToolSet, is_valid_tool_name};
 pub use store::{
     Checkpoint, CheckpointStep, Checkpointer, RunRecord, RunStore, StoreError, WaitingRun,
 };
+pub use stream::RunStream;
 pub use tool::{
     Approval, ErrorPolicy, ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
     ToolMetadata,

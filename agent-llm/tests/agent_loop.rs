@@ -4,9 +4,10 @@
 
 mod common;
 
-use agent_core::{Agent, ModelSettings, ToolChoice};
+use agent_core::{Agent, AgentEvent, LlmEvent, ModelSettings, ToolChoice};
 use agent_llm::OpenAiClient;
 use common::{MockServer, Reply, fast_retry};
+use futures::StreamExt;
 use serde_json::json;
 
 fn openai(server: &MockServer) -> OpenAiClient {
@@ -52,4 +53,79 @@ async fn agent_and_run_settings_reach_the_providers_fields() {
         body["tool_choice"],
         json!({"type": "function", "function": {"name": "get_weather"}})
     );
+}
+
+fn chunk(delta: serde_json::Value, finish_reason: serde_json::Value) -> String {
+    json!({
+        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]
+    })
+    .to_string()
+}
+
+#[tokio::test]
+async fn a_streamed_run_over_sse_calls_a_tool_and_streams_the_answer() {
+    let call = [
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                "function": {"name": "get_weather", "arguments": "{\"city\":"}}]}),
+            serde_json::Value::Null,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": " \"Paris\"}"}}]}),
+            serde_json::Value::Null,
+        ),
+        chunk(json!({}), json!("tool_calls")),
+        "[DONE]".to_owned(),
+    ];
+    let answer = [
+        chunk(
+            json!({"role": "assistant", "content": "It is "}),
+            serde_json::Value::Null,
+        ),
+        chunk(json!({"content": "sunny ☀."}), serde_json::Value::Null),
+        chunk(json!({}), json!("stop")),
+        "[DONE]".to_owned(),
+    ];
+    let server = MockServer::start([
+        Reply::sse(&common::sse_events(call.map(|d| (None, d))), 7),
+        Reply::sse(&common::sse_events(answer.map(|d| (None, d))), 5),
+    ])
+    .await;
+    let agent = Agent::builder(openai(&server))
+        .register_tool(common::GetWeather)
+        .build()
+        .unwrap();
+    let mut run = agent.start("Weather in Paris?");
+    let mut events = agent.run_stream(&mut run);
+    let (mut text, mut arguments, mut finished) = (String::new(), String::new(), Vec::new());
+    while let Some(event) = events.next().await {
+        match event.unwrap() {
+            AgentEvent::ModelDelta {
+                event: LlmEvent::TextDelta { text: delta },
+                turn,
+            } => {
+                assert_eq!(turn, 2);
+                text.push_str(&delta);
+            }
+            AgentEvent::ModelDelta {
+                event:
+                    LlmEvent::ToolCallDelta {
+                        arguments: delta, ..
+                    },
+                ..
+            } => arguments.push_str(&delta),
+            AgentEvent::ToolFinished { name, .. } => finished.push(name),
+            _ => {}
+        }
+    }
+    assert_eq!(text, "It is sunny ☀.");
+    assert_eq!(arguments, "{\"city\": \"Paris\"}");
+    assert_eq!(finished, ["get_weather"]);
+    drop(events);
+    assert_eq!(run.answer(), Some("It is sunny ☀."));
+    let second = &server.requests()[1].body;
+    assert_eq!(second["stream"], true);
+    // The tool's result went back to the model after its call.
+    assert_eq!(second["messages"][2]["role"], "tool");
 }
