@@ -1,13 +1,17 @@
 //! The agent loop's model side: settings in layers, streamed runs, usage totals and
 //! limits, typed final output, and the spans of runs and model calls.
 
+#[path = "runtime_tools.rs"]
+mod runtime_tools;
+
 use agent_core::{
     Agent, AgentError, AgentEvent, AgentResult, Approval, AssistantMessage, Content, ExternalTool,
     FinishReason, LlmClient, LlmError, LlmEvent, LlmRequest, LlmStream, ModelSettings, PendingKind,
-    RunOutcome, RunState, RunStatus, RunStream, ScriptedLlm, ToolCall, ToolChoice, async_trait,
-    collect_stream,
+    RunOutcome, RunState, RunStatus, RunStream, ScriptedLlm, ToolCall, ToolChoice, Usage,
+    UsageLimit, UsageLimits, async_trait, collect_stream,
 };
 use futures::StreamExt;
+use runtime_tools::FnTool;
 use serde_json::json;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -338,4 +342,165 @@ async fn dropping_a_run_stream_stops_the_model_call() {
     assert!(llm.dropped.load(Ordering::SeqCst));
     assert!(pipe.send(text("b")).is_err());
     assert_eq!(run.status, RunStatus::Ready);
+}
+
+fn costly_call(id: &str, input: u64, output: u64) -> AssistantMessage {
+    let mut message = AssistantMessage::tool_calls([ToolCall::new(id, "echo", json!({}))]);
+    message.usage = Some(Usage {
+        input_tokens: input,
+        output_tokens: output,
+        ..Usage::default()
+    });
+    message
+}
+
+/// Three turns each calling `echo` (10 tokens in, 5 out), then an answer.
+fn three_calls_then_answer() -> ScriptedLlm {
+    ScriptedLlm::new([
+        costly_call("c1", 10, 5),
+        costly_call("c2", 10, 5),
+        costly_call("c3", 10, 5),
+        AssistantMessage::text("done"),
+    ])
+}
+
+async fn run_limited(
+    agent_limits: UsageLimits,
+    run_limits: UsageLimits,
+) -> (RunState, AgentResult<RunOutcome>, Vec<AgentEvent>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let agent = Agent::builder(three_calls_then_answer())
+        .register_tool(FnTool::text("echo", "ok"))
+        .usage_limits(agent_limits)
+        .on_event(move |e| log.lock().unwrap().push(e))
+        .build()
+        .unwrap();
+    let mut run = agent.start("go").with_usage_limits(run_limits);
+    let result = agent.run(&mut run).await;
+    let events = seen.lock().unwrap().clone();
+    (run, result, events)
+}
+
+#[tokio::test]
+async fn a_run_keeps_usage_totals() {
+    let (run, result, _) = run_limited(UsageLimits::new(), UsageLimits::new()).await;
+    assert_eq!(
+        result.unwrap(),
+        RunOutcome::Finished {
+            answer: "done".into()
+        }
+    );
+    assert_eq!(run.usage.requests, 4);
+    assert_eq!(run.usage.tool_calls, 3);
+    assert_eq!(run.usage.tokens.input_tokens, 30);
+    assert_eq!(run.usage.tokens.output_tokens, 15);
+    // Totals are part of the saved state; a state saved without them loads as zero.
+    let mut json = serde_json::to_value(&run).unwrap();
+    assert_eq!(json["usage"]["requests"], 4);
+    json.as_object_mut().unwrap().remove("usage");
+    assert!(
+        serde_json::from_value::<RunState>(json)
+            .unwrap()
+            .usage
+            .is_zero()
+    );
+}
+
+fn limit_error(result: AgentResult<RunOutcome>) -> (UsageLimit, u64, u64, String) {
+    match result {
+        Err(error @ AgentError::UsageLimit { limit, used, max }) => {
+            (limit, used, max, error.to_string())
+        }
+        other => panic!("expected a usage limit error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn each_usage_limit_ends_the_run_with_an_error_naming_it() {
+    // (limits, which, used, max, requests made, tool calls run): a request limit stops
+    // the run before asking; the others once the answer that went over arrives, whose
+    // calls then do not run.
+    let cases = [
+        (
+            UsageLimits::new().max_requests(2),
+            UsageLimit::Requests,
+            3,
+            2,
+            2,
+            2,
+        ),
+        (
+            UsageLimits::new().max_input_tokens(25),
+            UsageLimit::InputTokens,
+            30,
+            25,
+            3,
+            2,
+        ),
+        (
+            UsageLimits::new().max_output_tokens(9),
+            UsageLimit::OutputTokens,
+            10,
+            9,
+            2,
+            1,
+        ),
+        (
+            UsageLimits::new().max_tool_calls(1),
+            UsageLimit::ToolCalls,
+            2,
+            1,
+            2,
+            1,
+        ),
+    ];
+    for (limits, which, used, max, requests, calls_run) in cases {
+        let (run, result, events) = run_limited(limits, UsageLimits::new()).await;
+        let (limit, got_used, got_max, message) = limit_error(result);
+        assert_eq!((limit, got_used, got_max), (which, used, max), "{limits:?}");
+        assert_eq!(run.usage.requests, requests, "{which}");
+        assert_eq!(run.status, RunStatus::Failed);
+        assert!(message.contains(&which.to_string()), "{message}");
+        assert!(message.contains(&format!("{used}")) && message.contains(&format!("{max}")));
+        assert_eq!(run.error.as_deref(), Some(message.as_str()));
+        assert!(
+            matches!(events.last(), Some(AgentEvent::RunFailed { error }) if *error == message)
+        );
+        let ran = events
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::ToolStarted { .. }))
+            .count() as u64;
+        assert_eq!(ran, calls_run, "{which}");
+    }
+    let (limit, ..) = limit_error(
+        run_limited(UsageLimits::new().max_requests(2), UsageLimits::new())
+            .await
+            .1,
+    );
+    assert_eq!(limit.to_string(), "model requests");
+}
+
+#[tokio::test]
+async fn the_lower_of_the_agents_and_the_runs_limits_applies() {
+    let (_, result, _) = run_limited(
+        UsageLimits::new().max_tool_calls(5),
+        UsageLimits::new().max_tool_calls(1),
+    )
+    .await;
+    assert_eq!(limit_error(result).2, 1);
+    let (_, result, _) = run_limited(
+        UsageLimits::new().max_requests(1),
+        UsageLimits::new().max_requests(9),
+    )
+    .await;
+    assert_eq!(limit_error(result).2, 1);
+    // Limits the run stays within change nothing.
+    let (run, result, _) = run_limited(
+        UsageLimits::new().max_requests(4),
+        UsageLimits::new().max_input_tokens(30).max_tool_calls(3),
+    )
+    .await;
+    assert!(result.is_ok());
+    assert_eq!(run.status, RunStatus::Finished);
 }

@@ -43,6 +43,7 @@ use crate::set::ToolSet;
 use crate::store::{CheckpointStep, Checkpointer};
 use crate::stream::RunStream;
 use crate::tool::{Approval, Tool};
+use crate::usage::{UsageLimit, UsageLimits};
 use futures::StreamExt;
 use std::fmt;
 use std::path::PathBuf;
@@ -74,6 +75,7 @@ pub struct AgentBuilder {
     pub(crate) seal: StateSeal,
     pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
     settings: ModelSettings,
+    limits: UsageLimits,
 }
 
 impl AgentBuilder {
@@ -82,6 +84,13 @@ impl AgentBuilder {
     /// ([`RunState::next_settings`]).
     pub fn settings(mut self, settings: ModelSettings) -> Self {
         self.settings = settings;
+        self
+    }
+
+    /// Limits on what each run may spend (see [`UsageLimits`]); a run's own
+    /// [`usage_limits`](RunState::usage_limits) apply too, the lower winning.
+    pub fn usage_limits(mut self, limits: UsageLimits) -> Self {
+        self.limits = limits;
         self
     }
 
@@ -209,6 +218,7 @@ impl AgentBuilder {
             seal: self.seal,
             checkpointer: self.checkpointer,
             settings: self.settings,
+            limits: self.limits,
         })
     }
 }
@@ -236,6 +246,7 @@ pub struct Agent {
     pub(crate) seal: StateSeal,
     pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
     settings: ModelSettings,
+    limits: UsageLimits,
 }
 
 impl fmt::Debug for Agent {
@@ -266,6 +277,7 @@ impl Agent {
             seal: StateSeal::default(),
             checkpointer: None,
             settings: ModelSettings::default(),
+            limits: UsageLimits::default(),
         }
     }
 
@@ -408,6 +420,18 @@ impl Agent {
                 });
                 return Ok(RunOutcome::TurnLimit);
             }
+            let limits = self.limits.tightest(&state.usage_limits);
+            if let Some(max) = limits.requests
+                && state.usage.requests >= max
+            {
+                return Err(over_limit(
+                    state,
+                    &sinks,
+                    UsageLimit::Requests,
+                    max + 1,
+                    max,
+                ));
+            }
             let activation = ActivationContext {
                 session_id: state.session_id.clone(),
                 current_tools: state.offered_tools.clone(),
@@ -443,6 +467,14 @@ impl Agent {
                 message: message.clone(),
             });
             state.messages.push(Message::Assistant(message.clone()));
+            state.usage.requests += 1;
+            state.usage.tool_calls += message.tool_calls.len() as u64;
+            if let Some(usage) = message.usage {
+                state.usage.tokens += usage;
+            }
+            if let Some((limit, used, max)) = limits.exceeded(&state.usage) {
+                return Err(over_limit(state, &sinks, limit, used, max));
+            }
             if message.is_final() {
                 state.status = RunStatus::Finished;
                 self.checkpoint(state, CheckpointStep::Finished).await?;
@@ -582,6 +614,23 @@ impl Agent {
         }
         Ok(())
     }
+}
+
+/// Ends the run as failed for going beyond `limit`.
+fn over_limit(
+    state: &mut RunState,
+    sinks: &Sinks,
+    limit: UsageLimit,
+    used: u64,
+    max: u64,
+) -> AgentError {
+    let error = AgentError::UsageLimit { limit, used, max };
+    state.status = RunStatus::Failed;
+    state.error = Some(error.to_string());
+    sinks.emit(AgentEvent::RunFailed {
+        error: error.to_string(),
+    });
+    error
 }
 
 fn cancelled(state: &mut RunState, sinks: &Sinks) -> RunOutcome {

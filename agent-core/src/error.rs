@@ -158,6 +158,15 @@ pub enum AgentError {
     Model(crate::llm_error::LlmError),
     /// The application asked for something the current state does not allow.
     InvalidState(String),
+    /// The run went beyond one of its [`UsageLimits`](crate::UsageLimits).
+    UsageLimit {
+        /// Which limit.
+        limit: crate::usage::UsageLimit,
+        /// How much the run used, or would have with its next request.
+        used: u64,
+        /// The limit.
+        max: u64,
+    },
 }
 
 impl AgentError {
@@ -186,6 +195,10 @@ impl fmt::Display for AgentError {
             Self::Llm(message) => write!(f, "model client error: {message}"),
             Self::Model(error) => write!(f, "model client error: {error}"),
             Self::InvalidState(message) => f.write_str(message),
+            Self::UsageLimit { limit, used, max } => write!(
+                f,
+                "usage limit exceeded: {used} {limit}, but the run may use at most {max}"
+            ),
         }
     }
 }

@@ -61,6 +61,7 @@ mod stream;
 mod tool;
 mod truncate;
 mod typed;
+mod usage;
 
 pub use agent::{Agent, AgentBuilder, DEFAULT_MAX_TURNS};
 pub use approval::{ApprovalDecision, ApprovalRecord, Approver};
@@ -101,6 +102,7 @@ pub use tool::{
 };
 pub use truncate::{truncate_error, truncate_output, truncate_text};
 pub use typed::{TypedTool, into_content};
+pub use usage::{RunUsage, UsageLimit, UsageLimits};
 
 /// Turns an `async fn` into a tool.
 ///

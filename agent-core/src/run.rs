@@ -7,6 +7,7 @@ use crate::content::Content;
 use crate::error::{AgentError, AgentResult, ToolError};
 use crate::executor::{Settled, ToolCallResult, ToolOutcome};
 use crate::llm::{Message, ModelSettings, ToolCall};
+use crate::usage::{RunUsage, UsageLimits};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -148,6 +149,12 @@ pub struct RunState {
     /// request is answered.
     #[serde(default, skip_serializing_if = "ModelSettings::is_unset")]
     pub next_settings: ModelSettings,
+    /// What the run has spent so far: requests, tool calls, tokens.
+    #[serde(default, skip_serializing_if = "RunUsage::is_zero")]
+    pub usage: RunUsage,
+    /// The most this run may spend, over the agent's own limits (the lower applies).
+    #[serde(default, skip_serializing_if = "UsageLimits::is_unset")]
+    pub usage_limits: UsageLimits,
 }
 
 impl RunState {
@@ -173,6 +180,8 @@ impl RunState {
             approvals: Vec::new(),
             settings: ModelSettings::default(),
             next_settings: ModelSettings::default(),
+            usage: RunUsage::default(),
+            usage_limits: UsageLimits::default(),
         }
     }
 
@@ -191,6 +200,12 @@ impl RunState {
     /// The same run with an initial application context.
     pub fn with_context(mut self, context: Value) -> Self {
         self.context = context;
+        self
+    }
+
+    /// The same run with limits on what it may spend.
+    pub fn with_usage_limits(mut self, limits: UsageLimits) -> Self {
+        self.usage_limits = limits;
         self
     }
 
