@@ -34,9 +34,10 @@ use crate::executor::{
     ApprovalFn, CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext, announce_settled,
 };
 use crate::llm::{
-    AssistantMessage, LlmClient, LlmEvent, LlmRequest, Message, ModelSettings, ToolCall,
-    collect_stream,
+    AssistantMessage, FinishReason, LlmClient, LlmEvent, LlmRequest, Message, ModelSettings,
+    ToolCall, collect_stream,
 };
+use crate::llm_error::LlmError;
 use crate::run::{RunOutcome, RunState, RunStatus, Slot, TurnCall};
 use crate::seal::StateSeal;
 use crate::set::ToolSet;
@@ -319,8 +320,12 @@ impl Agent {
     /// state then says what happened (`Failed` for a tool error; a model failure leaves
     /// the run ready to retry).
     ///
-    /// The run happens inside an `agent_run` span (run id, session id); each tool call
-    /// inside it has its own `tool_call` span.
+    /// The run happens inside an `agent_run` span (run id, session id, and the
+    /// OpenTelemetry GenAI attributes: `gen_ai.operation.name = "invoke_agent"`, the
+    /// model, the tokens spent); each model request inside it has a `model_call` span
+    /// (`gen_ai.operation.name = "chat"`, the settings sent, the tokens, the finish
+    /// reason), and each tool call a `tool_call` span. `docs/observability.md` lists the
+    /// fields and shows how to export them to an OTLP collector.
     pub async fn run_with(
         &self,
         state: &mut RunState,
@@ -358,8 +363,31 @@ impl Agent {
             "agent_run",
             run_id = %state.run_id,
             session_id = %state.session_id,
+            otel.name = "invoke_agent",
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.provider.name = self.llm.provider_name(),
+            gen_ai.request.model = self.llm.model_name(),
+            gen_ai.conversation.id = %state.session_id,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
         );
-        self.drive(state, control, streaming).instrument(span).await
+        let before = state.usage.tokens;
+        let result = self
+            .drive(state, control, streaming)
+            .instrument(span.clone())
+            .await;
+        // This call's tokens: a resumed run's span counts what it spent, not the run's
+        // earlier calls.
+        let spent = state.usage.tokens;
+        span.record(
+            "gen_ai.usage.input_tokens",
+            spent.input_tokens.saturating_sub(before.input_tokens),
+        );
+        span.record(
+            "gen_ai.usage.output_tokens",
+            spent.output_tokens.saturating_sub(before.output_tokens),
+        );
+        result
     }
 
     async fn drive(
@@ -507,20 +535,62 @@ impl Agent {
         deltas: bool,
         sinks: &Sinks,
     ) -> AgentResult<AssistantMessage> {
-        if !deltas {
-            return self.llm.complete(request).await;
-        }
-        let stream = self.llm.stream(request).inspect(|event| {
-            if let Ok(event) = event
-                && !matches!(event, LlmEvent::Done { .. })
-            {
-                sinks.emit_with(|| AgentEvent::ModelDelta {
+        let model = self.llm.model_name();
+        let span = tracing::info_span!(
+            "model_call",
+            otel.name = %format_args!("chat {}", model.unwrap_or_default()),
+            otel.kind = "client",
+            turn,
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = self.llm.provider_name(),
+            gen_ai.request.model = model,
+            gen_ai.request.temperature = request.settings.temperature,
+            gen_ai.request.max_tokens = request.settings.max_output_tokens,
+            gen_ai.request.seed = request.settings.seed,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            gen_ai.response.finish_reasons = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
+        let mut finish = None;
+        let answer = async {
+            if !deltas {
+                return self.llm.complete(request).await;
+            }
+            let stream = self.llm.stream(request).inspect(|event| match event {
+                Ok(LlmEvent::Done { finish_reason, .. }) => finish = Some(finish_reason.clone()),
+                Ok(event) => sinks.emit_with(|| AgentEvent::ModelDelta {
                     turn,
                     event: event.clone(),
+                }),
+                Err(_) => {}
+            });
+            Ok(collect_stream(stream.boxed()).await?)
+        }
+        .instrument(span.clone())
+        .await;
+        match &answer {
+            Ok(message) => {
+                let reason = finish.unwrap_or(if message.is_final() {
+                    FinishReason::Stop
+                } else {
+                    FinishReason::ToolCalls
                 });
+                // OpenTelemetry's finish reasons are a list; one answer has one.
+                span.record(
+                    "gen_ai.response.finish_reasons",
+                    tracing::field::debug([reason.as_str()]),
+                );
+                if let Some(usage) = message.usage {
+                    span.record("gen_ai.usage.input_tokens", usage.input_tokens);
+                    span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+                }
             }
-        });
-        Ok(collect_stream(stream.boxed()).await?)
+            Err(error) => {
+                span.record("error.type", tracing::field::display(error_type(error)));
+            }
+        }
+        answer
     }
 
     /// Runs what can run of the turn in progress. When every call has ended, their
@@ -613,6 +683,26 @@ impl Agent {
             }
         }
         Ok(())
+    }
+}
+
+/// A low-cardinality name for a failed model call (OpenTelemetry's `error.type`).
+fn error_type(error: &AgentError) -> &'static str {
+    match error {
+        AgentError::Model(error) => match error {
+            LlmError::RateLimited { .. } => "rate_limited",
+            LlmError::ContextTooLong { .. } => "context_too_long",
+            LlmError::Authentication { .. } => "authentication",
+            LlmError::BadRequest { .. } => "bad_request",
+            LlmError::Server { .. } => "server",
+            LlmError::Timeout { .. } => "timeout",
+            LlmError::Connection { .. } => "connection",
+            LlmError::BrokenStream { .. } => "broken_stream",
+            LlmError::InvalidResponse { .. } => "invalid_response",
+            LlmError::Refused { .. } => "refused",
+            _ => "other",
+        },
+        _ => "other",
     }
 }
 

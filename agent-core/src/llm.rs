@@ -526,6 +526,33 @@ pub trait LlmClient: Send + Sync {
             })
             .boxed()
     }
+
+    /// The model asked, for traces (`gen_ai.request.model`); `None` when the client
+    /// does not say.
+    fn model_name(&self) -> Option<&str> {
+        None
+    }
+
+    /// The provider's name, for traces (`gen_ai.provider.name`: `openai`,
+    /// `anthropic`...); `None` when the client does not say.
+    fn provider_name(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl FinishReason {
+    /// The reason as OpenTelemetry's `gen_ai.response.finish_reasons` and the wire
+    /// (snake case) name it: `stop`, `length`, `tool_calls`, `content_filter`, or the
+    /// provider's own.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Stop => "stop",
+            Self::Length => "length",
+            Self::ToolCalls => "tool_calls",
+            Self::ContentFilter => "content_filter",
+            Self::Other(reason) => reason,
+        }
+    }
 }
 
 /// The typed error inside `error`, or `error` told as an [`LlmError::Other`].
@@ -545,6 +572,14 @@ impl<T: LlmClient + ?Sized> LlmClient for Arc<T> {
 
     fn stream<'a>(&'a self, request: LlmRequest<'a>) -> LlmStream<'a> {
         (**self).stream(request)
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        (**self).model_name()
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        (**self).provider_name()
     }
 }
 

@@ -159,6 +159,14 @@ impl<P: Provider> LlmClient for Client<P> {
             )
             .boxed()
     }
+
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.model)
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        Some(P::NAME)
+    }
 }
 
 impl<P: Provider> Client<P> {

@@ -129,3 +129,17 @@ async fn a_streamed_run_over_sse_calls_a_tool_and_streams_the_answer() {
     // The tool's result went back to the model after its call.
     assert_eq!(second["messages"][2]["role"], "tool");
 }
+
+#[tokio::test]
+async fn clients_name_their_model_and_provider_for_traces() {
+    use agent_core::LlmClient;
+    let server = MockServer::start([]).await;
+    let client = openai(&server);
+    assert_eq!(client.model_name(), Some("local-model"));
+    assert_eq!(client.provider_name(), Some("openai"));
+    let anthropic = agent_llm::AnthropicClient::builder("k", "claude-x")
+        .build()
+        .unwrap();
+    assert_eq!(anthropic.model_name(), Some("claude-x"));
+    assert_eq!(anthropic.provider_name(), Some("anthropic"));
+}
