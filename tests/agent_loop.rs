@@ -6,9 +6,9 @@ mod runtime_tools;
 
 use agent_core::{
     Agent, AgentError, AgentEvent, AgentResult, Approval, AssistantMessage, Content, ExternalTool,
-    FinishReason, LlmClient, LlmError, LlmEvent, LlmRequest, LlmStream, ModelSettings, PendingKind,
-    RunOutcome, RunState, RunStatus, RunStream, ScriptedLlm, ToolCall, ToolChoice, Usage,
-    UsageLimit, UsageLimits, async_trait, collect_stream,
+    FinishReason, LlmClient, LlmError, LlmEvent, LlmRequest, LlmStream, Message, ModelSettings,
+    PendingKind, RunOutcome, RunState, RunStatus, RunStream, ScriptedLlm, ToolCall, ToolChoice,
+    TypedOutcome, Usage, UsageLimit, UsageLimits, async_trait, collect_stream,
 };
 use futures::StreamExt;
 use runtime_tools::FnTool;
@@ -503,4 +503,96 @@ async fn the_lower_of_the_agents_and_the_runs_limits_applies() {
     .await;
     assert!(result.is_ok());
     assert_eq!(run.status, RunStatus::Finished);
+}
+
+#[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Forecast {
+    city: String,
+    celsius: i32,
+}
+
+fn forecast_agent(answers: &[&str], retries: u32) -> (Agent, Arc<ScriptedLlm>) {
+    let llm = Arc::new(ScriptedLlm::new(
+        answers.iter().map(|a| AssistantMessage::text(*a)),
+    ));
+    let agent = Agent::builder(llm.clone())
+        .output_retries(retries)
+        .build()
+        .unwrap();
+    (agent, llm)
+}
+
+#[tokio::test]
+async fn typed_output_valid_on_the_first_try() {
+    let (agent, llm) = forecast_agent(&[r#"{"city": "Paris", "celsius": 18}"#], 1);
+    let mut run = agent.start("Weather in Paris?");
+    let out = agent.run_typed::<Forecast>(&mut run).await.unwrap();
+    assert_eq!(
+        out,
+        TypedOutcome::Finished(Forecast {
+            city: "Paris".into(),
+            celsius: 18
+        })
+    );
+    let request = &llm.requests()[0];
+    let output = request.output.as_ref().expect("the schema was sent");
+    assert_eq!(output.name, "Forecast");
+    assert_eq!(output.schema["properties"]["celsius"]["type"], "integer");
+    assert_eq!(output.schema["required"], json!(["city", "celsius"]));
+}
+
+#[tokio::test]
+async fn typed_output_is_repaired_on_the_second_try() {
+    let (agent, llm) = forecast_agent(
+        &[
+            r#"{"city": "Paris", "celsius": "warm"}"#,
+            "```json\n{\"city\": \"Paris\", \"celsius\": 18}\n```",
+        ],
+        1,
+    );
+    let mut run = agent.start("Weather in Paris?");
+    let out = agent.run_typed::<Forecast>(&mut run).await.unwrap();
+    assert!(matches!(
+        out,
+        TypedOutcome::Finished(Forecast { celsius: 18, .. })
+    ));
+    // The second request carried what was wrong with the first answer.
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 2);
+    let Some(Message::User { content }) = requests[1].messages.last() else {
+        panic!("expected the repair request");
+    };
+    assert!(
+        content.contains("invalid type: string \"warm\", expected i32"),
+        "{content}"
+    );
+    assert!(content.contains("`Forecast`"), "{content}");
+    assert!(requests[1].output.is_some());
+    assert_eq!(run.status, RunStatus::Finished);
+}
+
+#[tokio::test]
+async fn typed_output_gives_up_after_the_retry_limit() {
+    let (agent, llm) = forecast_agent(
+        &[
+            "It is 18 degrees.",
+            r#"{"city": "Paris"}"#,
+            r#"{"city": "Paris", "celsius": 18, "wind": 3}"#,
+            r#"{"city": "Paris", "celsius": 18}"#,
+        ],
+        2,
+    );
+    let mut run = agent.start("Weather in Paris?");
+    let error = agent.run_typed::<Forecast>(&mut run).await.unwrap_err();
+    let AgentError::InvalidOutput { attempts, reason } = &error else {
+        panic!("expected an output error, got {error:?}");
+    };
+    assert_eq!(*attempts, 3);
+    assert!(reason.contains("unknown field `wind`"), "{reason}");
+    assert!(error.to_string().contains("after 3 attempt(s)"));
+    assert_eq!(llm.requests().len(), 3, "no fourth request");
+    assert_eq!(llm.remaining(), 1);
+    assert_eq!(run.status, RunStatus::Failed);
+    assert_eq!(run.error.as_deref(), Some(error.to_string().as_str()));
 }

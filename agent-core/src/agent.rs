@@ -35,10 +35,10 @@ use crate::executor::{
 };
 use crate::llm::{
     AssistantMessage, FinishReason, LlmClient, LlmEvent, LlmRequest, Message, ModelSettings,
-    ToolCall, collect_stream,
+    OutputSchema, ToolCall, collect_stream,
 };
 use crate::llm_error::LlmError;
-use crate::run::{RunOutcome, RunState, RunStatus, Slot, TurnCall};
+use crate::run::{PendingCall, RunOutcome, RunState, RunStatus, Slot, TurnCall};
 use crate::seal::StateSeal;
 use crate::set::ToolSet;
 use crate::store::{CheckpointStep, Checkpointer};
@@ -46,6 +46,8 @@ use crate::stream::RunStream;
 use crate::tool::{Approval, Tool};
 use crate::usage::{UsageLimit, UsageLimits};
 use futures::StreamExt;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -53,6 +55,27 @@ use tracing::Instrument;
 
 /// Model turns a run may take for each user message when the builder does not say.
 pub const DEFAULT_MAX_TURNS: u32 = 16;
+
+/// How many invalid final answers [`Agent::run_typed`] sends back to the model when the
+/// builder does not say.
+pub const DEFAULT_OUTPUT_RETRIES: u32 = 1;
+
+/// How [`Agent::run_typed`] returned: the answer as a `T`, or a stop as in
+/// [`RunOutcome`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypedOutcome<T> {
+    /// The model's final answer, decoded.
+    Finished(T),
+    /// The run waits on these calls: decide them on the state, then run it again.
+    Paused {
+        /// The calls waiting.
+        pending: Vec<PendingCall>,
+    },
+    /// The turn limit was reached without a final answer.
+    TurnLimit,
+    /// The run was cancelled.
+    Cancelled,
+}
 
 type StateInit = Box<dyn FnOnce(&mut ToolSet) + Send>;
 
@@ -77,6 +100,7 @@ pub struct AgentBuilder {
     pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
     settings: ModelSettings,
     limits: UsageLimits,
+    output_retries: u32,
 }
 
 impl AgentBuilder {
@@ -92,6 +116,14 @@ impl AgentBuilder {
     /// [`usage_limits`](RunState::usage_limits) apply too, the lower winning.
     pub fn usage_limits(mut self, limits: UsageLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// How many times [`run_typed`](Agent::run_typed) sends an answer that does not
+    /// match the output type back to the model, with what was wrong, before the run
+    /// fails (default [`DEFAULT_OUTPUT_RETRIES`]).
+    pub fn output_retries(mut self, retries: u32) -> Self {
+        self.output_retries = retries;
         self
     }
 
@@ -220,6 +252,7 @@ impl AgentBuilder {
             checkpointer: self.checkpointer,
             settings: self.settings,
             limits: self.limits,
+            output_retries: self.output_retries,
         })
     }
 }
@@ -248,6 +281,7 @@ pub struct Agent {
     pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
     settings: ModelSettings,
     limits: UsageLimits,
+    output_retries: u32,
 }
 
 impl fmt::Debug for Agent {
@@ -279,6 +313,7 @@ impl Agent {
             checkpointer: None,
             settings: ModelSettings::default(),
             limits: UsageLimits::default(),
+            output_retries: DEFAULT_OUTPUT_RETRIES,
         }
     }
 
@@ -331,7 +366,69 @@ impl Agent {
         state: &mut RunState,
         control: &RunControl,
     ) -> AgentResult<RunOutcome> {
-        self.run_inner(state, control, None).await
+        self.run_inner(state, control, None, None).await
+    }
+
+    /// Runs `state` until the model's final answer decodes as a `T`, or a pause, or the
+    /// turn limit. `T`'s JSON Schema goes with every request
+    /// ([`LlmRequest::output`]): through the provider's structured-output mode, or as a
+    /// final-answer tool where the provider has none. An answer that is not a valid `T`
+    /// goes back to the model with what was wrong, up to
+    /// [`output_retries`](AgentBuilder::output_retries) times; then the run fails with
+    /// [`AgentError::InvalidOutput`]. A paused run is resumed by calling this again.
+    ///
+    /// ```
+    /// use agent_core::{Agent, AssistantMessage, ScriptedLlm, TypedOutcome};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
+    /// struct City { name: String, population: u64 }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> agent_core::AgentResult<()> {
+    /// let llm = ScriptedLlm::new([AssistantMessage::text(r#"{"name": "Paris", "population": 2100000}"#)]);
+    /// let agent = Agent::builder(llm).build()?;
+    /// let mut run = agent.start("The capital of France?");
+    /// let city = agent.run_typed::<City>(&mut run).await?;
+    /// assert_eq!(city, TypedOutcome::Finished(City { name: "Paris".into(), population: 2_100_000 }));
+    /// # Ok(()) }
+    /// ```
+    pub async fn run_typed<T: JsonSchema + DeserializeOwned>(
+        &self,
+        state: &mut RunState,
+    ) -> AgentResult<TypedOutcome<T>> {
+        let output = OutputSchema::of::<T>();
+        let control = RunControl::new();
+        let mut attempts = 0;
+        loop {
+            let answer = match self.run_inner(state, &control, None, Some(&output)).await? {
+                RunOutcome::Finished { answer } => answer,
+                RunOutcome::Paused { pending } => return Ok(TypedOutcome::Paused { pending }),
+                RunOutcome::TurnLimit => return Ok(TypedOutcome::TurnLimit),
+                RunOutcome::Cancelled => return Ok(TypedOutcome::Cancelled),
+            };
+            attempts += 1;
+            let reason = match decode_output::<T>(&answer) {
+                Ok(value) => return Ok(TypedOutcome::Finished(value)),
+                Err(reason) => reason,
+            };
+            if attempts > self.output_retries {
+                let error = AgentError::InvalidOutput { attempts, reason };
+                state.status = RunStatus::Failed;
+                state.error = Some(error.to_string());
+                let mut sinks = self.sinks.clone();
+                if let Some(sink) = control.events() {
+                    sinks.push(sink.clone());
+                }
+                sinks.emit(AgentEvent::RunFailed {
+                    error: error.to_string(),
+                });
+                return Err(error);
+            }
+            state.push_user(format!(
+                "Your final answer is not valid: {reason}. Answer again with only a JSON \
+                 value matching the schema `{}`.",
+                output.name
+            ))?;
+        }
     }
 
     /// Runs `state` as a stream of its events, the model's answer streamed delta by delta
@@ -358,6 +455,7 @@ impl Agent {
         state: &mut RunState,
         control: &RunControl,
         streaming: Option<EventSink>,
+        output: Option<&OutputSchema>,
     ) -> AgentResult<RunOutcome> {
         let span = tracing::info_span!(
             "agent_run",
@@ -373,7 +471,7 @@ impl Agent {
         );
         let before = state.usage.tokens;
         let result = self
-            .drive(state, control, streaming)
+            .drive(state, control, streaming, output)
             .instrument(span.clone())
             .await;
         // This call's tokens: a resumed run's span counts what it spent, not the run's
@@ -395,6 +493,7 @@ impl Agent {
         state: &mut RunState,
         control: &RunControl,
         streaming: Option<EventSink>,
+        output: Option<&OutputSchema>,
     ) -> AgentResult<RunOutcome> {
         let mut sinks = self.sinks.clone();
         if let Some(sink) = control.events() {
@@ -481,6 +580,10 @@ impl Agent {
                 .with_context(&state.context)
                 .with_params(&state.next_turn)
                 .with_settings(&settings);
+            let request = match output {
+                Some(output) => request.with_output(output),
+                None => request,
+            };
             let message = tokio::select! {
                 biased;
                 () = control.token().cancelled() => return Ok(cancelled(state, &sinks)),
@@ -684,6 +787,18 @@ impl Agent {
         }
         Ok(())
     }
+}
+
+/// `answer` decoded as a `T`: the JSON as it is, or inside a Markdown code fence (small
+/// models add one); the error says what did not match.
+fn decode_output<T: DeserializeOwned>(answer: &str) -> Result<T, String> {
+    let trimmed = answer.trim();
+    let json = trimmed
+        .strip_prefix("```json")
+        .or_else(|| trimmed.strip_prefix("```"))
+        .and_then(|rest| rest.strip_suffix("```"))
+        .unwrap_or(trimmed);
+    serde_json::from_str(json).map_err(|error| format!("{error}"))
 }
 
 /// A low-cardinality name for a failed model call (OpenTelemetry's `error.type`).

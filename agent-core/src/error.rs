@@ -167,6 +167,14 @@ pub enum AgentError {
         /// The limit.
         max: u64,
     },
+    /// The model's final answer did not match the output type, as many times as the
+    /// agent allows ([`Agent::run_typed`](crate::Agent::run_typed)).
+    InvalidOutput {
+        /// The answers given, the first and every retry.
+        attempts: u32,
+        /// What was wrong with the last.
+        reason: String,
+    },
 }
 
 impl AgentError {
@@ -198,6 +206,11 @@ impl fmt::Display for AgentError {
             Self::UsageLimit { limit, used, max } => write!(
                 f,
                 "usage limit exceeded: {used} {limit}, but the run may use at most {max}"
+            ),
+            Self::InvalidOutput { attempts, reason } => write!(
+                f,
+                "the model's final answer did not match the output type after {attempts} \
+                 attempt(s): {reason}"
             ),
         }
     }

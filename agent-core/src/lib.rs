@@ -63,7 +63,7 @@ mod truncate;
 mod typed;
 mod usage;
 
-pub use agent::{Agent, AgentBuilder, DEFAULT_MAX_TURNS};
+pub use agent::{Agent, AgentBuilder, DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES, TypedOutcome};
 pub use approval::{ApprovalDecision, ApprovalRecord, Approver};
 pub use args::{MAX_ARGUMENT_DEPTH, decode_args};
 pub use config::{ParallelRule, ToolConfig};
@@ -83,7 +83,7 @@ pub use executor::{
 pub use extract::{FromToolContext, Progress, State};
 pub use llm::{
     AssistantMessage, FinishReason, LlmClient, LlmEvent, LlmRequest, LlmStream, Message,
-    ModelSettings, ToolCall, ToolChoice, ToolResultMessage, Usage, collect_stream,
+    ModelSettings, OutputSchema, ToolCall, ToolChoice, ToolResultMessage, Usage, collect_stream,
 };
 pub use llm_error::LlmError;
 pub use retry::{RetryDecision, RetryPolicy};

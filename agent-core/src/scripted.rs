@@ -3,7 +3,9 @@
 //! [`FnLlm`] (any function of the request).
 
 use crate::error::{AgentError, AgentResult};
-use crate::llm::{AssistantMessage, LlmClient, LlmRequest, Message, ModelSettings, ToolCall};
+use crate::llm::{
+    AssistantMessage, LlmClient, LlmRequest, Message, ModelSettings, OutputSchema, ToolCall,
+};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -25,6 +27,9 @@ pub struct RecordedRequest {
     /// The model settings sent (the agent's, the run's and the request's, merged).
     #[serde(default)]
     pub settings: ModelSettings,
+    /// The shape asked of the answer, for typed runs.
+    #[serde(default)]
+    pub output: Option<OutputSchema>,
 }
 
 impl RecordedRequest {
@@ -35,6 +40,7 @@ impl RecordedRequest {
             context: request.context.clone(),
             params: request.params.clone(),
             settings: request.settings.clone(),
+            output: request.output.cloned(),
         }
     }
 }

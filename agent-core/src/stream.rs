@@ -49,7 +49,7 @@ pub struct RunStream<'a> {
 impl<'a> RunStream<'a> {
     pub(crate) fn new(agent: &'a Agent, state: &'a mut RunState, control: RunControl) -> Self {
         let (sink, events) = EventSink::channel();
-        let run = Box::pin(async move { agent.run_inner(state, &control, Some(sink)).await });
+        let run = Box::pin(async move { agent.run_inner(state, &control, Some(sink), None).await });
         Self {
             run: Some(run),
             events,
