@@ -3,13 +3,14 @@
 
 use crate::client::{Builder, Client, malformed};
 use crate::convert::{
-    content_text, count, data_url, map_arguments, parse_arguments, render_tools, str_field,
+    content_text, count, data_url, map_arguments, parse_arguments, render_output, render_tools,
+    str_field,
 };
 use crate::http::provider_message;
 use crate::provider::{Assembler, Provider, StreamParser, typed_event};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
-    ModelSettings, ToolCall, ToolChoice, ToolResultMessage, Usage,
+    ModelSettings, OutputSchema, ToolCall, ToolChoice, ToolResultMessage, Usage,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -157,6 +158,27 @@ impl Provider for OpenAi {
 
     fn headers(&self, api_key: Option<&str>) -> Vec<(String, String)> {
         bearer(api_key)
+    }
+
+    fn has_structured_output(&self) -> bool {
+        true
+    }
+
+    /// `response_format` `json_schema`, strict in the strict dialect.
+    fn insert_output(
+        &self,
+        body: &mut Map<String, Value>,
+        output: &OutputSchema,
+    ) -> AgentResult<()> {
+        let schema = render_output(self.dialect(), output)?;
+        let strict = self.dialect() == Dialect::OpenAiStrict;
+        body.insert(
+            "response_format".into(),
+            json!({"type": "json_schema", "json_schema": {
+                "name": output.name, "schema": schema, "strict": strict
+            }}),
+        );
+        Ok(())
     }
 
     fn body(
