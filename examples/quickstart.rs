@@ -208,7 +208,9 @@ async fn main() -> AgentResult<()> {
     let agent = build_agent(llm.clone(), streamed)?;
     let mut run =
         agent.start("What's the weather in Paris? Also index the docs and email the team.");
-    if let Ok(tool) = std::env::var("QUICKSTART_TOOL_CHOICE") {
+    if let Ok(tool) = std::env::var("QUICKSTART_TOOL_CHOICE")
+        && !tool.is_empty()
+    {
         // For the first answer only: a forced call on every turn would never end.
         run.next_settings = ModelSettings::new().tool_choice(ToolChoice::Tool(tool));
     }
