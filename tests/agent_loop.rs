@@ -596,3 +596,26 @@ async fn typed_output_gives_up_after_the_retry_limit() {
     assert_eq!(run.status, RunStatus::Failed);
     assert_eq!(run.error.as_deref(), Some(error.to_string().as_str()));
 }
+
+#[tokio::test]
+async fn a_user_message_with_an_image_restarts_the_turn_count() {
+    let llm = Arc::new(ScriptedLlm::new([AssistantMessage::text("A cat.")]));
+    let agent = Agent::builder(llm.clone()).max_turns(1).build().unwrap();
+    // One turn was spent answering the first message; the image is a new question.
+    let mut run = RunState::new(vec![
+        Message::user("Hi"),
+        Message::Assistant(AssistantMessage::text("Hello.")),
+        Message::user_content([
+            Content::text("What is this?"),
+            Content::image("AAAA", "image/png"),
+        ]),
+    ]);
+    let outcome = agent.run(&mut run).await.unwrap();
+    assert_eq!(
+        outcome,
+        RunOutcome::Finished {
+            answer: "A cat.".into()
+        }
+    );
+    assert_eq!(llm.requests().len(), 1);
+}
