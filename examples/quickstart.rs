@@ -7,16 +7,20 @@
 //! The model is a scripted stand-in, with no network, unless a real one is configured:
 //! `OPENAI_BASE_URL` (any OpenAI-compatible server; `OPENAI_API_KEY` and `OPENAI_MODEL`
 //! if it needs them) or `OPENAI_API_KEY` alone for OpenAI itself, else
-//! `ANTHROPIC_API_KEY` (and optionally `ANTHROPIC_MODEL`).
+//! `ANTHROPIC_API_KEY` (and optionally `ANTHROPIC_MODEL`). A real model's answer is
+//! streamed to stdout as it is written; `QUICKSTART_TOOL_CHOICE=get_weather` makes its
+//! first answer call that tool.
 
 use agent_core::{
-    Agent, AgentError, AgentEvent, AgentResult, LlmClient, ModelSettings, Progress, RuleLlm,
-    RunOutcome, RunState, ToolConfig, ToolContext, ToolError, tool, tools,
+    Agent, AgentError, AgentEvent, AgentResult, LlmClient, LlmEvent, ModelSettings, Progress,
+    RuleLlm, RunOutcome, RunState, ToolChoice, ToolConfig, ToolContext, ToolError, tool, tools,
 };
 use agent_llm::{AnthropicClient, OpenAiClient};
+use futures::StreamExt;
 use serde_json::json;
+use std::io::Write;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Get the current weather for a city.
 #[tool(read_only, timeout = "5s")]
@@ -104,22 +108,65 @@ fn print_event(event: AgentEvent) {
     }
 }
 
+/// Runs `run` to its next stop. A real model's run is streamed: its text is printed as
+/// it arrives, with the time to its first token.
+async fn drive(agent: &Agent, run: &mut RunState, streamed: bool) -> AgentResult<RunOutcome> {
+    if !streamed {
+        return agent.run(run).await;
+    }
+    let started = Instant::now();
+    let mut first_token = None;
+    let mut events = agent.run_stream(run);
+    while let Some(event) = events.next().await {
+        match event? {
+            AgentEvent::ModelDelta {
+                event: LlmEvent::TextDelta { text },
+                ..
+            } => {
+                if first_token.is_none() {
+                    first_token = Some(started.elapsed());
+                    print!("model: ");
+                }
+                print!("{text}");
+                // Shown as it arrives, not when the line ends.
+                let _ = std::io::stdout().flush();
+            }
+            AgentEvent::ModelDelta { .. } => {}
+            AgentEvent::Message { mut message, .. } => {
+                if message.text.take().is_some() {
+                    println!();
+                }
+                print_event(AgentEvent::Message { turn: 0, message });
+            }
+            other => print_event(other),
+        }
+    }
+    if let Some(first) = first_token {
+        println!("  (first token after {} ms)", first.as_millis());
+    }
+    println!("  (run took {} ms)", started.elapsed().as_millis());
+    events
+        .outcome()
+        .cloned()
+        .ok_or_else(|| AgentError::InvalidState("the run stream ended without an outcome".into()))
+}
+
 /// A real model when the environment configures one (see the top of this file), else a
 /// deterministic stand-in that calls tools when the user's words match; and a line
-/// saying which.
-fn model() -> AgentResult<(Arc<dyn LlmClient>, String)> {
+/// saying which; and whether it is real.
+fn model() -> AgentResult<(Arc<dyn LlmClient>, String, bool)> {
     // A cap on each answer, so a small local model cannot ramble to the end of its
     // context.
     let capped = ModelSettings::new().max_output_tokens(1024);
     if let Some(client) = OpenAiClient::from_env() {
         let client = client?.with_settings(capped.clone());
         let about = format!("{} at {}", client.model(), client.url());
-        return Ok((Arc::new(client), about));
+        return Ok((Arc::new(client), about, true));
     }
     if let Some(client) = AnthropicClient::from_env() {
         let client = client?.with_settings(capped);
         let about = format!("{} at {}", client.model(), client.url());
-        return Ok((Arc::new(client), about));
+        return Ok((Arc::new(client), about, true));
     }
     let scripted = RuleLlm::new()
         .when("weather", "get_weather", json!({"city": "Paris"}))
@@ -129,16 +176,24 @@ fn model() -> AgentResult<(Arc<dyn LlmClient>, String)> {
             "send_email",
             json!({"to": "team@example.com", "body": "Docs are indexed."}),
         );
-    Ok((Arc::new(scripted), "a scripted model (no network)".into()))
+    Ok((
+        Arc::new(scripted),
+        "a scripted model (no network)".into(),
+        false,
+    ))
 }
 
-fn build_agent(llm: Arc<dyn LlmClient>) -> AgentResult<Agent> {
-    Agent::builder(llm)
+/// The agent; a streamed run prints its own events, others print them from a sink.
+fn build_agent(llm: Arc<dyn LlmClient>, streamed: bool) -> AgentResult<Agent> {
+    let builder = Agent::builder(llm)
         .system_prompt("You are a helpful assistant.")
         .tools(tools![get_weather, index_docs, send_email])
-        .config(ToolConfig::default().with_max_output_chars(2_000))
-        .on_event(print_event)
-        .build()
+        .config(ToolConfig::default().with_max_output_chars(2_000));
+    if streamed {
+        builder.build()
+    } else {
+        builder.on_event(print_event).build()
+    }
 }
 
 fn storage_error(error: serde_json::Error) -> AgentError {
@@ -147,13 +202,20 @@ fn storage_error(error: serde_json::Error) -> AgentError {
 
 #[tokio::main]
 async fn main() -> AgentResult<()> {
-    let (llm, about) = model()?;
+    // A real model's answers are streamed; the scripted one's come whole, as before.
+    let (llm, about, streamed) = model()?;
     println!("model: {about}\n");
-    let agent = build_agent(llm.clone())?;
+    let agent = build_agent(llm.clone(), streamed)?;
     let mut run =
         agent.start("What's the weather in Paris? Also index the docs and email the team.");
+    if let Ok(tool) = std::env::var("QUICKSTART_TOOL_CHOICE")
+        && !tool.is_empty()
+    {
+        // For the first answer only: a forced call on every turn would never end.
+        run.next_settings = ModelSettings::new().tool_choice(ToolChoice::Tool(tool));
+    }
 
-    let outcome = agent.run(&mut run).await?;
+    let outcome = drive(&agent, &mut run, streamed).await?;
     // A real model may answer without calling `send_email`, and so without a pause.
     let pending = match outcome {
         RunOutcome::Paused { pending } => pending,
@@ -176,7 +238,7 @@ async fn main() -> AgentResult<()> {
         println!("a person approves {} [{}]", p.call.name, p.call.id);
         resumed.approve(&p.call.id)?;
     }
-    match build_agent(llm)?.run(&mut resumed).await? {
+    match drive(&build_agent(llm, streamed)?, &mut resumed, streamed).await? {
         RunOutcome::Finished { answer } => println!("\nfinal answer:\n{answer}"),
         other => println!("\nended: {other:?}"),
     }

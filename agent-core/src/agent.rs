@@ -31,13 +31,22 @@ use crate::control::RunControl;
 use crate::error::{AgentError, AgentResult};
 use crate::events::{AgentEvent, EventSink, Sinks};
 use crate::executor::{CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext};
-use crate::llm::{LlmClient, LlmRequest, Message, ToolCall};
+use crate::llm::{
+    AssistantMessage, FinishReason, LlmClient, LlmEvent, LlmRequest, Message, ModelSettings,
+    OutputSchema, ToolCall, collect_stream,
+};
+use crate::llm_error::LlmError;
 use crate::pipeline::{ApprovalFn, announce_settled};
-use crate::run::{CallState, RunOutcome, RunState, RunStatus, TurnCall};
+use crate::run::{CallState, PendingCall, RunOutcome, RunState, RunStatus, TurnCall};
 use crate::seal::StateSeal;
 use crate::set::ToolSet;
 use crate::store::{CheckpointStep, Checkpointer};
+use crate::stream::RunStream;
 use crate::tool::{Approval, Tool};
+use crate::usage::{UsageLimit, UsageLimits};
+use futures::StreamExt;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -45,6 +54,27 @@ use tracing::Instrument;
 
 /// Model turns a run may take for each user message when the builder does not say.
 pub const DEFAULT_MAX_TURNS: u32 = 16;
+
+/// How many invalid final answers [`Agent::run_typed`] sends back to the model when the
+/// builder does not say.
+pub const DEFAULT_OUTPUT_RETRIES: u32 = 1;
+
+/// How [`Agent::run_typed`] returned: the answer as a `T`, or a stop as in
+/// [`RunOutcome`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypedOutcome<T> {
+    /// The model's final answer, decoded.
+    Finished(T),
+    /// The run waits on these calls: decide them on the state, then run it again.
+    Paused {
+        /// The calls waiting.
+        pending: Vec<PendingCall>,
+    },
+    /// The turn limit was reached without a final answer.
+    TurnLimit,
+    /// The run was cancelled.
+    Cancelled,
+}
 
 type StateInit = Box<dyn FnOnce(&mut ToolSet) + Send>;
 
@@ -67,9 +97,35 @@ pub struct AgentBuilder {
     workspace: Option<PathBuf>,
     pub(crate) seal: StateSeal,
     pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
+    settings: ModelSettings,
+    limits: UsageLimits,
+    output_retries: u32,
 }
 
 impl AgentBuilder {
+    /// Model settings for every request of every run, over the client's own and under
+    /// each run's ([`RunState::settings`]) and each request's
+    /// ([`RunState::next_settings`]).
+    pub fn settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Limits on what each run may spend (see [`UsageLimits`]); a run's own
+    /// [`usage_limits`](RunState::usage_limits) apply too, the lower winning.
+    pub fn usage_limits(mut self, limits: UsageLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// How many times [`run_typed`](Agent::run_typed) sends an answer that does not
+    /// match the output type back to the model, with what was wrong, before the run
+    /// fails (default [`DEFAULT_OUTPUT_RETRIES`]).
+    pub fn output_retries(mut self, retries: u32) -> Self {
+        self.output_retries = retries;
+        self
+    }
+
     /// The instructions every run starts with.
     pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.system_prompt = Some(prompt.into());
@@ -193,6 +249,9 @@ impl AgentBuilder {
             workspace: self.workspace,
             seal: self.seal,
             checkpointer: self.checkpointer,
+            settings: self.settings,
+            limits: self.limits,
+            output_retries: self.output_retries,
         })
     }
 }
@@ -219,6 +278,9 @@ pub struct Agent {
     workspace: Option<PathBuf>,
     pub(crate) seal: StateSeal,
     pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
+    settings: ModelSettings,
+    limits: UsageLimits,
+    output_retries: u32,
 }
 
 impl fmt::Debug for Agent {
@@ -248,7 +310,15 @@ impl Agent {
             workspace: None,
             seal: StateSeal::default(),
             checkpointer: None,
+            settings: ModelSettings::default(),
+            limits: UsageLimits::default(),
+            output_retries: DEFAULT_OUTPUT_RETRIES,
         }
+    }
+
+    /// The agent's model settings (see [`AgentBuilder::settings`]).
+    pub fn settings(&self) -> &ModelSettings {
+        &self.settings
     }
 
     /// The executor running this agent's tools.
@@ -284,25 +354,153 @@ impl Agent {
     /// state then says what happened (`Failed` for a tool error; a model failure leaves
     /// the run ready to retry).
     ///
-    /// The run happens inside an `agent_run` span (run id, session id); each tool call
-    /// inside it has its own `tool_call` span.
+    /// The run happens inside an `agent_run` span (run id, session id, and the
+    /// OpenTelemetry GenAI attributes: `gen_ai.operation.name = "invoke_agent"`, the
+    /// model, the tokens spent); each model request inside it has a `model_call` span
+    /// (`gen_ai.operation.name = "chat"`, the settings sent, the tokens, the finish
+    /// reason), and each tool call a `tool_call` span. `docs/observability.md` lists the
+    /// fields and shows how to export them to an OTLP collector.
     pub async fn run_with(
         &self,
         state: &mut RunState,
         control: &RunControl,
     ) -> AgentResult<RunOutcome> {
+        self.run_inner(state, control, None, None).await
+    }
+
+    /// Runs `state` until the model's final answer decodes as a `T`, or a pause, or the
+    /// turn limit. `T`'s JSON Schema goes with every request
+    /// ([`LlmRequest::output`]): through the provider's structured-output mode, or as a
+    /// final-answer tool where the provider has none. An answer that is not a valid `T`
+    /// goes back to the model with what was wrong, up to
+    /// [`output_retries`](AgentBuilder::output_retries) times; then the run fails with
+    /// [`AgentError::InvalidOutput`]. A paused run is resumed by calling this again.
+    ///
+    /// ```
+    /// use agent_core::{Agent, AssistantMessage, ScriptedLlm, TypedOutcome};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
+    /// struct City { name: String, population: u64 }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> agent_core::AgentResult<()> {
+    /// let llm = ScriptedLlm::new([AssistantMessage::text(r#"{"name": "Paris", "population": 2100000}"#)]);
+    /// let agent = Agent::builder(llm).build()?;
+    /// let mut run = agent.start("The capital of France?");
+    /// let city = agent.run_typed::<City>(&mut run).await?;
+    /// assert_eq!(city, TypedOutcome::Finished(City { name: "Paris".into(), population: 2_100_000 }));
+    /// # Ok(()) }
+    /// ```
+    pub async fn run_typed<T: JsonSchema + DeserializeOwned>(
+        &self,
+        state: &mut RunState,
+    ) -> AgentResult<TypedOutcome<T>> {
+        let output = OutputSchema::of::<T>();
+        let control = RunControl::new();
+        let mut attempts = 0;
+        loop {
+            let answer = match self.run_inner(state, &control, None, Some(&output)).await? {
+                RunOutcome::Finished { answer } => answer,
+                RunOutcome::Paused { pending } => return Ok(TypedOutcome::Paused { pending }),
+                RunOutcome::TurnLimit => return Ok(TypedOutcome::TurnLimit),
+                RunOutcome::Cancelled => return Ok(TypedOutcome::Cancelled),
+            };
+            attempts += 1;
+            let reason = match decode_output::<T>(&answer) {
+                Ok(value) => return Ok(TypedOutcome::Finished(value)),
+                Err(reason) => reason,
+            };
+            if attempts > self.output_retries {
+                let error = AgentError::InvalidOutput { attempts, reason };
+                state.status = RunStatus::Failed;
+                state.error = Some(error.to_string());
+                let mut sinks = self.sinks.clone();
+                if let Some(sink) = control.events() {
+                    sinks.push(sink.clone());
+                }
+                sinks.emit(AgentEvent::RunFailed {
+                    error: error.to_string(),
+                });
+                return Err(error);
+            }
+            state.push_user(format!(
+                "Your final answer is not valid: {reason}. Answer again with only a JSON \
+                 value matching the schema `{}`.",
+                output.name
+            ))?;
+        }
+    }
+
+    /// Runs `state` as a stream of its events, the model's answer streamed delta by delta
+    /// ([`AgentEvent::ModelDelta`]); see [`RunStream`]. Pauses and resumes as
+    /// [`run`](Self::run): stream a paused run again after deciding its calls.
+    pub fn run_stream<'a>(&'a self, state: &'a mut RunState) -> RunStream<'a> {
+        RunStream::new(self, state, RunControl::new())
+    }
+
+    /// [`run_stream`](Self::run_stream) under `control`, to cancel it from elsewhere.
+    pub fn run_stream_with<'a>(
+        &'a self,
+        state: &'a mut RunState,
+        control: RunControl,
+    ) -> RunStream<'a> {
+        RunStream::new(self, state, control)
+    }
+
+    /// Runs `state` as [`run_with`](Self::run_with) does; with `streaming`, the model is
+    /// asked through [`LlmClient::stream`] and its deltas go to every sink, `streaming`
+    /// last.
+    pub(crate) async fn run_inner(
+        &self,
+        state: &mut RunState,
+        control: &RunControl,
+        streaming: Option<EventSink>,
+        output: Option<&OutputSchema>,
+    ) -> AgentResult<RunOutcome> {
         let span = tracing::info_span!(
             "agent_run",
             run_id = %state.run_id,
             session_id = %state.session_id,
+            otel.name = "invoke_agent",
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.provider.name = self.llm.provider_name(),
+            gen_ai.request.model = self.llm.model_name(),
+            gen_ai.conversation.id = %state.session_id,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
         );
-        self.drive(state, control).instrument(span).await
+        let before = state.usage.tokens;
+        let result = self
+            .drive(state, control, streaming, output)
+            .instrument(span.clone())
+            .await;
+        // This call's tokens: a resumed run's span counts what it spent, not the run's
+        // earlier calls.
+        let spent = state.usage.tokens;
+        span.record(
+            "gen_ai.usage.input_tokens",
+            spent.input_tokens.saturating_sub(before.input_tokens),
+        );
+        span.record(
+            "gen_ai.usage.output_tokens",
+            spent.output_tokens.saturating_sub(before.output_tokens),
+        );
+        result
     }
 
-    async fn drive(&self, state: &mut RunState, control: &RunControl) -> AgentResult<RunOutcome> {
+    async fn drive(
+        &self,
+        state: &mut RunState,
+        control: &RunControl,
+        streaming: Option<EventSink>,
+        output: Option<&OutputSchema>,
+    ) -> AgentResult<RunOutcome> {
         let mut sinks = self.sinks.clone();
         if let Some(sink) = control.events() {
             sinks.push(sink.clone());
+        }
+        let deltas = streaming.is_some();
+        if let Some(sink) = streaming {
+            sinks.push(sink);
         }
         match state.status {
             RunStatus::Ready | RunStatus::WaitingForHuman => {}
@@ -348,6 +546,18 @@ impl Agent {
                 });
                 return Ok(RunOutcome::TurnLimit);
             }
+            let limits = self.limits.tightest(&state.usage_limits);
+            if let Some(max) = limits.requests
+                && state.usage.requests >= max
+            {
+                return Err(over_limit(
+                    state,
+                    &sinks,
+                    UsageLimit::Requests,
+                    max + 1,
+                    max,
+                ));
+            }
             let activation = ActivationContext {
                 session_id: state.session_id.clone(),
                 current_tools: state.offered_tools.clone(),
@@ -360,22 +570,41 @@ impl Agent {
                 turn,
                 tools: offered.clone(),
             });
+            // Layers, later winning: agent, run, this request; the client's own lie beneath.
+            let settings = self
+                .settings
+                .merge(&state.settings)
+                .merge(&state.next_settings);
             let request = LlmRequest::new(&state.messages, &definitions)
                 .with_context(&state.context)
-                .with_params(&state.next_turn);
+                .with_params(&state.next_turn)
+                .with_settings(&settings);
+            let request = match output {
+                Some(output) => request.with_output(output),
+                None => request,
+            };
             let message = tokio::select! {
                 biased;
                 () = control.token().cancelled() => return Ok(cancelled(state, &sinks)),
-                message = self.llm.complete(request) => message?,
+                message = self.ask(request, turn, deltas, &sinks) => message?,
             };
             state.turn = turn;
             state.offered_tools = offered;
             state.next_turn.clear();
+            state.next_settings = ModelSettings::default();
             sinks.emit(AgentEvent::Message {
                 turn,
                 message: message.clone(),
             });
             state.messages.push(Message::Assistant(message.clone()));
+            state.usage.requests += 1;
+            state.usage.tool_calls += message.tool_calls.len() as u64;
+            if let Some(usage) = message.usage {
+                state.usage.tokens += usage;
+            }
+            if let Some((limit, used, max)) = limits.exceeded(&state.usage) {
+                return Err(over_limit(state, &sinks, limit, used, max));
+            }
             if message.is_final() {
                 state.status = RunStatus::Finished;
                 self.checkpoint(state, CheckpointStep::Finished).await?;
@@ -396,6 +625,74 @@ impl Agent {
             self.checkpoint(state, CheckpointStep::ModelAnswered)
                 .await?;
         }
+    }
+
+    /// The model's answer to `request`: whole, or streamed with each delta sent to
+    /// `sinks` as it arrives. A stream that breaks off is an error and changes nothing
+    /// in the run, which can be resumed.
+    async fn ask(
+        &self,
+        request: LlmRequest<'_>,
+        turn: u32,
+        deltas: bool,
+        sinks: &Sinks,
+    ) -> AgentResult<AssistantMessage> {
+        let model = self.llm.model_name();
+        let span = tracing::info_span!(
+            "model_call",
+            otel.name = %format_args!("chat {}", model.unwrap_or_default()),
+            otel.kind = "client",
+            turn,
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = self.llm.provider_name(),
+            gen_ai.request.model = model,
+            gen_ai.request.temperature = request.settings.temperature,
+            gen_ai.request.max_tokens = request.settings.max_output_tokens,
+            gen_ai.request.seed = request.settings.seed,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            gen_ai.response.finish_reasons = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
+        let mut finish = None;
+        let answer = async {
+            if !deltas {
+                return self.llm.complete(request).await;
+            }
+            let stream = self.llm.stream(request).inspect(|event| match event {
+                Ok(LlmEvent::Done { finish_reason, .. }) => finish = Some(finish_reason.clone()),
+                Ok(event) => sinks.emit_with(|| AgentEvent::ModelDelta {
+                    turn,
+                    event: event.clone(),
+                }),
+                Err(_) => {}
+            });
+            Ok(collect_stream(stream.boxed()).await?)
+        }
+        .instrument(span.clone())
+        .await;
+        match &answer {
+            Ok(message) => {
+                let reason = finish.unwrap_or(if message.is_final() {
+                    FinishReason::Stop
+                } else {
+                    FinishReason::ToolCalls
+                });
+                // OpenTelemetry's finish reasons are a list; one answer has one.
+                span.record(
+                    "gen_ai.response.finish_reasons",
+                    tracing::field::debug([reason.as_str()]),
+                );
+                if let Some(usage) = message.usage {
+                    span.record("gen_ai.usage.input_tokens", usage.input_tokens);
+                    span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+                }
+            }
+            Err(error) => {
+                span.record("error.type", tracing::field::display(error_type(error)));
+            }
+        }
+        answer
     }
 
     /// Runs what can run of the turn in progress. When every call has ended, their
@@ -489,6 +786,55 @@ impl Agent {
         }
         Ok(())
     }
+}
+
+/// `answer` decoded as a `T`: the JSON as it is, or inside a Markdown code fence (small
+/// models add one); the error says what did not match.
+fn decode_output<T: DeserializeOwned>(answer: &str) -> Result<T, String> {
+    let trimmed = answer.trim();
+    let json = trimmed
+        .strip_prefix("```json")
+        .or_else(|| trimmed.strip_prefix("```"))
+        .and_then(|rest| rest.strip_suffix("```"))
+        .unwrap_or(trimmed);
+    serde_json::from_str(json).map_err(|error| format!("{error}"))
+}
+
+/// A low-cardinality name for a failed model call (OpenTelemetry's `error.type`).
+fn error_type(error: &AgentError) -> &'static str {
+    match error {
+        AgentError::Model(error) => match error {
+            LlmError::RateLimited { .. } => "rate_limited",
+            LlmError::ContextTooLong { .. } => "context_too_long",
+            LlmError::Authentication { .. } => "authentication",
+            LlmError::BadRequest { .. } => "bad_request",
+            LlmError::Server { .. } => "server",
+            LlmError::Timeout { .. } => "timeout",
+            LlmError::Connection { .. } => "connection",
+            LlmError::BrokenStream { .. } => "broken_stream",
+            LlmError::InvalidResponse { .. } => "invalid_response",
+            LlmError::Refused { .. } => "refused",
+            _ => "other",
+        },
+        _ => "other",
+    }
+}
+
+/// Ends the run as failed for going beyond `limit`.
+fn over_limit(
+    state: &mut RunState,
+    sinks: &Sinks,
+    limit: UsageLimit,
+    used: u64,
+    max: u64,
+) -> AgentError {
+    let error = AgentError::UsageLimit { limit, used, max };
+    state.status = RunStatus::Failed;
+    state.error = Some(error.to_string());
+    sinks.emit(AgentEvent::RunFailed {
+        error: error.to_string(),
+    });
+    error
 }
 
 fn cancelled(state: &mut RunState, sinks: &Sinks) -> RunOutcome {

@@ -158,6 +158,23 @@ pub enum AgentError {
     Model(crate::llm_error::LlmError),
     /// The application asked for something the current state does not allow.
     InvalidState(String),
+    /// The run went beyond one of its [`UsageLimits`](crate::UsageLimits).
+    UsageLimit {
+        /// Which limit.
+        limit: crate::usage::UsageLimit,
+        /// How much the run used, or would have with its next request.
+        used: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// The model's final answer did not match the output type, as many times as the
+    /// agent allows ([`Agent::run_typed`](crate::Agent::run_typed)).
+    InvalidOutput {
+        /// The answers given, the first and every retry.
+        attempts: u32,
+        /// What was wrong with the last.
+        reason: String,
+    },
 }
 
 impl AgentError {
@@ -186,6 +203,15 @@ impl fmt::Display for AgentError {
             Self::Llm(message) => write!(f, "model client error: {message}"),
             Self::Model(error) => write!(f, "model client error: {error}"),
             Self::InvalidState(message) => f.write_str(message),
+            Self::UsageLimit { limit, used, max } => write!(
+                f,
+                "usage limit exceeded: {used} {limit}, but the run may use at most {max}"
+            ),
+            Self::InvalidOutput { attempts, reason } => write!(
+                f,
+                "the model's final answer did not match the output type after {attempts} \
+                 attempt(s): {reason}"
+            ),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The run's event stream: what happens, as it happens, for logs and user interfaces.
 
-use crate::llm::AssistantMessage;
+use crate::llm::{AssistantMessage, LlmEvent};
 use crate::outcome::{PendingCall, ToolOutcome};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -19,6 +19,15 @@ pub enum AgentEvent {
         turn: u32,
         /// The tools offered this turn.
         tools: Vec<String>,
+    },
+    /// A step of the model's answer as it is written, in streamed runs
+    /// ([`Agent::run_stream`](crate::Agent::run_stream)): text, reasoning, tool-call
+    /// pieces and usage. The whole answer follows as [`Message`](Self::Message).
+    ModelDelta {
+        /// The turn's number.
+        turn: u32,
+        /// The step, as the client streamed it (never [`LlmEvent::Done`]).
+        event: LlmEvent,
     },
     /// The model answered.
     Message {

@@ -70,6 +70,7 @@ mod set;
 mod tool;
 mod truncate;
 mod typed;
+mod usage;
 // Layer 2, execution: running calls.
 mod control;
 mod events;
@@ -82,9 +83,10 @@ mod review;
 mod run;
 mod seal;
 mod store;
+mod stream;
 pub mod testing;
 
-pub use agent::{Agent, AgentBuilder, DEFAULT_MAX_TURNS};
+pub use agent::{Agent, AgentBuilder, DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES, TypedOutcome};
 pub use args::{MAX_ARGUMENT_DEPTH, decode_args};
 pub use config::{ParallelRule, ToolConfig};
 pub use content::Content;
@@ -100,7 +102,7 @@ pub use executor::{AppContext, CallHookFn, Executor, HookDecision, ResponseHookF
 pub use extract::{FromToolContext, Progress, State};
 pub use llm::{
     AssistantMessage, FinishReason, LlmClient, LlmEvent, LlmRequest, LlmStream, Message,
-    ModelSettings, ToolCall, ToolChoice, ToolResultMessage, Usage, collect_stream,
+    ModelSettings, OutputSchema, ToolCall, ToolChoice, ToolResultMessage, Usage, collect_stream,
 };
 pub use llm_error::LlmError;
 pub use outcome::{PendingCall, PendingKind, ToolCallResult, ToolOutcome, error_content};
@@ -119,6 +121,7 @@ pub use set::{ToolDefinition, ToolSet, is_valid_tool_name};
 pub use store::{
     Checkpoint, CheckpointStep, Checkpointer, RunRecord, RunStore, StoreError, WaitingRun,
 };
+pub use stream::RunStream;
 pub use testing::{FnLlm, RecordedRequest, RuleLlm, ScriptedLlm};
 pub use tool::{
     Approval, ErrorPolicy, ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
@@ -126,6 +129,7 @@ pub use tool::{
 };
 pub use truncate::{truncate_error, truncate_output, truncate_text};
 pub use typed::{TypedTool, into_content};
+pub use usage::{RunUsage, UsageLimit, UsageLimits};
 
 /// Turns an `async fn` into a tool.
 ///

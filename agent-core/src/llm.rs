@@ -349,6 +349,11 @@ impl ModelSettings {
         self
     }
 
+    /// Whether no field is set (every provider's defaults).
+    pub fn is_unset(&self) -> bool {
+        *self == Self::default()
+    }
+
     /// These settings with `over` laid on top: each field `over` sets wins, each it
     /// leaves unset keeps this one's; `extra` fields merge key by key, `over`'s winning.
     /// Layers merge in order: client, agent, run, request.
@@ -442,6 +447,73 @@ impl Message {
     }
 }
 
+/// The shape a run's final answer must have: a JSON Schema the model's answer must
+/// match. Clients send it through their provider's structured-output mode, or, where
+/// the provider has none, offer it as a tool named [`ANSWER_TOOL`](Self::ANSWER_TOOL)
+/// whose arguments are the answer (and hand the answer back as the message's text).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct OutputSchema {
+    /// A name for the schema (`^[A-Za-z0-9_-]{1,64}$`), as some providers require.
+    pub name: String,
+    /// The JSON Schema of the answer.
+    pub schema: Value,
+}
+
+impl OutputSchema {
+    /// The name of the final-answer tool clients offer where the provider has no
+    /// structured-output mode.
+    pub const ANSWER_TOOL: &'static str = "final_result";
+
+    /// The schema of `T`, named after it.
+    pub fn of<T: schemars::JsonSchema>() -> Self {
+        let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+        let name: String = T::schema_name()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(64)
+            .collect();
+        Self::new(
+            if name.is_empty() {
+                "output".into()
+            } else {
+                name
+            },
+            schema,
+        )
+    }
+
+    /// A schema named `name`.
+    pub fn new(name: impl Into<String>, schema: Value) -> Self {
+        Self {
+            name: name.into(),
+            schema,
+        }
+    }
+
+    /// The schema as a tool definition, its root an object: how clients render it in
+    /// their dialect (for a structured-output field, or as the final-answer tool).
+    pub fn as_tool(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: Self::ANSWER_TOOL.to_owned(),
+            title: None,
+            description: format!(
+                "Give your final answer (`{}`) by calling this tool with it as the arguments.",
+                self.name
+            ),
+            parameters: crate::schema::normalize_root(self.schema.clone()),
+            output_schema: None,
+            annotations: Default::default(),
+        }
+    }
+}
+
 static NO_PARAMS: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
 static NO_SETTINGS: LazyLock<ModelSettings> = LazyLock::new(ModelSettings::default);
 
@@ -463,6 +535,8 @@ pub struct LlmRequest<'a> {
     /// Model settings for this request, laid over the client's own (see
     /// [`ModelSettings::merge`]).
     pub settings: &'a ModelSettings,
+    /// The shape the answer must have, when the run asks for typed output.
+    pub output: Option<&'a OutputSchema>,
 }
 
 impl<'a> LlmRequest<'a> {
@@ -474,7 +548,20 @@ impl<'a> LlmRequest<'a> {
             context: &Value::Null,
             params: &NO_PARAMS,
             settings: &NO_SETTINGS,
+            output: None,
         }
+    }
+
+    /// The same request with an output schema.
+    pub fn with_output(mut self, output: &'a OutputSchema) -> Self {
+        self.output = Some(output);
+        self
+    }
+
+    /// The same request offering these tools instead.
+    pub fn with_tools(mut self, tools: &'a [Arc<ToolDefinition>]) -> Self {
+        self.tools = tools;
+        self
     }
 
     /// The same request with model settings for it.
@@ -521,6 +608,33 @@ pub trait LlmClient: Send + Sync {
             })
             .boxed()
     }
+
+    /// The model asked, for traces (`gen_ai.request.model`); `None` when the client
+    /// does not say.
+    fn model_name(&self) -> Option<&str> {
+        None
+    }
+
+    /// The provider's name, for traces (`gen_ai.provider.name`: `openai`,
+    /// `anthropic`...); `None` when the client does not say.
+    fn provider_name(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl FinishReason {
+    /// The reason as OpenTelemetry's `gen_ai.response.finish_reasons` and the wire
+    /// (snake case) name it: `stop`, `length`, `tool_calls`, `content_filter`, or the
+    /// provider's own.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Stop => "stop",
+            Self::Length => "length",
+            Self::ToolCalls => "tool_calls",
+            Self::ContentFilter => "content_filter",
+            Self::Other(reason) => reason,
+        }
+    }
 }
 
 /// The typed error inside `error`, or `error` told as an [`LlmError::Other`].
@@ -540,6 +654,14 @@ impl<T: LlmClient + ?Sized> LlmClient for Arc<T> {
 
     fn stream<'a>(&'a self, request: LlmRequest<'a>) -> LlmStream<'a> {
         (**self).stream(request)
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        (**self).model_name()
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        (**self).provider_name()
     }
 }
 

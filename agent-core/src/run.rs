@@ -4,10 +4,11 @@
 
 use crate::content::Content;
 use crate::error::{AgentError, AgentResult, ToolError};
-use crate::llm::{Message, ToolCall};
+use crate::llm::{Message, ModelSettings, ToolCall};
 pub use crate::outcome::{PendingCall, PendingKind};
 use crate::outcome::{Settled, ToolCallResult, ToolOutcome};
 use crate::review::ApprovalRecord;
+use crate::usage::{RunUsage, UsageLimits};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -118,6 +119,20 @@ pub struct RunState {
     /// [`approve_by`](Self::approve_by)).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub approvals: Vec<ApprovalRecord>,
+    /// Model settings for every request of this run, laid over the agent's (see
+    /// [`ModelSettings::merge`]).
+    #[serde(default, skip_serializing_if = "ModelSettings::is_unset")]
+    pub settings: ModelSettings,
+    /// Model settings for the next request only, laid over the run's; cleared once that
+    /// request is answered.
+    #[serde(default, skip_serializing_if = "ModelSettings::is_unset")]
+    pub next_settings: ModelSettings,
+    /// What the run has spent so far: requests, tool calls, tokens.
+    #[serde(default, skip_serializing_if = "RunUsage::is_zero")]
+    pub usage: RunUsage,
+    /// The most this run may spend, over the agent's own limits (the lower applies).
+    #[serde(default, skip_serializing_if = "UsageLimits::is_unset")]
+    pub usage_limits: UsageLimits,
 }
 
 impl RunState {
@@ -138,7 +153,17 @@ impl RunState {
             calls: Vec::new(),
             revision: 0,
             approvals: Vec::new(),
+            settings: ModelSettings::default(),
+            next_settings: ModelSettings::default(),
+            usage: RunUsage::default(),
+            usage_limits: UsageLimits::default(),
         }
+    }
+
+    /// The same run with model settings for all its requests, over the agent's.
+    pub fn with_settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
     }
 
     /// The same run in session `session_id`.
@@ -153,6 +178,12 @@ impl RunState {
         self
     }
 
+    /// The same run with limits on what it may spend.
+    pub fn with_usage_limits(mut self, limits: UsageLimits) -> Self {
+        self.usage_limits = limits;
+        self
+    }
+
     /// How many times the model has been asked since the last user message: what the
     /// turn limit counts, so that a user message lets a run at its limit go on.
     pub(crate) fn turns_since_user(&self) -> u32 {
@@ -160,7 +191,7 @@ impl RunState {
             .messages
             .iter()
             .rev()
-            .take_while(|message| !matches!(message, Message::User { .. }))
+            .take_while(|message| !message.is_user())
             .filter(|message| matches!(message, Message::Assistant(_)))
             .count();
         u32::try_from(since).unwrap_or(u32::MAX)

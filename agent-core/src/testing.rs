@@ -3,7 +3,9 @@
 //! [`FnLlm`] (any function of the request).
 
 use crate::error::{AgentError, AgentResult};
-use crate::llm::{AssistantMessage, LlmClient, LlmRequest, Message, ToolCall};
+use crate::llm::{
+    AssistantMessage, LlmClient, LlmRequest, Message, ModelSettings, OutputSchema, ToolCall,
+};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -22,6 +24,12 @@ pub struct RecordedRequest {
     pub context: Value,
     /// The parameters tools set for this turn.
     pub params: Map<String, Value>,
+    /// The model settings sent (the agent's, the run's and the request's, merged).
+    #[serde(default)]
+    pub settings: ModelSettings,
+    /// The shape asked of the answer, for typed runs.
+    #[serde(default)]
+    pub output: Option<OutputSchema>,
 }
 
 impl RecordedRequest {
@@ -31,6 +39,8 @@ impl RecordedRequest {
             tools: request.tools.iter().map(|d| d.name.clone()).collect(),
             context: request.context.clone(),
             params: request.params.clone(),
+            settings: request.settings.clone(),
+            output: request.output.cloned(),
         }
     }
 }

@@ -3,14 +3,16 @@
 use crate::http::{DEFAULT_TIMEOUT, Transport, default_http_client, excerpt, header_map};
 use crate::provider::{Assembler, Provider, StreamParser};
 use agent_core::{
-    AgentError, AgentResult, AssistantMessage, Dialect, LlmClient, LlmError, LlmRequest, LlmStream,
-    ModelSettings, RetryPolicy,
+    AgentError, AgentResult, AssistantMessage, Dialect, FinishReason, LlmClient, LlmError,
+    LlmEvent, LlmRequest, LlmStream, ModelSettings, OutputSchema, RetryPolicy, ToolChoice,
+    ToolDefinition,
 };
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// An [`LlmClient`] for one model behind one provider's HTTP API. Use it through its
@@ -99,10 +101,33 @@ impl<P: Provider> Client<P> {
     }
 
     fn body(&self, request: &LlmRequest<'_>, stream: bool) -> AgentResult<Value> {
-        let settings = self.settings.merge(request.settings);
+        let mut settings = self.settings.merge(request.settings);
+        let with_answer: Vec<Arc<ToolDefinition>>;
+        let request = match request.output {
+            Some(output) if !self.provider.has_structured_output() => {
+                with_answer = request
+                    .tools
+                    .iter()
+                    .cloned()
+                    .chain([Arc::new(output.as_tool())])
+                    .collect();
+                // With no other tool to call, the answer tool is the only way to answer.
+                if request.tools.is_empty() && settings.tool_choice.is_none() {
+                    settings.tool_choice =
+                        Some(ToolChoice::Tool(OutputSchema::ANSWER_TOOL.to_owned()));
+                }
+                request.with_tools(&with_answer)
+            }
+            _ => *request,
+        };
         let mut body = self
             .provider
-            .body(&self.model, request, &settings, stream)?;
+            .body(&self.model, &request, &settings, stream)?;
+        if let Some(output) = request.output
+            && self.provider.has_structured_output()
+        {
+            self.provider.insert_output(&mut body, output)?;
+        }
         // Escape hatches, later ones winning: settings, the client's, this turn's.
         let extra = settings
             .extra
@@ -122,7 +147,50 @@ impl<P: Provider> Client<P> {
         request: &LlmRequest<'_>,
         body: &Value,
     ) -> AgentResult<AssistantMessage> {
-        Ok(self.provider.parse_response(request, body)?)
+        let message = self.provider.parse_response(request, body)?;
+        Ok(self.final_answer(request, message))
+    }
+
+    /// Whether answers to `request` come as a call of the final-answer tool.
+    fn answers_by_tool(&self, request: &LlmRequest<'_>) -> bool {
+        request.output.is_some() && !self.provider.has_structured_output()
+    }
+
+    /// The answer to a request with an output schema, as the schema's own shape: a
+    /// call of the final-answer tool becomes the message's text (its arguments), and
+    /// the message calls nothing (the answer ends the run); JSON in the dialect's shape
+    /// (a strict dialect's `null` for an optional property) is mapped back.
+    fn final_answer(
+        &self,
+        request: &LlmRequest<'_>,
+        mut message: AssistantMessage,
+    ) -> AssistantMessage {
+        let Some(output) = request.output else {
+            return message;
+        };
+        if self.answers_by_tool(request)
+            && let Some(at) = message
+                .tool_calls
+                .iter()
+                .position(|c| c.name == OutputSchema::ANSWER_TOOL)
+        {
+            let call = message.tool_calls.swap_remove(at);
+            message.text = Some(match call.arguments {
+                Value::String(raw) => raw,
+                other => other.to_string(),
+            });
+            message.tool_calls.clear();
+        }
+        if message.is_final()
+            && let Some(Ok(answer)) = message.text.as_deref().map(serde_json::from_str::<Value>)
+        {
+            let answer = self
+                .provider
+                .dialect()
+                .normalize_arguments(&output.as_tool(), answer);
+            message.text = Some(answer.to_string());
+        }
+        message
     }
 }
 
@@ -148,16 +216,42 @@ impl<P: Provider> LlmClient for Client<P> {
                 .post_for_stream(&self.stream_url, &body)
                 .await?;
             let parser = self.provider.stream_parser();
-            Ok(events(P::NAME, response.bytes_stream(), parser, out))
+            let events = events(P::NAME, response.bytes_stream(), parser, out);
+            if request.output.is_none() {
+                return Ok(events);
+            }
+            Ok(events
+                .map(move |event| match event {
+                    Ok(LlmEvent::Done { message, .. }) => {
+                        let message = self.final_answer(&request, message);
+                        let finish_reason = if message.is_final() {
+                            FinishReason::Stop
+                        } else {
+                            FinishReason::ToolCalls
+                        };
+                        Ok(LlmEvent::Done {
+                            finish_reason,
+                            message,
+                        })
+                    }
+                    other => other,
+                })
+                .boxed())
         };
         futures::stream::once(start)
-            .flat_map(
-                |started: Result<LlmStream<'static>, LlmError>| match started {
-                    Ok(events) => events,
-                    Err(error) => futures::stream::iter([Err(error)]).boxed(),
-                },
-            )
+            .flat_map(|started: Result<LlmStream<'a>, LlmError>| match started {
+                Ok(events) => events,
+                Err(error) => futures::stream::iter([Err(error)]).boxed(),
+            })
             .boxed()
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.model)
+    }
+
+    fn provider_name(&self) -> Option<&str> {
+        Some(P::NAME)
     }
 }
 

@@ -1,7 +1,9 @@
 //! Conversions both adapters share: tool results as text, tool definitions rendered in
 //! a dialect, and the model's arguments mapped back through it.
 
-use agent_core::{AgentError, AgentResult, Content, Dialect, Message, ToolDefinition};
+use agent_core::{
+    AgentError, AgentResult, Content, Dialect, Message, OutputSchema, ToolDefinition,
+};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -67,6 +69,19 @@ pub(crate) fn render_tools(
             })
         })
         .collect()
+}
+
+/// The JSON Schema of `output`, rendered in `dialect` (for a structured-output field).
+pub(crate) fn render_output(dialect: Dialect, output: &OutputSchema) -> AgentResult<Value> {
+    dialect
+        .render_parameters(&output.as_tool())
+        .map_err(|e| AgentError::InvalidTool {
+            tool: output.name.clone(),
+            reason: format!(
+                "the output schema cannot be rendered for {}: {}",
+                e.dialect, e.reason
+            ),
+        })
 }
 
 /// The model's arguments for `name` mapped back through `dialect` (a `null` for an

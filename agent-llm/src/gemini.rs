@@ -3,14 +3,15 @@
 
 use crate::client::{Builder, Client, malformed};
 use crate::convert::{
-    Turns, content_text, count, describe, object_arguments, render_tools, str_field, system_text,
+    Turns, content_text, count, describe, object_arguments, render_output, render_tools, str_field,
+    system_text,
 };
 use crate::http::{classify, provider_message};
 use crate::openai::{env_var, finish_reason};
 use crate::provider::{Assembler, Provider, StreamParser, event_json};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
-    ModelSettings, ToolCall, ToolChoice, Usage,
+    ModelSettings, OutputSchema, ToolCall, ToolChoice, Usage,
 };
 use serde_json::{Map, Value, json};
 
@@ -106,6 +107,27 @@ impl Provider for Gemini {
             .map(|key| ("x-goog-api-key".to_owned(), key.to_owned()))
             .into_iter()
             .collect()
+    }
+
+    fn has_structured_output(&self) -> bool {
+        true
+    }
+
+    /// `generationConfig.responseSchema`, with `responseMimeType` JSON.
+    fn insert_output(
+        &self,
+        body: &mut Map<String, Value>,
+        output: &OutputSchema,
+    ) -> AgentResult<()> {
+        let schema = render_output(self.dialect(), output)?;
+        let generation = body
+            .entry("generationConfig")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(generation) = generation {
+            generation.insert("responseMimeType".into(), json!("application/json"));
+            generation.insert("responseSchema".into(), schema);
+        }
+        Ok(())
     }
 
     fn body(

@@ -3,13 +3,14 @@
 
 use crate::client::{Builder, Client, malformed};
 use crate::convert::{
-    content_text, count, data_url, map_arguments, parse_arguments, render_tools, str_field,
+    content_text, count, data_url, map_arguments, parse_arguments, render_output, render_tools,
+    str_field,
 };
 use crate::http::provider_message;
 use crate::provider::{Assembler, Provider, StreamParser, typed_event};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
-    ModelSettings, ToolCall, ToolChoice, ToolResultMessage, Usage,
+    ModelSettings, OutputSchema, ToolCall, ToolChoice, ToolResultMessage, Usage,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -37,8 +38,9 @@ pub struct OpenAi {
 /// Arguments that are not valid JSON are passed on as a JSON string, and the runtime
 /// answers the model with an invalid-arguments error. Tool results are `role: "tool"`
 /// messages; failed calls carry the runtime's `{"error", "kind"}` text, since the API
-/// has no error flag. An assistant message that only calls tools is sent without
-/// `content` (some compatible servers refuse `"content": null`). Images in user
+/// has no error flag. An assistant message that only calls tools is sent with
+/// `"content": ""`: llama-cpp-python's server refuses `"content": null`, and its
+/// function-calling template fails on a message without `content`. Images in user
 /// messages are sent as `image_url` parts with a data URL.
 ///
 /// [`ModelSettings`] map to `temperature`, `max_completion_tokens` (`max_tokens` when
@@ -157,6 +159,27 @@ impl Provider for OpenAi {
 
     fn headers(&self, api_key: Option<&str>) -> Vec<(String, String)> {
         bearer(api_key)
+    }
+
+    fn has_structured_output(&self) -> bool {
+        true
+    }
+
+    /// `response_format` `json_schema`, strict in the strict dialect.
+    fn insert_output(
+        &self,
+        body: &mut Map<String, Value>,
+        output: &OutputSchema,
+    ) -> AgentResult<()> {
+        let schema = render_output(self.dialect(), output)?;
+        let strict = self.dialect() == Dialect::OpenAiStrict;
+        body.insert(
+            "response_format".into(),
+            json!({"type": "json_schema", "json_schema": {
+                "name": output.name, "schema": schema, "strict": strict
+            }}),
+        );
+        Ok(())
     }
 
     fn body(
@@ -508,17 +531,14 @@ fn message_json(message: &Message) -> Value {
         Message::Assistant(assistant) => {
             let mut out = Map::new();
             out.insert("role".into(), json!("assistant"));
-            // Without text, a message calling tools has no `content` at all: some
-            // compatible servers (llama-cpp-python) refuse `"content": null`.
-            match &assistant.text {
-                Some(text) => {
-                    out.insert("content".into(), json!(text));
-                }
-                None if assistant.tool_calls.is_empty() => {
-                    out.insert("content".into(), json!(""));
-                }
-                None => {}
-            }
+            // Never `null`, never absent: llama-cpp-python's server refuses `null`, and
+            // its chatml-function-calling template reads `message.content` strictly
+            // (a message without it fails the request with HTTP 500 on every turn after
+            // a tool call).
+            out.insert(
+                "content".into(),
+                json!(assistant.text.as_deref().unwrap_or_default()),
+            );
             if !assistant.tool_calls.is_empty() {
                 let calls: Vec<Value> = assistant
                     .tool_calls

@@ -5,7 +5,7 @@
 use crate::convert::{map_arguments, parse_arguments};
 use agent_core::{
     AgentResult, AssistantMessage, Dialect, FinishReason, LlmError, LlmEvent, LlmRequest,
-    ModelSettings, ToolCall, ToolDefinition, Usage,
+    ModelSettings, OutputSchema, ToolCall, ToolDefinition, Usage,
 };
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
@@ -47,6 +47,27 @@ pub trait Provider: Clone + Send + Sync + fmt::Debug + 'static {
         settings: &ModelSettings,
         stream: bool,
     ) -> AgentResult<Map<String, Value>>;
+
+    /// Whether the API has a structured-output mode for [`LlmRequest::output`]. When it
+    /// has none, the client offers the schema as a final-answer tool
+    /// ([`OutputSchema::ANSWER_TOOL`]) and hands its arguments back as the message's
+    /// text.
+    fn has_structured_output(&self) -> bool {
+        false
+    }
+
+    /// Asks for an answer matching `output` in `body`, through the API's
+    /// structured-output field (called only when
+    /// [`has_structured_output`](Self::has_structured_output)). Fails when the schema
+    /// cannot be rendered in the dialect.
+    fn insert_output(
+        &self,
+        body: &mut Map<String, Value>,
+        output: &OutputSchema,
+    ) -> AgentResult<()> {
+        let _ = (body, output);
+        Ok(())
+    }
 
     /// The model's message in a whole (not streamed) answer.
     fn parse_response(

@@ -1,7 +1,7 @@
 //! The OpenAI Responses API (`POST {base_url}/responses`).
 
 use crate::client::{Builder, Client, malformed};
-use crate::convert::{count, data_url, render_tools, str_field, system_text};
+use crate::convert::{count, data_url, render_output, render_tools, str_field, system_text};
 use crate::http::{classify, provider_message};
 use crate::openai::{
     arguments_text, bearer, insert_common, insert_tool_settings, openai_env, tool_result_text,
@@ -9,7 +9,7 @@ use crate::openai::{
 use crate::provider::{Assembler, Provider, StreamParser, event_json};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
-    ModelSettings, Usage,
+    ModelSettings, OutputSchema, Usage,
 };
 use serde_json::{Map, Value, json};
 
@@ -91,6 +91,27 @@ impl Provider for OpenAiResponses {
 
     fn headers(&self, api_key: Option<&str>) -> Vec<(String, String)> {
         bearer(api_key)
+    }
+
+    fn has_structured_output(&self) -> bool {
+        true
+    }
+
+    /// `text.format` `json_schema`, strict in the strict dialect.
+    fn insert_output(
+        &self,
+        body: &mut Map<String, Value>,
+        output: &OutputSchema,
+    ) -> AgentResult<()> {
+        let schema = render_output(self.dialect(), output)?;
+        let strict = self.dialect() == Dialect::OpenAiStrict;
+        body.insert(
+            "text".into(),
+            json!({"format": {
+                "type": "json_schema", "name": output.name, "schema": schema, "strict": strict
+            }}),
+        );
+        Ok(())
     }
 
     fn body(

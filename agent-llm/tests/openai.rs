@@ -230,9 +230,10 @@ async fn tool_results_and_tool_errors_are_tool_messages() {
         sent.body["messages"],
         json!([
             {"role": "user", "content": "Paris weather and Tokyo time?"},
-            // No `content` at all beside tool calls: llama-cpp-python's server refuses
-            // `"content": null` (HTTP 500), which broke every second turn against it.
-            {"role": "assistant", "tool_calls": [
+            // An empty `content` beside tool calls: llama-cpp-python's server refuses
+            // `"content": null` and fails without `content` (HTTP 500 on every turn
+            // after a tool call, seen against SmolLM2 with chatml-function-calling).
+            {"role": "assistant", "content": "", "tool_calls": [
                 {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}},
                 {"id": "call_2", "type": "function", "function": {"name": "get_time", "arguments": "{\"city\":\"Tokyo\"}"}},
                 // Arguments that never parsed go back as the model sent them.
