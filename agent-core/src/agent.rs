@@ -24,6 +24,7 @@
 //! # Ok(()) }
 //! ```
 
+use crate::checkpoint::{Checkpoint, CheckpointStep, Checkpointer};
 use crate::config::ToolConfig;
 use crate::content::Content;
 use crate::context::ActivationContext;
@@ -31,17 +32,15 @@ use crate::control::RunControl;
 use crate::error::{AgentError, AgentResult};
 use crate::events::{AgentEvent, EventSink, Sinks};
 use crate::executor::{CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext};
-use crate::llm::{
-    AssistantMessage, FinishReason, LlmClient, LlmEvent, LlmRequest, Message, ModelSettings,
-    OutputSchema, ToolCall, collect_stream,
-};
+use crate::llm::{LlmClient, LlmRequest, collect_stream};
 use crate::llm_error::LlmError;
+use crate::message::{
+    AssistantMessage, FinishReason, LlmEvent, Message, ModelSettings, OutputSchema, ToolCall,
+};
 use crate::pipeline::{ApprovalFn, announce_settled};
 use crate::run::{CallState, PendingCall, RunOutcome, RunState, RunStatus, TurnCall};
 use crate::seal::StateSeal;
 use crate::set::ToolSet;
-use crate::store::{CheckpointStep, Checkpointer};
-use crate::stream::RunStream;
 use crate::tool::{Approval, Tool};
 use crate::usage::{UsageLimit, UsageLimits};
 use futures::StreamExt;
@@ -428,22 +427,6 @@ impl Agent {
                 output.name
             ))?;
         }
-    }
-
-    /// Runs `state` as a stream of its events, the model's answer streamed delta by delta
-    /// ([`AgentEvent::ModelDelta`]); see [`RunStream`]. Pauses and resumes as
-    /// [`run`](Self::run): stream a paused run again after deciding its calls.
-    pub fn run_stream<'a>(&'a self, state: &'a mut RunState) -> RunStream<'a> {
-        RunStream::new(self, state, RunControl::new())
-    }
-
-    /// [`run_stream`](Self::run_stream) under `control`, to cancel it from elsewhere.
-    pub fn run_stream_with<'a>(
-        &'a self,
-        state: &'a mut RunState,
-        control: RunControl,
-    ) -> RunStream<'a> {
-        RunStream::new(self, state, control)
     }
 
     /// Runs `state` as [`run_with`](Self::run_with) does; with `streaming`, the model is
@@ -841,4 +824,87 @@ fn cancelled(state: &mut RunState, sinks: &Sinks) -> RunOutcome {
     state.status = RunStatus::Cancelled;
     sinks.emit(AgentEvent::RunCancelled);
     RunOutcome::Cancelled
+}
+
+impl AgentBuilder {
+    /// Calls `checkpointer` after every step of every run: the model's answer, the
+    /// results of a turn's tool calls, a pause, the final answer. Each checkpoint advances
+    /// the run's [`revision`](RunState::revision).
+    ///
+    /// A turn's tool calls form one step: the calls that run in parallel end together.
+    /// When a process dies after a tool ran and before the step's checkpoint, the tool
+    /// runs again on resume; a tool with side effects makes that repeat harmless with
+    /// [`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key).
+    pub fn on_checkpoint(mut self, checkpointer: impl Checkpointer + 'static) -> Self {
+        self.checkpointer = Some(Arc::new(checkpointer));
+        self
+    }
+}
+
+impl Agent {
+    /// Advances the revision and hands the state to the checkpointer, if there is one.
+    pub(crate) async fn checkpoint(
+        &self,
+        state: &mut RunState,
+        step: CheckpointStep,
+    ) -> AgentResult<()> {
+        let Some(checkpointer) = &self.checkpointer else {
+            return Ok(());
+        };
+        state.revision += 1;
+        let sealed = self.export_state(state);
+        let kept = checkpointer
+            .checkpoint(Checkpoint {
+                step,
+                state,
+                sealed: &sealed,
+            })
+            .await;
+        if kept.is_err() {
+            state.revision -= 1;
+        }
+        kept
+    }
+}
+
+impl AgentBuilder {
+    /// Seals every state [`Agent::export_state`] writes with `key` (HMAC-SHA256), and
+    /// makes [`Agent::import_state`] refuse a state that was changed after it was sealed
+    /// or was sealed with another key, and a state without a seal (unless
+    /// [`accept_unsealed_states`](Self::accept_unsealed_states)). Every process that
+    /// resumes the agent's runs needs the same key; keep it out of the store.
+    ///
+    /// A key shorter than [`MIN_STATE_KEY_LEN`](crate::MIN_STATE_KEY_LEN) bytes makes [`build`](Self::build) fail.
+    pub fn state_key(mut self, key: impl AsRef<[u8]>) -> Self {
+        self.seal.set_key(key.as_ref());
+        self
+    }
+
+    /// With a [`state_key`](Self::state_key), still import states that carry no seal: ones
+    /// exported by an agent without a key, or serialized before envelopes existed. For
+    /// moving existing runs to sealed storage; they are sealed when exported again.
+    pub fn accept_unsealed_states(mut self) -> Self {
+        self.seal.accept_unsealed = true;
+        self
+    }
+}
+
+impl Agent {
+    /// `state` as text to store: an envelope with the format version and, when the agent
+    /// has a [`state_key`](AgentBuilder::state_key), an HMAC-SHA256 seal over the state.
+    /// Read it back with [`import_state`](Self::import_state).
+    pub fn export_state(&self, state: &RunState) -> String {
+        self.seal.export(state)
+    }
+
+    /// Reads a state written by [`export_state`](Self::export_state), checking its format
+    /// version and its seal. An error, never a panic, when the text is truncated or
+    /// garbled, when the state was edited after it was sealed or was sealed with another
+    /// key, when it is unsealed and this agent seals (see
+    /// [`accept_unsealed_states`](AgentBuilder::accept_unsealed_states)), or when it was
+    /// written by a newer format version. Format version 0 (a plain serialized
+    /// `RunState`) is read as an unsealed state.
+    pub fn import_state(&self, text: &str) -> AgentResult<RunState> {
+        self.seal.import(text)
+    }
 }

@@ -1,6 +1,6 @@
 //! The run's event stream: what happens, as it happens, for logs and user interfaces.
 
-use crate::llm::{AssistantMessage, LlmEvent};
+use crate::message::{AssistantMessage, LlmEvent};
 use crate::outcome::{PendingCall, ToolOutcome};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

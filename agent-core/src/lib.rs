@@ -39,9 +39,9 @@
 //!
 //! | layer | modules |
 //! | --- | --- |
-//! | 3 agent loop | `agent`, `run` ([`RunState`]), [`testing`] |
+//! | 3 agent loop | `agent`, `run` ([`RunState`]), `llm` ([`LlmClient`]), `stream`, `seal`, `store` ([`RunStore`]), `review`, [`testing`] |
 //! | 2 execution | `pipeline` ([`CallRunner`]), `executor`, `inflight`, `control`, `events` |
-//! | 1 model | `tool`, `typed`, `content`, `schema`, `args`, `context`, `set`, `config`, `dialect`, `llm` (messages, [`LlmClient`]), `outcome`, `error`, `extract`, `truncate`, `locate` |
+//! | 1 model | `tool`, `typed`, `content`, `schema`, `args`, `context`, `set`, `compose`, `registry`, `config`, `dialect`, `message` ([`Message`], [`ModelSettings`]), `llm_error`, `usage`, `retry`, `principal`, `outcome`, `error`, `extract`, `truncate`, `locate` |
 //!
 //! Where the model must reach up (a [`ToolContext`] reporting its call's progress to the
 //! running turn), it holds a trait object of its own layer that the layer above
@@ -58,9 +58,9 @@ mod context;
 mod dialect;
 mod error;
 mod extract;
-mod llm;
 mod llm_error;
 mod locate;
+mod message;
 mod outcome;
 mod principal;
 mod registry;
@@ -79,6 +79,8 @@ mod inflight;
 mod pipeline;
 // Layer 3, the agent loop.
 mod agent;
+mod checkpoint;
+mod llm;
 mod review;
 mod run;
 mod seal;
@@ -88,6 +90,7 @@ pub mod testing;
 
 pub use agent::{Agent, AgentBuilder, DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES, TypedOutcome};
 pub use args::{MAX_ARGUMENT_DEPTH, decode_args};
+pub use checkpoint::{Checkpoint, CheckpointStep, Checkpointer};
 pub use config::{ParallelRule, ToolConfig};
 pub use content::Content;
 pub use context::{ActivationContext, CallReporter, Extensions, NextTurn, ToolContext};
@@ -100,11 +103,12 @@ pub use error::{AgentError, AgentResult, ToolError, ToolErrorKind};
 pub use events::{AgentEvent, EventSink};
 pub use executor::{AppContext, CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext};
 pub use extract::{FromToolContext, Progress, State};
-pub use llm::{
-    AssistantMessage, FinishReason, LlmClient, LlmEvent, LlmRequest, LlmStream, Message,
-    ModelSettings, OutputSchema, ToolCall, ToolChoice, ToolResultMessage, Usage, collect_stream,
-};
+pub use llm::{LlmClient, LlmRequest, LlmStream, collect_stream};
 pub use llm_error::LlmError;
+pub use message::{
+    AssistantMessage, FinishReason, LlmEvent, Message, ModelSettings, OutputSchema, ToolCall,
+    ToolChoice, ToolResultMessage, Usage,
+};
 pub use outcome::{PendingCall, PendingKind, ToolCallResult, ToolOutcome, error_content};
 pub use pipeline::{
     ApprovalDecision, ApprovalFn, ApproveAll, Approver, CallOptions, CallPermit, CallRunner,
@@ -113,14 +117,11 @@ pub use pipeline::{
 pub use principal::Principal;
 pub use registry::RegisteredTool;
 pub use retry::{RetryDecision, RetryPolicy};
-pub use review::{ApprovalRecord, ReviewDecision, Reviewer};
-pub use run::{RunOutcome, RunState, RunStatus};
+pub use run::{ApprovalRecord, ReviewDecision, Reviewer, RunOutcome, RunState, RunStatus};
 pub use schema::{ArgsSchema, normalize_root};
 pub use seal::{MIN_STATE_KEY_LEN, STATE_FORMAT_VERSION};
 pub use set::{ToolDefinition, ToolSet, is_valid_tool_name};
-pub use store::{
-    Checkpoint, CheckpointStep, Checkpointer, RunRecord, RunStore, StoreError, WaitingRun,
-};
+pub use store::{RunRecord, RunStore, StoreError, WaitingRun};
 pub use stream::RunStream;
 pub use testing::{FnLlm, RecordedRequest, RuleLlm, ScriptedLlm};
 pub use tool::{

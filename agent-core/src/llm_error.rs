@@ -2,7 +2,7 @@
 //! can act on it (wait and retry, shorten the conversation, fix its key) without parsing
 //! messages.
 
-use crate::llm::AssistantMessage;
+use crate::message::AssistantMessage;
 use std::fmt;
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 
 use crate::content::Content;
 use crate::error::ToolError;
-use crate::llm::{ToolCall, ToolResultMessage};
+use crate::message::{ToolCall, ToolResultMessage};
 use crate::tool::ErrorPolicy;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};

@@ -4,10 +4,9 @@
 
 use crate::content::Content;
 use crate::error::{AgentError, AgentResult, ToolError};
-use crate::llm::{Message, ModelSettings, ToolCall};
+use crate::message::{Message, ModelSettings, ToolCall};
 pub use crate::outcome::{PendingCall, PendingKind};
 use crate::outcome::{Settled, ToolCallResult, ToolOutcome};
-use crate::review::ApprovalRecord;
 use crate::usage::{RunUsage, UsageLimits};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -334,4 +333,62 @@ impl RunState {
         )
         .answer(call.clone())
     }
+}
+
+/// Who makes a decision on a pending call, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reviewer {
+    /// The person (or policy) deciding: a user id, an email.
+    pub who: String,
+    /// Why, in their words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl Reviewer {
+    /// `who` decides, giving no reason.
+    pub fn new(who: impl Into<String>) -> Self {
+        Self {
+            who: who.into(),
+            reason: None,
+        }
+    }
+
+    /// The same approver, giving `reason`.
+    pub fn reason(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+}
+
+/// What was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewDecision {
+    /// The call may run.
+    Approved,
+    /// The call never runs; the model reads the reason.
+    Rejected,
+}
+
+/// A decision on a call, as the run keeps it ([`RunState::approvals`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRecord {
+    /// The call decided on.
+    pub call_id: String,
+    /// Its tool.
+    pub tool: String,
+    /// What was decided.
+    pub decision: ReviewDecision,
+    /// Who decided.
+    pub who: String,
+    /// Why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// When, in milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    /// The arguments the model sent, when the approver corrected them (the call then runs
+    /// with the corrected ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corrected_from: Option<Value>,
 }

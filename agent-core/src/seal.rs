@@ -35,7 +35,6 @@
 //! # Ok(()) }
 //! ```
 
-use crate::agent::{Agent, AgentBuilder};
 use crate::error::{AgentError, AgentResult};
 use crate::run::RunState;
 use hmac::{Hmac, KeyInit, Mac};
@@ -59,7 +58,7 @@ const UNSEALED: &str = "unsealed";
 #[derive(Clone, Default)]
 pub(crate) struct StateSeal {
     key: Option<Hmac<Sha256>>,
-    accept_unsealed: bool,
+    pub(crate) accept_unsealed: bool,
     /// A key that cannot be used, reported by `AgentBuilder::build`.
     invalid: Option<String>,
 }
@@ -93,7 +92,7 @@ impl StateSeal {
         Some(mac)
     }
 
-    fn export(&self, state: &RunState) -> String {
+    pub(crate) fn export(&self, state: &RunState) -> String {
         // A RunState holds only strings, numbers and JSON values with string keys, which
         // serde_json always serializes.
         let body = serde_json::to_string(state).expect("a RunState always serializes to JSON");
@@ -120,7 +119,7 @@ impl StateSeal {
         out
     }
 
-    fn import(&self, text: &str) -> AgentResult<RunState> {
+    pub(crate) fn import(&self, text: &str) -> AgentResult<RunState> {
         let envelope: Envelope<'_> = serde_json::from_str(text).map_err(|error| {
             refused(format!(
                 "it is not a JSON object as `export_state` writes ({error}); it may be truncated or garbled"
@@ -240,53 +239,18 @@ fn decode_hex(text: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
-impl AgentBuilder {
-    /// Seals every state [`Agent::export_state`] writes with `key` (HMAC-SHA256), and
-    /// makes [`Agent::import_state`] refuse a state that was changed after it was sealed
-    /// or was sealed with another key, and a state without a seal (unless
-    /// [`accept_unsealed_states`](Self::accept_unsealed_states)). Every process that
-    /// resumes the agent's runs needs the same key; keep it out of the store.
-    ///
-    /// A key shorter than [`MIN_STATE_KEY_LEN`] bytes makes [`build`](Self::build) fail.
-    pub fn state_key(mut self, key: impl AsRef<[u8]>) -> Self {
-        let key = key.as_ref();
+impl StateSeal {
+    /// Seals with `key` from now on; a key shorter than [`MIN_STATE_KEY_LEN`] is kept as
+    /// the reason the agent cannot be built.
+    pub(crate) fn set_key(&mut self, key: &[u8]) {
         if key.len() < MIN_STATE_KEY_LEN {
-            self.seal.invalid = Some(format!(
+            self.invalid = Some(format!(
                 "the state key has {} bytes; it needs at least {MIN_STATE_KEY_LEN} (32 random bytes are best)",
                 key.len()
             ));
-            return self;
+            return;
         }
-        self.seal.invalid = None;
-        self.seal.key = Hmac::<Sha256>::new_from_slice(key).ok();
-        self
-    }
-
-    /// With a [`state_key`](Self::state_key), still import states that carry no seal: ones
-    /// exported by an agent without a key, or serialized before envelopes existed. For
-    /// moving existing runs to sealed storage; they are sealed when exported again.
-    pub fn accept_unsealed_states(mut self) -> Self {
-        self.seal.accept_unsealed = true;
-        self
-    }
-}
-
-impl Agent {
-    /// `state` as text to store: an envelope with the format version and, when the agent
-    /// has a [`state_key`](AgentBuilder::state_key), an HMAC-SHA256 seal over the state.
-    /// Read it back with [`import_state`](Self::import_state).
-    pub fn export_state(&self, state: &RunState) -> String {
-        self.seal.export(state)
-    }
-
-    /// Reads a state written by [`export_state`](Self::export_state), checking its format
-    /// version and its seal. An error, never a panic, when the text is truncated or
-    /// garbled, when the state was edited after it was sealed or was sealed with another
-    /// key, when it is unsealed and this agent seals (see
-    /// [`accept_unsealed_states`](AgentBuilder::accept_unsealed_states)), or when it was
-    /// written by a newer format version. Format version 0 (a plain serialized
-    /// `RunState`) is read as an unsealed state.
-    pub fn import_state(&self, text: &str) -> AgentResult<RunState> {
-        self.seal.import(text)
+        self.invalid = None;
+        self.key = Hmac::<Sha256>::new_from_slice(key).ok();
     }
 }

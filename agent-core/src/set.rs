@@ -4,6 +4,7 @@
 use crate::content::Content;
 use crate::context::{ActivationContext, Extensions, ToolContext};
 use crate::error::{AgentError, AgentResult, ToolError};
+use crate::message::OutputSchema;
 use crate::schema::{normalize_root, root_problem};
 use crate::tool::{Tool, ToolAnnotations, ToolExposure};
 use rustc_hash::FxBuildHasher;
@@ -339,5 +340,23 @@ impl<'a> IntoIterator for &'a ToolSet {
 
     fn into_iter(self) -> Self::IntoIter {
         Box::new(self.iter())
+    }
+}
+
+impl OutputSchema {
+    /// The schema as a tool definition, its root an object: how clients render it in
+    /// their dialect (for a structured-output field, or as the final-answer tool).
+    pub fn as_tool(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: Self::ANSWER_TOOL.to_owned(),
+            title: None,
+            description: format!(
+                "Give your final answer (`{}`) by calling this tool with it as the arguments.",
+                self.name
+            ),
+            parameters: normalize_root(self.schema.clone()),
+            output_schema: None,
+            annotations: Default::default(),
+        }
     }
 }

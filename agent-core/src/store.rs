@@ -2,6 +2,7 @@
 //! run outlives the process that started it.
 
 use crate::agent::{Agent, AgentBuilder};
+use crate::checkpoint::{Checkpoint, Checkpointer};
 use crate::error::{AgentError, AgentResult};
 use crate::run::{RunState, RunStatus};
 use async_trait::async_trait;
@@ -219,42 +220,6 @@ impl<S: RunStore + ?Sized> RunStore for Arc<S> {
     }
 }
 
-/// Which step of a run a [`Checkpoint`] follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum CheckpointStep {
-    /// The model answered with tool calls; none has run yet.
-    ModelAnswered,
-    /// The tool calls that could run have run, and their results are in the state.
-    ToolResults,
-    /// The run paused for a person or for external output.
-    Paused,
-    /// The model gave its final answer.
-    Finished,
-}
-
-/// A run's state after a step, for a [`Checkpointer`].
-#[derive(Debug, Clone, Copy)]
-pub struct Checkpoint<'a> {
-    /// The step just ended.
-    pub step: CheckpointStep,
-    /// The state, its [`revision`](RunState::revision) already advanced for this
-    /// checkpoint.
-    pub state: &'a RunState,
-    /// The state as [`Agent::export_state`] writes it.
-    pub sealed: &'a str,
-}
-
-/// Called by the agent after every step of a run (see [`AgentBuilder::on_checkpoint`]).
-/// An error stops the run there and is the run's error: a process that can no longer
-/// save its progress (or has lost the run to another) must not go on running tools.
-#[async_trait]
-pub trait Checkpointer: Send + Sync {
-    /// Keeps `checkpoint`.
-    async fn checkpoint(&self, checkpoint: Checkpoint<'_>) -> AgentResult<()>;
-}
-
 /// Checkpoints into a [`RunStore`], each one a save of the next revision.
 struct StoreCheckpoints(Arc<dyn RunStore>);
 
@@ -266,49 +231,10 @@ impl Checkpointer for StoreCheckpoints {
 }
 
 impl AgentBuilder {
-    /// Calls `checkpointer` after every step of every run: the model's answer, the
-    /// results of a turn's tool calls, a pause, the final answer. Each checkpoint advances
-    /// the run's [`revision`](RunState::revision).
-    ///
-    /// A turn's tool calls form one step: the calls that run in parallel end together.
-    /// When a process dies after a tool ran and before the step's checkpoint, the tool
-    /// runs again on resume; a tool with side effects makes that repeat harmless with
-    /// [`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key).
-    pub fn on_checkpoint(mut self, checkpointer: impl Checkpointer + 'static) -> Self {
-        self.checkpointer = Some(Arc::new(checkpointer));
-        self
-    }
-
     /// Saves every step of every run to `store` ([`on_checkpoint`](Self::on_checkpoint)
     /// with a store). A save that conflicts (another process took the run) stops the run
     /// with an error.
     pub fn checkpoints(self, store: Arc<dyn RunStore>) -> Self {
         self.on_checkpoint(StoreCheckpoints(store))
-    }
-}
-
-impl Agent {
-    /// Advances the revision and hands the state to the checkpointer, if there is one.
-    pub(crate) async fn checkpoint(
-        &self,
-        state: &mut RunState,
-        step: CheckpointStep,
-    ) -> AgentResult<()> {
-        let Some(checkpointer) = &self.checkpointer else {
-            return Ok(());
-        };
-        state.revision += 1;
-        let sealed = self.export_state(state);
-        let kept = checkpointer
-            .checkpoint(Checkpoint {
-                step,
-                state,
-                sealed: &sealed,
-            })
-            .await;
-        if kept.is_err() {
-            state.revision -= 1;
-        }
-        kept
     }
 }

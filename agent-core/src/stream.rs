@@ -46,6 +46,24 @@ pub struct RunStream<'a> {
     error: Option<AgentError>,
 }
 
+impl Agent {
+    /// Runs `state` as a stream of its events, the model's answer streamed delta by delta
+    /// ([`AgentEvent::ModelDelta`]); see [`RunStream`]. Pauses and resumes as
+    /// [`run`](Self::run): stream a paused run again after deciding its calls.
+    pub fn run_stream<'a>(&'a self, state: &'a mut RunState) -> RunStream<'a> {
+        RunStream::new(self, state, RunControl::new())
+    }
+
+    /// [`run_stream`](Self::run_stream) under `control`, to cancel it from elsewhere.
+    pub fn run_stream_with<'a>(
+        &'a self,
+        state: &'a mut RunState,
+        control: RunControl,
+    ) -> RunStream<'a> {
+        RunStream::new(self, state, control)
+    }
+}
+
 impl<'a> RunStream<'a> {
     pub(crate) fn new(agent: &'a Agent, state: &'a mut RunState, control: RunControl) -> Self {
         let (sink, events) = EventSink::channel();

@@ -3,9 +3,8 @@
 //! [`FnLlm`] (any function of the request).
 
 use crate::error::{AgentError, AgentResult};
-use crate::llm::{
-    AssistantMessage, LlmClient, LlmRequest, Message, ModelSettings, OutputSchema, ToolCall,
-};
+use crate::llm::{LlmClient, LlmRequest};
+use crate::message::{AssistantMessage, Message, ModelSettings, OutputSchema, ToolCall};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -1,6 +1,6 @@
 //! What a run has spent ([`RunUsage`]) and how much it may spend ([`UsageLimits`]).
 
-use crate::llm::Usage;
+use crate::message::Usage;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

@@ -2,7 +2,7 @@
 //! their arguments.
 
 use crate::content::Content;
-use crate::llm::ToolCall;
+use crate::message::ToolCall;
 use crate::tool::Tool;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -31,7 +31,7 @@ use crate::context::{ActivationContext, ToolContext};
 use crate::control::RunControl;
 use crate::error::ToolError;
 use crate::inflight::InFlight;
-use crate::llm::ToolCall;
+use crate::message::ToolCall;
 use crate::outcome::{Settled, ToolCallResult, ToolOutcome};
 use crate::pipeline::{
     ApprovalDecision, ApprovalFn, Approver, Batch, CallRunner, Plan, ReadyCall, RunningTurn,

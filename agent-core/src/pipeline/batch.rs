@@ -2,7 +2,7 @@
 //! however its future ends (finished, stalled in a blocking poll, or failed in our code).
 
 use crate::error::ToolError;
-use crate::llm::ToolCall;
+use crate::message::ToolCall;
 use crate::outcome::{Settled, ToolOutcome};
 use crate::tool::ErrorPolicy;
 use std::time::Duration;

@@ -6,7 +6,7 @@ use crate::context::{ToolContext, TurnLink};
 use crate::error::{ToolError, ToolErrorKind};
 use crate::events::{AgentEvent, Sinks};
 use crate::inflight::{InFlight, InFlightCall};
-use crate::llm::ToolCall;
+use crate::message::ToolCall;
 use crate::outcome::{Reports, Settled, ToolOutcome};
 use crate::set::ToolSet;
 use crate::tool::{ErrorPolicy, Tool};

@@ -43,7 +43,7 @@ use crate::context::{ActivationContext, ToolContext, TurnLink};
 use crate::error::{ToolError, ToolErrorKind};
 use crate::events::{EventSink, Sinks};
 use crate::inflight::InFlight;
-use crate::llm::ToolCall;
+use crate::message::ToolCall;
 use crate::outcome::{Settled, ToolCallResult, ToolOutcome};
 use crate::set::ToolSet;
 use crate::tool::{Approval, ErrorPolicy, Tool, ToolExposure};
