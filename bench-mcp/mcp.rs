@@ -5,55 +5,16 @@
 //!
 //! `cargo bench --manifest-path bench-mcp/Cargo.toml`
 
-use agent_core::{AgentResult, ToolContext, ToolSet, TypedTool, tool, tools};
+mod forecast;
+
+use agent_core::{AgentResult, ToolContext, ToolSet, TypedTool, tools};
 use agent_mcp::McpServer;
 use criterion::{Criterion, criterion_group, criterion_main};
-use rmcp::handler::server::wrapper::Parameters;
+use forecast::{BEIJING_3_DAYS, RmcpServer, forecast_tool};
+use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::{ServiceExt, tool_router};
 use serde_json::{Value, json};
-
-#[derive(Debug, Clone, Copy, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-enum Unit {
-    Celsius,
-    Fahrenheit,
-}
-
-fn forecast(city: &str, days: u8, unit: Option<Unit>) -> String {
-    let unit = if matches!(unit, Some(Unit::Fahrenheit)) {
-        "F"
-    } else {
-        "C"
-    };
-    format!("{city}: {days} days, 22°{unit}")
-}
-
-/// Forecast for a city.
-#[tool(name = "forecast")]
-async fn forecast_tool(city: String, days: u8, unit: Option<Unit>) -> String {
-    forecast(&city, days, unit)
-}
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct ForecastArgs {
-    city: String,
-    days: u8,
-    unit: Option<Unit>,
-}
-
-#[derive(Clone)]
-struct RmcpServer;
-
-#[tool_router(server_handler)]
-impl RmcpServer {
-    /// Forecast for a city.
-    #[rmcp::tool(name = "forecast")]
-    async fn forecast(&self, Parameters(args): Parameters<ForecastArgs>) -> String {
-        forecast(&args.city, args.days, args.unit)
-    }
-}
 
 /// One of many tools for the listing benchmark.
 struct Noop(String);
@@ -106,7 +67,7 @@ fn round_trips(c: &mut Criterion) {
             .block_on(client.call_tool(params.clone()))
             .expect("call succeeds");
         let text = serde_json::to_value(&result.content).expect("serializable");
-        assert_eq!(text[0]["text"], "Beijing: 3 days, 22°C");
+        assert_eq!(text[0]["text"], BEIJING_3_DAYS);
     }
     let mut group = c.benchmark_group("mcp_tools_call");
     group.bench_function("ours", |b| {

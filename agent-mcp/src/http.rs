@@ -354,6 +354,9 @@ impl McpHttpServer {
                 },
                 () = self.shutdown.cancelled() => break,
             };
+            // Responses are written in several pieces (head, event, end of stream);
+            // with Nagle's algorithm each answer would wait for the client's delayed ACK.
+            let _ = stream.set_nodelay(true);
             let service = TowerToHyperService::new(router.clone());
             let connection = http.serve_connection(TokioIo::new(stream), service);
             let connection = graceful.watch(connection);

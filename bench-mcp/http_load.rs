@@ -1,0 +1,416 @@
+//! Streamable HTTP under load: N concurrent clients over loopback call the same
+//! `forecast` tool on our server (`McpHttpServer`, i.e. `McpServer::router_with` with its
+//! default limits) and on rmcp's own `StreamableHttpService` on axum serving a server
+//! written with rmcp's `#[tool_router]` macros. Both keep stateful sessions, loopback
+//! host and origin checks and a 4 MiB body limit.
+//!
+//! A load test rather than a criterion measurement: it runs a fixed number of calls and
+//! prints a table of calls/s, p50/p99 latency, server CPU per call and the process's
+//! RSS before and after every round.
+//!
+//! ```text
+//! cargo bench --manifest-path bench-mcp/Cargo.toml --bench http_load             # 2,000 calls a client, 3 rounds
+//! cargo bench --manifest-path bench-mcp/Cargo.toml --bench http_load -- --quick  # 200 calls a client, 2 rounds
+//! ```
+//!
+//! `MCP_LOAD_QUICK=1` selects the quick mode too. Each server runs in its own tokio
+//! runtime whose threads record their ids as they start; a server's CPU is the run time
+//! the kernel counts for those threads (`/proc/self/task/<tid>/schedstat`), so the
+//! clients, which run in a third runtime, are not counted. Each client opens a session
+//! (`initialize`, `notifications/initialized`) before the timed part, posts `tools/call`
+//! requests one after another with reqwest, and closes its session (`DELETE`) after it.
+
+mod forecast;
+
+use agent_core::tools;
+use agent_mcp::{MAX_MESSAGE_BYTES, McpHttpServer, McpServer};
+use axum::serve::ListenerExt;
+use forecast::{BEIJING_3_DAYS, RmcpServer, forecast_tool};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
+
+/// The protocol version the clients ask for.
+const PROTOCOL: &str = "2025-06-18";
+/// The session idle timeout both servers use (our default).
+const SESSION_IDLE: Duration = Duration::from_secs(300);
+
+/// A tokio runtime serving one server, and the ids of its threads.
+struct ServerRuntime {
+    name: &'static str,
+    runtime: Runtime,
+    threads: Arc<Mutex<Vec<String>>>,
+    url: String,
+}
+
+impl ServerRuntime {
+    /// A two-worker runtime (the machine the figures come from has two cores).
+    fn new(name: &'static str) -> Self {
+        let threads = Arc::new(Mutex::new(Vec::new()));
+        let recorder = threads.clone();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name(name)
+            .on_thread_start(move || {
+                // "<pid>/task/<tid>": the thread's own entry, read later from outside it.
+                if let Ok(link) = std::fs::read_link("/proc/thread-self") {
+                    let tid = link
+                        .file_name()
+                        .map(|tid| tid.to_string_lossy().into_owned());
+                    recorder.lock().expect("not poisoned").extend(tid);
+                }
+            })
+            .enable_all()
+            .build()
+            .expect("server runtime");
+        Self {
+            name,
+            runtime,
+            threads,
+            url: String::new(),
+        }
+    }
+
+    /// Nanoseconds the server's threads have run. A thread that has ended no longer
+    /// counts; a server runtime's workers live as long as it does.
+    fn cpu_ns(&self) -> u64 {
+        let threads = self.threads.lock().expect("not poisoned");
+        threads
+            .iter()
+            .filter_map(|tid| {
+                std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()
+            })
+            .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+            .sum()
+    }
+}
+
+/// Our server, as `examples/mcp-server --http` serves it.
+fn ours() -> ServerRuntime {
+    let mut server = ServerRuntime::new("ours");
+    let http = server
+        .runtime
+        .block_on(McpHttpServer::bind(
+            McpServer::new(tools![forecast_tool]),
+            "127.0.0.1:0",
+        ))
+        .expect("binds");
+    server.url = http.url();
+    server.runtime.spawn(http.run());
+    server
+}
+
+/// rmcp's Streamable HTTP service on axum, with our defaults where rmcp has them.
+fn rmcp() -> ServerRuntime {
+    let mut server = ServerRuntime::new("rmcp");
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(SESSION_IDLE);
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(
+            ["localhost", "127.0.0.1", "[::1]"]
+                .iter()
+                .flat_map(|host| ["http", "https"].map(|scheme| format!("{scheme}://{host}:*"))),
+        )
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(MAX_MESSAGE_BYTES);
+    let service = StreamableHttpService::new(|| Ok(RmcpServer), Arc::new(sessions), config);
+    let router = axum::Router::new().route_service("/mcp", service);
+    let listener = server
+        .runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("binds");
+    server.url = format!("http://{}/mcp", listener.local_addr().expect("bound"));
+    // As our server does: without TCP_NODELAY each answer waits for a delayed ACK.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    server
+        .runtime
+        .spawn(async move { axum::serve(listener, router).await });
+    server
+}
+
+/// One client's session with a server.
+struct Session {
+    http: reqwest::Client,
+    url: String,
+    id: String,
+}
+
+impl Session {
+    /// `initialize`, then `notifications/initialized`.
+    async fn open(http: reqwest::Client, url: &str) -> Self {
+        let response = post(
+            &http,
+            url,
+            None,
+            serde_json::json!({
+                "jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {
+                    "protocolVersion": PROTOCOL,
+                    "capabilities": {},
+                    "clientInfo": {"name": "load", "version": "0"}
+                }
+            }),
+        )
+        .await;
+        let id = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|id| id.to_str().ok())
+            .expect("the server opens a session")
+            .to_owned();
+        response.bytes().await.expect("initialize answered");
+        let session = Self {
+            http,
+            url: url.to_owned(),
+            id,
+        };
+        let notified = post(
+            &session.http,
+            url,
+            Some(&session.id),
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .await;
+        assert!(notified.status().is_success(), "{}", notified.status());
+        session
+    }
+
+    /// One `tools/call`, checked.
+    async fn call(&self, id: u64) {
+        let response = post(
+            &self.http,
+            &self.url,
+            Some(&self.id),
+            serde_json::json!({
+                "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {
+                    "name": "forecast",
+                    "arguments": {"city": "Beijing", "days": 3, "unit": "celsius"}
+                }
+            }),
+        )
+        .await;
+        let body = response.bytes().await.expect("answered");
+        let body = String::from_utf8_lossy(&body);
+        assert!(body.contains(BEIJING_3_DAYS), "unexpected answer: {body}");
+    }
+
+    async fn close(self) {
+        let closed = self
+            .http
+            .delete(&self.url)
+            .header("mcp-session-id", &self.id)
+            .header("mcp-protocol-version", PROTOCOL)
+            .send()
+            .await
+            .expect("DELETE answered");
+        assert!(closed.status().is_success(), "{}", closed.status());
+    }
+}
+
+async fn post(
+    http: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    message: serde_json::Value,
+) -> reqwest::Response {
+    let mut request = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(serde_json::to_vec(&message).expect("serializable"));
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", PROTOCOL);
+    }
+    let response = request.send().await.expect("the server answers");
+    assert!(
+        response.status().is_success(),
+        "{} from {url}",
+        response.status()
+    );
+    response
+}
+
+/// What one round against one server measured.
+struct Round {
+    calls: usize,
+    elapsed: Duration,
+    cpu_ns: u64,
+    /// Each call's latency, in microseconds.
+    latencies: Vec<u32>,
+    rss_before_kib: u64,
+    rss_after_kib: u64,
+}
+
+/// `clients` sessions each make `calls` calls, one after another.
+fn round(clients_rt: &Runtime, server: &ServerRuntime, clients: usize, calls: usize) -> Round {
+    let rss_before_kib = rss_kib();
+    let http = reqwest::Client::new();
+    let sessions: Vec<Session> = clients_rt.block_on(async {
+        let opening = (0..clients).map(|_| {
+            let (http, url) = (http.clone(), server.url.clone());
+            tokio::spawn(async move { Session::open(http, &url).await })
+        });
+        let mut sessions = Vec::new();
+        for session in opening.collect::<Vec<_>>() {
+            sessions.push(session.await.expect("session opens"));
+        }
+        sessions
+    });
+    let cpu_before = server.cpu_ns();
+    let started = Instant::now();
+    let (sessions, latencies) = clients_rt.block_on(async {
+        let running: Vec<_> = sessions
+            .into_iter()
+            .map(|session| {
+                tokio::spawn(async move {
+                    let mut latencies = Vec::with_capacity(calls);
+                    for id in 1..=calls as u64 {
+                        let call = Instant::now();
+                        session.call(id).await;
+                        latencies
+                            .push(u32::try_from(call.elapsed().as_micros()).unwrap_or(u32::MAX));
+                    }
+                    (session, latencies)
+                })
+            })
+            .collect();
+        let mut sessions = Vec::new();
+        let mut latencies = Vec::new();
+        for client in running {
+            let (session, client_latencies) = client.await.expect("client ran");
+            sessions.push(session);
+            latencies.extend(client_latencies);
+        }
+        (sessions, latencies)
+    });
+    let elapsed = started.elapsed();
+    let cpu_ns = server.cpu_ns() - cpu_before;
+    clients_rt.block_on(async {
+        for session in sessions {
+            session.close().await;
+        }
+    });
+    drop(http);
+    Round {
+        calls: clients * calls,
+        elapsed,
+        cpu_ns,
+        latencies,
+        rss_before_kib,
+        rss_after_kib: rss_kib(),
+    }
+}
+
+/// The whole process's resident set, in KiB.
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn percentile(sorted: &[u32], p: f64) -> u32 {
+    let rank = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted.get(rank).copied().unwrap_or(0)
+}
+
+/// Calls/s, p50 and p99 in µs, server CPU µs per call.
+fn summary(rounds: &[Round]) -> (f64, u32, u32, f64) {
+    let calls: usize = rounds.iter().map(|round| round.calls).sum();
+    let elapsed: f64 = rounds.iter().map(|round| round.elapsed.as_secs_f64()).sum();
+    let cpu_ns: u64 = rounds.iter().map(|round| round.cpu_ns).sum();
+    let mut latencies: Vec<u32> = rounds
+        .iter()
+        .flat_map(|round| round.latencies.iter().copied())
+        .collect();
+    latencies.sort_unstable();
+    (
+        calls as f64 / elapsed,
+        percentile(&latencies, 0.50),
+        percentile(&latencies, 0.99),
+        cpu_ns as f64 / 1_000.0 / calls as f64,
+    )
+}
+
+fn main() {
+    let quick = std::env::args().any(|arg| arg == "--quick")
+        || std::env::var_os("MCP_LOAD_QUICK").is_some_and(|quick| quick != "0");
+    let (calls, rounds) = if quick { (200, 2) } else { (2_000, 3) };
+    // Plain HTTP needs no TLS, but reqwest's client wants a provider installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let clients_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("clients")
+        .enable_all()
+        .build()
+        .expect("client runtime");
+    let servers = [ours(), rmcp()];
+    println!(
+        "MCP tools/call over Streamable HTTP on loopback: {calls} calls a client, {rounds} rounds{}",
+        if quick { " (quick)" } else { "" }
+    );
+    for clients in [8, 50] {
+        let mut results: [Vec<Round>; 2] = [Vec::new(), Vec::new()];
+        println!();
+        println!(
+            "{clients} clients   {:<5} {:>6} {:>9} {:>8} {:>8} {:>11} {:>10} {:>10}",
+            "round",
+            "server",
+            "calls/s",
+            "p50 µs",
+            "p99 µs",
+            "CPU µs/call",
+            "RSS before",
+            "RSS after"
+        );
+        for index in 0..rounds {
+            // Alternate which server goes first, so neither always runs on a warmer machine.
+            let order = if index % 2 == 0 { [0, 1] } else { [1, 0] };
+            for which in order {
+                let server = &servers[which];
+                let measured = round(&clients_rt, server, clients, calls);
+                let (rate, p50, p99, cpu) = summary(std::slice::from_ref(&measured));
+                println!(
+                    "{:<11} {:<5} {:>6} {:>9.0} {:>8} {:>8} {:>11.1} {:>7} MiB {:>6} MiB",
+                    "",
+                    index + 1,
+                    server.name,
+                    rate,
+                    p50,
+                    p99,
+                    cpu,
+                    measured.rss_before_kib / 1024,
+                    measured.rss_after_kib / 1024
+                );
+                results[which].push(measured);
+            }
+        }
+        let ours = summary(&results[0]);
+        let theirs = summary(&results[1]);
+        println!(
+            "{clients} clients, all rounds: calls/s {:.0} ours / {:.0} rmcp; p50 {} / {} µs; p99 {} / {} µs; CPU per call {:.1} / {:.1} µs = {:.2}x rmcp",
+            ours.0,
+            theirs.0,
+            ours.1,
+            theirs.1,
+            ours.2,
+            theirs.2,
+            ours.3,
+            theirs.3,
+            ours.3 / theirs.3
+        );
+    }
+    for server in servers {
+        server.runtime.shutdown_background();
+    }
+    clients_rt.shutdown_background();
+}
