@@ -209,7 +209,7 @@ pub enum LlmEvent {
     Done {
         /// Why the model stopped.
         finish_reason: FinishReason,
-        /// The whole message, as [`LlmClient::complete`] would have returned it.
+        /// The whole message, as [`LlmClient::complete`](crate::LlmClient::complete) would have returned it.
         message: AssistantMessage,
     },
 }
@@ -478,5 +478,88 @@ impl FinishReason {
             Self::ContentFilter => "content_filter",
             Self::Other(reason) => reason,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn usage_saved_before_cached_and_reasoning_tokens_still_loads() {
+        let old: Usage =
+            serde_json::from_value(json!({"input_tokens": 5, "output_tokens": 7})).unwrap();
+        assert_eq!(
+            old,
+            Usage {
+                input_tokens: 5,
+                output_tokens: 7,
+                cached_input_tokens: 0,
+                reasoning_tokens: 0,
+            }
+        );
+        let mut total = old;
+        total += Usage {
+            input_tokens: 1,
+            output_tokens: 1,
+            cached_input_tokens: 3,
+            reasoning_tokens: 2,
+        };
+        assert_eq!((total.input_tokens, total.cached_input_tokens), (6, 3));
+    }
+
+    #[test]
+    fn settings_merge_layer_by_layer() {
+        let agent = ModelSettings::new()
+            .temperature(0.7)
+            .seed(1)
+            .extra("top_p", 0.9)
+            .extra("user", "a");
+        let run = ModelSettings::new().temperature(0.2).stop_sequences(["x"]);
+        let request = ModelSettings::new()
+            .tool_choice(ToolChoice::None)
+            .extra("user", "b");
+        let merged = agent.merge(&run).merge(&request);
+        assert_eq!(merged.temperature, Some(0.2));
+        assert_eq!(merged.seed, Some(1));
+        assert_eq!(merged.stop_sequences, Some(vec!["x".to_owned()]));
+        assert_eq!(merged.tool_choice, Some(ToolChoice::None));
+        assert_eq!(merged.max_output_tokens, None);
+        assert_eq!(merged.extra["top_p"], 0.9);
+        assert_eq!(merged.extra["user"], "b");
+        // Settings serialize compactly and come back equal.
+        let text = serde_json::to_value(&merged).unwrap();
+        assert!(text.get("max_output_tokens").is_none());
+        assert_eq!(
+            serde_json::from_value::<ModelSettings>(text).unwrap(),
+            merged
+        );
+    }
+
+    #[test]
+    fn events_serialize_with_their_type() {
+        let event = LlmEvent::ToolCallDelta {
+            index: 1,
+            arguments: "{\"a\"".into(),
+        };
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(
+            json,
+            json!({"type": "tool_call_delta", "index": 1, "arguments": "{\"a\""})
+        );
+        assert_eq!(serde_json::from_value::<LlmEvent>(json).unwrap(), event);
+    }
+
+    #[test]
+    fn a_user_message_in_blocks_round_trips() {
+        let message = Message::user_content([
+            Content::text("What is this?"),
+            Content::image("AAAA", "image/png"),
+        ]);
+        assert!(message.is_user() && Message::user("hi").is_user());
+        let json = serde_json::to_value(&message).unwrap();
+        assert_eq!(json["role"], "user_content");
+        assert_eq!(serde_json::from_value::<Message>(json).unwrap(), message);
     }
 }
