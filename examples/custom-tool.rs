@@ -1,5 +1,5 @@
-//! The seed's "complete runnable example with a calculator tool", written both ways the
-//! seed shows: `TypedTool` (schema from types) and a hand-written `Tool`.
+//! A complete runnable example with a calculator tool, written both ways a tool can be
+//! written by hand: `TypedTool` (schema from types) and the raw `Tool` trait.
 //!
 //! Run: `cargo run --example custom-tool`
 
@@ -85,7 +85,7 @@ fn symbol(operation: Operation) -> char {
 }
 
 /// The square root, written against the raw `Tool` trait: the schema by hand, the
-/// arguments validated by hand (the seed's advice: never trust the model's input).
+/// arguments validated by hand (never trust the model's input).
 struct SquareRoot;
 
 #[async_trait]

@@ -80,7 +80,7 @@ type StateInit = Box<dyn FnOnce(&mut ToolSet) + Send>;
 /// Builds an [`Agent`]: `Agent::builder(llm).system_prompt(..).register_tool(..).build()`.
 ///
 /// Registration errors (a taken name, an invalid schema) are kept and reported by
-/// [`build`](Self::build), so the builder chains without `?` as in the seed.
+/// [`build`](Self::build), so the builder chains without `?`.
 pub struct AgentBuilder {
     llm: Arc<dyn LlmClient>,
     system_prompt: Option<String>,

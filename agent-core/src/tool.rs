@@ -45,7 +45,7 @@ pub struct ToolMetadata {
 }
 
 impl ToolMetadata {
-    /// Metadata with the seed's defaults: origin `"custom"`, version `"unknown"`.
+    /// Metadata with the trait's defaults: origin `"custom"`, version `"unknown"`.
     pub fn custom(name: &str, description: &str) -> Self {
         Self {
             name: name.to_owned(),
