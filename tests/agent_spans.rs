@@ -63,7 +63,10 @@ async fn run_and_model_call_spans_carry_the_gen_ai_attributes() {
     let _guard = tracing::subscriber::set_default(recorder.clone());
     let llm = Named(ScriptedLlm::new([
         with_usage(
-            AssistantMessage::tool_calls([ToolCall::new("c1", "echo", json!({}))]),
+            AssistantMessage::tool_calls([
+                ToolCall::new("c1", "echo", json!({})),
+                ToolCall::new("c2", "no_such_tool", json!({})),
+            ]),
             10,
             5,
         ),
@@ -111,6 +114,23 @@ async fn run_and_model_call_spans_carry_the_gen_ai_attributes() {
     assert_eq!(calls[0]["gen_ai.usage.output_tokens"], "5");
     assert_eq!(calls[1]["gen_ai.response.finish_reasons"], "[\"stop\"]");
     assert_eq!(calls[1]["gen_ai.usage.input_tokens"], "40");
+
+    // Each tool call has an `execute_tool` span named after its tool and call id; a
+    // failed one says how it failed.
+    let mut tools = spans_named(&recorder, "tool_call");
+    tools.sort_by_key(|f| f["gen_ai.tool.call.id"].clone());
+    assert_eq!(tools.len(), 2);
+    for (tool, (name, id)) in tools.iter().zip([("echo", "c1"), ("no_such_tool", "c2")]) {
+        assert_eq!(tool["gen_ai.operation.name"], "\"execute_tool\"");
+        assert_eq!(tool["otel.name"], format!("execute_tool {name}"));
+        assert_eq!(tool["gen_ai.tool.name"], name);
+        assert_eq!(tool["gen_ai.tool.call.id"], id);
+        assert_eq!(tool["gen_ai.tool.type"], "\"function\"");
+    }
+    assert_eq!(tools[0]["outcome"], "\"ok\"");
+    assert!(!tools[0].contains_key("error.type"));
+    assert_eq!(tools[1]["error.type"], tools[1]["outcome"]);
+    assert_ne!(tools[1]["outcome"], "\"ok\"");
 
     // A failed model call says how it failed, and reports no tokens.
     recorder.spans.lock().unwrap().clear();

@@ -141,12 +141,21 @@ async fn attempt(
 }
 
 fn call_span(call: &ToolCall) -> tracing::Span {
+    // `tool` and `call_id` stay for existing log queries; the `gen_ai.*` names are the
+    // OpenTelemetry GenAI conventions' for a tool execution.
     tracing::info_span!(
         "tool_call",
+        otel.name = %format_args!("execute_tool {}", call.name),
+        otel.kind = "internal",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %call.name,
+        gen_ai.tool.call.id = %call.id,
+        gen_ai.tool.type = "function",
         tool = %call.name,
         call_id = %call.id,
         outcome = tracing::field::Empty,
         duration_ms = tracing::field::Empty,
+        error.type = tracing::field::Empty,
     )
 }
 
@@ -174,6 +183,9 @@ fn announce(
     if !span.is_disabled() {
         span.record("outcome", label);
         span.record("duration_ms", duration_ms);
+        if let ToolOutcome::Err(_) = outcome {
+            span.record("error.type", label);
+        }
         span.in_scope(|| tracing::debug!(outcome = label, duration_ms, "tool call finished"));
     }
     sinks.emit_with(|| AgentEvent::ToolFinished {
