@@ -334,6 +334,40 @@ impl fmt::Debug for ToolSet {
     }
 }
 
+/// Cloning shares the tools, their definitions and the state (a reference count each):
+/// a copy to change, as a server whose tools change at run time makes, costs one pointer
+/// per tool.
+impl Clone for ToolSet {
+    fn clone(&self) -> Self {
+        Self {
+            entries: self
+                .entries
+                .iter()
+                .map(|entry| Entry {
+                    tool: entry.tool.clone(),
+                    exposure: entry.exposure,
+                    definition: entry.definition.clone(),
+                })
+                .collect(),
+            index: self.index.clone(),
+            state: self.state.clone(),
+        }
+    }
+}
+
+impl ToolSet {
+    /// Takes the tool named `name` out of the set, if it holds one; the others keep
+    /// their order.
+    pub fn remove(&mut self, name: &str) -> Option<Arc<dyn Tool>> {
+        let position = self.index.remove(name)?;
+        let entry = self.entries.remove(position);
+        for later in self.index.values_mut().filter(|p| **p > position) {
+            *later -= 1;
+        }
+        Some(entry.tool)
+    }
+}
+
 impl<'a> IntoIterator for &'a ToolSet {
     type Item = &'a Arc<dyn Tool>;
     type IntoIter = Box<dyn ExactSizeIterator<Item = &'a Arc<dyn Tool>> + 'a>;

@@ -22,17 +22,49 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use tokio::process::Command;
+use tokio::sync::watch;
 
 /// A connection to an MCP server. [`toolset`](Self::toolset) turns the server's tools
 /// into [`Tool`]s that call it, so an agent can mix local and remote tools.
 ///
 /// The connection stays open while the client or any tool made from it is alive;
 /// [`close`](Self::close) ends it at once (and, for stdio, the child process).
+///
+/// # When the server's tools change
+///
+/// A server that adds or removes tools while connected sends
+/// `notifications/tools/list_changed`; the client then lists the tools again, so
+/// [`toolset`](Self::toolset) and [`tool_names`](Self::tool_names) give the server's
+/// current tools. A [`ToolSet`] made earlier, and an agent built with it, keeps the
+/// tools it was made with: one the server no longer offers answers with an
+/// [`UnknownTool`](ToolErrorKind::UnknownTool) error saying so, which the model reads
+/// like any tool error. To offer the new tools, build the agent again from a fresh
+/// `toolset()` when [`tool_changes`](Self::tool_changes) says the list changed; runs are
+/// values ([`RunState`](agent_core::RunState)), so a run goes on with the new agent:
+///
+/// ```no_run
+/// # async fn demo(
+/// #     client: agent_mcp::McpClient,
+/// #     build: impl Fn(agent_core::ToolSet) -> agent_core::AgentResult<agent_core::Agent>,
+/// # ) -> agent_core::AgentResult<()> {
+/// let mut agent = build(client.toolset()?)?;
+/// let mut changes = client.tool_changes();
+/// let mut run = agent.start("What is on my calendar?");
+/// loop {
+///     agent.run(&mut run).await?;
+///     // ... read the answer, add the user's next message to `run` ...
+///     if changes.has_changed().unwrap_or(false) {
+///         changes.mark_unchanged();
+///         agent = build(client.toolset()?)?;
+///     }
+/// }
+/// # }
+/// ```
 pub struct McpClient {
     service: Arc<RunningService<RoleClient, ClientState>>,
-    tools: Vec<rmcp::model::Tool>,
     origin: String,
     version: String,
 }
@@ -94,9 +126,10 @@ impl McpClient {
     }
 
     async fn from_service(service: RunningService<RoleClient, ClientState>) -> AgentResult<Self> {
-        let tools = service
-            .peer()
-            .list_all_tools()
+        service
+            .service()
+            .listing
+            .refresh(service.peer())
             .await
             .map_err(|e| AgentError::InvalidState(format!("MCP tools/list failed: {e}")))?;
         let (origin, version) = service
@@ -110,7 +143,6 @@ impl McpClient {
             .unwrap_or_else(|| ("mcp".to_owned(), "unknown".to_owned()));
         Ok(Self {
             service: Arc::new(service),
-            tools,
             origin,
             version,
         })
@@ -121,17 +153,21 @@ impl McpClient {
         &self.origin
     }
 
-    /// Names of the tools the server listed when the client connected.
-    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
-        self.tools.iter().map(|t| t.name.as_ref())
+    /// Names of the server's tools, as it last listed them.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.listing()
+            .current()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect()
     }
 
-    /// The server's tools as a [`ToolSet`]. Fails if a remote tool cannot be registered
-    /// (a name outside `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, a schema whose root is not an
-    /// object); the error names it.
+    /// The server's tools as a [`ToolSet`], as it last listed them. Fails if a remote
+    /// tool cannot be registered (a name outside `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, a
+    /// schema whose root is not an object); the error names it.
     pub fn toolset(&self) -> AgentResult<ToolSet> {
         let mut set = ToolSet::new();
-        for tool in &self.tools {
+        for tool in self.listing().current().iter() {
             set.register_tool(RemoteTool::new(
                 self.service.clone(),
                 tool,
@@ -140,6 +176,28 @@ impl McpClient {
             ))?;
         }
         Ok(set)
+    }
+
+    /// Watches the server's tool list: the value is how many times the list has been
+    /// read again since the client connected, and
+    /// [`changed`](tokio::sync::watch::Receiver::changed) wakes after each new reading
+    /// (on `notifications/tools/list_changed`, or [`refresh_tools`](Self::refresh_tools)).
+    /// Then [`toolset`](Self::toolset) gives the new tools.
+    pub fn tool_changes(&self) -> watch::Receiver<u64> {
+        self.listing().version.subscribe()
+    }
+
+    /// Lists the server's tools again now, as the client does on its own when the server
+    /// announces a change; for servers that change their tools without announcing it.
+    pub async fn refresh_tools(&self) -> AgentResult<()> {
+        self.listing()
+            .refresh(self.service.peer())
+            .await
+            .map_err(|e| AgentError::InvalidState(format!("MCP tools/list failed: {e}")))
+    }
+
+    fn listing(&self) -> &Listing {
+        &self.service.service().listing
     }
 
     /// Ends the session, also for tools made from this client (their calls then fail);
@@ -158,18 +216,69 @@ impl std::fmt::Debug for McpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpClient")
             .field("server", &self.origin)
-            .field("tools", &self.tool_names().collect::<Vec<_>>())
+            .field("tools", &self.tool_names())
             .finish()
     }
 }
 
 /// What the client side of a connection keeps: the calls in flight that want the
-/// server's progress, by the progress token rmcp put on their request.
+/// server's progress, by the progress token rmcp put on their request, and the server's
+/// tools as last listed.
 #[derive(Default)]
 struct ClientState {
     in_flight: Mutex<HashMap<ProgressToken, ToolContext>>,
     /// The application's answer to form elicitations, if it gives any.
     elicit: Option<Arc<Elicit>>,
+    listing: Listing,
+}
+
+/// The server's tools as last listed.
+struct Listing {
+    tools: RwLock<Arc<[rmcp::model::Tool]>>,
+    /// How many times the list was read again since the first listing.
+    version: watch::Sender<u64>,
+    /// One listing at a time: two notices in a row must not let an older answer
+    /// overwrite a newer one.
+    refreshing: tokio::sync::Mutex<()>,
+    /// Whether the first listing is done.
+    listed: AtomicBool,
+}
+
+impl Default for Listing {
+    fn default() -> Self {
+        Self {
+            tools: RwLock::new(Arc::from([])),
+            version: watch::Sender::new(0),
+            refreshing: tokio::sync::Mutex::new(()),
+            listed: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Listing {
+    fn current(&self) -> Arc<[rmcp::model::Tool]> {
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Lists the server's tools and keeps the answer. The first listing is the
+    /// connection's own; each later one bumps the version.
+    async fn refresh(&self, peer: &rmcp::Peer<RoleClient>) -> Result<(), ServiceError> {
+        let _one_at_a_time = self.refreshing.lock().await;
+        let tools = peer.list_all_tools().await?;
+        *self.tools.write().unwrap_or_else(PoisonError::into_inner) = tools.into();
+        if self.listed.swap(true, Ordering::Relaxed) {
+            self.version.send_modify(|version| *version += 1);
+        }
+        Ok(())
+    }
+
+    /// Whether the server listed a tool named `name` last time.
+    fn offers(&self, name: &str) -> bool {
+        self.current().iter().any(|tool| tool.name == name)
+    }
 }
 
 impl ClientState {
@@ -218,6 +327,14 @@ impl ClientHandler for ClientState {
             }
             None => ElicitResult::new(ElicitationAction::Decline),
         })
+    }
+
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        // Spawned by rmcp apart from its message loop, so waiting for the answer here is
+        // fine. A failed listing keeps the last one; the next notice tries again.
+        if let Err(error) = self.listing.refresh(&context.peer).await {
+            tracing::warn!(%error, "listing the MCP server's tools again failed");
+        }
     }
 
     async fn on_progress(
@@ -326,6 +443,23 @@ impl RemoteTool {
     }
 }
 
+impl RemoteTool {
+    /// The error for a call of this tool after the server stopped offering it.
+    fn removed(&self) -> ToolError {
+        let offered = self.service.service().listing.current();
+        let error = ToolError::unknown_tool(&self.name, offered.iter().map(|t| t.name.as_ref()));
+        ToolError::new(
+            ToolErrorKind::UnknownTool,
+            format!(
+                "{} (the MCP server `{}` changed its tools and no longer offers `{}`)",
+                error.message(),
+                self.origin,
+                self.name
+            ),
+        )
+    }
+}
+
 #[async_trait]
 impl Tool for RemoteTool {
     fn name(&self) -> &str {
@@ -401,7 +535,13 @@ impl Tool for RemoteTool {
             Ok(_) => Err(ServiceError::UnexpectedResponse),
             Err(error) => Err(error),
         };
-        let result = result.map_err(|e| service_error(&self.name, e))?;
+        let result = result.map_err(|e| {
+            let error = service_error(&self.name, e);
+            if error.kind() == ToolErrorKind::UnknownTool && !state.listing.offers(&self.name) {
+                return self.removed();
+            }
+            error
+        })?;
         Ok(result_from_mcp(result)?)
     }
 }

@@ -3,9 +3,10 @@
 use crate::approval::{ElicitApproval, ServerApproval};
 use crate::convert::{error_result, success_result, tool_to_mcp};
 use crate::peer::{CALL_ORIGIN, CallOrigin, LogLevel, McpPeer};
+use agent_core::AgentResult;
 use agent_core::{
     ApproveAll, Approver, CallOptions, CallPermit, CallReporter, CallRunner, CallScope, Extensions,
-    ScopedFuture, ToolCall, ToolConfig, ToolContext, ToolError, ToolErrorKind, ToolExposure,
+    ScopedFuture, Tool, ToolCall, ToolConfig, ToolContext, ToolError, ToolErrorKind, ToolExposure,
     ToolOutcome, ToolSet,
 };
 use futures::FutureExt;
@@ -20,9 +21,10 @@ use rmcp::model::{
 // versions clients speak today still use it, and the conformance suite tests it.
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 use serde_json::Value;
-use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError, RwLock};
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -73,6 +75,9 @@ impl ServerOptions {
     }
 }
 
+/// How long a change of the tools waits for one session to take its notice.
+const NOTICE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// One tool as listed: its MCP form, built once, and whether listing must ask it.
 struct Listed {
     tool: rmcp::model::Tool,
@@ -80,14 +85,67 @@ struct Listed {
     index: usize,
 }
 
-/// What every session of a server shares.
-struct ServerState {
+/// The tools served at one moment, swapped whole when they change: a call keeps the
+/// catalog it started with, so a tool removed meanwhile still finishes its call.
+struct Catalog {
     /// The call pipeline: every call of every session runs through it, under one global
     /// limit on calls in flight (`tool_config.max_concurrency`).
     runner: CallRunner,
     /// Every tool a client may ever see (Direct and Deferred), converted once.
     listing: Vec<Listed>,
+}
+
+impl Catalog {
+    fn new(tools: ToolSet, config: &ToolConfig) -> Self {
+        let listing = tools
+            .iter()
+            .enumerate()
+            .filter(|(_, tool)| tool.exposure() != ToolExposure::Hidden)
+            .filter_map(|(index, tool)| {
+                let definition = tools.definition(tool.name())?;
+                // A tool that states its own dialect keeps it; the core strips `$schema`
+                // when normalising, so read it from the tool's raw schema.
+                let dialect = tool.schema().get("$schema").cloned();
+                Some(Listed {
+                    tool: tool_to_mcp(definition, dialect),
+                    deferred: tool.exposure() == ToolExposure::Deferred,
+                    index,
+                })
+            })
+            .collect();
+        Self {
+            runner: CallRunner::new(Arc::new(tools), config.clone()),
+            listing,
+        }
+    }
+}
+
+/// What every session of a server shares.
+struct ServerState {
+    catalog: RwLock<Arc<Catalog>>,
+    /// Held while a change is made, so each change builds on the one before.
+    changing: Mutex<()>,
+    /// The peer of every session that has initialized, told when the tools change.
+    /// Closed sessions are dropped whenever a session joins or a notice goes out.
+    clients: Mutex<Vec<Peer<RoleServer>>>,
     options: ServerOptions,
+}
+
+impl ServerState {
+    /// The tools served now.
+    fn catalog(&self) -> Arc<Catalog> {
+        self.catalog
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The live sessions' peers, closed ones dropped.
+    fn live_clients(&self) -> std::sync::MutexGuard<'_, Vec<Peer<RoleServer>>> {
+        let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        clients.retain(|peer| !peer.is_transport_closed());
+        clients
+    }
 }
 
 /// An MCP server over a [`ToolSet`]: `tools/list` offers every Direct tool and every
@@ -133,27 +191,12 @@ impl McpServer {
 
     /// A server for `tools`.
     pub fn with_options(tools: ToolSet, options: ServerOptions) -> Self {
-        let listing = tools
-            .iter()
-            .enumerate()
-            .filter(|(_, tool)| tool.exposure() != ToolExposure::Hidden)
-            .filter_map(|(index, tool)| {
-                let definition = tools.definition(tool.name())?;
-                // A tool that states its own dialect keeps it; the core strips `$schema`
-                // when normalising, so read it from the tool's raw schema.
-                let dialect = tool.schema().get("$schema").cloned();
-                Some(Listed {
-                    tool: tool_to_mcp(definition, dialect),
-                    deferred: tool.exposure() == ToolExposure::Deferred,
-                    index,
-                })
-            })
-            .collect();
-        let runner = CallRunner::new(Arc::new(tools), options.tool_config.clone());
+        let catalog = Catalog::new(tools, &options.tool_config);
         Self {
             shared: Arc::new(ServerState {
-                runner,
-                listing,
+                catalog: RwLock::new(Arc::new(catalog)),
+                changing: Mutex::new(()),
+                clients: Mutex::default(),
                 options,
             }),
             log_level: Arc::default(),
@@ -161,9 +204,105 @@ impl McpServer {
         }
     }
 
-    /// The tools served.
-    pub fn tools(&self) -> &ToolSet {
-        self.shared.runner.tools()
+    /// The tools served now (see [`update_tools`](Self::update_tools)).
+    pub fn tools(&self) -> Arc<ToolSet> {
+        self.shared.catalog().runner.tools().clone()
+    }
+
+    /// Adds `tool` to the tools served, and tells every connected client
+    /// (`notifications/tools/list_changed`). Fails, changing nothing, if the name is
+    /// taken or invalid; see [`update_tools`](Self::update_tools).
+    pub async fn add_tool<T: Tool + 'static>(&self, tool: T) -> AgentResult<()> {
+        self.update_tools(|tools| tools.register_tool(tool).map(drop))
+            .await
+    }
+
+    /// Stops serving the tool named `name`, and tells every connected client. `None`,
+    /// and no notice, when no tool has that name. A call of it already running
+    /// finishes; a later one is answered as a call of an unknown tool.
+    pub async fn remove_tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        let removed = self.change_tools(|tools| Ok(tools.remove(name))).ok()??;
+        self.notify_tools_changed().await;
+        Some(removed)
+    }
+
+    /// Serves `tools` in place of the tools served so far, and tells every connected
+    /// client.
+    pub async fn replace_tools(&self, tools: ToolSet) {
+        let replaced = self.change_tools(|served| {
+            *served = tools;
+            Ok(())
+        });
+        debug_assert!(replaced.is_ok(), "a replacement cannot fail");
+        self.notify_tools_changed().await;
+    }
+
+    /// Changes the tools served as `change` does to a copy of them (which shares the
+    /// tools and their state), then tells every connected client, once, with
+    /// `notifications/tools/list_changed`: each lists the tools again and sees the new
+    /// set, less what its principal may not use.
+    ///
+    /// If `change` fails, nothing changes and nobody is told. Changes are made one at a
+    /// time. Calls already running finish with the tools they started with; each new
+    /// request sees the new set. The limits of the
+    /// [`ToolConfig`](agent_core::ToolConfig) start afresh with the new set, so calls
+    /// still running on the old one do not count against them.
+    ///
+    /// Returns once every client connected has been sent the notice (a client that does
+    /// not take it within a few seconds is not waited for). Clients connected through a
+    /// stateless HTTP endpoint have no session to be told through; they see the change
+    /// at their next `tools/list`.
+    ///
+    /// ```no_run
+    /// # async fn demo(server: agent_mcp::McpServer, more: agent_core::ToolSet) -> agent_core::AgentResult<()> {
+    /// server.update_tools(|tools| tools.extend(more)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn update_tools<R>(
+        &self,
+        change: impl FnOnce(&mut ToolSet) -> AgentResult<R>,
+    ) -> AgentResult<R> {
+        let result = self.change_tools(change)?;
+        self.notify_tools_changed().await;
+        Ok(result)
+    }
+
+    /// How many client sessions are connected and initialized: those a change of the
+    /// tools is announced to.
+    pub fn connected_clients(&self) -> usize {
+        self.shared.live_clients().len()
+    }
+
+    /// Applies `change` to a copy of the served set and serves the result.
+    fn change_tools<R>(
+        &self,
+        change: impl FnOnce(&mut ToolSet) -> AgentResult<R>,
+    ) -> AgentResult<R> {
+        let _one_at_a_time = self
+            .shared
+            .changing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut tools = ToolSet::clone(self.shared.catalog().runner.tools());
+        let result = change(&mut tools)?;
+        let catalog = Arc::new(Catalog::new(tools, &self.shared.options.tool_config));
+        *self
+            .shared
+            .catalog
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = catalog;
+        Ok(result)
+    }
+
+    /// Sends `notifications/tools/list_changed` to every live session, all at once.
+    async fn notify_tools_changed(&self) {
+        let clients = self.shared.live_clients().clone();
+        let notices = clients.iter().map(|peer| {
+            // A session whose client stopped reading must not hold up the change.
+            tokio::time::timeout(NOTICE_TIMEOUT, peer.notify_tool_list_changed())
+        });
+        // A client that is gone is dropped at the next change; nothing else to do.
+        let _ = futures::future::join_all(notices).await;
     }
 
     /// A clone for a new client session: same tools, fresh session state.
@@ -192,8 +331,9 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResult, McpError> {
         // A tool the caller lacks the scopes for does not exist for them.
+        let catalog = self.shared.catalog();
         if !crate::auth::may_use(&context, &request.name) {
-            let tools = self.shared.runner.tools();
+            let tools = catalog.runner.tools();
             return Err(crate::auth::unknown_tool(tools, &request.name, &context));
         }
         let call = ToolCall::new(
@@ -210,7 +350,7 @@ impl McpServer {
         if let Some(principal) = crate::auth::principal(&context) {
             ctx = ctx.with_state(principal);
         }
-        let tools = self.shared.runner.tools();
+        let tools = catalog.runner.tools();
         let reporter = match (context.meta.get_progress_token(), tools.get(&call.name)) {
             (Some(progress_token), Some(tool)) => {
                 let reporter = Arc::new(ProgressReporter {
@@ -237,11 +377,7 @@ impl McpServer {
         // The tool runs in the pipeline's own task; a request it makes of its client
         // belongs to this call (see `CALL_ORIGIN`).
         let options = CallOptions::new().with_scope(Arc::new(RequestScope(context.id.clone())));
-        let result = self
-            .shared
-            .runner
-            .run_with(call, ctx, approver, options)
-            .await;
+        let result = catalog.runner.run_with(call, ctx, approver, options).await;
         // Whatever ended the call, the tool's own work is told to stop.
         context.ct.cancel();
         // Progress goes out before the result: clients stop listening for a request's
@@ -286,7 +422,7 @@ impl CallScope for RequestScope {
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpServer")
-            .field("tools", self.shared.runner.tools())
+            .field("tools", &self.tools())
             .field("options", &self.shared.options)
             .finish()
     }
@@ -331,6 +467,7 @@ impl ServerHandler for McpServer {
         let options = &self.shared.options;
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_tool_list_changed()
             .enable_logging()
             .build();
         let mut info = ServerConfig::new(capabilities)
@@ -352,12 +489,13 @@ impl ServerHandler for McpServer {
             Some(cursor) => decode_cursor(&cursor)
                 .ok_or_else(|| McpError::invalid_params("invalid cursor", None))?,
         };
-        let tools = shared.runner.tools();
+        let catalog = shared.catalog();
+        let tools = catalog.runner.tools();
         let activation = tools.activation_context(&ToolContext::new(session_id(&context)));
         let page_size = shared.options.page_size.max(1);
         let mut page = Vec::new();
         let mut next = None;
-        for listed in shared.listing.iter().filter(|l| l.index >= start) {
+        for listed in catalog.listing.iter().filter(|l| l.index >= start) {
             if !crate::auth::may_use(&context, &listed.tool.name) {
                 continue;
             }
@@ -393,10 +531,16 @@ impl ServerHandler for McpServer {
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
         self.shared
+            .catalog()
             .listing
             .iter()
             .find(|l| l.tool.name == name)
             .map(|l| l.tool.clone())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // From now on the session hears of changes to the tools.
+        self.shared.live_clients().push(context.peer);
     }
 
     #[allow(deprecated)] // logging/setLevel: see the `SetLevelRequestParams` import.
