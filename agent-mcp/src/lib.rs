@@ -45,6 +45,14 @@
 //! accept; a client that cannot ask gets an error result and nothing runs
 //! ([`ServerApproval`] has the alternative, for hosts that confirm every call themselves).
 //!
+//! The tools served may change while clients are connected: [`McpServer::add_tool`],
+//! [`remove_tool`](McpServer::remove_tool), [`replace_tools`](McpServer::replace_tools)
+//! and [`update_tools`](McpServer::update_tools) swap the served set for every session
+//! at once (calls already running finish with the tools they started with) and send
+//! `notifications/tools/list_changed` to every connected client, over stdio and over
+//! each Streamable HTTP session; the server advertises `tools.listChanged`. Clients then
+//! list the tools again, and see only those their principal may use.
+//!
 //! A served tool that needs what only MCP has (log messages to the client, sampling,
 //! elicitation) finds the calling client as [`McpPeer`] state in its
 //! [`ToolContext`](agent_core::ToolContext): `ctx.state::<McpPeer>()`, or a
@@ -59,6 +67,11 @@
 //! let remote = client.toolset()?; // each tool a `dyn Tool` calling the server
 //! # Ok(()) }
 //! ```
+//!
+//! When the server announces that its tools changed, the client lists them again:
+//! [`McpClient::toolset`] then gives the current tools, [`McpClient::tool_changes`]
+//! wakes whoever rebuilds an agent with them, and a remote tool made earlier that the
+//! server no longer offers fails with an `UnknownTool` error that says so.
 //!
 //! [`McpClient::connect_http_with`] sends headers and a bearer token (fixed, or from a
 //! provider asked before every request). Two servers whose tools share names are used

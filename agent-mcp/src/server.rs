@@ -161,8 +161,24 @@ impl ServerState {
 /// has a second thread to answer from; on a current-thread runtime, when the tool
 /// returns control.
 ///
-/// Cloning is cheap and shares the tools; each clone has its own logging level, so give
-/// each client session its own clone.
+/// The tools can change while it serves ([`update_tools`](Self::update_tools) and the
+/// methods beside it): every client connected is told with
+/// `notifications/tools/list_changed`.
+///
+/// ```no_run
+/// # async fn demo(tools: agent_core::ToolSet, report: agent_core::ToolSet) -> std::io::Result<()> {
+/// use agent_mcp::{McpHttpServer, McpServer};
+/// let server = McpServer::new(tools);
+/// let http = McpHttpServer::bind(server.clone(), "127.0.0.1:8000").await?;
+/// tokio::spawn(http.run());
+/// // ... later, for every session at once:
+/// server.update_tools(|tools| tools.extend(report)).await.map_err(std::io::Error::other)?;
+/// server.remove_tool("old_report").await;
+/// # Ok(()) }
+/// ```
+///
+/// Cloning is cheap and shares the tools (and their changes); each clone has its own
+/// logging level, so give each client session its own clone.
 pub struct McpServer {
     shared: Arc<ServerState>,
     log_level: Arc<Mutex<LogLevel>>,
