@@ -51,6 +51,20 @@ async def count(n: int, ctx: Context) -> str:
     return f"counted to {n}"
 
 
+def divide(a: float, b: float) -> float:
+    """Divide a by b."""
+    return a / b
+
+
+@mcp.tool()
+async def grow(ctx: Context) -> str:
+    """Starts serving `divide` in place of `greet`, and tells the client."""
+    mcp.add_tool(divide)
+    mcp.remove_tool("greet")
+    await ctx.session.send_tool_list_changed()
+    return "divide added, greet removed"
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         mcp.settings.host = "127.0.0.1"

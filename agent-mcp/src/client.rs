@@ -444,19 +444,23 @@ impl RemoteTool {
 }
 
 impl RemoteTool {
-    /// The error for a call of this tool after the server stopped offering it.
-    fn removed(&self) -> ToolError {
+    /// The error for a call of this tool that failed with `answer` after the server
+    /// stopped offering it.
+    fn removed(&self, answer: &ToolError) -> ToolError {
         let offered = self.service.service().listing.current();
-        let error = ToolError::unknown_tool(&self.name, offered.iter().map(|t| t.name.as_ref()));
-        ToolError::new(
-            ToolErrorKind::UnknownTool,
-            format!(
-                "{} (the MCP server `{}` changed its tools and no longer offers `{}`)",
-                error.message(),
-                self.origin,
-                self.name
-            ),
-        )
+        let unknown = ToolError::unknown_tool(&self.name, offered.iter().map(|t| t.name.as_ref()));
+        let mut message = format!(
+            "{} (the MCP server `{}` changed its tools and no longer offers `{}`",
+            unknown.message(),
+            self.origin,
+            self.name
+        );
+        if answer.message() != unknown.message() {
+            message.push_str("; it answered: ");
+            message.push_str(answer.message());
+        }
+        message.push(')');
+        ToolError::new(ToolErrorKind::UnknownTool, message)
     }
 }
 
@@ -535,14 +539,15 @@ impl Tool for RemoteTool {
             Ok(_) => Err(ServiceError::UnexpectedResponse),
             Err(error) => Err(error),
         };
-        let result = result.map_err(|e| {
-            let error = service_error(&self.name, e);
-            if error.kind() == ToolErrorKind::UnknownTool && !state.listing.offers(&self.name) {
-                return self.removed();
-            }
-            error
-        })?;
-        Ok(result_from_mcp(result)?)
+        let outcome = result
+            .map_err(|e| service_error(&self.name, e))
+            .and_then(result_from_mcp);
+        // Servers answer a call of a tool they dropped as a protocol error (ours) or as
+        // an error result (others); either way, once the listing lacks it, say so.
+        match outcome {
+            Err(error) if !state.listing.offers(&self.name) => Err(self.removed(&error).into()),
+            outcome => Ok(outcome?),
+        }
     }
 }
 

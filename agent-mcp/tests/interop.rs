@@ -248,7 +248,10 @@ async fn check_python_server(client: &McpClient) {
     let set = client.toolset().unwrap();
     let mut names: Vec<_> = set.iter().map(|t| t.name()).collect();
     names.sort_unstable();
-    assert_eq!(names, ["count", "fail", "greet", "multiply", "weather"]);
+    assert_eq!(
+        names,
+        ["count", "fail", "greet", "grow", "multiply", "weather"]
+    );
     assert_eq!(
         set.definition("multiply").unwrap().parameters["properties"]["a"]["type"],
         "integer"
@@ -349,4 +352,47 @@ async fn python_fastmcp_server_over_http() {
     check_python_server(&client).await;
     client.close().await;
     child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn python_server_changing_its_tools_is_listed_again() {
+    let mut command = Command::new(python());
+    command.arg(fastmcp_server());
+    let client = McpClient::connect_stdio(command).await.unwrap();
+    let before = client.toolset().unwrap();
+    let mut changes = client.tool_changes();
+    let out = call(&before, "grow", json!({})).await.unwrap();
+    assert_eq!(text_of(&out), "divide added, greet removed");
+    tokio::time::timeout(Duration::from_secs(30), changes.changed())
+        .await
+        .expect("the tools listed again after the server's notice")
+        .unwrap();
+    let mut names = client.tool_names();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        ["count", "divide", "fail", "grow", "multiply", "weather"]
+    );
+    let out = call(
+        &client.toolset().unwrap(),
+        "divide",
+        json!({"a": 7, "b": 2}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text_of(&out), "3.5");
+    // `greet`, made before the change, says the server no longer offers it.
+    let error = call(&before, "greet", json!({"name": "Ada"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.tool_error_kind(),
+        Some(ToolErrorKind::UnknownTool),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("no longer offers `greet`"),
+        "{error}"
+    );
+    client.close().await;
 }
