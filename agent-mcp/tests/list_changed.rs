@@ -375,3 +375,26 @@ async fn a_tool_needing_a_scope_stays_hidden_when_it_is_added() {
         "Unknown tool: admin_reset. Available tools: add, sub"
     );
 }
+
+#[tokio::test]
+async fn a_stateless_endpoint_keeps_no_client_and_serves_the_change_at_the_next_listing() {
+    let server = McpServer::new(tools![add]);
+    let http = serve_http(&server, HttpOptions::default().stateless(true)).await;
+    let client = McpClient::connect_http(&http.url).await.unwrap();
+    let mut changes = client.tool_changes();
+    // Without sessions there is no one to tell, and nothing is kept per request.
+    server.add_tool(sub {}).await.unwrap();
+    eventually("no client kept", || server.connected_clients() == 0).await;
+    assert_eq!(client.tool_names(), ["add"]);
+    client.refresh_tools().await.unwrap();
+    assert!(changes.has_changed().unwrap());
+    assert_eq!(*changes.borrow_and_update(), 1);
+    assert_eq!(client.tool_names(), ["add", "sub"]);
+    let out = client
+        .toolset()
+        .unwrap()
+        .call("sub", &json!({"a": 2, "b": 5}), &ToolContext::default())
+        .await
+        .unwrap();
+    assert_eq!(out[0].as_text(), Some("-3"));
+}
