@@ -185,39 +185,55 @@ async fn a_stdio_client_is_told_of_added_and_removed_tools() {
     assert_eq!(names(&client.list_all_tools().await.unwrap()), ["add"]);
 }
 
-/// Waits until released, then answers.
+/// When `slow` has started, and when it may answer.
+#[derive(Default)]
+struct Gate {
+    started: Notify,
+    release: Notify,
+}
+
+/// Says it started, waits until released, then answers.
 #[tool]
 async fn slow(ctx: &ToolContext) -> &'static str {
-    let release = ctx.state::<Arc<Notify>>().expect("the release").clone();
-    release.notified().await;
+    let gate = ctx.state::<Arc<Gate>>().expect("the gate").clone();
+    gate.started.notify_one();
+    gate.release.notified().await;
     "done"
 }
 
 #[tokio::test]
 async fn a_call_running_when_its_tool_is_removed_finishes() {
-    let release = Arc::new(Notify::new());
-    let server = McpServer::new(tools![slow].with_state(release.clone()));
+    let gate = Arc::new(Gate::default());
+    let server = McpServer::new(tools![slow].with_state(gate.clone()));
     let (client_end, server_end) = tokio::io::duplex(1 << 16);
     let (input, output) = tokio::io::split(server_end);
     tokio::spawn(agent_mcp::serve_io(server.clone(), input, output));
     let client = ().serve(client_end).await.unwrap();
 
+    // The set's state comes along when the set is copied for a change.
+    server.add_tool(add {}).await.unwrap();
     let running = tokio::spawn({
         let peer = client.peer().clone();
         async move { peer.call_tool(call("slow", json!({}))).await }
     });
-    // The tool state came along when the set was copied for the change.
-    server.add_tool(add {}).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    tokio::time::timeout(PATIENCE, gate.started.notified())
+        .await
+        .expect("the call starts");
     assert!(server.remove_tool("slow").await.is_some());
-    release.notify_one();
+    gate.release.notify_one();
     let result = tokio::time::timeout(PATIENCE, running)
         .await
         .expect("the call answers")
         .unwrap()
         .unwrap();
     assert_eq!(result.content[0].as_text().unwrap().text, "done");
-    assert!(client.call_tool(call("slow", json!({}))).await.is_err());
+    let error = client.call_tool(call("slow", json!({}))).await.unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("Unknown tool: slow. Available tools: add"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
