@@ -57,7 +57,8 @@ pub struct HttpOptions {
     /// A session unused this long is closed. Default 5 minutes.
     pub session_idle_timeout: Duration,
     /// The longest a request may take, its streamed response included; its response
-    /// then ends (503 if nothing was sent yet). Default 10 minutes.
+    /// then ends (503 if nothing was sent yet) and its call is cancelled. Default 10
+    /// minutes.
     pub request_timeout: Duration,
     /// The time a connection has to send a request's headers, and the longest an idle
     /// connection is kept between requests: slow and idle connections are closed, so
@@ -189,6 +190,9 @@ impl McpServer {
     /// The MCP endpoint as an axum [`Router`], served as `options` say. With
     /// authentication, the router also serves the protected-resource metadata
     /// (`/.well-known/oauth-protected-resource`, RFC 9728) beside the endpoint.
+    ///
+    /// A call whose client disconnects before its answer is cancelled (its tool's
+    /// cancellation token fires), and the places it held under the limits are freed.
     pub fn router_with(&self, options: HttpOptions) -> Router {
         let mut sessions = LocalSessionManager::default();
         sessions.session_config.keep_alive = Some(options.session_idle_timeout);
@@ -299,12 +303,8 @@ impl Endpoint {
         // A call of a session answers on an event stream. If that stream is dropped
         // before its end, the client is gone: rmcp would keep the call running (for a
         // client that might resume the stream), holding its places; it is cancelled.
-        // The request's id is read now, so that the body is not kept during the call.
         let cancel = match (&self.sessions, parts.headers.get(SESSION_HEADER)) {
-            (Some(sessions), Some(session)) => session
-                .to_str()
-                .ok()
-                .and_then(|session| CancelCall::for_request(sessions, session, &bytes)),
+            (Some(sessions), Some(session)) => CancelCall::new(sessions, session, &bytes),
             _ => None,
         };
         let request = Request::from_parts(parts, Full::new(bytes));

@@ -180,50 +180,79 @@ impl Drop for GuardedBody {
 /// Cancels one call of a session as the client's `notifications/cancelled` would: the
 /// call's cancellation token fires, and its tool, permits and stream are released.
 pub(crate) struct CancelCall {
-    pub(crate) sessions: Arc<LocalSessionManager>,
-    pub(crate) session: SessionId,
-    pub(crate) request: RequestId,
+    sessions: Arc<LocalSessionManager>,
+    session: HeaderValue,
+    request: CalledBy,
 }
 
+/// The request a call answers: its body, read only if the call is to be cancelled (a
+/// short body costs a reference count to keep), or the id read at once from a long one
+/// (so a long body is not kept for the whole call).
+enum CalledBy {
+    Body(Bytes),
+    Id(RequestId),
+}
+
+/// Bodies up to this size are kept, unread, while their call runs.
+const KEPT_BODY_BYTES: usize = 16 * 1024;
+
 impl CancelCall {
-    /// The cancellation for the JSON-RPC request in `body`, if it is one.
-    pub(crate) fn for_request(
+    /// The cancellation of the call `body` asks for in `session`.
+    pub(crate) fn new(
         sessions: &Arc<LocalSessionManager>,
-        session: &str,
-        body: &[u8],
+        session: &HeaderValue,
+        body: &Bytes,
     ) -> Option<Self> {
-        #[derive(serde::Deserialize)]
-        struct Probe {
-            id: Option<RequestId>,
-            method: Option<serde::de::IgnoredAny>,
-        }
-        let probe: Probe = serde_json::from_slice(body).ok()?;
-        probe.method?;
+        let request = if body.len() <= KEPT_BODY_BYTES {
+            CalledBy::Body(body.clone())
+        } else {
+            CalledBy::Id(request_id(body)?)
+        };
         Some(Self {
             sessions: sessions.clone(),
-            session: session.into(),
-            request: probe.id?,
+            session: session.clone(),
+            request,
         })
     }
 
     fn send(self) {
+        let request = match self.request {
+            CalledBy::Id(id) => Some(id),
+            CalledBy::Body(body) => request_id(&body),
+        };
+        let (Some(request), Ok(session)) = (request, self.session.to_str()) else {
+            return;
+        };
+        let session = SessionId::from(session);
         // Dropped outside a runtime (the server itself shutting down), there is no one
         // to tell, and the session ends with the runtime anyway.
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        let sessions = self.sessions;
         runtime.spawn(async move {
             let cancelled = CancelledNotificationParam::new(
-                Some(self.request),
+                Some(request),
                 Some("the client disconnected before the answer".to_owned()),
             );
             let message = ClientJsonRpcMessage::notification(
                 ClientNotification::CancelledNotification(CancelledNotification::new(cancelled)),
             );
             // The session may have ended meanwhile, taking its calls with it.
-            let _ = self.sessions.accept_message(&self.session, message).await;
+            let _ = sessions.accept_message(&session, message).await;
         });
     }
+}
+
+/// The id of the JSON-RPC request in `body`, if it is one.
+fn request_id(body: &[u8]) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        id: Option<RequestId>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let probe: Probe = serde_json::from_slice(body).ok()?;
+    probe.method.and(probe.id)
 }
 
 /// Reads a POST's body (413 beyond the size limit) and counts its JSON values (413

@@ -32,9 +32,9 @@ struct Wait {
 }
 
 /// Reports `Dropped` if the call's future is dropped before it sees its cancellation.
-struct DropGuard(Option<mpsc::UnboundedSender<Seen>>);
+struct ReportsDrop(Option<mpsc::UnboundedSender<Seen>>);
 
-impl Drop for DropGuard {
+impl Drop for ReportsDrop {
     fn drop(&mut self) {
         if let Some(events) = self.0.take() {
             let _ = events.send(Seen::Dropped);
@@ -62,7 +62,7 @@ impl Tool for Wait {
 
     async fn call(&self, _args: &Value, ctx: &ToolContext) -> AgentResult<Vec<Content>> {
         let _ = self.events.send(Seen::Started);
-        let mut guard = DropGuard(Some(self.events.clone()));
+        let mut guard = ReportsDrop(Some(self.events.clone()));
         tokio::select! {
             () = ctx.cancellation().cancelled() => {
                 guard.0 = None;
