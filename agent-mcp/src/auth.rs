@@ -6,7 +6,6 @@
 use agent_core::{Principal, async_trait};
 use axum::extract::{OriginalUri, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
@@ -417,71 +416,81 @@ impl AuthState {
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
-/// Admits a request whose bearer token is valid, with its principal (and the tools'
-/// scope rules) in the request's extensions; a session is usable only by the principal
-/// that opened it.
-pub(crate) async fn authenticate(
-    State(state): State<Arc<AuthState>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    let token = match bearer(request.headers()) {
-        Ok(token) => token,
-        Err(why) => return unauthorized(&request, state.auth.resource.as_deref(), why, false),
-    };
-    let principal = match state.auth.validator.validate(token).await {
-        Ok(principal) => principal,
-        Err(AuthError::InvalidToken(why)) => {
-            return unauthorized(&request, state.auth.resource.as_deref(), &why, true);
-        }
-        Err(error @ AuthError::Unavailable(_)) => {
-            let mut response = (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response();
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            return response;
-        }
-    };
-    let session = request
-        .headers()
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    if let Some(session) = &session {
-        let owners = state.owners.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(owner) = owners.get(session)
-            && *owner != principal.subject
-        {
-            drop(owners);
-            return unauthorized(
-                &request,
-                state.auth.resource.as_deref(),
-                "the session was opened by another principal",
-                true,
-            );
-        }
-    }
-    let subject = principal.subject.clone();
-    let deleting = request.method() == Method::DELETE;
-    request.extensions_mut().insert(principal);
-    request.extensions_mut().insert(state.auth.scopes.clone());
-    let response = next.run(request).await;
-    match session {
-        Some(session) if deleting => {
-            lock(&state.owners).remove(&session);
-        }
-        Some(_) => {}
-        None => {
-            if let Some(opened) = response
-                .headers()
-                .get(SESSION_HEADER)
-                .and_then(|v| v.to_str().ok())
+/// What to record about a request [`AuthState::check`] admitted once it is answered.
+pub(crate) struct Checked {
+    session: Option<String>,
+    deleting: bool,
+    subject: String,
+}
+
+impl AuthState {
+    /// Admits a request whose bearer token is valid, with its principal (and the
+    /// tools' scope rules) in the request's extensions; a session is usable only by
+    /// the principal that opened it. Otherwise the 401 (or 503) to answer.
+    pub(crate) async fn check(&self, request: &mut Request) -> Result<Checked, Response> {
+        let resource = self.auth.resource.as_deref();
+        let token = match bearer(request.headers()) {
+            Ok(token) => token,
+            Err(why) => return Err(unauthorized(request, resource, why, false)),
+        };
+        let principal = match self.auth.validator.validate(token).await {
+            Ok(principal) => principal,
+            Err(AuthError::InvalidToken(why)) => {
+                return Err(unauthorized(request, resource, &why, true));
+            }
+            Err(error @ AuthError::Unavailable(_)) => {
+                let mut response =
+                    (StatusCode::SERVICE_UNAVAILABLE, error.to_string()).into_response();
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                return Err(response);
+            }
+        };
+        let session = request
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if let Some(session) = &session {
+            let owners = lock(&self.owners);
+            if let Some(owner) = owners.get(session)
+                && *owner != principal.subject
             {
-                bind(&state, opened.to_owned(), subject).await;
+                drop(owners);
+                return Err(unauthorized(
+                    request,
+                    resource,
+                    "the session was opened by another principal",
+                    true,
+                ));
+            }
+        }
+        let checked = Checked {
+            session,
+            deleting: request.method() == Method::DELETE,
+            subject: principal.subject.clone(),
+        };
+        request.extensions_mut().insert(principal);
+        request.extensions_mut().insert(self.auth.scopes.clone());
+        Ok(checked)
+    }
+
+    /// Records what the answer to a checked request changed: the session it opened
+    /// belongs to its principal; a session it closed is forgotten.
+    pub(crate) async fn answered(&self, checked: Checked, response: &HeaderMap) {
+        match checked.session {
+            Some(session) if checked.deleting => {
+                lock(&self.owners).remove(&session);
+            }
+            Some(_) => {}
+            None => {
+                if let Some(opened) = response.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+                    bind(self, opened.to_owned(), checked.subject).await;
+                }
             }
         }
     }
-    response
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

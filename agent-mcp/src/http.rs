@@ -2,12 +2,16 @@
 //! [`McpHttpServer`], the standalone server built on that router.
 
 use crate::auth::{self, AuthState, HttpAuth};
-use crate::limits::{self, Admission, BodyLimits};
+use crate::limits::{self, Admission, BodyLimits, CancelCall, GuardedBody};
 use crate::server::McpServer;
 use agent_core::ToolSet;
 use axum::Router;
-use axum::middleware::from_fn_with_state;
-use axum::routing::get;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{Method, header};
+use axum::response::Response;
+use axum::routing::{any, get};
+use http_body_util::Full;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -19,6 +23,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio_util::sync::CancellationToken;
+
+const SESSION_HEADER: &str = "mcp-session-id";
 
 /// How the HTTP endpoint is served: who may reach it, the limits that keep one client
 /// from exhausting it, and authentication. The defaults are safe for a server on
@@ -51,7 +57,8 @@ pub struct HttpOptions {
     /// A session unused this long is closed. Default 5 minutes.
     pub session_idle_timeout: Duration,
     /// The longest a request may take, its streamed response included; its response
-    /// then ends (503 if nothing was sent yet). Default 10 minutes.
+    /// then ends (503 if nothing was sent yet) and its call is cancelled. Default 10
+    /// minutes.
     pub request_timeout: Duration,
     /// The time a connection has to send a request's headers, and the longest an idle
     /// connection is kept between requests: slow and idle connections are closed, so
@@ -183,6 +190,9 @@ impl McpServer {
     /// The MCP endpoint as an axum [`Router`], served as `options` say. With
     /// authentication, the router also serves the protected-resource metadata
     /// (`/.well-known/oauth-protected-resource`, RFC 9728) beside the endpoint.
+    ///
+    /// A call whose client disconnects before its answer is cancelled (its tool's
+    /// cancellation token fires), and the places it held under the limits are freed.
     pub fn router_with(&self, options: HttpOptions) -> Router {
         let mut sessions = LocalSessionManager::default();
         sessions.session_config.keep_alive = Some(options.session_idle_timeout);
@@ -207,27 +217,27 @@ impl McpServer {
             sessions.clone(),
             config,
         );
-
-        let body_limits = BodyLimits {
-            max_bytes: options.max_body_bytes,
-            max_values: options.max_json_values,
+        let stateful = (!options.stateless).then_some(sessions);
+        // One piece of state shared by every request (an `Arc` clone each) and one
+        // handler doing every check in turn: layered middleware would clone rmcp's
+        // service, its configuration lists included, at every layer of every request.
+        let endpoint = Endpoint {
+            service,
+            admission: Admission::new(&options, stateful.clone()),
+            body_limits: BodyLimits {
+                max_bytes: options.max_body_bytes,
+                max_values: options.max_json_values,
+            },
+            auth: options
+                .auth
+                .clone()
+                .map(|auth| AuthState::new(auth, stateful.clone(), options.max_sessions)),
+            sessions: stateful,
         };
-        let mut router = Router::new()
-            .route_service(&options.path, service)
-            .route_layer(from_fn_with_state(
-                Arc::new(body_limits),
-                limits::guard_body,
-            ));
-        if let Some(auth) = &options.auth {
-            let state = AuthState::new(
-                auth.clone(),
-                (!options.stateless).then(|| sessions.clone()),
-                options.max_sessions,
-            );
-            router = router.route_layer(from_fn_with_state(Arc::new(state), auth::authenticate));
-        }
-        let admission = Admission::new(&options, (!options.stateless).then_some(sessions));
-        router = router.route_layer(from_fn_with_state(Arc::new(admission), limits::admit));
+        let mut router = Router::new().route(
+            &options.path,
+            any(serve_endpoint).with_state(Arc::new(endpoint)),
+        );
         if let Some(auth) = options.auth {
             let metadata = get(auth::resource_metadata).with_state((auth, options.path.clone()));
             router = router
@@ -235,6 +245,85 @@ impl McpServer {
                 .route(&format!("{}{}", auth::WELL_KNOWN, options.path), metadata);
         }
         router
+    }
+}
+
+/// The MCP endpoint: rmcp's Streamable HTTP service behind our limits and
+/// authentication.
+struct Endpoint {
+    service: StreamableHttpService<McpServer, LocalSessionManager>,
+    admission: Admission,
+    body_limits: BodyLimits,
+    auth: Option<AuthState>,
+    /// `None` when serving without sessions.
+    sessions: Option<Arc<LocalSessionManager>>,
+}
+
+async fn serve_endpoint(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Response {
+    endpoint.handle(request).await
+}
+
+impl Endpoint {
+    /// Admission (POST only), then authentication, then the body's limits (POST only),
+    /// then rmcp, under the request's deadline.
+    async fn handle(&self, mut request: Request) -> Response {
+        // A client's standalone event stream (GET) stays open for the whole session: it
+        // is bounded by the sessions cap, not counted as a request in flight. DELETE
+        // carries no body.
+        if request.method() != Method::POST {
+            let checked = match &self.auth {
+                Some(auth) => match auth.check(&mut request).await {
+                    Ok(checked) => Some(checked),
+                    Err(refused) => return refused,
+                },
+                None => None,
+            };
+            let response = self.service.handle(request).await;
+            if let (Some(auth), Some(checked)) = (&self.auth, checked) {
+                auth.answered(checked, response.headers()).await;
+            }
+            return response.map(Body::new);
+        }
+        let admitted = match self.admission.admit(request.headers()).await {
+            Ok(admitted) => admitted,
+            Err(refused) => return refused,
+        };
+        let checked = match &self.auth {
+            Some(auth) => match auth.check(&mut request).await {
+                Ok(checked) => Some(checked),
+                Err(refused) => return refused,
+            },
+            None => None,
+        };
+        let (parts, body) = request.into_parts();
+        let bytes = match limits::read_body(&self.body_limits, body).await {
+            Ok(bytes) => bytes,
+            Err(refused) => return refused,
+        };
+        // A call of a session answers on an event stream. If that stream is dropped
+        // before its end, the client is gone: rmcp would keep the call running (for a
+        // client that might resume the stream), holding its places; it is cancelled.
+        let cancel = match (&self.sessions, parts.headers.get(SESSION_HEADER)) {
+            (Some(sessions), Some(session)) => CancelCall::new(sessions, session, &bytes),
+            _ => None,
+        };
+        let request = Request::from_parts(parts, Full::new(bytes));
+        let mut deadline = self.admission.deadline();
+        let response = tokio::select! {
+            response = self.service.handle(request) => response,
+            () = deadline.as_mut() => return self.admission.timed_out(),
+        };
+        if let (Some(auth), Some(checked)) = (&self.auth, checked) {
+            auth.answered(checked, response.headers()).await;
+        }
+        let streamed = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"));
+        let cancel = cancel.filter(|_| streamed);
+        let (parts, body) = response.into_parts();
+        let body = GuardedBody::new(body, deadline, admitted.permit, cancel);
+        Response::from_parts(parts, Body::new(body))
     }
 }
 

@@ -1,18 +1,27 @@
 //! Admission to the HTTP endpoint: a cap on requests in flight and on live sessions
-//! (503 with `Retry-After` beyond them), and a deadline on every request.
+//! (503 with `Retry-After` beyond them), bounded request bodies, a deadline on every
+//! request, and calls cancelled when their client disconnects.
 
 use crate::http::HttpOptions;
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
+use axum::body::{Body, Bytes, HttpBody};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use futures::StreamExt;
+use http_body_util::combinators::BoxBody;
+use hyper::body::{Frame, SizeHint};
+use rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, ClientJsonRpcMessage, ClientNotification,
+    RequestId,
+};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
+use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Sleep;
 
 /// The admission middleware's state.
 pub(crate) struct Admission {
@@ -53,60 +62,197 @@ impl Admission {
     }
 }
 
-/// Admits a request if there is room for it, and holds its place until its response
-/// has been sent (a streamed response included) or its deadline passes.
-pub(crate) async fn admit(
-    State(admission): State<Arc<Admission>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    // A client's standalone event stream (GET) stays open for the whole session: it is
-    // bounded by the sessions cap, not counted as a request in flight.
-    if request.method() != Method::POST {
-        return next.run(request).await;
-    }
-    let Ok(permit) = admission.requests.clone().try_acquire_owned() else {
-        return admission.busy(format!(
-            "{} requests are in flight, the most this server answers at once",
-            admission.max_requests
-        ));
-    };
-    let opens_session = !request.headers().contains_key("mcp-session-id");
-    let _opening = match (&admission.sessions, opens_session) {
-        (Some(sessions), true) => {
-            let opening = Opening::new(&admission.opening);
-            let live = sessions.sessions.read().await.len();
-            if live + opening.count > admission.max_sessions {
-                return admission.busy(format!(
-                    "{} sessions are open, the most this server keeps",
-                    admission.max_sessions
-                ));
+/// A POST's place under the request cap, and its session's place while it opens one.
+pub(crate) struct Admitted<'a> {
+    pub(crate) permit: OwnedSemaphorePermit,
+    _opening: Option<Opening<'a>>,
+}
+
+impl Admission {
+    /// Admits a POST if there is room for it, or answers 503. The permit is to be held
+    /// until its response (a streamed one included) has been sent.
+    pub(crate) async fn admit(&self, headers: &HeaderMap) -> Result<Admitted<'_>, Response> {
+        let Ok(permit) = self.requests.clone().try_acquire_owned() else {
+            return Err(self.busy(format!(
+                "{} requests are in flight, the most this server answers at once",
+                self.max_requests
+            )));
+        };
+        let opens_session = !headers.contains_key("mcp-session-id");
+        let opening = match (&self.sessions, opens_session) {
+            (Some(sessions), true) => {
+                let opening = Opening::new(&self.opening);
+                let live = sessions.sessions.read().await.len();
+                if live + opening.count > self.max_sessions {
+                    return Err(self.busy(format!(
+                        "{} sessions are open, the most this server keeps",
+                        self.max_sessions
+                    )));
+                }
+                Some(opening)
             }
-            Some(opening)
-        }
-        _ => None,
-    };
-    let deadline = tokio::time::Instant::now() + admission.request_timeout;
-    let Ok(response) = tokio::time::timeout_at(deadline, next.run(request)).await else {
-        return refuse(
+            _ => None,
+        };
+        Ok(Admitted {
+            permit,
+            _opening: opening,
+        })
+    }
+
+    /// When a request admitted now must have been answered.
+    pub(crate) fn deadline(&self) -> Pin<Box<Sleep>> {
+        Box::pin(tokio::time::sleep(self.request_timeout))
+    }
+
+    /// The answer to a request that reached its deadline before its response began.
+    pub(crate) fn timed_out(&self) -> Response {
+        refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             format!(
                 "the request took longer than {:?}, this server's limit",
-                admission.request_timeout
+                self.request_timeout
             ),
-        );
-    };
-    // The place is held until the body has been sent or dropped, and a body still
-    // streaming at the deadline ends there.
-    let (parts, body) = response.into_parts();
-    let body = body
-        .into_data_stream()
-        .take_until(tokio::time::sleep_until(deadline))
-        .map(move |chunk| {
-            let _held = &permit;
-            chunk
+        )
+    }
+}
+
+/// A response body that holds its request's place under the cap until it has been sent
+/// or dropped, ends at the request's deadline, and cancels the call it answers if it
+/// is dropped before its end: the client went away, so no one wants the result.
+pub(crate) struct GuardedBody {
+    inner: BoxBody<Bytes, Infallible>,
+    deadline: Pin<Box<Sleep>>,
+    _permit: OwnedSemaphorePermit,
+    cancel: Option<CancelCall>,
+}
+
+impl GuardedBody {
+    pub(crate) fn new(
+        inner: BoxBody<Bytes, Infallible>,
+        deadline: Pin<Box<Sleep>>,
+        permit: OwnedSemaphorePermit,
+        cancel: Option<CancelCall>,
+    ) -> Self {
+        Self {
+            inner,
+            deadline,
+            _permit: permit,
+            cancel,
+        }
+    }
+}
+
+impl HttpBody for GuardedBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = self.get_mut();
+        // Past the deadline the response ends here, and the call (still armed) is
+        // cancelled when the body is dropped.
+        if this.deadline.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        if let Poll::Ready(None) = polled {
+            // Answered in full: nothing to cancel.
+            this.cancel = None;
+        }
+        polled
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for GuardedBody {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.cancel.take() {
+            cancel.send();
+        }
+    }
+}
+
+/// Cancels one call of a session as the client's `notifications/cancelled` would: the
+/// call's cancellation token fires, and its tool, permits and stream are released.
+pub(crate) struct CancelCall {
+    sessions: Arc<LocalSessionManager>,
+    session: HeaderValue,
+    request: CalledBy,
+}
+
+/// The request a call answers: its body, read only if the call is to be cancelled (a
+/// short body costs a reference count to keep), or the id read at once from a long one
+/// (so a long body is not kept for the whole call).
+enum CalledBy {
+    Body(Bytes),
+    Id(RequestId),
+}
+
+/// Bodies up to this size are kept, unread, while their call runs.
+const KEPT_BODY_BYTES: usize = 16 * 1024;
+
+impl CancelCall {
+    /// The cancellation of the call `body` asks for in `session`.
+    pub(crate) fn new(
+        sessions: &Arc<LocalSessionManager>,
+        session: &HeaderValue,
+        body: &Bytes,
+    ) -> Option<Self> {
+        let request = if body.len() <= KEPT_BODY_BYTES {
+            CalledBy::Body(body.clone())
+        } else {
+            CalledBy::Id(request_id(body)?)
+        };
+        Some(Self {
+            sessions: sessions.clone(),
+            session: session.clone(),
+            request,
+        })
+    }
+
+    fn send(self) {
+        let request = match self.request {
+            CalledBy::Id(id) => Some(id),
+            CalledBy::Body(body) => request_id(&body),
+        };
+        let (Some(request), Ok(session)) = (request, self.session.to_str()) else {
+            return;
+        };
+        let session = SessionId::from(session);
+        // Dropped outside a runtime (the server itself shutting down), there is no one
+        // to tell, and the session ends with the runtime anyway.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let sessions = self.sessions;
+        runtime.spawn(async move {
+            let cancelled = CancelledNotificationParam::new(
+                Some(request),
+                Some("the client disconnected before the answer".to_owned()),
+            );
+            let message = ClientJsonRpcMessage::notification(
+                ClientNotification::CancelledNotification(CancelledNotification::new(cancelled)),
+            );
+            // The session may have ended meanwhile, taking its calls with it.
+            let _ = sessions.accept_message(&session, message).await;
         });
-    Response::from_parts(parts, Body::from_stream(body))
+    }
+}
+
+/// The id of the JSON-RPC request in `body`, if it is one.
+fn request_id(body: &[u8]) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        id: Option<RequestId>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let probe: Probe = serde_json::from_slice(body).ok()?;
+    probe.method.and(probe.id)
 }
 
 /// Reads a POST's body (413 beyond the size limit) and counts its JSON values (413
@@ -115,40 +261,31 @@ pub(crate) async fn admit(
 /// A parsed JSON value costs tens of bytes however few it took to send: 4 MiB of
 /// `[0,0,...]` parses into about 100 MiB. Bounding the values bounds what a body
 /// becomes in memory, to a small multiple of its size.
-pub(crate) async fn guard_body(
-    State(limits): State<Arc<BodyLimits>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if request.method() != Method::POST {
-        return next.run(request).await;
-    }
-    let (parts, body) = request.into_parts();
+pub(crate) async fn read_body(limits: &BodyLimits, body: Body) -> Result<Bytes, Response> {
     let bytes = match axum::body::to_bytes(body, limits.max_bytes).await {
         Ok(bytes) => bytes,
         Err(_) => {
-            return refuse(
+            return Err(refuse(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!(
                     "the request body is over {} bytes, this server's limit",
                     limits.max_bytes
                 ),
-            );
+            ));
         }
     };
     let values = count_json_values(&bytes);
     if values > limits.max_values {
-        return refuse(
+        return Err(refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!(
                 "the request has over {} JSON values (arrays, objects, members and items), \
                  this server's limit",
                 limits.max_values
             ),
-        );
+        ));
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    Ok(bytes)
 }
 
 /// The body limits.
