@@ -3,11 +3,12 @@
 
 use crate::client::{Builder, Client, malformed};
 use crate::convert::{
-    content_text, count, data_url, map_arguments, parse_arguments, render_output, render_tools,
-    str_field,
+    content_text, count, data_url, map_arguments, parse_arguments, render_tools, str_field,
 };
-use crate::http::provider_message;
 use crate::provider::{Assembler, Provider, StreamParser, typed_event};
+use crate::wire::{
+    env_var, expect_object, json_schema, key_header, nested_count, provider_error, put, strictness,
+};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, OutputSchema, ToolCall, ToolChoice, ToolResultMessage, Usage,
@@ -113,22 +114,13 @@ pub(crate) fn openai_env<P: Provider>(
     Some(builder)
 }
 
-/// A non-blank environment variable.
-pub(crate) fn env_var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
 impl Builder<OpenAi> {
     /// Whether tools are sent with `strict: true` in [`Dialect::OpenAiStrict`] (the
     /// default), so the model's arguments always match the schema, or as plain schemas
     /// in [`Dialect::OpenAi`]. With strict on, a tool whose schema cannot be made strict
     /// is an error naming the tool, and nothing is sent.
     pub fn strict_tools(mut self, strict: bool) -> Self {
-        self.provider.dialect = if strict {
-            Dialect::OpenAiStrict
-        } else {
-            Dialect::OpenAi
-        };
+        self.provider.dialect = strictness(strict, Dialect::OpenAiStrict, Dialect::OpenAi);
         self
     }
 
@@ -171,8 +163,7 @@ impl Provider for OpenAi {
         body: &mut Map<String, Value>,
         output: &OutputSchema,
     ) -> AgentResult<()> {
-        let schema = render_output(self.dialect(), output)?;
-        let strict = self.dialect() == Dialect::OpenAiStrict;
+        let (schema, strict) = json_schema(self.dialect(), output)?;
         body.insert(
             "response_format".into(),
             json!({"type": "json_schema", "json_schema": {
@@ -203,14 +194,11 @@ impl Provider for OpenAi {
                 |name| json!({"type": "function", "function": {"name": name}}),
             );
         }
-        let field = self.max_tokens_field.unwrap_or("max_completion_tokens");
-        insert_common(&mut body, settings, field);
-        if let Some(stop) = &settings.stop_sequences {
-            body.insert("stop".into(), json!(stop));
-        }
-        if let Some(seed) = settings.seed {
-            body.insert("seed".into(), json!(seed));
-        }
+        let max_tokens_field = self.max_tokens_field.unwrap_or("max_completion_tokens");
+        put(&mut body, "temperature", settings.temperature);
+        put(&mut body, max_tokens_field, settings.max_output_tokens);
+        put(&mut body, "stop", settings.stop_sequences.as_ref());
+        put(&mut body, "seed", settings.seed);
         if stream {
             body.insert("stream".into(), json!(true));
             body.insert("stream_options".into(), json!({"include_usage": true}));
@@ -224,15 +212,11 @@ impl Provider for OpenAi {
         body: &Value,
     ) -> Result<AssistantMessage, LlmError> {
         let malformed = |what: &str| malformed(PROVIDER, what, body);
-        if !body.is_object() {
-            return Err(malformed("the body is not a JSON object"));
-        }
+        expect_object(PROVIDER, body)?;
         let Some(choice) = body.get("choices").and_then(|c| c.get(0)) else {
-            if let Some((kind, message)) = provider_message(body) {
-                let message = format!("{PROVIDER}: {message}");
-                return Err(crate::http::classify(0, kind.as_deref(), message, None));
-            }
-            return Err(malformed("no `choices[0]`"));
+            return Err(
+                provider_error(PROVIDER, body).unwrap_or_else(|| malformed("no `choices[0]`"))
+            );
         };
         let Some(message) = choice.get("message").filter(|m| m.is_object()) else {
             return Err(malformed("no `choices[0].message` object"));
@@ -314,25 +298,7 @@ impl OpenAi {
 
 /// `Authorization: Bearer <key>`, when there is a key.
 pub(crate) fn bearer(api_key: Option<&str>) -> Vec<(String, String)> {
-    api_key
-        .map(|key| ("authorization".to_owned(), format!("Bearer {key}")))
-        .into_iter()
-        .collect()
-}
-
-/// Temperature and the output token limit (in `max_tokens_field`), the fields every
-/// OpenAI API names alike but the last.
-pub(crate) fn insert_common(
-    body: &mut Map<String, Value>,
-    settings: &ModelSettings,
-    max_tokens_field: &str,
-) {
-    if let Some(temperature) = settings.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    if let Some(max) = settings.max_output_tokens {
-        body.insert(max_tokens_field.into(), json!(max));
-    }
+    key_header("authorization", api_key.map(|key| format!("Bearer {key}")))
 }
 
 /// OpenAI's own API wants `max_completion_tokens` (its reasoning models refuse
@@ -361,9 +327,7 @@ pub(crate) fn insert_tool_settings(
         };
         body.insert("tool_choice".into(), choice);
     }
-    if let Some(parallel) = settings.parallel_tool_calls {
-        body.insert("parallel_tool_calls".into(), json!(parallel));
-    }
+    put(body, "parallel_tool_calls", settings.parallel_tool_calls);
 }
 
 /// Chat Completions usage: `prompt_tokens`, `completion_tokens` and their details.
@@ -371,12 +335,8 @@ fn chat_usage(usage: &Value) -> Option<Usage> {
     usage.is_object().then(|| Usage {
         input_tokens: count(usage, "prompt_tokens"),
         output_tokens: count(usage, "completion_tokens"),
-        cached_input_tokens: usage
-            .get("prompt_tokens_details")
-            .map_or(0, |d| count(d, "cached_tokens")),
-        reasoning_tokens: usage
-            .get("completion_tokens_details")
-            .map_or(0, |d| count(d, "reasoning_tokens")),
+        cached_input_tokens: nested_count(usage, "prompt_tokens_details", "cached_tokens"),
+        reasoning_tokens: nested_count(usage, "completion_tokens_details", "reasoning_tokens"),
     })
 }
 
@@ -463,10 +423,11 @@ impl StreamParser for ChatStream {
         }
         let chunk: Chunk<'_> = typed_event(PROVIDER, data)?;
         if let Some(error) = chunk.error {
-            let (kind, message) = provider_message(&json!({"error": error}))
-                .unwrap_or((None, "an error without a message".to_owned()));
-            let message = format!("{PROVIDER}: {message}");
-            return Err(crate::http::classify(0, kind.as_deref(), message, None));
+            return Err(
+                provider_error(PROVIDER, &json!({ "error": error })).unwrap_or_else(|| {
+                    LlmError::other(format!("{PROVIDER}: an error without a message"))
+                }),
+            );
         }
         if let Some(usage) = chunk.usage.as_ref().and_then(chat_usage) {
             out.set_usage(usage);

@@ -3,11 +3,11 @@
 mod common;
 
 use agent_core::{
-    Agent, AgentError, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message,
-    RunOutcome, RunState, ToolCall, ToolResultMessage, Usage,
+    Agent, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message, RunOutcome,
+    RunState, ToolCall, ToolResultMessage,
 };
 use agent_llm::{AnthropicClient, RetryPolicy};
-use common::{MockServer, Reply, definitions, fast_retry, toolset};
+use common::{MockServer, Reply, complete_error, definitions, fast_retry, toolset, usage};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -48,13 +48,6 @@ fn error_body(kind: &str, text: &str) -> Value {
     })
 }
 
-fn llm_error(result: Result<AssistantMessage, AgentError>) -> String {
-    match result {
-        Err(AgentError::Model(error)) => error.to_string(),
-        other => panic!("expected AgentError::Model, got {other:?}"),
-    }
-}
-
 #[tokio::test]
 async fn a_single_tool_use_with_headers_system_and_tools() {
     let server = MockServer::start([Reply::json(
@@ -91,15 +84,7 @@ async fn a_single_tool_use_with_headers_system_and_tools() {
         )]
     );
     // Cache reads and writes are prompt tokens too.
-    assert_eq!(
-        answer.usage,
-        Some(Usage {
-            input_tokens: 500,
-            output_tokens: 91,
-            cached_input_tokens: 8,
-            reasoning_tokens: 0,
-        })
-    );
+    assert_eq!(answer.usage, Some(usage(500, 91, 8, 0)));
 
     let sent = server.only_request();
     assert_eq!(sent.method, "POST");
@@ -329,12 +314,7 @@ async fn a_400_quotes_the_providers_message_and_request_id() {
     )
     .header("request-id", "req_011CSHoEeqs5C35K2UUqR7Fy")])
     .await;
-    let messages = [Message::user("Hi")];
-    let error = llm_error(
-        client(&server)
-            .complete(LlmRequest::new(&messages, &[]))
-            .await,
-    );
+    let error = complete_error(&client(&server), "Hi").await;
     assert!(error.starts_with("anthropic: HTTP 400"), "{error}");
     assert!(error.contains("(invalid_request_error)"), "{error}");
     assert!(error.contains("JSON schema is invalid"), "{error}");
@@ -349,12 +329,7 @@ async fn a_401_is_not_retried() {
         error_body("authentication_error", "invalid x-api-key"),
     )])
     .await;
-    let messages = [Message::user("Hi")];
-    let error = llm_error(
-        client(&server)
-            .complete(LlmRequest::new(&messages, &[]))
-            .await,
-    );
+    let error = complete_error(&client(&server), "Hi").await;
     assert!(error.contains("HTTP 401"), "{error}");
     assert!(error.contains("invalid x-api-key"), "{error}");
     assert_eq!(server.requests().len(), 1);
@@ -398,8 +373,7 @@ async fn server_errors_exhaust_the_attempts() {
         .retry(fast_retry(2))
         .build()
         .unwrap();
-    let messages = [Message::user("Hi")];
-    let error = llm_error(model.complete(LlmRequest::new(&messages, &[])).await);
+    let error = complete_error(&model, "Hi").await;
     assert!(error.contains("HTTP 500"), "{error}");
     assert!(
         error.contains("(api_error): Internal server error"),
@@ -444,8 +418,7 @@ async fn malformed_bodies_are_clear_errors() {
             .retry(RetryPolicy::NEVER)
             .build()
             .unwrap();
-        let messages = [Message::user("Hi")];
-        let error = llm_error(model.complete(LlmRequest::new(&messages, &[])).await);
+        let error = complete_error(&model, "Hi").await;
         assert!(error.starts_with("anthropic: "), "{error}");
         assert!(error.contains(expected), "{expected:?} not in {error}");
     }

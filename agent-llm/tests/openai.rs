@@ -4,10 +4,10 @@ mod common;
 
 use agent_core::{
     Agent, AgentError, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message,
-    RunOutcome, ToolCall, ToolResultMessage, Usage,
+    RunOutcome, ToolCall, ToolResultMessage,
 };
 use agent_llm::{OpenAiClient, RetryPolicy};
-use common::{MockServer, Reply, definitions, fast_retry, toolset};
+use common::{MockServer, Reply, complete_error, definitions, fast_retry, toolset, usage};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -70,13 +70,6 @@ fn text(answer: &str) -> Value {
     )
 }
 
-fn llm_error(result: Result<AssistantMessage, AgentError>) -> String {
-    match result {
-        Err(AgentError::Model(error)) => error.to_string(),
-        other => panic!("expected AgentError::Model, got {other:?}"),
-    }
-}
-
 #[tokio::test]
 async fn a_single_tool_call_with_strict_tools_and_arguments_mapped_back() {
     let server = MockServer::start([Reply::json(
@@ -104,14 +97,7 @@ async fn a_single_tool_call_with_strict_tools_and_arguments_mapped_back() {
         )]
     );
     assert_eq!(answer.text, None);
-    assert_eq!(
-        answer.usage,
-        Some(Usage {
-            input_tokens: 82,
-            output_tokens: 17,
-            ..Usage::default()
-        })
-    );
+    assert_eq!(answer.usage, Some(usage(82, 17, 0, 0)));
 
     let sent = server.only_request();
     assert_eq!(sent.method, "POST");
@@ -320,12 +306,7 @@ async fn a_400_quotes_the_providers_message_and_is_not_retried() {
     )
     .header("x-request-id", "req_5e1b")])
     .await;
-    let messages = [Message::user("Weather?")];
-    let error = llm_error(
-        client(&server)
-            .complete(LlmRequest::new(&messages, &[]))
-            .await,
-    );
+    let error = complete_error(&client(&server), "Weather?").await;
     assert!(error.starts_with("openai: HTTP 400"), "{error}");
     assert!(error.contains("(invalid_request_error)"), "{error}");
     assert!(error.contains("Missing 'days'."), "{error}");
@@ -370,12 +351,7 @@ async fn server_errors_exhaust_the_attempts() {
     );
     let server =
         MockServer::start([failure.clone(), failure.clone(), failure.clone(), failure]).await;
-    let messages = [Message::user("Hi")];
-    let error = llm_error(
-        client(&server)
-            .complete(LlmRequest::new(&messages, &[]))
-            .await,
-    );
+    let error = complete_error(&client(&server), "Hi").await;
     assert!(error.contains("HTTP 500"), "{error}");
     assert!(error.contains("Sorry about that!"), "{error}");
     assert!(error.contains("after 3 attempts"), "{error}");
@@ -390,12 +366,7 @@ async fn x_should_retry_false_stops_retries() {
     )
     .header("x-should-retry", "false")])
     .await;
-    let messages = [Message::user("Hi")];
-    let error = llm_error(
-        client(&server)
-            .complete(LlmRequest::new(&messages, &[]))
-            .await,
-    );
+    let error = complete_error(&client(&server), "Hi").await;
     assert!(error.contains("HTTP 503"), "{error}");
     assert_eq!(server.requests().len(), 1);
 }
@@ -438,8 +409,7 @@ async fn malformed_bodies_are_clear_errors() {
             .retry(RetryPolicy::NEVER)
             .build()
             .unwrap();
-        let messages = [Message::user("Hi")];
-        let error = llm_error(model.complete(LlmRequest::new(&messages, &[])).await);
+        let error = complete_error(&model, "Hi").await;
         assert!(error.starts_with("openai: "), "{error}");
         assert!(error.contains(expected), "{expected:?} not in {error}");
     }
@@ -454,8 +424,7 @@ async fn a_body_cut_short_is_an_error() {
         .retry(RetryPolicy::NEVER)
         .build()
         .unwrap();
-    let messages = [Message::user("Hi")];
-    let error = llm_error(model.complete(LlmRequest::new(&messages, &[])).await);
+    let error = complete_error(&model, "Hi").await;
     assert!(error.starts_with("openai: request to"), "{error}");
 }
 
@@ -469,9 +438,8 @@ async fn a_slow_server_times_out() {
         .retry(RetryPolicy::NEVER)
         .build()
         .unwrap();
-    let messages = [Message::user("Hi")];
     let start = Instant::now();
-    let error = llm_error(model.complete(LlmRequest::new(&messages, &[])).await);
+    let error = complete_error(&model, "Hi").await;
     assert!(error.contains("timed out after 200ms"), "{error}");
     assert!(start.elapsed() < Duration::from_secs(3));
 }
@@ -488,8 +456,7 @@ async fn a_refused_connection_is_retried_then_reported() {
         .retry(fast_retry(2))
         .build()
         .unwrap();
-    let messages = [Message::user("Hi")];
-    let error = llm_error(model.complete(LlmRequest::new(&messages, &[])).await);
+    let error = complete_error(&model, "Hi").await;
     assert!(error.contains("cannot connect to"), "{error}");
     assert!(error.contains("after 2 attempts"), "{error}");
 }
@@ -549,12 +516,7 @@ async fn an_error_object_in_a_200_is_an_error() {
         json!({"error": {"message": "model 'gpt-test' not found", "type": "not_found"}}),
     )])
     .await;
-    let messages = [Message::user("Hi")];
-    let error = llm_error(
-        client(&server)
-            .complete(LlmRequest::new(&messages, &[]))
-            .await,
-    );
+    let error = complete_error(&client(&server), "Hi").await;
     assert_eq!(error, "openai: model 'gpt-test' not found");
 }
 

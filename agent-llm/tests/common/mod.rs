@@ -375,3 +375,68 @@ pub fn fast_retry(max_attempts: u32) -> agent_llm::RetryPolicy {
         max_retry_after: Duration::from_secs(1),
     }
 }
+
+/// The usage `(input, output, cached input, reasoning)` tokens.
+pub fn usage(input: u64, output: u64, cached: u64, reasoning: u64) -> agent_core::Usage {
+    agent_core::Usage {
+        input_tokens: input,
+        output_tokens: output,
+        cached_input_tokens: cached,
+        reasoning_tokens: reasoning,
+    }
+}
+
+/// The model error's text, or a panic saying what came instead.
+pub fn llm_error(result: Result<agent_core::AssistantMessage, agent_core::AgentError>) -> String {
+    match result {
+        Err(agent_core::AgentError::Model(error)) => error.to_string(),
+        other => panic!("expected AgentError::Model, got {other:?}"),
+    }
+}
+
+/// The error text of asking `client` to complete `question` with no tools.
+pub async fn complete_error(client: &dyn agent_core::LlmClient, question: &str) -> String {
+    let messages = [agent_core::Message::user(question)];
+    llm_error(
+        client
+            .complete(agent_core::LlmRequest::new(&messages, &[]))
+            .await,
+    )
+}
+
+/// A stream read to its end without an error: its text deltas joined, and its `Done`
+/// event's finish reason and message.
+pub async fn streamed(
+    stream: agent_core::LlmStream<'_>,
+) -> (
+    String,
+    agent_core::FinishReason,
+    agent_core::AssistantMessage,
+) {
+    let (events, error) = drain(stream).await;
+    assert_eq!(error, None);
+    let (reason, message) = done_message(&events);
+    (streamed_text(&events), reason, message)
+}
+
+/// One Chat Completions chunk with `delta` and `finish_reason`, as the API streams it.
+pub fn chat_chunk(delta: Value, finish_reason: Value) -> String {
+    serde_json::json!({
+        "id": "chatcmpl-AbC", "object": "chat.completion.chunk", "created": 1741570283,
+        "model": "gpt-4o-mini-2024-07-18", "system_fingerprint": "fp_06737a9306",
+        "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}],
+        "usage": null
+    })
+    .to_string()
+}
+
+/// Asserts that `body` has each field of `expected` with its value.
+#[track_caller]
+pub fn assert_fields(body: &Value, expected: Value) {
+    for (key, value) in expected
+        .as_object()
+        .expect("the expected fields are an object")
+    {
+        assert_eq!(&body[key], value, "field `{key}`");
+    }
+}
