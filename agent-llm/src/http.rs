@@ -4,6 +4,7 @@
 //! the default HTTP client is built with.
 
 use agent_core::{LlmError, RetryDecision, RetryPolicy};
+use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Response, StatusCode};
 use rustls_platform_verifier::BuilderVerifierExt;
@@ -107,10 +108,12 @@ impl Transport {
         .await
     }
 
-    fn serialize(&self, body: &Value) -> Result<Vec<u8>, LlmError> {
-        serde_json::to_vec(body).map_err(|e| LlmError::BadRequest {
-            message: format!("{}: cannot serialize the request: {e}", self.provider),
-        })
+    fn serialize(&self, body: &Value) -> Result<Bytes, LlmError> {
+        serde_json::to_vec(body)
+            .map(Bytes::from)
+            .map_err(|e| LlmError::BadRequest {
+                message: format!("{}: cannot serialize the request: {e}", self.provider),
+            })
     }
 
     async fn with_retries<T, F, Fut>(&self, mut attempt: F) -> Result<T, LlmError>
@@ -150,7 +153,7 @@ impl Transport {
     async fn send_once<T>(
         &self,
         url: &str,
-        body: &[u8],
+        body: &Bytes,
     ) -> Result<Response, RetryDecision<T, LlmError>> {
         let sent = self
             .client
@@ -158,7 +161,8 @@ impl Transport {
             .headers(self.headers.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .timeout(self.timeout)
-            .body(body.to_vec())
+            // A count bump, not a copy, for each attempt.
+            .body(body.clone())
             .send()
             .await;
         let response = match sent {

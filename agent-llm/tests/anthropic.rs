@@ -3,11 +3,13 @@
 mod common;
 
 use agent_core::{
-    Agent, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message, RunOutcome,
-    RunState, ToolCall, ToolResultMessage,
+    AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message, RunState, ToolCall,
+    ToolResultMessage,
 };
 use agent_llm::{AnthropicClient, RetryPolicy};
-use common::{MockServer, Reply, complete_error, definitions, fast_retry, toolset, usage};
+use common::{
+    MockServer, Reply, assert_run_answers, complete_error, definitions, fast_retry, usage,
+};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -270,18 +272,7 @@ async fn an_agent_runs_tools_and_answers() {
         ),
     ])
     .await;
-    let agent = Agent::builder(client(&server))
-        .tools(toolset())
-        .build()
-        .unwrap();
-    let mut state = agent.start("Weather in Paris?");
-    let outcome = agent.run(&mut state).await.unwrap();
-    assert_eq!(
-        outcome,
-        RunOutcome::Finished {
-            answer: "21°C and sunny.".into()
-        }
-    );
+    assert_run_answers(client(&server), "Weather in Paris?", "21°C and sunny.").await;
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let last = requests[1].body["messages"]

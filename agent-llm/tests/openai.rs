@@ -3,11 +3,13 @@
 mod common;
 
 use agent_core::{
-    Agent, AgentError, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message,
-    RunOutcome, ToolCall, ToolResultMessage,
+    AgentError, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message, ToolCall,
+    ToolResultMessage,
 };
 use agent_llm::{OpenAiClient, RetryPolicy};
-use common::{MockServer, Reply, complete_error, definitions, fast_retry, toolset, usage};
+use common::{
+    MockServer, Reply, assert_run_answers, complete_error, definitions, fast_retry, usage,
+};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -269,18 +271,12 @@ async fn an_agent_answers_bad_arguments_with_an_error_and_goes_on() {
         Reply::json(200, text("It is 14:05 in Paris.")),
     ])
     .await;
-    let agent = Agent::builder(client(&server))
-        .tools(toolset())
-        .build()
-        .unwrap();
-    let mut state = agent.start("Weather and time in Paris?");
-    let outcome = agent.run(&mut state).await.unwrap();
-    assert_eq!(
-        outcome,
-        RunOutcome::Finished {
-            answer: "It is 14:05 in Paris.".into()
-        }
-    );
+    assert_run_answers(
+        client(&server),
+        "Weather and time in Paris?",
+        "It is 14:05 in Paris.",
+    )
+    .await;
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let messages = requests[1].body["messages"].as_array().unwrap().clone();

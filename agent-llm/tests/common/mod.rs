@@ -440,3 +440,24 @@ pub fn assert_fields(body: &Value, expected: Value) {
         assert_eq!(&body[key], value, "field `{key}`");
     }
 }
+
+/// Runs an agent over `model` with the test tools on `question`, and asserts that the
+/// run finished with `answer`.
+pub async fn assert_run_answers(
+    model: impl agent_core::LlmClient + 'static,
+    question: &str,
+    answer: &str,
+) {
+    let agent = agent_core::Agent::builder(model)
+        .tools(toolset())
+        .build()
+        .unwrap();
+    let mut state = agent.start(question);
+    let outcome = agent.run(&mut state).await.unwrap();
+    assert_eq!(
+        outcome,
+        agent_core::RunOutcome::Finished {
+            answer: answer.into()
+        }
+    );
+}
