@@ -7,7 +7,7 @@ use crate::convert::{
 use crate::http::{classify, provider_message};
 use crate::openai::finish_reason;
 use crate::provider::{Assembler, Provider, StreamParser, typed_event};
-use crate::wire::{expect_object, key_header, keyed_env, put, strictness};
+use crate::wire::{body_map, expect_object, key_header, keyed_env, put, strictness};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, LlmError, LlmRequest, Message, ModelSettings,
     ToolCall, ToolChoice, ToolResultMessage, Usage,
@@ -157,7 +157,7 @@ impl Provider for Anthropic {
         stream: bool,
     ) -> AgentResult<Map<String, Value>> {
         let (system, messages) = conversation(request.messages);
-        let mut body = Map::new();
+        let mut body = body_map();
         body.insert("model".into(), json!(model));
         let max_tokens = settings.max_output_tokens.unwrap_or(self.max_tokens);
         body.insert("max_tokens".into(), json!(max_tokens));

@@ -8,7 +8,7 @@ use crate::convert::{
 };
 use crate::openai::finish_reason;
 use crate::provider::{Assembler, Provider, StreamParser, event_json};
-use crate::wire::{expect_object, key_header, keyed_env, provider_error, put};
+use crate::wire::{body_map, expect_object, key_header, keyed_env, provider_error, put};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, OutputSchema, ToolCall, ToolChoice, Usage,
@@ -134,7 +134,7 @@ impl Provider for Gemini {
         settings: &ModelSettings,
         _stream: bool,
     ) -> AgentResult<Map<String, Value>> {
-        let mut body = Map::new();
+        let mut body = body_map();
         body.insert("contents".into(), Value::Array(contents(request.messages)));
         let system = system_text(request.messages);
         if !system.is_empty() {

@@ -7,7 +7,8 @@ use crate::convert::{
 };
 use crate::provider::{Assembler, Provider, StreamParser, typed_event};
 use crate::wire::{
-    env_var, expect_object, json_schema, key_header, nested_count, provider_error, put, strictness,
+    body_map, env_var, expect_object, json_schema, key_header, nested_count, provider_error, put,
+    strictness,
 };
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
@@ -180,7 +181,7 @@ impl Provider for OpenAi {
         settings: &ModelSettings,
         stream: bool,
     ) -> AgentResult<Map<String, Value>> {
-        let mut body = Map::new();
+        let mut body = body_map();
         body.insert("model".into(), json!(model));
         let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
         body.insert("messages".into(), Value::Array(messages));

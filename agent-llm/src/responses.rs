@@ -5,7 +5,9 @@ use crate::convert::{count, data_url, render_tools, str_field, system_text};
 use crate::http::classify;
 use crate::openai::{arguments_text, bearer, insert_tool_settings, openai_env, tool_result_text};
 use crate::provider::{Assembler, Provider, StreamParser, event_json};
-use crate::wire::{expect_object, json_schema, nested_count, provider_error, put, strictness};
+use crate::wire::{
+    body_map, expect_object, json_schema, nested_count, provider_error, put, strictness,
+};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, OutputSchema, Usage,
@@ -115,7 +117,7 @@ impl Provider for OpenAiResponses {
         settings: &ModelSettings,
         stream: bool,
     ) -> AgentResult<Map<String, Value>> {
-        let mut body = Map::new();
+        let mut body = body_map();
         body.insert("model".into(), json!(model));
         let system = system_text(request.messages);
         if !system.is_empty() {

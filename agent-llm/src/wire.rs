@@ -87,3 +87,9 @@ pub(crate) fn keyed_env<P: Provider>(
     }
     Some(builder.build())
 }
+
+/// An empty request body with room for the fields a provider sets and the escape-hatch
+/// fields, so that it is not regrown (and rehashed) as it fills.
+pub(crate) fn body_map() -> Map<String, Value> {
+    Map::with_capacity(16)
+}
