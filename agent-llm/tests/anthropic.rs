@@ -8,7 +8,8 @@ use agent_core::{
 };
 use agent_llm::{AnthropicClient, RetryPolicy};
 use common::{
-    MockServer, Reply, assert_run_answers, complete_error, definitions, fast_retry, usage,
+    MockServer, Reply, assert_mentions, assert_run_answers, complete_error, definitions,
+    fast_retry, usage,
 };
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -307,9 +308,14 @@ async fn a_400_quotes_the_providers_message_and_request_id() {
     .await;
     let error = complete_error(&client(&server), "Hi").await;
     assert!(error.starts_with("anthropic: HTTP 400"), "{error}");
-    assert!(error.contains("(invalid_request_error)"), "{error}");
-    assert!(error.contains("JSON schema is invalid"), "{error}");
-    assert!(error.contains("req_011CSHoEeqs5C35K2UUqR7Fy"), "{error}");
+    assert_mentions(
+        &error,
+        &[
+            "(invalid_request_error)",
+            "JSON schema is invalid",
+            "req_011CSHoEeqs5C35K2UUqR7Fy",
+        ],
+    );
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -321,8 +327,7 @@ async fn a_401_is_not_retried() {
     )])
     .await;
     let error = complete_error(&client(&server), "Hi").await;
-    assert!(error.contains("HTTP 401"), "{error}");
-    assert!(error.contains("invalid x-api-key"), "{error}");
+    assert_mentions(&error, &["HTTP 401", "invalid x-api-key"]);
     assert_eq!(server.requests().len(), 1);
 }
 

@@ -8,7 +8,8 @@ use agent_core::{
 };
 use agent_llm::{OpenAiClient, RetryPolicy};
 use common::{
-    MockServer, Reply, assert_run_answers, complete_error, definitions, fast_retry, usage,
+    MockServer, Reply, assert_mentions, assert_run_answers, complete_error, definitions,
+    fast_retry, usage,
 };
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -304,9 +305,10 @@ async fn a_400_quotes_the_providers_message_and_is_not_retried() {
     .await;
     let error = complete_error(&client(&server), "Weather?").await;
     assert!(error.starts_with("openai: HTTP 400"), "{error}");
-    assert!(error.contains("(invalid_request_error)"), "{error}");
-    assert!(error.contains("Missing 'days'."), "{error}");
-    assert!(error.contains("req_5e1b"), "{error}");
+    assert_mentions(
+        &error,
+        &["(invalid_request_error)", "Missing 'days'.", "req_5e1b"],
+    );
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -348,9 +350,10 @@ async fn server_errors_exhaust_the_attempts() {
     let server =
         MockServer::start([failure.clone(), failure.clone(), failure.clone(), failure]).await;
     let error = complete_error(&client(&server), "Hi").await;
-    assert!(error.contains("HTTP 500"), "{error}");
-    assert!(error.contains("Sorry about that!"), "{error}");
-    assert!(error.contains("after 3 attempts"), "{error}");
+    assert_mentions(
+        &error,
+        &["HTTP 500", "Sorry about that!", "after 3 attempts"],
+    );
     assert_eq!(server.requests().len(), 3);
 }
 
@@ -453,8 +456,7 @@ async fn a_refused_connection_is_retried_then_reported() {
         .build()
         .unwrap();
     let error = complete_error(&model, "Hi").await;
-    assert!(error.contains("cannot connect to"), "{error}");
-    assert!(error.contains("after 2 attempts"), "{error}");
+    assert_mentions(&error, &["cannot connect to", "after 2 attempts"]);
 }
 
 #[tokio::test]

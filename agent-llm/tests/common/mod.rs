@@ -461,3 +461,11 @@ pub async fn assert_run_answers(
         }
     );
 }
+
+/// Asserts that an error's text mentions each of `parts`.
+#[track_caller]
+pub fn assert_mentions(error: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(error.contains(part), "{part:?} not in {error}");
+    }
+}
