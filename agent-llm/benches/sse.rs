@@ -241,7 +241,7 @@ impl Sides {
     /// One pair, the side going first alternating with `turn` so that neither always
     /// finds the connection or the caches warmer.
     async fn pair(&self, turn: u64) -> (Duration, Duration) {
-        if turn % 2 == 0 {
+        if turn.is_multiple_of(2) {
             let raw = self.raw().await;
             (raw, self.client().await)
         } else {

@@ -7,7 +7,9 @@ use crate::convert::{
 use crate::http::{classify, provider_message};
 use crate::openai::finish_reason;
 use crate::provider::{Assembler, Provider, StreamParser, typed_event};
-use crate::wire::{body_map, expect_object, key_header, keyed_env, put, strictness};
+use crate::wire::{
+    body_map, expect_object, key_header, keyed_env, put, strictness, unless_withheld,
+};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, LlmError, LlmRequest, Message, ModelSettings,
     ToolCall, ToolChoice, ToolResultMessage, Usage,
@@ -227,20 +229,15 @@ impl Provider for Anthropic {
                 None => return Err(malformed("a content block without `type`")),
             }
         }
-        if text.is_none()
-            && tool_calls.is_empty()
-            && str_field(body, "stop_reason") == Some("refusal")
-        {
-            return Err(LlmError::Refused {
-                message: format!("{PROVIDER}: the model refused to answer (stop_reason `refusal`)"),
-            });
-        }
-        Ok(AssistantMessage {
+        let refused = str_field(body, "stop_reason") == Some("refusal");
+        let why = refused.then(|| "the model refused to answer (stop_reason `refusal`)".to_owned());
+        let message = AssistantMessage {
             text,
             tool_calls,
             usage: body.get("usage").filter(|u| u.is_object()).map(usage),
             provider_blocks,
-        })
+        };
+        unless_withheld(PROVIDER, message, why)
     }
 
     fn stream_parser(&self) -> Box<dyn StreamParser> {

@@ -8,7 +8,9 @@ use crate::convert::{
 };
 use crate::openai::finish_reason;
 use crate::provider::{Assembler, Provider, StreamParser, event_json};
-use crate::wire::{body_map, expect_object, key_header, keyed_env, provider_error, put};
+use crate::wire::{
+    body_map, expect_object, key_header, keyed_env, provider_error, put, unless_withheld,
+};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, OutputSchema, ToolCall, ToolChoice, Usage,
@@ -191,16 +193,13 @@ impl Provider for Gemini {
         expect_object(PROVIDER, body)?;
         let mut out = Assembler::new(Dialect::Gemini, request.tools);
         read_chunk(body, &mut out)?;
-        let message = out.partial();
-        if message.text.is_none() && message.tool_calls.is_empty() {
-            if let Some(reason) = blocked(body) {
-                return Err(LlmError::Refused {
-                    message: format!("{PROVIDER}: the answer was withheld ({reason})"),
-                });
-            }
-            if body.get("candidates").and_then(Value::as_array).is_none() {
-                return Err(malformed(PROVIDER, "no `candidates`", body));
-            }
+        let why = blocked(body).map(|reason| format!("the answer was withheld ({reason})"));
+        let message = unless_withheld(PROVIDER, out.partial(), why)?;
+        if message.text.is_none()
+            && message.tool_calls.is_empty()
+            && body.get("candidates").and_then(Value::as_array).is_none()
+        {
+            return Err(malformed(PROVIDER, "no `candidates`", body));
         }
         Ok(message)
     }

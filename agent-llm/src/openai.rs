@@ -8,7 +8,7 @@ use crate::convert::{
 use crate::provider::{Assembler, Provider, StreamParser, typed_event};
 use crate::wire::{
     body_map, env_var, expect_object, json_schema, key_header, nested_count, provider_error, put,
-    strictness,
+    strictness, unless_withheld,
 };
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
@@ -164,12 +164,12 @@ impl Provider for OpenAi {
         body: &mut Map<String, Value>,
         output: &OutputSchema,
     ) -> AgentResult<()> {
-        let (schema, strict) = json_schema(self.dialect(), output)?;
+        // Chat Completions names the type beside the schema's object.
+        let mut format = json_schema(self.dialect(), output)?;
+        let kind = format.shift_remove("type").unwrap_or_default();
         body.insert(
             "response_format".into(),
-            json!({"type": "json_schema", "json_schema": {
-                "name": output.name, "schema": schema, "strict": strict
-            }}),
+            json!({"type": kind, "json_schema": format}),
         );
         Ok(())
     }
@@ -248,20 +248,15 @@ impl Provider for OpenAi {
             Some(Value::Null) | None => {}
             Some(_) => return Err(malformed("`message.tool_calls` is not an array")),
         }
-        if text.is_none()
-            && tool_calls.is_empty()
-            && str_field(choice, "finish_reason") == Some("content_filter")
-        {
-            return Err(LlmError::Refused {
-                message: format!("{PROVIDER}: the answer was withheld by the content filter"),
-            });
-        }
-        Ok(AssistantMessage {
+        let message = AssistantMessage {
             text,
             tool_calls,
             usage: body.get("usage").and_then(chat_usage),
             ..AssistantMessage::default()
-        })
+        };
+        let filtered = str_field(choice, "finish_reason") == Some("content_filter");
+        let why = filtered.then(|| "the answer was withheld by the content filter".to_owned());
+        unless_withheld(PROVIDER, message, why)
     }
 
     fn stream_parser(&self) -> Box<dyn StreamParser> {

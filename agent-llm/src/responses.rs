@@ -100,13 +100,8 @@ impl Provider for OpenAiResponses {
         body: &mut Map<String, Value>,
         output: &OutputSchema,
     ) -> AgentResult<()> {
-        let (schema, strict) = json_schema(self.dialect(), output)?;
-        body.insert(
-            "text".into(),
-            json!({"format": {
-                "type": "json_schema", "name": output.name, "schema": schema, "strict": strict
-            }}),
-        );
+        let format = json_schema(self.dialect(), output)?;
+        body.insert("text".into(), json!({ "format": format }));
         Ok(())
     }
 

@@ -7,7 +7,7 @@ use crate::client::{Builder, malformed};
 use crate::convert::count;
 use crate::http::{classify, provider_message};
 use crate::provider::Provider;
-use agent_core::{AgentResult, Dialect, LlmError, OutputSchema};
+use agent_core::{AgentResult, AssistantMessage, Dialect, LlmError, OutputSchema};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -30,11 +30,37 @@ pub(crate) fn strictness(strict: bool, strict_dialect: Dialect, plain: Dialect) 
     if strict { strict_dialect } else { plain }
 }
 
-/// The output schema rendered in `dialect`, and whether the provider's `strict` flag
-/// holds for it (OpenAI's strict dialect).
-pub(crate) fn json_schema(dialect: Dialect, output: &OutputSchema) -> AgentResult<(Value, bool)> {
+/// The `{"type": "json_schema", "name", "schema", "strict"}` object both OpenAI APIs
+/// describe structured output with (each puts it in its own place): the output schema
+/// rendered in `dialect`, strict in the strict dialect.
+pub(crate) fn json_schema(
+    dialect: Dialect,
+    output: &OutputSchema,
+) -> AgentResult<Map<String, Value>> {
     let schema = crate::convert::render_output(dialect, output)?;
-    Ok((schema, dialect == Dialect::OpenAiStrict))
+    let mut format = Map::new();
+    format.insert("type".into(), json!("json_schema"));
+    format.insert("name".into(), json!(output.name));
+    format.insert("schema".into(), schema);
+    format.insert("strict".into(), json!(dialect == Dialect::OpenAiStrict));
+    Ok(format)
+}
+
+/// `message`, unless it has neither text nor calls and the provider says `why` it was
+/// withheld: then a refusal quoting that.
+pub(crate) fn unless_withheld(
+    provider: &str,
+    message: AssistantMessage,
+    why: Option<String>,
+) -> Result<AssistantMessage, LlmError> {
+    match why {
+        Some(why) if message.text.is_none() && message.tool_calls.is_empty() => {
+            Err(LlmError::Refused {
+                message: format!("{provider}: {why}"),
+            })
+        }
+        _ => Ok(message),
+    }
 }
 
 /// A whole answer must be a JSON object before any field of it is read.

@@ -8,8 +8,8 @@ use agent_core::{
 };
 use agent_llm::{AnthropicClient, RetryPolicy};
 use common::{
-    MockServer, Reply, assert_mentions, assert_run_answers, complete_error, definitions,
-    fast_retry, usage,
+    MockServer, Reply, assert_mentions, assert_replies_fail, assert_run_answers, complete_error,
+    definitions, fast_retry, usage,
 };
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -407,17 +407,14 @@ async fn malformed_bodies_are_clear_errors() {
             "(overloaded_error) Overloaded",
         ),
     ];
-    for (reply, expected) in cases {
-        let server = MockServer::start([reply]).await;
-        let model = AnthropicClient::builder("k", "m")
-            .base_url(&server.url)
+    assert_replies_fail(cases, "anthropic: ", |url| {
+        AnthropicClient::builder("k", "m")
+            .base_url(url)
             .retry(RetryPolicy::NEVER)
             .build()
-            .unwrap();
-        let error = complete_error(&model, "Hi").await;
-        assert!(error.starts_with("anthropic: "), "{error}");
-        assert!(error.contains(expected), "{expected:?} not in {error}");
-    }
+            .unwrap()
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -8,8 +8,8 @@ use agent_core::{
 };
 use agent_llm::{OpenAiClient, RetryPolicy};
 use common::{
-    MockServer, Reply, assert_mentions, assert_run_answers, complete_error, definitions,
-    fast_retry, usage,
+    MockServer, Reply, assert_mentions, assert_replies_fail, assert_run_answers, complete_error,
+    definitions, fast_retry, usage,
 };
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -401,17 +401,14 @@ async fn malformed_bodies_are_clear_errors() {
         ),
         (Reply::raw(502, "<html>Bad Gateway</html>"), "HTTP 502"),
     ];
-    for (reply, expected) in cases {
-        let server = MockServer::start([reply]).await;
-        let model = OpenAiClient::builder("m")
-            .base_url(&server.url)
+    assert_replies_fail(cases, "openai: ", |url| {
+        OpenAiClient::builder("m")
+            .base_url(url)
             .retry(RetryPolicy::NEVER)
             .build()
-            .unwrap();
-        let error = complete_error(&model, "Hi").await;
-        assert!(error.starts_with("openai: "), "{error}");
-        assert!(error.contains(expected), "{expected:?} not in {error}");
-    }
+            .unwrap()
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -469,3 +469,18 @@ pub fn assert_mentions(error: &str, parts: &[&str]) {
         assert!(error.contains(part), "{part:?} not in {error}");
     }
 }
+
+/// For each `(reply, text)`: a client built by `client` for a server answering `reply`
+/// fails to complete, with an error that starts with `prefix` and mentions `text`.
+pub async fn assert_replies_fail<C: agent_core::LlmClient>(
+    cases: impl IntoIterator<Item = (Reply, &str)>,
+    prefix: &str,
+    client: impl Fn(&str) -> C,
+) {
+    for (reply, text) in cases {
+        let server = MockServer::start([reply]).await;
+        let error = complete_error(&client(&server.url), "Hi").await;
+        assert!(error.starts_with(prefix), "{error}");
+        assert_mentions(&error, &[text]);
+    }
+}
