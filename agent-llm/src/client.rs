@@ -101,6 +101,27 @@ impl<P: Provider> Client<P> {
         self.body(request, true)
     }
 
+    /// The body [`body`](Self::body) makes, as the bytes sent: written by the provider
+    /// itself when nothing is added after its fields (no output schema, no escape-hatch
+    /// fields), else the map serialized.
+    fn body_bytes(&self, request: &LlmRequest<'_>, stream: bool) -> AgentResult<Bytes> {
+        if request.output.is_none() && self.params.is_empty() && request.params.is_empty() {
+            let settings = self.settings.merge(request.settings);
+            if settings.extra.is_empty()
+                && let Some(bytes) =
+                    self.provider
+                        .body_bytes(&self.model, request, &settings, stream)
+            {
+                return bytes.map(Bytes::from);
+            }
+        }
+        let body = self.body(request, stream)?;
+        let bytes = serde_json::to_vec(&body).map_err(|e| LlmError::BadRequest {
+            message: format!("{}: cannot serialize the request: {e}", P::NAME),
+        })?;
+        Ok(Bytes::from(bytes))
+    }
+
     fn body(&self, request: &LlmRequest<'_>, stream: bool) -> AgentResult<Value> {
         let mut settings = self.settings.merge(request.settings);
         let with_answer: Vec<Arc<ToolDefinition>>;
@@ -198,15 +219,15 @@ impl<P: Provider> Client<P> {
 #[async_trait]
 impl<P: Provider> LlmClient for Client<P> {
     async fn complete(&self, request: LlmRequest<'_>) -> AgentResult<AssistantMessage> {
-        let body = self.request_body(&request)?;
-        let response = self.transport.post_json(&self.url, &body).await?;
+        let body = self.body_bytes(&request, false)?;
+        let response = self.transport.post_json(&self.url, body).await?;
         self.parse_response(&request, &response)
     }
 
     fn stream<'a>(&'a self, request: LlmRequest<'a>) -> LlmStream<'a> {
         let out = Assembler::new(self.provider.dialect(), request.tools);
         let start = async move {
-            let body = self.stream_body(&request).map_err(|e| match e {
+            let body = self.body_bytes(&request, true).map_err(|e| match e {
                 AgentError::Model(e) => e,
                 other => LlmError::BadRequest {
                     message: format!("{}: {other}", P::NAME),
@@ -214,7 +235,7 @@ impl<P: Provider> LlmClient for Client<P> {
             })?;
             let response = self
                 .transport
-                .post_for_stream(&self.stream_url, &body)
+                .post_for_stream(&self.stream_url, body)
                 .await?;
             let parser = self.provider.stream_parser();
             let events = events(P::NAME, response.bytes_stream(), parser, out);

@@ -73,8 +73,7 @@ pub(crate) struct Transport {
 impl Transport {
     /// Posts `body` to `url` and returns the parsed JSON of a 2xx answer, retrying as
     /// the policy says (a body that times out is retried too).
-    pub async fn post_json(&self, url: &str, body: &Value) -> Result<Value, LlmError> {
-        let body = self.serialize(body)?;
+    pub async fn post_json(&self, url: &str, body: Bytes) -> Result<Value, LlmError> {
         self.with_retries(|| async {
             let response = match self.send_once(url, &body).await {
                 Ok(response) => response,
@@ -97,8 +96,7 @@ impl Transport {
 
     /// Posts `body` to `url` and returns the response of a 2xx answer, its body unread
     /// (a stream), retrying as the policy says until the answer starts.
-    pub async fn post_for_stream(&self, url: &str, body: &Value) -> Result<Response, LlmError> {
-        let body = self.serialize(body)?;
+    pub async fn post_for_stream(&self, url: &str, body: Bytes) -> Result<Response, LlmError> {
         self.with_retries(|| async {
             match self.send_once(url, &body).await {
                 Ok(response) => RetryDecision::Done(Ok(response)),
@@ -106,14 +104,6 @@ impl Transport {
             }
         })
         .await
-    }
-
-    fn serialize(&self, body: &Value) -> Result<Bytes, LlmError> {
-        serde_json::to_vec(body)
-            .map(Bytes::from)
-            .map_err(|e| LlmError::BadRequest {
-                message: format!("{}: cannot serialize the request: {e}", self.provider),
-            })
     }
 
     async fn with_retries<T, F, Fut>(&self, mut attempt: F) -> Result<T, LlmError>

@@ -7,14 +7,15 @@ use crate::convert::{
 };
 use crate::provider::{Assembler, Provider, StreamParser, typed_event};
 use crate::wire::{
-    body_map, env_var, expect_object, json_schema, key_header, nested_count, provider_error, put,
-    strictness, unless_withheld,
+    env_var, expect_object, json_schema, key_header, nested_count, provider_error, put, strictness,
+    unless_withheld,
 };
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, OutputSchema, ToolCall, ToolChoice, ToolResultMessage, Usage,
 };
-use serde::Deserialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 
@@ -181,30 +182,34 @@ impl Provider for OpenAi {
         settings: &ModelSettings,
         stream: bool,
     ) -> AgentResult<Map<String, Value>> {
-        let mut body = body_map();
-        body.insert("model".into(), json!(model));
-        let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
-        body.insert("messages".into(), Value::Array(messages));
-        // OpenAI refuses an empty `tools` array, and a tool choice without tools.
-        if !request.tools.is_empty() {
-            let tools = render_tools(self.dialect(), request.tools)?;
-            body.insert("tools".into(), Value::Array(tools));
-            insert_tool_settings(
-                &mut body,
-                settings,
-                |name| json!({"type": "function", "function": {"name": name}}),
-            );
+        let tools = render_tools(self.dialect(), request.tools)?;
+        let body = self.chat_body(model, request, &tools, settings, stream);
+        match serde_json::to_value(body).map_err(|e| cannot_write(&e))? {
+            Value::Object(body) => Ok(body),
+            _ => Err(cannot_write(&"the body is not an object").into()),
         }
-        let max_tokens_field = self.max_tokens_field.unwrap_or("max_completion_tokens");
-        put(&mut body, "temperature", settings.temperature);
-        put(&mut body, max_tokens_field, settings.max_output_tokens);
-        put(&mut body, "stop", settings.stop_sequences.as_ref());
-        put(&mut body, "seed", settings.seed);
-        if stream {
-            body.insert("stream".into(), json!(true));
-            body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+
+    /// The same JSON as [`body`](Self::body), written without a map built first,
+    /// whenever the output token limit's field is one of the two the API knows (a
+    /// custom name could repeat another field, which only a map merges).
+    fn body_bytes(
+        &self,
+        model: &str,
+        request: &LlmRequest<'_>,
+        settings: &ModelSettings,
+        stream: bool,
+    ) -> Option<AgentResult<Vec<u8>>> {
+        let field = self.max_tokens_field.unwrap_or("max_completion_tokens");
+        if !matches!(field, "max_completion_tokens" | "max_tokens") {
+            return None;
         }
-        Ok(body)
+        let tools = match render_tools(self.dialect(), request.tools) {
+            Ok(tools) => tools,
+            Err(e) => return Some(Err(e)),
+        };
+        let body = self.chat_body(model, request, &tools, settings, stream);
+        Some(serde_json::to_vec(&body).map_err(|e| cannot_write(&e).into()))
     }
 
     fn parse_response(
@@ -265,6 +270,24 @@ impl Provider for OpenAi {
 }
 
 impl OpenAi {
+    fn chat_body<'a>(
+        &self,
+        model: &'a str,
+        request: &LlmRequest<'a>,
+        tools: &'a [Value],
+        settings: &'a ModelSettings,
+        stream: bool,
+    ) -> ChatBody<'a> {
+        ChatBody {
+            model,
+            messages: request.messages,
+            tools,
+            settings,
+            max_tokens_field: self.max_tokens_field.unwrap_or("max_completion_tokens"),
+            stream,
+        }
+    }
+
     fn tool_call(
         &self,
         request: &LlmRequest<'_>,
@@ -315,15 +338,19 @@ pub(crate) fn insert_tool_settings(
     named: fn(&str) -> Value,
 ) {
     if let Some(choice) = &settings.tool_choice {
-        let choice = match choice {
-            ToolChoice::Auto => json!("auto"),
-            ToolChoice::Required => json!("required"),
-            ToolChoice::None => json!("none"),
-            ToolChoice::Tool(name) => named(name),
-        };
-        body.insert("tool_choice".into(), choice);
+        body.insert("tool_choice".into(), tool_choice(choice, named));
     }
     put(body, "parallel_tool_calls", settings.parallel_tool_calls);
+}
+
+/// A tool choice as both OpenAI APIs name it, a named tool's as `named(name)`.
+fn tool_choice(choice: &ToolChoice, named: fn(&str) -> Value) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Tool(name) => named(name),
+    }
 }
 
 /// Chat Completions usage: `prompt_tokens`, `completion_tokens` and their details.
@@ -466,57 +493,185 @@ impl StreamParser for ChatStream {
     }
 }
 
-fn message_json(message: &Message) -> Value {
-    match message {
-        Message::System { content } => json!({"role": "system", "content": content}),
-        Message::User { content } => json!({"role": "user", "content": content}),
-        Message::UserContent { content } => {
-            let parts: Vec<Value> = content
-                .iter()
-                .map(|block| match block {
-                    Content::Image { data, mime_type } => json!({
-                        "type": "image_url",
-                        "image_url": {"url": data_url(mime_type, data)},
-                    }),
-                    other => {
-                        json!({"type": "text", "text": content_text(std::slice::from_ref(other))})
-                    }
-                })
-                .collect();
-            json!({"role": "user", "content": parts})
+/// A request that cannot be written as JSON (a map key that is not text).
+fn cannot_write(e: &dyn std::fmt::Display) -> LlmError {
+    LlmError::BadRequest {
+        message: format!("{PROVIDER}: cannot serialize the request: {e}"),
+    }
+}
+
+/// A Chat Completions request body, serialized field by field in the order the API's
+/// documentation lists them. It is written straight to the bytes sent (no map of
+/// values built and hashed first), or read into a map for
+/// [`Provider::body`].
+struct ChatBody<'a> {
+    model: &'a str,
+    messages: &'a [Message],
+    /// The tools rendered in the client's dialect.
+    tools: &'a [Value],
+    settings: &'a ModelSettings,
+    max_tokens_field: &'static str,
+    stream: bool,
+}
+
+impl Serialize for ChatBody<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let settings = self.settings;
+        let mut body = serializer.serialize_map(None)?;
+        body.serialize_entry("model", self.model)?;
+        body.serialize_entry("messages", &Messages(self.messages))?;
+        // OpenAI refuses an empty `tools` array, and a tool choice without tools.
+        if !self.tools.is_empty() {
+            body.serialize_entry("tools", self.tools)?;
+            if let Some(choice) = &settings.tool_choice {
+                body.serialize_entry("tool_choice", &tool_choice(choice, chat_named))?;
+            }
+            entry(
+                &mut body,
+                "parallel_tool_calls",
+                settings.parallel_tool_calls,
+            )?;
         }
-        Message::Assistant(assistant) => {
-            let mut out = Map::new();
-            out.insert("role".into(), json!("assistant"));
-            // Never `null`, never absent: llama-cpp-python's server refuses `null`, and
-            // its chatml-function-calling template reads `message.content` strictly
-            // (a message without it fails the request with HTTP 500 on every turn after
-            // a tool call).
-            out.insert(
-                "content".into(),
-                json!(assistant.text.as_deref().unwrap_or_default()),
-            );
-            if !assistant.tool_calls.is_empty() {
-                let calls: Vec<Value> = assistant
-                    .tool_calls
+        entry(&mut body, "temperature", settings.temperature)?;
+        entry(&mut body, self.max_tokens_field, settings.max_output_tokens)?;
+        entry(&mut body, "stop", settings.stop_sequences.as_ref())?;
+        entry(&mut body, "seed", settings.seed)?;
+        if self.stream {
+            body.serialize_entry("stream", &true)?;
+            body.serialize_entry(
+                "stream_options",
+                &StreamOptions {
+                    include_usage: true,
+                },
+            )?;
+        }
+        body.end()
+    }
+}
+
+/// `key: value` when there is a value (an unset setting is not sent, so the provider's
+/// default holds).
+fn entry<M: SerializeMap, T: Serialize>(
+    body: &mut M,
+    key: &str,
+    value: Option<T>,
+) -> Result<(), M::Error> {
+    match value {
+        Some(value) => body.serialize_entry(key, &value),
+        None => Ok(()),
+    }
+}
+
+/// A named tool's choice in Chat Completions.
+fn chat_named(name: &str) -> Value {
+    json!({"type": "function", "function": {"name": name}})
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// The conversation as Chat Completions messages.
+struct Messages<'a>(&'a [Message]);
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(ChatMessage))
+    }
+}
+
+/// One message as Chat Completions takes it.
+struct ChatMessage<'a>(&'a Message);
+
+#[derive(Serialize)]
+struct TextMessage<C> {
+    role: &'static str,
+    content: C,
+}
+
+#[derive(Serialize)]
+struct AssistantJson<'a> {
+    role: &'static str,
+    /// Never `null`, never absent: llama-cpp-python's server refuses `null`, and its
+    /// chatml-function-calling template reads `message.content` strictly (a message
+    /// without it fails the request with HTTP 500 on every turn after a tool call).
+    content: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<CallJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct CallJson<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FunctionJson<'a>,
+}
+
+#[derive(Serialize)]
+struct FunctionJson<'a> {
+    name: &'a str,
+    arguments: String,
+}
+
+#[derive(Serialize)]
+struct ToolJson<'a> {
+    role: &'static str,
+    tool_call_id: &'a str,
+    content: String,
+}
+
+impl Serialize for ChatMessage<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let text = |role, content| TextMessage { role, content };
+        match self.0 {
+            Message::System { content } => text("system", content).serialize(serializer),
+            Message::User { content } => text("user", content).serialize(serializer),
+            Message::UserContent { content } => {
+                let parts: Vec<Value> = content
                     .iter()
-                    .map(|call| {
-                        json!({
-                            "id": call.id,
-                            "type": "function",
-                            "function": {"name": call.name, "arguments": arguments_text(&call.arguments)},
-                        })
+                    .map(|block| match block {
+                        Content::Image { data, mime_type } => json!({
+                            "type": "image_url",
+                            "image_url": {"url": data_url(mime_type, data)},
+                        }),
+                        other => json!({
+                            "type": "text",
+                            "text": content_text(std::slice::from_ref(other)),
+                        }),
                     })
                     .collect();
-                out.insert("tool_calls".into(), Value::Array(calls));
+                TextMessage {
+                    role: "user",
+                    content: parts,
+                }
+                .serialize(serializer)
             }
-            Value::Object(out)
+            Message::Assistant(assistant) => AssistantJson {
+                role: "assistant",
+                content: assistant.text.as_deref().unwrap_or_default(),
+                tool_calls: assistant
+                    .tool_calls
+                    .iter()
+                    .map(|call| CallJson {
+                        id: &call.id,
+                        kind: "function",
+                        function: FunctionJson {
+                            name: &call.name,
+                            arguments: arguments_text(&call.arguments),
+                        },
+                    })
+                    .collect(),
+            }
+            .serialize(serializer),
+            Message::Tool(result) => ToolJson {
+                role: "tool",
+                tool_call_id: &result.call_id,
+                content: tool_result_text(result),
+            }
+            .serialize(serializer),
         }
-        Message::Tool(result) => json!({
-            "role": "tool",
-            "tool_call_id": result.call_id,
-            "content": tool_result_text(result),
-        }),
     }
 }
 

@@ -3,14 +3,15 @@
 mod common;
 
 use agent_core::{
-    AgentError, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message, ToolCall,
-    ToolResultMessage,
+    AgentError, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message, ModelSettings,
+    ToolCall, ToolChoice, ToolResultMessage,
 };
 use agent_llm::{OpenAiClient, RetryPolicy};
 use common::{
     MockServer, Reply, assert_mentions, assert_replies_fail, assert_run_answers, complete_error,
     definitions, fast_retry, usage,
 };
+use futures::StreamExt;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -611,4 +612,90 @@ async fn a_retry_after_beyond_the_limit_falls_back_to_the_backoff() {
     assert_eq!(answer.text.as_deref(), Some("Done."));
     assert!(start.elapsed() < Duration::from_secs(5));
     assert_eq!(server.requests().len(), 2);
+}
+
+/// The body is written straight to bytes when nothing is added after the client's own
+/// fields; those bytes are the map `request_body` and `stream_body` describe, key for
+/// key and in order, whatever the messages, tools and settings.
+#[tokio::test]
+async fn the_bytes_sent_are_the_documented_body() {
+    let tools = definitions();
+    let messages = [
+        Message::system("Be brief."),
+        Message::user("Weather?"),
+        Message::user_content([
+            Content::text("And this?"),
+            Content::image("aGk=", "image/png"),
+        ]),
+        Message::Assistant(AssistantMessage::tool_calls([
+            ToolCall::new("call_1", "get_weather", json!({"city": "Paris"})),
+            ToolCall::new("call_2", "get_time", json!("{\"city\": \"Osl")),
+        ])),
+        Message::Tool(ToolResultMessage {
+            call_id: "call_1".into(),
+            name: "get_weather".into(),
+            content: vec![Content::text("sunny")],
+            is_error: true,
+        }),
+        Message::Assistant(AssistantMessage::text("Sunny.")),
+    ];
+    let choices = [
+        ToolChoice::Auto,
+        ToolChoice::Required,
+        ToolChoice::None,
+        ToolChoice::Tool("get_time".into()),
+    ];
+    let mut settings: Vec<ModelSettings> = choices
+        .into_iter()
+        .map(|choice| {
+            ModelSettings::new()
+                .temperature(0.25)
+                .max_output_tokens(64)
+                .tool_choice(choice)
+                .parallel_tool_calls(false)
+                .stop_sequences(["END"])
+                .seed(7)
+        })
+        .collect();
+    settings.push(ModelSettings::new());
+    for field in [None, Some("max_completion_tokens")] {
+        for settings in &settings {
+            for offered in [&tools[..], &[]] {
+                let replies = [
+                    Reply::json(200, text("ok")),
+                    Reply::sse(
+                        &format!(
+                            "data: {}\n\ndata: [DONE]\n\n",
+                            common::chat_chunk(json!({"content": "ok"}), json!("stop"))
+                        ),
+                        7,
+                    ),
+                ];
+                let server = MockServer::start(replies).await;
+                let mut builder = OpenAiClient::builder("gpt-test")
+                    .base_url(format!("{}/v1", server.url))
+                    .retry(fast_retry(1));
+                if let Some(field) = field {
+                    builder = builder.max_tokens_field(field);
+                }
+                let client = builder.build().unwrap();
+                let request = LlmRequest::new(&messages, offered).with_settings(settings);
+                client.complete(request).await.unwrap();
+                let events: Vec<_> = client.stream(request).collect().await;
+                assert!(events.iter().all(Result::is_ok), "{events:?}");
+                let sent = server.requests();
+                let expected = [
+                    client.request_body(&request).unwrap(),
+                    client.stream_body(&request).unwrap(),
+                ];
+                assert_eq!(sent.len(), 2);
+                for (sent, expected) in sent.iter().zip(expected) {
+                    assert_eq!(
+                        String::from_utf8_lossy(&sent.raw),
+                        serde_json::to_string(&expected).unwrap()
+                    );
+                }
+            }
+        }
+    }
 }

@@ -93,6 +93,8 @@ pub struct Recorded {
     pub headers: HashMap<String, String>,
     /// The body parsed as JSON (`Null` when it is not JSON).
     pub body: Value,
+    /// The body's bytes as sent.
+    pub raw: Vec<u8>,
 }
 
 impl Recorded {
@@ -196,6 +198,7 @@ async fn serve(
         path,
         headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        raw: body,
     });
     let reply =
         replies.lock().unwrap().pop_front().unwrap_or_else(|| {
