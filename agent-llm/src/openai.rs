@@ -14,6 +14,7 @@ use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, OutputSchema, ToolCall, ToolChoice, ToolResultMessage, Usage,
 };
+use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -382,12 +383,47 @@ struct ChatStream;
 /// need no unescaping: a typed read costs a fraction of a `Value` tree's.
 #[derive(Deserialize)]
 struct Chunk<'a> {
-    #[serde(default, borrow)]
-    choices: Option<Vec<ChunkChoice<'a>>>,
+    /// The first of the `choices` (the client asks for one): the others are checked
+    /// for JSON syntax and skipped rather than read into a list.
+    #[serde(default, borrow, rename = "choices", deserialize_with = "first_choice")]
+    choice: Option<ChunkChoice<'a>>,
     #[serde(default)]
     usage: Option<Value>,
     #[serde(default)]
     error: Option<Value>,
+}
+
+/// A chunk's first choice, from `choices` (an array, or `null`).
+fn first_choice<'de, D: Deserializer<'de>>(
+    choices: D,
+) -> Result<Option<ChunkChoice<'de>>, D::Error> {
+    struct First;
+    impl<'de> Visitor<'de> for First {
+        type Value = Option<ChunkChoice<'de>>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an array of choices or null")
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, choices: D) -> Result<Self::Value, D::Error> {
+            choices.deserialize_seq(self)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut choices: A) -> Result<Self::Value, A::Error> {
+            let first = choices.next_element()?;
+            while choices.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(first)
+        }
+    }
+    choices.deserialize_option(First)
 }
 
 #[derive(Deserialize)]
@@ -455,7 +491,7 @@ impl StreamParser for ChatStream {
         if let Some(usage) = chunk.usage.as_ref().and_then(chat_usage) {
             out.set_usage(usage);
         }
-        let Some(choice) = chunk.choices.into_iter().flatten().next() else {
+        let Some(choice) = chunk.choice else {
             return Ok(());
         };
         if let Some(delta) = choice.delta {

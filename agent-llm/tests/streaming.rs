@@ -219,6 +219,37 @@ async fn invalid_json_in_an_event_is_a_broken_stream_after_the_good_events() {
     }
 }
 
+/// Only the first choice is read: later ones are skipped, a `null` list is no choice,
+/// and a list that is not one is a broken stream naming the expected shape.
+#[tokio::test]
+async fn only_the_first_choice_of_a_chunk_is_read() {
+    let body = sse_events([
+        (
+            None,
+            json!({"choices": [
+                {"index": 0, "delta": {"content": "Hello"}},
+                {"index": 1, "delta": {"content": "other"}},
+                {"index": 2, "delta": {"content": {"not": "text"}}}
+            ]})
+            .to_string(),
+        ),
+        (None, json!({"choices": null}).to_string()),
+        (None, json!({"choices": {"delta": {}}}).to_string()),
+    ]);
+    let server = MockServer::start([Reply::sse(&body, 5)]).await;
+    let messages = question();
+    let client = openai(&server, fast_retry(1));
+    let (events, error) = drain(client.stream(LlmRequest::new(&messages, &[]))).await;
+    assert_eq!(streamed_text(&events), "Hello");
+    match error {
+        Some(LlmError::BrokenStream { message, partial }) => {
+            assert!(message.contains("an array of choices or null"), "{message}");
+            assert_eq!(partial.text.as_deref(), Some("Hello"));
+        }
+        other => panic!("expected a broken stream, got {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn a_429_before_the_stream_is_retried_after_the_servers_wait() {
     let server = MockServer::start([
