@@ -205,14 +205,20 @@ async fn invalid_json_in_an_event_is_a_broken_stream_after_the_good_events() {
         ),
         (None, chat_chunk(json!({"content": " world"}), Value::Null)),
     ]);
-    let server = MockServer::start([Reply::sse(&body, 5)]).await;
+    assert_breaks_after_hello(&body, "not valid JSON").await;
+}
+
+/// Streams `body` (Chat Completions events) and asserts that it streamed "Hello",
+/// then broke with a message containing `needle`, keeping the "Hello".
+async fn assert_breaks_after_hello(body: &str, needle: &str) {
+    let server = MockServer::start([Reply::sse(body, 5)]).await;
     let messages = question();
     let client = openai(&server, fast_retry(1));
     let (events, error) = drain(client.stream(LlmRequest::new(&messages, &[]))).await;
     assert_eq!(streamed_text(&events), "Hello");
     match error {
         Some(LlmError::BrokenStream { message, partial }) => {
-            assert!(message.contains("not valid JSON"), "{message}");
+            assert!(message.contains(needle), "{message}");
             assert_eq!(partial.text.as_deref(), Some("Hello"));
         }
         other => panic!("expected a broken stream, got {other:?}"),
@@ -236,18 +242,7 @@ async fn only_the_first_choice_of_a_chunk_is_read() {
         (None, json!({"choices": null}).to_string()),
         (None, json!({"choices": {"delta": {}}}).to_string()),
     ]);
-    let server = MockServer::start([Reply::sse(&body, 5)]).await;
-    let messages = question();
-    let client = openai(&server, fast_retry(1));
-    let (events, error) = drain(client.stream(LlmRequest::new(&messages, &[]))).await;
-    assert_eq!(streamed_text(&events), "Hello");
-    match error {
-        Some(LlmError::BrokenStream { message, partial }) => {
-            assert!(message.contains("an array of choices or null"), "{message}");
-            assert_eq!(partial.text.as_deref(), Some("Hello"));
-        }
-        other => panic!("expected a broken stream, got {other:?}"),
-    }
+    assert_breaks_after_hello(&body, "an array of choices or null").await;
 }
 
 #[tokio::test]
