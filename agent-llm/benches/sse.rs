@@ -1,6 +1,8 @@
 //! Streaming costs: how fast a provider's server-sent events are parsed into
 //! [`LlmEvent`]s (MB/s), and how much later the first text delta reaches the caller than
-//! the first bytes reach a plain HTTP client (goal: at most 1.1×).
+//! its bytes reach a plain HTTP client posting the same request to the same server
+//! (goal: at most 1.1×). The two are measured in alternation, pair by pair, and the
+//! median ratio of the pairs is printed after the group.
 //!
 //! `cargo bench -p agent-llm --bench sse`
 
@@ -10,6 +12,7 @@ use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::StreamExt;
 use serde_json::json;
+use std::cell::RefCell;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -125,8 +128,16 @@ fn parse_throughput(c: &mut Criterion) {
 /// Connections the server accepted: few, when clients reuse them.
 static CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
 
+/// Where the first text delta's event ends in `body`: a plain reader has the first
+/// delta once it has this many bytes of the body.
+fn first_delta_end(body: &str) -> usize {
+    let delta = body.find("\"content\":\" word0\"").unwrap();
+    body[delta..].find("\n\n").unwrap() + delta + 2
+}
+
 /// A keep-alive HTTP/1.1 server on loopback answering every POST with `body`: the head
-/// and the first two events at once, the rest a moment later, as a model writes.
+/// and the events up to the first text delta at once, the rest a moment later, as a
+/// model writes.
 async fn serve(body: String) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -134,11 +145,7 @@ async fn serve(body: String) -> String {
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     );
-    let first_two = body
-        .match_indices("\n\n")
-        .nth(1)
-        .map_or(body.len(), |(at, _)| at + 2);
-    let split = response.len() - body.len() + first_two;
+    let split = response.len() - body.len() + first_delta_end(&body);
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
             CONNECTIONS.fetch_add(1, Ordering::Relaxed);
@@ -188,40 +195,103 @@ async fn serve(body: String) -> String {
     url
 }
 
+/// The two sides measured against each other: the same POST of the same bytes to the
+/// same server, read by a plain HTTP client up to the first delta's bytes, and by the
+/// model client up to its first text delta.
+struct Sides {
+    raw: reqwest::Client,
+    client: OpenAiClient,
+    endpoint: String,
+    body: Vec<u8>,
+    first_delta_end: usize,
+}
+
+impl Sides {
+    /// The plain reader: the POST, then body chunks until the first delta's bytes are
+    /// in (counted, not parsed: the least any reader must do), then the rest untimed so
+    /// the connection is reused.
+    async fn raw(&self) -> Duration {
+        let start = Instant::now();
+        let response = self
+            .raw
+            .post(&self.endpoint)
+            .header("content-type", "application/json")
+            .body(self.body.clone())
+            .send()
+            .await
+            .unwrap();
+        let mut bytes = response.bytes_stream();
+        let mut received = 0;
+        while received < self.first_delta_end {
+            received += bytes.next().await.unwrap().unwrap().len();
+        }
+        let elapsed = start.elapsed();
+        while bytes.next().await.is_some() {}
+        elapsed
+    }
+
+    /// The model client: `stream` to its first text delta (body, transport, parsing).
+    async fn client(&self) -> Duration {
+        let messages = [Message::user("hi")];
+        let request = LlmRequest::new(&messages, &[]);
+        let start = Instant::now();
+        until_first_delta(start, self.client.stream(request)).await
+    }
+
+    /// One pair, the side going first alternating with `turn` so that neither always
+    /// finds the connection or the caches warmer.
+    async fn pair(&self, turn: u64) -> (Duration, Duration) {
+        if turn.is_multiple_of(2) {
+            let raw = self.raw().await;
+            (raw, self.client().await)
+        } else {
+            let client = self.client().await;
+            (self.raw().await, client)
+        }
+    }
+}
+
 fn time_to_first_delta(c: &mut Criterion) {
     // One thread for server and client: no cross-thread wakeups in the figures.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let url = runtime.block_on(serve(openai_body(20)));
+    let answer = openai_body(20);
+    let url = runtime.block_on(serve(answer.clone()));
     let client = OpenAiClient::builder("m")
         .base_url(format!("{url}/v1"))
         .build()
         .unwrap();
-    let raw = reqwest::Client::builder()
-        .tls_backend_preconfigured(agent_llm::tls_config().unwrap())
-        .build()
-        .unwrap();
     let messages = [Message::user("hi")];
     let request = LlmRequest::new(&messages, &[]);
-    let body = serde_json::to_vec(&client.stream_body(&request).unwrap()).unwrap();
-    let endpoint = client.stream_url().to_owned();
+    let sides = Sides {
+        raw: reqwest::Client::builder()
+            .tls_backend_preconfigured(agent_llm::tls_config().unwrap())
+            .build()
+            .unwrap(),
+        endpoint: client.stream_url().to_owned(),
+        body: serde_json::to_vec(&client.stream_body(&request).unwrap()).unwrap(),
+        client: client.clone(),
+        first_delta_end: first_delta_end(&answer),
+    };
+    // Every pair either side measured, for the paired ratio below.
+    let pairs = RefCell::new(Vec::new());
 
     let mut group = c.benchmark_group("time_to_first_delta");
     // The parsing's own cost: the whole answer already in memory, to its first delta.
-    let answer = Bytes::from(openai_body(20));
+    let whole = Bytes::from(answer);
     group.bench_function("in_memory_parse", |b| {
         b.to_async(&runtime).iter_custom(|iters| {
             let client = client.clone();
-            let answer = answer.clone();
+            let whole = whole.clone();
             async move {
                 let messages = [Message::user("hi")];
                 let request = LlmRequest::new(&messages, &[]);
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     let start = Instant::now();
-                    let bytes = futures::stream::iter([Ok::<_, Infallible>(answer.clone())]);
+                    let bytes = futures::stream::iter([Ok::<_, Infallible>(whole.clone())]);
                     let events = client.parse_stream(&request, bytes);
                     total += until_first_delta(start, events).await;
                 }
@@ -229,81 +299,51 @@ fn time_to_first_delta(c: &mut Criterion) {
             }
         })
     });
-    // The floor: a plain POST and its first bytes.
-    group.bench_function("raw_bytes", |b| {
-        b.to_async(&runtime).iter_custom(|iters| {
-            let raw = raw.clone();
-            let body = body.clone();
-            let endpoint = endpoint.clone();
-            async move {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let start = Instant::now();
-                    let response = post(&raw, &endpoint, &body).await;
-                    let mut bytes = response.bytes_stream();
-                    let first = bytes.next().await;
-                    total += start.elapsed();
-                    assert!(first.is_some());
-                    // Read to the end, untimed, so the connection is reused.
-                    while bytes.next().await.is_some() {}
+    // Both sides run in every iteration of both benchmarks, alternating, so that a
+    // machine busy with other work slows them alike; each benchmark reports its side.
+    for (name, ours) in [("raw_bytes", false), ("client_stream", true)] {
+        group.bench_function(name, |b| {
+            b.to_async(&runtime).iter_custom(|iters| {
+                let (sides, pairs) = (&sides, &pairs);
+                async move {
+                    let mut total = Duration::ZERO;
+                    for turn in 0..iters {
+                        let (raw, client) = sides.pair(turn).await;
+                        pairs.borrow_mut().push((raw, client));
+                        total += if ours { client } else { raw };
+                    }
+                    total
                 }
-                total
-            }
-        })
-    });
-    let opened = CONNECTIONS.swap(0, Ordering::Relaxed);
-    eprintln!("raw_bytes opened {opened} connections");
-    // The same POST, its bytes parsed into events: the parsing's share.
-    group.bench_function("raw_post_parse_stream", |b| {
-        b.to_async(&runtime).iter_custom(|iters| {
-            let raw = raw.clone();
-            let body = body.clone();
-            let endpoint = endpoint.clone();
-            let client = client.clone();
-            async move {
-                let messages = [Message::user("hi")];
-                let request = LlmRequest::new(&messages, &[]);
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let start = Instant::now();
-                    let response = post(&raw, &endpoint, &body).await;
-                    let events = client.parse_stream(&request, response.bytes_stream());
-                    total += until_first_delta(start, events).await;
-                }
-                total
-            }
-        })
-    });
-    // The whole client: body, transport, parsing.
-    group.bench_function("client_stream", |b| {
-        b.to_async(&runtime).iter_custom(|iters| {
-            let client = client.clone();
-            async move {
-                let messages = [Message::user("hi")];
-                let request = LlmRequest::new(&messages, &[]);
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let start = Instant::now();
-                    let events = client.stream(request);
-                    total += until_first_delta(start, events).await;
-                }
-                total
-            }
-        })
-    });
-    let opened = CONNECTIONS.swap(0, Ordering::Relaxed);
-    eprintln!("client_stream opened {opened} connections");
+            })
+        });
+    }
     group.finish();
-}
-
-/// The request body POSTed as it is, with nothing of the model client.
-async fn post(raw: &reqwest::Client, endpoint: &str, body: &[u8]) -> reqwest::Response {
-    raw.post(endpoint)
-        .header("content-type", "application/json")
-        .body(body.to_vec())
-        .send()
-        .await
-        .unwrap()
+    let opened = CONNECTIONS.swap(0, Ordering::Relaxed);
+    let pairs = pairs.into_inner();
+    // A filter that left out both paired benchmarks measured no pair.
+    if pairs.is_empty() {
+        return;
+    }
+    let median = |mut times: Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    };
+    let ratios = pairs
+        .iter()
+        .map(|(raw, client)| client.as_secs_f64() / raw.as_secs_f64())
+        .collect();
+    let raw = median(pairs.iter().map(|p| p.0.as_secs_f64()).collect());
+    let ours = median(pairs.iter().map(|p| p.1.as_secs_f64()).collect());
+    eprintln!(
+        "time to first delta over {} alternated pairs ({opened} connections): raw {:.1} µs, \
+         client {:.1} µs; client/raw: median of pair ratios {:.3}×, ratio of medians {:.3}× \
+         (goal ≤ 1.1×)",
+        pairs.len(),
+        raw * 1e6,
+        ours * 1e6,
+        median(ratios),
+        ours / raw,
+    );
 }
 
 /// The time from `start` to the first text delta of `events`, which are then read to

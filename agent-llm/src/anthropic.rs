@@ -7,6 +7,9 @@ use crate::convert::{
 use crate::http::{classify, provider_message};
 use crate::openai::finish_reason;
 use crate::provider::{Assembler, Provider, StreamParser, typed_event};
+use crate::wire::{
+    body_map, expect_object, key_header, keyed_env, put, strictness, unless_withheld,
+};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, LlmError, LlmRequest, Message, ModelSettings,
     ToolCall, ToolChoice, ToolResultMessage, Usage,
@@ -97,14 +100,13 @@ impl Client<Anthropic> {
     /// [`DEFAULT_MODEL`](Self::DEFAULT_MODEL)), the base URL from `ANTHROPIC_BASE_URL`
     /// (default Anthropic's).
     pub fn from_env() -> Option<AgentResult<Self>> {
-        let var = crate::openai::env_var;
-        let api_key = var("ANTHROPIC_API_KEY")?;
-        let model = var("ANTHROPIC_MODEL").unwrap_or_else(|| Self::DEFAULT_MODEL.to_owned());
-        let mut builder = Self::builder(api_key, model);
-        if let Some(url) = var("ANTHROPIC_BASE_URL") {
-            builder = builder.base_url(url);
-        }
-        Some(builder.build())
+        keyed_env(
+            &["ANTHROPIC_API_KEY"],
+            "ANTHROPIC_MODEL",
+            Self::DEFAULT_MODEL,
+            "ANTHROPIC_BASE_URL",
+            Self::builder,
+        )
     }
 }
 
@@ -126,11 +128,7 @@ impl Builder<Anthropic> {
     /// plain schemas in [`Dialect::Anthropic`] (the default). Strict tool use may need a
     /// beta header, which [`header`](Builder::header) adds.
     pub fn strict_tools(mut self, strict: bool) -> Self {
-        self.provider.dialect = if strict {
-            Dialect::AnthropicStrict
-        } else {
-            Dialect::Anthropic
-        };
+        self.provider.dialect = strictness(strict, Dialect::AnthropicStrict, Dialect::Anthropic);
         self
     }
 }
@@ -148,10 +146,7 @@ impl Provider for Anthropic {
     }
 
     fn headers(&self, api_key: Option<&str>) -> Vec<(String, String)> {
-        let mut headers = Vec::new();
-        if let Some(key) = api_key {
-            headers.push(("x-api-key".to_owned(), key.to_owned()));
-        }
+        let mut headers = key_header("x-api-key", api_key.map(str::to_owned));
         headers.push(("anthropic-version".to_owned(), self.version.clone()));
         headers
     }
@@ -164,7 +159,7 @@ impl Provider for Anthropic {
         stream: bool,
     ) -> AgentResult<Map<String, Value>> {
         let (system, messages) = conversation(request.messages);
-        let mut body = Map::new();
+        let mut body = body_map();
         body.insert("model".into(), json!(model));
         let max_tokens = settings.max_output_tokens.unwrap_or(self.max_tokens);
         body.insert("max_tokens".into(), json!(max_tokens));
@@ -179,12 +174,12 @@ impl Provider for Anthropic {
                 body.insert("tool_choice".into(), choice);
             }
         }
-        if let Some(temperature) = settings.temperature {
-            body.insert("temperature".into(), json!(temperature));
-        }
-        if let Some(stop) = &settings.stop_sequences {
-            body.insert("stop_sequences".into(), json!(stop));
-        }
+        put(&mut body, "temperature", settings.temperature);
+        put(
+            &mut body,
+            "stop_sequences",
+            settings.stop_sequences.as_ref(),
+        );
         if stream {
             body.insert("stream".into(), json!(true));
         }
@@ -197,9 +192,7 @@ impl Provider for Anthropic {
         body: &Value,
     ) -> Result<AssistantMessage, LlmError> {
         let malformed = |what: &str| malformed(PROVIDER, what, body);
-        if !body.is_object() {
-            return Err(malformed("the body is not a JSON object"));
-        }
+        expect_object(PROVIDER, body)?;
         if str_field(body, "type") == Some("error") {
             return Err(error_event(body));
         }
@@ -236,20 +229,15 @@ impl Provider for Anthropic {
                 None => return Err(malformed("a content block without `type`")),
             }
         }
-        if text.is_none()
-            && tool_calls.is_empty()
-            && str_field(body, "stop_reason") == Some("refusal")
-        {
-            return Err(LlmError::Refused {
-                message: format!("{PROVIDER}: the model refused to answer (stop_reason `refusal`)"),
-            });
-        }
-        Ok(AssistantMessage {
+        let refused = str_field(body, "stop_reason") == Some("refusal");
+        let why = refused.then(|| "the model refused to answer (stop_reason `refusal`)".to_owned());
+        let message = AssistantMessage {
             text,
             tool_calls,
             usage: body.get("usage").filter(|u| u.is_object()).map(usage),
             provider_blocks,
-        })
+        };
+        unless_withheld(PROVIDER, message, why)
     }
 
     fn stream_parser(&self) -> Box<dyn StreamParser> {

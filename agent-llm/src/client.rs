@@ -8,6 +8,7 @@ use agent_core::{
     ToolDefinition,
 };
 use async_trait::async_trait;
+use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
@@ -98,6 +99,27 @@ impl<P: Provider> Client<P> {
     /// [`request_body`](Self::request_body), asking for a stream.
     pub fn stream_body(&self, request: &LlmRequest<'_>) -> AgentResult<Value> {
         self.body(request, true)
+    }
+
+    /// The body [`body`](Self::body) makes, as the bytes sent: written by the provider
+    /// itself when nothing is added after its fields (no output schema, no escape-hatch
+    /// fields), else the map serialized.
+    fn body_bytes(&self, request: &LlmRequest<'_>, stream: bool) -> AgentResult<Bytes> {
+        if request.output.is_none() && self.params.is_empty() && request.params.is_empty() {
+            let settings = self.settings.merge(request.settings);
+            if settings.extra.is_empty()
+                && let Some(bytes) =
+                    self.provider
+                        .body_bytes(&self.model, request, &settings, stream)
+            {
+                return bytes.map(Bytes::from);
+            }
+        }
+        let body = self.body(request, stream)?;
+        let bytes = serde_json::to_vec(&body).map_err(|e| LlmError::BadRequest {
+            message: format!("{}: cannot serialize the request: {e}", P::NAME),
+        })?;
+        Ok(Bytes::from(bytes))
     }
 
     fn body(&self, request: &LlmRequest<'_>, stream: bool) -> AgentResult<Value> {
@@ -197,15 +219,15 @@ impl<P: Provider> Client<P> {
 #[async_trait]
 impl<P: Provider> LlmClient for Client<P> {
     async fn complete(&self, request: LlmRequest<'_>) -> AgentResult<AssistantMessage> {
-        let body = self.request_body(&request)?;
-        let response = self.transport.post_json(&self.url, &body).await?;
+        let body = self.body_bytes(&request, false)?;
+        let response = self.transport.post_json(&self.url, body).await?;
         self.parse_response(&request, &response)
     }
 
     fn stream<'a>(&'a self, request: LlmRequest<'a>) -> LlmStream<'a> {
         let out = Assembler::new(self.provider.dialect(), request.tools);
         let start = async move {
-            let body = self.stream_body(&request).map_err(|e| match e {
+            let body = self.body_bytes(&request, true).map_err(|e| match e {
                 AgentError::Model(e) => e,
                 other => LlmError::BadRequest {
                     message: format!("{}: {other}", P::NAME),
@@ -213,7 +235,7 @@ impl<P: Provider> LlmClient for Client<P> {
             })?;
             let response = self
                 .transport
-                .post_for_stream(&self.stream_url, &body)
+                .post_for_stream(&self.stream_url, body)
                 .await?;
             let parser = self.provider.stream_parser();
             let events = events(P::NAME, response.bytes_stream(), parser, out);
@@ -289,7 +311,7 @@ where
     S: futures::Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let sse = sse_stream::SseStream::from_bytes_stream(bytes).boxed();
+    let sse = sse_stream::SseStream::from_bytes_stream(event_pieces(bytes)).boxed();
     let reading = Reading {
         provider,
         sse,
@@ -351,6 +373,43 @@ where
         }
     })
     .boxed()
+}
+
+/// The body's bytes cut after each event's blank line, so that an event is parsed and
+/// handed on as soon as its bytes are in: the SSE parser reads a whole piece before it
+/// yields the piece's first event, and a piece carrying many events (a proxy's buffer, a
+/// fast model) would hold the first delta back until all of them were parsed. Cutting
+/// [`Bytes`] copies nothing.
+fn event_pieces<S, E>(bytes: S) -> impl futures::Stream<Item = Result<Bytes, E>> + Send
+where
+    S: futures::Stream<Item = Result<Bytes, E>> + Send + 'static,
+    E: Send + 'static,
+{
+    let state = (Box::pin(bytes), Bytes::new());
+    futures::stream::unfold(state, |(mut bytes, mut rest)| async move {
+        loop {
+            if !rest.is_empty() {
+                let end = event_end(&rest).unwrap_or(rest.len());
+                let piece = rest.split_to(end);
+                return Some((Ok(piece), (bytes, rest)));
+            }
+            match bytes.next().await? {
+                Ok(chunk) => rest = chunk,
+                Err(error) => return Some((Err(error), (bytes, rest))),
+            }
+        }
+    })
+    // The reader looks once more after the end, for what came after the end marker.
+    .fuse()
+}
+
+/// Where the first event in `bytes` ends: after its blank line (`\n\n` or `\n\r\n`).
+fn event_end(bytes: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b'\n', bytes).find_map(|at| match &bytes[at + 1..] {
+        [b'\n', ..] => Some(at + 2),
+        [b'\r', b'\n', ..] => Some(at + 3),
+        _ => None,
+    })
 }
 
 fn broken(out: &Assembler, message: String) -> LlmError {
@@ -509,5 +568,32 @@ pub(crate) fn malformed(provider: &str, what: &str, body: &Value) -> LlmError {
             "{provider}: malformed answer: {what}: {}",
             excerpt(body.to_string().as_bytes())
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_end_after_their_blank_line() {
+        assert_eq!(event_end(b"data: a\n\ndata: b\n\n"), Some(9));
+        assert_eq!(event_end(b"data: a\r\n\r\ndata: b"), Some(11));
+        assert_eq!(event_end(b"data: a\ndata: b\n"), None);
+        assert_eq!(event_end(b"data: a\n"), None);
+        assert_eq!(event_end(b""), None);
+    }
+
+    #[test]
+    fn pieces_are_whole_events_and_lose_nothing() {
+        let chunks = ["data: a\n\ndata: b\r\n\r\nda", "", "ta: c\n\n"]
+            .map(|c| Ok::<_, std::io::Error>(Bytes::from_static(c.as_bytes())));
+        let pieces: Vec<Bytes> = event_pieces(futures::stream::iter(chunks))
+            .map(Result::unwrap)
+            .collect::<Vec<_>>()
+            .now_or_never()
+            .unwrap();
+        let expected = ["data: a\n\n", "data: b\r\n\r\n", "da", "ta: c\n\n"];
+        assert_eq!(pieces, expected.map(|p| Bytes::from_static(p.as_bytes())));
     }
 }

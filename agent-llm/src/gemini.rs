@@ -6,9 +6,11 @@ use crate::convert::{
     Turns, content_text, count, describe, object_arguments, render_output, render_tools, str_field,
     system_text,
 };
-use crate::http::{classify, provider_message};
-use crate::openai::{env_var, finish_reason};
+use crate::openai::finish_reason;
 use crate::provider::{Assembler, Provider, StreamParser, event_json};
+use crate::wire::{
+    body_map, expect_object, key_header, keyed_env, provider_error, put, unless_withheld,
+};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, OutputSchema, ToolCall, ToolChoice, Usage,
@@ -75,13 +77,13 @@ impl Client<Gemini> {
     /// (default [`DEFAULT_MODEL`](Self::DEFAULT_MODEL)), the base URL from
     /// `GEMINI_BASE_URL` (default Google's).
     pub fn from_env() -> Option<AgentResult<Self>> {
-        let api_key = env_var("GEMINI_API_KEY").or_else(|| env_var("GOOGLE_API_KEY"))?;
-        let model = env_var("GEMINI_MODEL").unwrap_or_else(|| Self::DEFAULT_MODEL.to_owned());
-        let mut builder = Self::builder(api_key, model);
-        if let Some(url) = env_var("GEMINI_BASE_URL") {
-            builder = builder.base_url(url);
-        }
-        Some(builder.build())
+        keyed_env(
+            &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+            "GEMINI_MODEL",
+            Self::DEFAULT_MODEL,
+            "GEMINI_BASE_URL",
+            Self::builder,
+        )
     }
 }
 
@@ -103,10 +105,7 @@ impl Provider for Gemini {
     }
 
     fn headers(&self, api_key: Option<&str>) -> Vec<(String, String)> {
-        api_key
-            .map(|key| ("x-goog-api-key".to_owned(), key.to_owned()))
-            .into_iter()
-            .collect()
+        key_header("x-goog-api-key", api_key.map(str::to_owned))
     }
 
     fn has_structured_output(&self) -> bool {
@@ -137,7 +136,7 @@ impl Provider for Gemini {
         settings: &ModelSettings,
         _stream: bool,
     ) -> AgentResult<Map<String, Value>> {
-        let mut body = Map::new();
+        let mut body = body_map();
         body.insert("contents".into(), Value::Array(contents(request.messages)));
         let system = system_text(request.messages);
         if !system.is_empty() {
@@ -168,18 +167,18 @@ impl Provider for Gemini {
             }
         }
         let mut generation = Map::new();
-        if let Some(temperature) = settings.temperature {
-            generation.insert("temperature".into(), json!(temperature));
-        }
-        if let Some(max) = settings.max_output_tokens {
-            generation.insert("maxOutputTokens".into(), json!(max));
-        }
-        if let Some(stop) = &settings.stop_sequences {
-            generation.insert("stopSequences".into(), json!(stop));
-        }
-        if let Some(seed) = settings.seed {
-            generation.insert("seed".into(), json!(seed));
-        }
+        put(&mut generation, "temperature", settings.temperature);
+        put(
+            &mut generation,
+            "maxOutputTokens",
+            settings.max_output_tokens,
+        );
+        put(
+            &mut generation,
+            "stopSequences",
+            settings.stop_sequences.as_ref(),
+        );
+        put(&mut generation, "seed", settings.seed);
         if !generation.is_empty() {
             body.insert("generationConfig".into(), Value::Object(generation));
         }
@@ -191,21 +190,16 @@ impl Provider for Gemini {
         request: &LlmRequest<'_>,
         body: &Value,
     ) -> Result<AssistantMessage, LlmError> {
-        if !body.is_object() {
-            return Err(malformed(PROVIDER, "the body is not a JSON object", body));
-        }
+        expect_object(PROVIDER, body)?;
         let mut out = Assembler::new(Dialect::Gemini, request.tools);
         read_chunk(body, &mut out)?;
-        let message = out.partial();
-        if message.text.is_none() && message.tool_calls.is_empty() {
-            if let Some(reason) = blocked(body) {
-                return Err(LlmError::Refused {
-                    message: format!("{PROVIDER}: the answer was withheld ({reason})"),
-                });
-            }
-            if body.get("candidates").and_then(Value::as_array).is_none() {
-                return Err(malformed(PROVIDER, "no `candidates`", body));
-            }
+        let why = blocked(body).map(|reason| format!("the answer was withheld ({reason})"));
+        let message = unless_withheld(PROVIDER, out.partial(), why)?;
+        if message.text.is_none()
+            && message.tool_calls.is_empty()
+            && body.get("candidates").and_then(Value::as_array).is_none()
+        {
+            return Err(malformed(PROVIDER, "no `candidates`", body));
         }
         Ok(message)
     }
@@ -233,14 +227,9 @@ fn blocked(body: &Value) -> Option<String> {
 /// assembler: text and thought parts, function calls, the finish reason, the usage.
 fn read_chunk(chunk: &Value, out: &mut Assembler) -> Result<(), LlmError> {
     if chunk.get("error").is_some()
-        && let Some((kind, message)) = provider_message(chunk)
+        && let Some(error) = provider_error(PROVIDER, chunk)
     {
-        return Err(classify(
-            0,
-            kind.as_deref(),
-            format!("{PROVIDER}: {message}"),
-            None,
-        ));
+        return Err(error);
     }
     let candidate = chunk.pointer("/candidates/0");
     let parts = candidate

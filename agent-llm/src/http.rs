@@ -4,6 +4,7 @@
 //! the default HTTP client is built with.
 
 use agent_core::{LlmError, RetryDecision, RetryPolicy};
+use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Response, StatusCode};
 use rustls_platform_verifier::BuilderVerifierExt;
@@ -72,8 +73,7 @@ pub(crate) struct Transport {
 impl Transport {
     /// Posts `body` to `url` and returns the parsed JSON of a 2xx answer, retrying as
     /// the policy says (a body that times out is retried too).
-    pub async fn post_json(&self, url: &str, body: &Value) -> Result<Value, LlmError> {
-        let body = self.serialize(body)?;
+    pub async fn post_json(&self, url: &str, body: Bytes) -> Result<Value, LlmError> {
         self.with_retries(|| async {
             let response = match self.send_once(url, &body).await {
                 Ok(response) => response,
@@ -96,8 +96,7 @@ impl Transport {
 
     /// Posts `body` to `url` and returns the response of a 2xx answer, its body unread
     /// (a stream), retrying as the policy says until the answer starts.
-    pub async fn post_for_stream(&self, url: &str, body: &Value) -> Result<Response, LlmError> {
-        let body = self.serialize(body)?;
+    pub async fn post_for_stream(&self, url: &str, body: Bytes) -> Result<Response, LlmError> {
         self.with_retries(|| async {
             match self.send_once(url, &body).await {
                 Ok(response) => RetryDecision::Done(Ok(response)),
@@ -105,12 +104,6 @@ impl Transport {
             }
         })
         .await
-    }
-
-    fn serialize(&self, body: &Value) -> Result<Vec<u8>, LlmError> {
-        serde_json::to_vec(body).map_err(|e| LlmError::BadRequest {
-            message: format!("{}: cannot serialize the request: {e}", self.provider),
-        })
     }
 
     async fn with_retries<T, F, Fut>(&self, mut attempt: F) -> Result<T, LlmError>
@@ -150,7 +143,7 @@ impl Transport {
     async fn send_once<T>(
         &self,
         url: &str,
-        body: &[u8],
+        body: &Bytes,
     ) -> Result<Response, RetryDecision<T, LlmError>> {
         let sent = self
             .client
@@ -158,7 +151,8 @@ impl Transport {
             .headers(self.headers.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .timeout(self.timeout)
-            .body(body.to_vec())
+            // A count bump, not a copy, for each attempt.
+            .body(body.clone())
             .send()
             .await;
         let response = match sent {

@@ -54,6 +54,7 @@ mod http;
 mod openai;
 mod provider;
 mod responses;
+mod wire;
 
 pub use agent_core::RetryPolicy;
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicClient};

@@ -3,16 +3,20 @@
 
 use crate::client::{Builder, Client, malformed};
 use crate::convert::{
-    content_text, count, data_url, map_arguments, parse_arguments, render_output, render_tools,
-    str_field,
+    content_text, count, data_url, map_arguments, parse_arguments, render_tools, str_field,
 };
-use crate::http::provider_message;
 use crate::provider::{Assembler, Provider, StreamParser, typed_event};
+use crate::wire::{
+    env_var, expect_object, json_schema, key_header, nested_count, provider_error, put, strictness,
+    unless_withheld,
+};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, OutputSchema, ToolCall, ToolChoice, ToolResultMessage, Usage,
 };
-use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 
@@ -113,22 +117,13 @@ pub(crate) fn openai_env<P: Provider>(
     Some(builder)
 }
 
-/// A non-blank environment variable.
-pub(crate) fn env_var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
 impl Builder<OpenAi> {
     /// Whether tools are sent with `strict: true` in [`Dialect::OpenAiStrict`] (the
     /// default), so the model's arguments always match the schema, or as plain schemas
     /// in [`Dialect::OpenAi`]. With strict on, a tool whose schema cannot be made strict
     /// is an error naming the tool, and nothing is sent.
     pub fn strict_tools(mut self, strict: bool) -> Self {
-        self.provider.dialect = if strict {
-            Dialect::OpenAiStrict
-        } else {
-            Dialect::OpenAi
-        };
+        self.provider.dialect = strictness(strict, Dialect::OpenAiStrict, Dialect::OpenAi);
         self
     }
 
@@ -171,13 +166,12 @@ impl Provider for OpenAi {
         body: &mut Map<String, Value>,
         output: &OutputSchema,
     ) -> AgentResult<()> {
-        let schema = render_output(self.dialect(), output)?;
-        let strict = self.dialect() == Dialect::OpenAiStrict;
+        // Chat Completions names the type beside the schema's object.
+        let mut format = json_schema(self.dialect(), output)?;
+        let kind = format.shift_remove("type").unwrap_or_default();
         body.insert(
             "response_format".into(),
-            json!({"type": "json_schema", "json_schema": {
-                "name": output.name, "schema": schema, "strict": strict
-            }}),
+            json!({"type": kind, "json_schema": format}),
         );
         Ok(())
     }
@@ -189,33 +183,34 @@ impl Provider for OpenAi {
         settings: &ModelSettings,
         stream: bool,
     ) -> AgentResult<Map<String, Value>> {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(model));
-        let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
-        body.insert("messages".into(), Value::Array(messages));
-        // OpenAI refuses an empty `tools` array, and a tool choice without tools.
-        if !request.tools.is_empty() {
-            let tools = render_tools(self.dialect(), request.tools)?;
-            body.insert("tools".into(), Value::Array(tools));
-            insert_tool_settings(
-                &mut body,
-                settings,
-                |name| json!({"type": "function", "function": {"name": name}}),
-            );
+        let tools = render_tools(self.dialect(), request.tools)?;
+        let body = self.chat_body(model, request, &tools, settings, stream);
+        match serde_json::to_value(body).map_err(|e| cannot_write(&e))? {
+            Value::Object(body) => Ok(body),
+            _ => Err(cannot_write(&"the body is not an object").into()),
         }
+    }
+
+    /// The same JSON as [`body`](Self::body), written without a map built first,
+    /// whenever the output token limit's field is one of the two the API knows (a
+    /// custom name could repeat another field, which only a map merges).
+    fn body_bytes(
+        &self,
+        model: &str,
+        request: &LlmRequest<'_>,
+        settings: &ModelSettings,
+        stream: bool,
+    ) -> Option<AgentResult<Vec<u8>>> {
         let field = self.max_tokens_field.unwrap_or("max_completion_tokens");
-        insert_common(&mut body, settings, field);
-        if let Some(stop) = &settings.stop_sequences {
-            body.insert("stop".into(), json!(stop));
+        if !matches!(field, "max_completion_tokens" | "max_tokens") {
+            return None;
         }
-        if let Some(seed) = settings.seed {
-            body.insert("seed".into(), json!(seed));
-        }
-        if stream {
-            body.insert("stream".into(), json!(true));
-            body.insert("stream_options".into(), json!({"include_usage": true}));
-        }
-        Ok(body)
+        let tools = match render_tools(self.dialect(), request.tools) {
+            Ok(tools) => tools,
+            Err(e) => return Some(Err(e)),
+        };
+        let body = self.chat_body(model, request, &tools, settings, stream);
+        Some(serde_json::to_vec(&body).map_err(|e| cannot_write(&e).into()))
     }
 
     fn parse_response(
@@ -224,15 +219,11 @@ impl Provider for OpenAi {
         body: &Value,
     ) -> Result<AssistantMessage, LlmError> {
         let malformed = |what: &str| malformed(PROVIDER, what, body);
-        if !body.is_object() {
-            return Err(malformed("the body is not a JSON object"));
-        }
+        expect_object(PROVIDER, body)?;
         let Some(choice) = body.get("choices").and_then(|c| c.get(0)) else {
-            if let Some((kind, message)) = provider_message(body) {
-                let message = format!("{PROVIDER}: {message}");
-                return Err(crate::http::classify(0, kind.as_deref(), message, None));
-            }
-            return Err(malformed("no `choices[0]`"));
+            return Err(
+                provider_error(PROVIDER, body).unwrap_or_else(|| malformed("no `choices[0]`"))
+            );
         };
         let Some(message) = choice.get("message").filter(|m| m.is_object()) else {
             return Err(malformed("no `choices[0].message` object"));
@@ -263,20 +254,15 @@ impl Provider for OpenAi {
             Some(Value::Null) | None => {}
             Some(_) => return Err(malformed("`message.tool_calls` is not an array")),
         }
-        if text.is_none()
-            && tool_calls.is_empty()
-            && str_field(choice, "finish_reason") == Some("content_filter")
-        {
-            return Err(LlmError::Refused {
-                message: format!("{PROVIDER}: the answer was withheld by the content filter"),
-            });
-        }
-        Ok(AssistantMessage {
+        let message = AssistantMessage {
             text,
             tool_calls,
             usage: body.get("usage").and_then(chat_usage),
             ..AssistantMessage::default()
-        })
+        };
+        let filtered = str_field(choice, "finish_reason") == Some("content_filter");
+        let why = filtered.then(|| "the answer was withheld by the content filter".to_owned());
+        unless_withheld(PROVIDER, message, why)
     }
 
     fn stream_parser(&self) -> Box<dyn StreamParser> {
@@ -285,6 +271,24 @@ impl Provider for OpenAi {
 }
 
 impl OpenAi {
+    fn chat_body<'a>(
+        &self,
+        model: &'a str,
+        request: &LlmRequest<'a>,
+        tools: &'a [Value],
+        settings: &'a ModelSettings,
+        stream: bool,
+    ) -> ChatBody<'a> {
+        ChatBody {
+            model,
+            messages: request.messages,
+            tools,
+            settings,
+            max_tokens_field: self.max_tokens_field.unwrap_or("max_completion_tokens"),
+            stream,
+        }
+    }
+
     fn tool_call(
         &self,
         request: &LlmRequest<'_>,
@@ -314,25 +318,7 @@ impl OpenAi {
 
 /// `Authorization: Bearer <key>`, when there is a key.
 pub(crate) fn bearer(api_key: Option<&str>) -> Vec<(String, String)> {
-    api_key
-        .map(|key| ("authorization".to_owned(), format!("Bearer {key}")))
-        .into_iter()
-        .collect()
-}
-
-/// Temperature and the output token limit (in `max_tokens_field`), the fields every
-/// OpenAI API names alike but the last.
-pub(crate) fn insert_common(
-    body: &mut Map<String, Value>,
-    settings: &ModelSettings,
-    max_tokens_field: &str,
-) {
-    if let Some(temperature) = settings.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    if let Some(max) = settings.max_output_tokens {
-        body.insert(max_tokens_field.into(), json!(max));
-    }
+    key_header("authorization", api_key.map(|key| format!("Bearer {key}")))
 }
 
 /// OpenAI's own API wants `max_completion_tokens` (its reasoning models refuse
@@ -353,16 +339,18 @@ pub(crate) fn insert_tool_settings(
     named: fn(&str) -> Value,
 ) {
     if let Some(choice) = &settings.tool_choice {
-        let choice = match choice {
-            ToolChoice::Auto => json!("auto"),
-            ToolChoice::Required => json!("required"),
-            ToolChoice::None => json!("none"),
-            ToolChoice::Tool(name) => named(name),
-        };
-        body.insert("tool_choice".into(), choice);
+        body.insert("tool_choice".into(), tool_choice(choice, named));
     }
-    if let Some(parallel) = settings.parallel_tool_calls {
-        body.insert("parallel_tool_calls".into(), json!(parallel));
+    put(body, "parallel_tool_calls", settings.parallel_tool_calls);
+}
+
+/// A tool choice as both OpenAI APIs name it, a named tool's as `named(name)`.
+fn tool_choice(choice: &ToolChoice, named: fn(&str) -> Value) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Tool(name) => named(name),
     }
 }
 
@@ -371,12 +359,8 @@ fn chat_usage(usage: &Value) -> Option<Usage> {
     usage.is_object().then(|| Usage {
         input_tokens: count(usage, "prompt_tokens"),
         output_tokens: count(usage, "completion_tokens"),
-        cached_input_tokens: usage
-            .get("prompt_tokens_details")
-            .map_or(0, |d| count(d, "cached_tokens")),
-        reasoning_tokens: usage
-            .get("completion_tokens_details")
-            .map_or(0, |d| count(d, "reasoning_tokens")),
+        cached_input_tokens: nested_count(usage, "prompt_tokens_details", "cached_tokens"),
+        reasoning_tokens: nested_count(usage, "completion_tokens_details", "reasoning_tokens"),
     })
 }
 
@@ -399,12 +383,47 @@ struct ChatStream;
 /// need no unescaping: a typed read costs a fraction of a `Value` tree's.
 #[derive(Deserialize)]
 struct Chunk<'a> {
-    #[serde(default, borrow)]
-    choices: Option<Vec<ChunkChoice<'a>>>,
+    /// The first of the `choices` (the client asks for one): the others are checked
+    /// for JSON syntax and skipped rather than read into a list.
+    #[serde(default, borrow, rename = "choices", deserialize_with = "first_choice")]
+    choice: Option<ChunkChoice<'a>>,
     #[serde(default)]
     usage: Option<Value>,
     #[serde(default)]
     error: Option<Value>,
+}
+
+/// A chunk's first choice, from `choices` (an array, or `null`).
+fn first_choice<'de, D: Deserializer<'de>>(
+    choices: D,
+) -> Result<Option<ChunkChoice<'de>>, D::Error> {
+    struct First;
+    impl<'de> Visitor<'de> for First {
+        type Value = Option<ChunkChoice<'de>>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an array of choices or null")
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, choices: D) -> Result<Self::Value, D::Error> {
+            choices.deserialize_seq(self)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut choices: A) -> Result<Self::Value, A::Error> {
+            let first = choices.next_element()?;
+            while choices.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(first)
+        }
+    }
+    choices.deserialize_option(First)
 }
 
 #[derive(Deserialize)]
@@ -463,15 +482,16 @@ impl StreamParser for ChatStream {
         }
         let chunk: Chunk<'_> = typed_event(PROVIDER, data)?;
         if let Some(error) = chunk.error {
-            let (kind, message) = provider_message(&json!({"error": error}))
-                .unwrap_or((None, "an error without a message".to_owned()));
-            let message = format!("{PROVIDER}: {message}");
-            return Err(crate::http::classify(0, kind.as_deref(), message, None));
+            return Err(
+                provider_error(PROVIDER, &json!({ "error": error })).unwrap_or_else(|| {
+                    LlmError::other(format!("{PROVIDER}: an error without a message"))
+                }),
+            );
         }
         if let Some(usage) = chunk.usage.as_ref().and_then(chat_usage) {
             out.set_usage(usage);
         }
-        let Some(choice) = chunk.choices.into_iter().flatten().next() else {
+        let Some(choice) = chunk.choice else {
             return Ok(());
         };
         if let Some(delta) = choice.delta {
@@ -509,57 +529,185 @@ impl StreamParser for ChatStream {
     }
 }
 
-fn message_json(message: &Message) -> Value {
-    match message {
-        Message::System { content } => json!({"role": "system", "content": content}),
-        Message::User { content } => json!({"role": "user", "content": content}),
-        Message::UserContent { content } => {
-            let parts: Vec<Value> = content
-                .iter()
-                .map(|block| match block {
-                    Content::Image { data, mime_type } => json!({
-                        "type": "image_url",
-                        "image_url": {"url": data_url(mime_type, data)},
-                    }),
-                    other => {
-                        json!({"type": "text", "text": content_text(std::slice::from_ref(other))})
-                    }
-                })
-                .collect();
-            json!({"role": "user", "content": parts})
+/// A request that cannot be written as JSON (a map key that is not text).
+fn cannot_write(e: &dyn std::fmt::Display) -> LlmError {
+    LlmError::BadRequest {
+        message: format!("{PROVIDER}: cannot serialize the request: {e}"),
+    }
+}
+
+/// A Chat Completions request body, serialized field by field in the order the API's
+/// documentation lists them. It is written straight to the bytes sent (no map of
+/// values built and hashed first), or read into a map for
+/// [`Provider::body`].
+struct ChatBody<'a> {
+    model: &'a str,
+    messages: &'a [Message],
+    /// The tools rendered in the client's dialect.
+    tools: &'a [Value],
+    settings: &'a ModelSettings,
+    max_tokens_field: &'static str,
+    stream: bool,
+}
+
+impl Serialize for ChatBody<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let settings = self.settings;
+        let mut body = serializer.serialize_map(None)?;
+        body.serialize_entry("model", self.model)?;
+        body.serialize_entry("messages", &Messages(self.messages))?;
+        // OpenAI refuses an empty `tools` array, and a tool choice without tools.
+        if !self.tools.is_empty() {
+            body.serialize_entry("tools", self.tools)?;
+            if let Some(choice) = &settings.tool_choice {
+                body.serialize_entry("tool_choice", &tool_choice(choice, chat_named))?;
+            }
+            entry(
+                &mut body,
+                "parallel_tool_calls",
+                settings.parallel_tool_calls,
+            )?;
         }
-        Message::Assistant(assistant) => {
-            let mut out = Map::new();
-            out.insert("role".into(), json!("assistant"));
-            // Never `null`, never absent: llama-cpp-python's server refuses `null`, and
-            // its chatml-function-calling template reads `message.content` strictly
-            // (a message without it fails the request with HTTP 500 on every turn after
-            // a tool call).
-            out.insert(
-                "content".into(),
-                json!(assistant.text.as_deref().unwrap_or_default()),
-            );
-            if !assistant.tool_calls.is_empty() {
-                let calls: Vec<Value> = assistant
-                    .tool_calls
+        entry(&mut body, "temperature", settings.temperature)?;
+        entry(&mut body, self.max_tokens_field, settings.max_output_tokens)?;
+        entry(&mut body, "stop", settings.stop_sequences.as_ref())?;
+        entry(&mut body, "seed", settings.seed)?;
+        if self.stream {
+            body.serialize_entry("stream", &true)?;
+            body.serialize_entry(
+                "stream_options",
+                &StreamOptions {
+                    include_usage: true,
+                },
+            )?;
+        }
+        body.end()
+    }
+}
+
+/// `key: value` when there is a value (an unset setting is not sent, so the provider's
+/// default holds).
+fn entry<M: SerializeMap, T: Serialize>(
+    body: &mut M,
+    key: &str,
+    value: Option<T>,
+) -> Result<(), M::Error> {
+    match value {
+        Some(value) => body.serialize_entry(key, &value),
+        None => Ok(()),
+    }
+}
+
+/// A named tool's choice in Chat Completions.
+fn chat_named(name: &str) -> Value {
+    json!({"type": "function", "function": {"name": name}})
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// The conversation as Chat Completions messages.
+struct Messages<'a>(&'a [Message]);
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(ChatMessage))
+    }
+}
+
+/// One message as Chat Completions takes it.
+struct ChatMessage<'a>(&'a Message);
+
+#[derive(Serialize)]
+struct TextMessage<C> {
+    role: &'static str,
+    content: C,
+}
+
+#[derive(Serialize)]
+struct AssistantJson<'a> {
+    role: &'static str,
+    /// Never `null`, never absent: llama-cpp-python's server refuses `null`, and its
+    /// chatml-function-calling template reads `message.content` strictly (a message
+    /// without it fails the request with HTTP 500 on every turn after a tool call).
+    content: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<CallJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct CallJson<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FunctionJson<'a>,
+}
+
+#[derive(Serialize)]
+struct FunctionJson<'a> {
+    name: &'a str,
+    arguments: String,
+}
+
+#[derive(Serialize)]
+struct ToolJson<'a> {
+    role: &'static str,
+    tool_call_id: &'a str,
+    content: String,
+}
+
+impl Serialize for ChatMessage<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let text = |role, content| TextMessage { role, content };
+        match self.0 {
+            Message::System { content } => text("system", content).serialize(serializer),
+            Message::User { content } => text("user", content).serialize(serializer),
+            Message::UserContent { content } => {
+                let parts: Vec<Value> = content
                     .iter()
-                    .map(|call| {
-                        json!({
-                            "id": call.id,
-                            "type": "function",
-                            "function": {"name": call.name, "arguments": arguments_text(&call.arguments)},
-                        })
+                    .map(|block| match block {
+                        Content::Image { data, mime_type } => json!({
+                            "type": "image_url",
+                            "image_url": {"url": data_url(mime_type, data)},
+                        }),
+                        other => json!({
+                            "type": "text",
+                            "text": content_text(std::slice::from_ref(other)),
+                        }),
                     })
                     .collect();
-                out.insert("tool_calls".into(), Value::Array(calls));
+                TextMessage {
+                    role: "user",
+                    content: parts,
+                }
+                .serialize(serializer)
             }
-            Value::Object(out)
+            Message::Assistant(assistant) => AssistantJson {
+                role: "assistant",
+                content: assistant.text.as_deref().unwrap_or_default(),
+                tool_calls: assistant
+                    .tool_calls
+                    .iter()
+                    .map(|call| CallJson {
+                        id: &call.id,
+                        kind: "function",
+                        function: FunctionJson {
+                            name: &call.name,
+                            arguments: arguments_text(&call.arguments),
+                        },
+                    })
+                    .collect(),
+            }
+            .serialize(serializer),
+            Message::Tool(result) => ToolJson {
+                role: "tool",
+                tool_call_id: &result.call_id,
+                content: tool_result_text(result),
+            }
+            .serialize(serializer),
         }
-        Message::Tool(result) => json!({
-            "role": "tool",
-            "tool_call_id": result.call_id,
-            "content": tool_result_text(result),
-        }),
     }
 }
 

@@ -48,6 +48,20 @@ pub trait Provider: Clone + Send + Sync + fmt::Debug + 'static {
         stream: bool,
     ) -> AgentResult<Map<String, Value>>;
 
+    /// The same JSON as [`body`](Self::body), as the bytes sent, when the provider can
+    /// write them without building the map first (a request's cost before its first
+    /// byte goes out); `None`, the default, when it cannot, and the map is serialized.
+    fn body_bytes(
+        &self,
+        model: &str,
+        request: &LlmRequest<'_>,
+        settings: &ModelSettings,
+        stream: bool,
+    ) -> Option<AgentResult<Vec<u8>>> {
+        let _ = (model, request, settings, stream);
+        None
+    }
+
     /// Whether the API has a structured-output mode for [`LlmRequest::output`]. When it
     /// has none, the client offers the schema as a final-answer tool
     /// ([`OutputSchema::ANSWER_TOOL`]) and hands its arguments back as the message's

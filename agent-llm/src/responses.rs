@@ -1,12 +1,13 @@
 //! The OpenAI Responses API (`POST {base_url}/responses`).
 
 use crate::client::{Builder, Client, malformed};
-use crate::convert::{count, data_url, render_output, render_tools, str_field, system_text};
-use crate::http::{classify, provider_message};
-use crate::openai::{
-    arguments_text, bearer, insert_common, insert_tool_settings, openai_env, tool_result_text,
-};
+use crate::convert::{count, data_url, render_tools, str_field, system_text};
+use crate::http::classify;
+use crate::openai::{arguments_text, bearer, insert_tool_settings, openai_env, tool_result_text};
 use crate::provider::{Assembler, Provider, StreamParser, event_json};
+use crate::wire::{
+    body_map, expect_object, json_schema, nested_count, provider_error, put, strictness,
+};
 use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, OutputSchema, Usage,
@@ -68,11 +69,7 @@ impl Builder<OpenAiResponses> {
     /// Whether tools are sent with `strict: true` in [`Dialect::OpenAiStrict`] (the
     /// default) or as plain schemas in [`Dialect::OpenAi`].
     pub fn strict_tools(mut self, strict: bool) -> Self {
-        self.provider.dialect = if strict {
-            Dialect::OpenAiStrict
-        } else {
-            Dialect::OpenAi
-        };
+        self.provider.dialect = strictness(strict, Dialect::OpenAiStrict, Dialect::OpenAi);
         self
     }
 }
@@ -103,14 +100,8 @@ impl Provider for OpenAiResponses {
         body: &mut Map<String, Value>,
         output: &OutputSchema,
     ) -> AgentResult<()> {
-        let schema = render_output(self.dialect(), output)?;
-        let strict = self.dialect() == Dialect::OpenAiStrict;
-        body.insert(
-            "text".into(),
-            json!({"format": {
-                "type": "json_schema", "name": output.name, "schema": schema, "strict": strict
-            }}),
-        );
+        let format = json_schema(self.dialect(), output)?;
+        body.insert("text".into(), json!({ "format": format }));
         Ok(())
     }
 
@@ -121,7 +112,7 @@ impl Provider for OpenAiResponses {
         settings: &ModelSettings,
         stream: bool,
     ) -> AgentResult<Map<String, Value>> {
-        let mut body = Map::new();
+        let mut body = body_map();
         body.insert("model".into(), json!(model));
         let system = system_text(request.messages);
         if !system.is_empty() {
@@ -148,7 +139,8 @@ impl Provider for OpenAiResponses {
                 |name| json!({"type": "function", "name": name}),
             );
         }
-        insert_common(&mut body, settings, "max_output_tokens");
+        put(&mut body, "temperature", settings.temperature);
+        put(&mut body, "max_output_tokens", settings.max_output_tokens);
         body.insert("store".into(), json!(false));
         if stream {
             body.insert("stream".into(), json!(true));
@@ -161,9 +153,7 @@ impl Provider for OpenAiResponses {
         request: &LlmRequest<'_>,
         body: &Value,
     ) -> Result<AssistantMessage, LlmError> {
-        if !body.is_object() {
-            return Err(malformed(PROVIDER, "the body is not a JSON object", body));
-        }
+        expect_object(PROVIDER, body)?;
         if let Some(error) = failure(body) {
             return Err(error);
         }
@@ -188,13 +178,7 @@ impl Provider for OpenAiResponses {
 /// A failed response's error, typed.
 fn failure(response: &Value) -> Option<LlmError> {
     let error = response.get("error").filter(|e| e.is_object())?;
-    let (kind, message) = provider_message(&json!({"error": error}))?;
-    Some(classify(
-        0,
-        kind.as_deref(),
-        format!("{PROVIDER}: {message}"),
-        None,
-    ))
+    provider_error(PROVIDER, &json!({ "error": error }))
 }
 
 /// One output item into the assembler. Text and calls are taken only from `whole`
@@ -231,12 +215,8 @@ fn usage(u: &Value) -> Usage {
     Usage {
         input_tokens: count(u, "input_tokens"),
         output_tokens: count(u, "output_tokens"),
-        cached_input_tokens: u
-            .get("input_tokens_details")
-            .map_or(0, |d| count(d, "cached_tokens")),
-        reasoning_tokens: u
-            .get("output_tokens_details")
-            .map_or(0, |d| count(d, "reasoning_tokens")),
+        cached_input_tokens: nested_count(u, "input_tokens_details", "cached_tokens"),
+        reasoning_tokens: nested_count(u, "output_tokens_details", "reasoning_tokens"),
     }
 }
 

@@ -6,7 +6,7 @@ mod common;
 
 use agent_core::{Agent, AgentEvent, LlmEvent, ModelSettings, ToolChoice};
 use agent_llm::OpenAiClient;
-use common::{MockServer, Reply, fast_retry};
+use common::{MockServer, Reply, chat_chunk, fast_retry};
 use futures::StreamExt;
 use serde_json::json;
 
@@ -55,36 +55,28 @@ async fn agent_and_run_settings_reach_the_providers_fields() {
     );
 }
 
-fn chunk(delta: serde_json::Value, finish_reason: serde_json::Value) -> String {
-    json!({
-        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "local-model",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]
-    })
-    .to_string()
-}
-
 #[tokio::test]
 async fn a_streamed_run_over_sse_calls_a_tool_and_streams_the_answer() {
     let call = [
-        chunk(
+        chat_chunk(
             json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
                 "function": {"name": "get_weather", "arguments": "{\"city\":"}}]}),
             serde_json::Value::Null,
         ),
-        chunk(
+        chat_chunk(
             json!({"tool_calls": [{"index": 0, "function": {"arguments": " \"Paris\"}"}}]}),
             serde_json::Value::Null,
         ),
-        chunk(json!({}), json!("tool_calls")),
+        chat_chunk(json!({}), json!("tool_calls")),
         "[DONE]".to_owned(),
     ];
     let answer = [
-        chunk(
+        chat_chunk(
             json!({"role": "assistant", "content": "It is "}),
             serde_json::Value::Null,
         ),
-        chunk(json!({"content": "sunny ☀."}), serde_json::Value::Null),
-        chunk(json!({}), json!("stop")),
+        chat_chunk(json!({"content": "sunny ☀."}), serde_json::Value::Null),
+        chat_chunk(json!({}), json!("stop")),
         "[DONE]".to_owned(),
     ];
     let server = MockServer::start([
@@ -304,25 +296,17 @@ async fn a_strict_answers_null_for_an_optional_field_reaches_the_type_as_absent(
     // The strict dialect makes `nights` required and nullable; the model sends null.
     let reply = |text: &str| {
         let chunks = [
-            chunk(
+            chat_chunk(
                 json!({"role": "assistant", "content": text}),
                 serde_json::Value::Null,
             ),
-            chunk(json!({}), json!("stop")),
+            chat_chunk(json!({}), json!("stop")),
             "[DONE]".to_owned(),
         ];
         Reply::sse(&common::sse_events(chunks.map(|d| (None, d))), 9)
     };
     let server = MockServer::start([reply(r#"{"city": "Oslo", "nights": null}"#)]).await;
-    let agent = Agent::builder(
-        OpenAiClient::builder("m")
-            .base_url(format!("{}/v1", server.url))
-            .retry(fast_retry(1))
-            .build()
-            .unwrap(),
-    )
-    .build()
-    .unwrap();
+    let agent = Agent::builder(openai(&server)).build().unwrap();
     let mut run = agent.start("Plan a trip");
     // Without an output type, the answer is the model's text as it wrote it.
     let mut events = agent.run_stream(&mut run);
@@ -341,15 +325,7 @@ async fn a_strict_answers_null_for_an_optional_field_reaches_the_type_as_absent(
         }),
     )])
     .await;
-    let agent = Agent::builder(
-        OpenAiClient::builder("m")
-            .base_url(format!("{}/v1", server.url))
-            .retry(fast_retry(1))
-            .build()
-            .unwrap(),
-    )
-    .build()
-    .unwrap();
+    let agent = Agent::builder(openai(&server)).build().unwrap();
     let mut run = agent.start("Plan a trip");
     let out = agent.run_typed::<Trip>(&mut run).await.unwrap();
     assert_eq!(

@@ -3,11 +3,14 @@
 mod common;
 
 use agent_core::{
-    Agent, AgentError, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message,
-    RunOutcome, RunState, ToolCall, ToolResultMessage, Usage,
+    AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message, RunState, ToolCall,
+    ToolResultMessage,
 };
 use agent_llm::{AnthropicClient, RetryPolicy};
-use common::{MockServer, Reply, definitions, fast_retry, toolset};
+use common::{
+    MockServer, Reply, assert_mentions, assert_replies_fail, assert_run_answers, complete_error,
+    definitions, fast_retry, usage,
+};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -48,13 +51,6 @@ fn error_body(kind: &str, text: &str) -> Value {
     })
 }
 
-fn llm_error(result: Result<AssistantMessage, AgentError>) -> String {
-    match result {
-        Err(AgentError::Model(error)) => error.to_string(),
-        other => panic!("expected AgentError::Model, got {other:?}"),
-    }
-}
-
 #[tokio::test]
 async fn a_single_tool_use_with_headers_system_and_tools() {
     let server = MockServer::start([Reply::json(
@@ -91,15 +87,7 @@ async fn a_single_tool_use_with_headers_system_and_tools() {
         )]
     );
     // Cache reads and writes are prompt tokens too.
-    assert_eq!(
-        answer.usage,
-        Some(Usage {
-            input_tokens: 500,
-            output_tokens: 91,
-            cached_input_tokens: 8,
-            reasoning_tokens: 0,
-        })
-    );
+    assert_eq!(answer.usage, Some(usage(500, 91, 8, 0)));
 
     let sent = server.only_request();
     assert_eq!(sent.method, "POST");
@@ -285,18 +273,7 @@ async fn an_agent_runs_tools_and_answers() {
         ),
     ])
     .await;
-    let agent = Agent::builder(client(&server))
-        .tools(toolset())
-        .build()
-        .unwrap();
-    let mut state = agent.start("Weather in Paris?");
-    let outcome = agent.run(&mut state).await.unwrap();
-    assert_eq!(
-        outcome,
-        RunOutcome::Finished {
-            answer: "21°C and sunny.".into()
-        }
-    );
+    assert_run_answers(client(&server), "Weather in Paris?", "21°C and sunny.").await;
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let last = requests[1].body["messages"]
@@ -329,16 +306,16 @@ async fn a_400_quotes_the_providers_message_and_request_id() {
     )
     .header("request-id", "req_011CSHoEeqs5C35K2UUqR7Fy")])
     .await;
-    let messages = [Message::user("Hi")];
-    let error = llm_error(
-        client(&server)
-            .complete(LlmRequest::new(&messages, &[]))
-            .await,
-    );
+    let error = complete_error(&client(&server), "Hi").await;
     assert!(error.starts_with("anthropic: HTTP 400"), "{error}");
-    assert!(error.contains("(invalid_request_error)"), "{error}");
-    assert!(error.contains("JSON schema is invalid"), "{error}");
-    assert!(error.contains("req_011CSHoEeqs5C35K2UUqR7Fy"), "{error}");
+    assert_mentions(
+        &error,
+        &[
+            "(invalid_request_error)",
+            "JSON schema is invalid",
+            "req_011CSHoEeqs5C35K2UUqR7Fy",
+        ],
+    );
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -349,14 +326,8 @@ async fn a_401_is_not_retried() {
         error_body("authentication_error", "invalid x-api-key"),
     )])
     .await;
-    let messages = [Message::user("Hi")];
-    let error = llm_error(
-        client(&server)
-            .complete(LlmRequest::new(&messages, &[]))
-            .await,
-    );
-    assert!(error.contains("HTTP 401"), "{error}");
-    assert!(error.contains("invalid x-api-key"), "{error}");
+    let error = complete_error(&client(&server), "Hi").await;
+    assert_mentions(&error, &["HTTP 401", "invalid x-api-key"]);
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -398,8 +369,7 @@ async fn server_errors_exhaust_the_attempts() {
         .retry(fast_retry(2))
         .build()
         .unwrap();
-    let messages = [Message::user("Hi")];
-    let error = llm_error(model.complete(LlmRequest::new(&messages, &[])).await);
+    let error = complete_error(&model, "Hi").await;
     assert!(error.contains("HTTP 500"), "{error}");
     assert!(
         error.contains("(api_error): Internal server error"),
@@ -437,18 +407,14 @@ async fn malformed_bodies_are_clear_errors() {
             "(overloaded_error) Overloaded",
         ),
     ];
-    for (reply, expected) in cases {
-        let server = MockServer::start([reply]).await;
-        let model = AnthropicClient::builder("k", "m")
-            .base_url(&server.url)
+    assert_replies_fail(cases, "anthropic: ", |url| {
+        AnthropicClient::builder("k", "m")
+            .base_url(url)
             .retry(RetryPolicy::NEVER)
             .build()
-            .unwrap();
-        let messages = [Message::user("Hi")];
-        let error = llm_error(model.complete(LlmRequest::new(&messages, &[])).await);
-        assert!(error.starts_with("anthropic: "), "{error}");
-        assert!(error.contains(expected), "{expected:?} not in {error}");
-    }
+            .unwrap()
+    })
+    .await;
 }
 
 #[tokio::test]

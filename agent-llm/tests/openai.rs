@@ -3,11 +3,15 @@
 mod common;
 
 use agent_core::{
-    Agent, AgentError, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message,
-    RunOutcome, ToolCall, ToolResultMessage, Usage,
+    AgentError, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message, ModelSettings,
+    ToolCall, ToolChoice, ToolResultMessage,
 };
 use agent_llm::{OpenAiClient, RetryPolicy};
-use common::{MockServer, Reply, definitions, fast_retry, toolset};
+use common::{
+    MockServer, Reply, assert_mentions, assert_replies_fail, assert_run_answers, complete_error,
+    definitions, fast_retry, usage,
+};
+use futures::StreamExt;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -70,13 +74,6 @@ fn text(answer: &str) -> Value {
     )
 }
 
-fn llm_error(result: Result<AssistantMessage, AgentError>) -> String {
-    match result {
-        Err(AgentError::Model(error)) => error.to_string(),
-        other => panic!("expected AgentError::Model, got {other:?}"),
-    }
-}
-
 #[tokio::test]
 async fn a_single_tool_call_with_strict_tools_and_arguments_mapped_back() {
     let server = MockServer::start([Reply::json(
@@ -104,14 +101,7 @@ async fn a_single_tool_call_with_strict_tools_and_arguments_mapped_back() {
         )]
     );
     assert_eq!(answer.text, None);
-    assert_eq!(
-        answer.usage,
-        Some(Usage {
-            input_tokens: 82,
-            output_tokens: 17,
-            ..Usage::default()
-        })
-    );
+    assert_eq!(answer.usage, Some(usage(82, 17, 0, 0)));
 
     let sent = server.only_request();
     assert_eq!(sent.method, "POST");
@@ -283,18 +273,12 @@ async fn an_agent_answers_bad_arguments_with_an_error_and_goes_on() {
         Reply::json(200, text("It is 14:05 in Paris.")),
     ])
     .await;
-    let agent = Agent::builder(client(&server))
-        .tools(toolset())
-        .build()
-        .unwrap();
-    let mut state = agent.start("Weather and time in Paris?");
-    let outcome = agent.run(&mut state).await.unwrap();
-    assert_eq!(
-        outcome,
-        RunOutcome::Finished {
-            answer: "It is 14:05 in Paris.".into()
-        }
-    );
+    assert_run_answers(
+        client(&server),
+        "Weather and time in Paris?",
+        "It is 14:05 in Paris.",
+    )
+    .await;
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let messages = requests[1].body["messages"].as_array().unwrap().clone();
@@ -320,16 +304,12 @@ async fn a_400_quotes_the_providers_message_and_is_not_retried() {
     )
     .header("x-request-id", "req_5e1b")])
     .await;
-    let messages = [Message::user("Weather?")];
-    let error = llm_error(
-        client(&server)
-            .complete(LlmRequest::new(&messages, &[]))
-            .await,
-    );
+    let error = complete_error(&client(&server), "Weather?").await;
     assert!(error.starts_with("openai: HTTP 400"), "{error}");
-    assert!(error.contains("(invalid_request_error)"), "{error}");
-    assert!(error.contains("Missing 'days'."), "{error}");
-    assert!(error.contains("req_5e1b"), "{error}");
+    assert_mentions(
+        &error,
+        &["(invalid_request_error)", "Missing 'days'.", "req_5e1b"],
+    );
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -370,15 +350,11 @@ async fn server_errors_exhaust_the_attempts() {
     );
     let server =
         MockServer::start([failure.clone(), failure.clone(), failure.clone(), failure]).await;
-    let messages = [Message::user("Hi")];
-    let error = llm_error(
-        client(&server)
-            .complete(LlmRequest::new(&messages, &[]))
-            .await,
+    let error = complete_error(&client(&server), "Hi").await;
+    assert_mentions(
+        &error,
+        &["HTTP 500", "Sorry about that!", "after 3 attempts"],
     );
-    assert!(error.contains("HTTP 500"), "{error}");
-    assert!(error.contains("Sorry about that!"), "{error}");
-    assert!(error.contains("after 3 attempts"), "{error}");
     assert_eq!(server.requests().len(), 3);
 }
 
@@ -390,12 +366,7 @@ async fn x_should_retry_false_stops_retries() {
     )
     .header("x-should-retry", "false")])
     .await;
-    let messages = [Message::user("Hi")];
-    let error = llm_error(
-        client(&server)
-            .complete(LlmRequest::new(&messages, &[]))
-            .await,
-    );
+    let error = complete_error(&client(&server), "Hi").await;
     assert!(error.contains("HTTP 503"), "{error}");
     assert_eq!(server.requests().len(), 1);
 }
@@ -431,18 +402,14 @@ async fn malformed_bodies_are_clear_errors() {
         ),
         (Reply::raw(502, "<html>Bad Gateway</html>"), "HTTP 502"),
     ];
-    for (reply, expected) in cases {
-        let server = MockServer::start([reply]).await;
-        let model = OpenAiClient::builder("m")
-            .base_url(&server.url)
+    assert_replies_fail(cases, "openai: ", |url| {
+        OpenAiClient::builder("m")
+            .base_url(url)
             .retry(RetryPolicy::NEVER)
             .build()
-            .unwrap();
-        let messages = [Message::user("Hi")];
-        let error = llm_error(model.complete(LlmRequest::new(&messages, &[])).await);
-        assert!(error.starts_with("openai: "), "{error}");
-        assert!(error.contains(expected), "{expected:?} not in {error}");
-    }
+            .unwrap()
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -454,8 +421,7 @@ async fn a_body_cut_short_is_an_error() {
         .retry(RetryPolicy::NEVER)
         .build()
         .unwrap();
-    let messages = [Message::user("Hi")];
-    let error = llm_error(model.complete(LlmRequest::new(&messages, &[])).await);
+    let error = complete_error(&model, "Hi").await;
     assert!(error.starts_with("openai: request to"), "{error}");
 }
 
@@ -469,9 +435,8 @@ async fn a_slow_server_times_out() {
         .retry(RetryPolicy::NEVER)
         .build()
         .unwrap();
-    let messages = [Message::user("Hi")];
     let start = Instant::now();
-    let error = llm_error(model.complete(LlmRequest::new(&messages, &[])).await);
+    let error = complete_error(&model, "Hi").await;
     assert!(error.contains("timed out after 200ms"), "{error}");
     assert!(start.elapsed() < Duration::from_secs(3));
 }
@@ -488,10 +453,8 @@ async fn a_refused_connection_is_retried_then_reported() {
         .retry(fast_retry(2))
         .build()
         .unwrap();
-    let messages = [Message::user("Hi")];
-    let error = llm_error(model.complete(LlmRequest::new(&messages, &[])).await);
-    assert!(error.contains("cannot connect to"), "{error}");
-    assert!(error.contains("after 2 attempts"), "{error}");
+    let error = complete_error(&model, "Hi").await;
+    assert_mentions(&error, &["cannot connect to", "after 2 attempts"]);
 }
 
 #[tokio::test]
@@ -549,12 +512,7 @@ async fn an_error_object_in_a_200_is_an_error() {
         json!({"error": {"message": "model 'gpt-test' not found", "type": "not_found"}}),
     )])
     .await;
-    let messages = [Message::user("Hi")];
-    let error = llm_error(
-        client(&server)
-            .complete(LlmRequest::new(&messages, &[]))
-            .await,
-    );
+    let error = complete_error(&client(&server), "Hi").await;
     assert_eq!(error, "openai: model 'gpt-test' not found");
 }
 
@@ -654,4 +612,90 @@ async fn a_retry_after_beyond_the_limit_falls_back_to_the_backoff() {
     assert_eq!(answer.text.as_deref(), Some("Done."));
     assert!(start.elapsed() < Duration::from_secs(5));
     assert_eq!(server.requests().len(), 2);
+}
+
+/// The body is written straight to bytes when nothing is added after the client's own
+/// fields; those bytes are the map `request_body` and `stream_body` describe, key for
+/// key and in order, whatever the messages, tools and settings.
+#[tokio::test]
+async fn the_bytes_sent_are_the_documented_body() {
+    let tools = definitions();
+    let messages = [
+        Message::system("Be brief."),
+        Message::user("Weather?"),
+        Message::user_content([
+            Content::text("And this?"),
+            Content::image("aGk=", "image/png"),
+        ]),
+        Message::Assistant(AssistantMessage::tool_calls([
+            ToolCall::new("call_1", "get_weather", json!({"city": "Paris"})),
+            ToolCall::new("call_2", "get_time", json!("{\"city\": \"Osl")),
+        ])),
+        Message::Tool(ToolResultMessage {
+            call_id: "call_1".into(),
+            name: "get_weather".into(),
+            content: vec![Content::text("sunny")],
+            is_error: true,
+        }),
+        Message::Assistant(AssistantMessage::text("Sunny.")),
+    ];
+    let choices = [
+        ToolChoice::Auto,
+        ToolChoice::Required,
+        ToolChoice::None,
+        ToolChoice::Tool("get_time".into()),
+    ];
+    let mut settings: Vec<ModelSettings> = choices
+        .into_iter()
+        .map(|choice| {
+            ModelSettings::new()
+                .temperature(0.25)
+                .max_output_tokens(64)
+                .tool_choice(choice)
+                .parallel_tool_calls(false)
+                .stop_sequences(["END"])
+                .seed(7)
+        })
+        .collect();
+    settings.push(ModelSettings::new());
+    for field in [None, Some("max_completion_tokens")] {
+        for settings in &settings {
+            for offered in [&tools[..], &[]] {
+                let replies = [
+                    Reply::json(200, text("ok")),
+                    Reply::sse(
+                        &format!(
+                            "data: {}\n\ndata: [DONE]\n\n",
+                            common::chat_chunk(json!({"content": "ok"}), json!("stop"))
+                        ),
+                        7,
+                    ),
+                ];
+                let server = MockServer::start(replies).await;
+                let mut builder = OpenAiClient::builder("gpt-test")
+                    .base_url(format!("{}/v1", server.url))
+                    .retry(fast_retry(1));
+                if let Some(field) = field {
+                    builder = builder.max_tokens_field(field);
+                }
+                let client = builder.build().unwrap();
+                let request = LlmRequest::new(&messages, offered).with_settings(settings);
+                client.complete(request).await.unwrap();
+                let events: Vec<_> = client.stream(request).collect().await;
+                assert!(events.iter().all(Result::is_ok), "{events:?}");
+                let sent = server.requests();
+                let expected = [
+                    client.request_body(&request).unwrap(),
+                    client.stream_body(&request).unwrap(),
+                ];
+                assert_eq!(sent.len(), 2);
+                for (sent, expected) in sent.iter().zip(expected) {
+                    assert_eq!(
+                        String::from_utf8_lossy(&sent.raw),
+                        serde_json::to_string(&expected).unwrap()
+                    );
+                }
+            }
+        }
+    }
 }

@@ -5,10 +5,10 @@ mod common;
 
 use agent_core::{
     AssistantMessage, Content, LlmClient, LlmRequest, Message, ModelSettings, ToolCall, ToolChoice,
-    ToolResultMessage, Usage,
+    ToolResultMessage,
 };
 use agent_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient};
-use common::{MockServer, Reply, definitions};
+use common::{MockServer, Reply, assert_fields, definitions, usage};
 use serde_json::{Value, json};
 
 fn all_settings() -> ModelSettings {
@@ -31,15 +31,17 @@ fn body_with(settings: &ModelSettings, client: &dyn Fn(&LlmRequest<'_>) -> Value
 fn openai_chat_fields() {
     let official = OpenAiClient::builder("m").build().unwrap();
     let body = body_with(&all_settings(), &|r| official.request_body(r).unwrap());
-    assert_eq!(body["temperature"], 0.25);
-    assert_eq!(body["max_completion_tokens"], 300);
-    assert_eq!(
-        body["tool_choice"],
-        json!({"type": "function", "function": {"name": "get_weather"}})
+    assert_fields(
+        &body,
+        json!({
+            "temperature": 0.25,
+            "max_completion_tokens": 300,
+            "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+            "parallel_tool_calls": false,
+            "stop": ["END"],
+            "seed": 7,
+        }),
     );
-    assert_eq!(body["parallel_tool_calls"], false);
-    assert_eq!(body["stop"], json!(["END"]));
-    assert_eq!(body["seed"], 7);
     // Compatible servers mostly know only `max_tokens`.
     let local = OpenAiClient::builder("m")
         .base_url("http://127.0.0.1:8080/v1")
@@ -68,13 +70,15 @@ fn anthropic_fields() {
         .build()
         .unwrap();
     let body = body_with(&all_settings(), &|r| client.request_body(r).unwrap());
-    assert_eq!(body["temperature"], 0.25);
-    assert_eq!(body["max_tokens"], 300);
-    assert_eq!(
-        body["tool_choice"],
-        json!({"type": "tool", "name": "get_weather", "disable_parallel_tool_use": true})
+    assert_fields(
+        &body,
+        json!({
+            "temperature": 0.25,
+            "max_tokens": 300,
+            "tool_choice": {"type": "tool", "name": "get_weather", "disable_parallel_tool_use": true},
+            "stop_sequences": ["END"],
+        }),
     );
-    assert_eq!(body["stop_sequences"], json!(["END"]));
     // The API has no seed and no top-level parallel switch.
     assert!(body.get("seed").is_none() && body.get("parallel_tool_calls").is_none());
     let required = ModelSettings::new().tool_choice(ToolChoice::Required);
@@ -110,13 +114,15 @@ fn gemini_fields() {
 fn responses_fields() {
     let client = OpenAiResponsesClient::builder("m").build().unwrap();
     let body = body_with(&all_settings(), &|r| client.request_body(r).unwrap());
-    assert_eq!(body["temperature"], 0.25);
-    assert_eq!(body["max_output_tokens"], 300);
-    assert_eq!(
-        body["tool_choice"],
-        json!({"type": "function", "name": "get_weather"})
+    assert_fields(
+        &body,
+        json!({
+            "temperature": 0.25,
+            "max_output_tokens": 300,
+            "tool_choice": {"type": "function", "name": "get_weather"},
+            "parallel_tool_calls": false,
+        }),
     );
-    assert_eq!(body["parallel_tool_calls"], false);
     assert!(body.get("stop").is_none() && body.get("seed").is_none());
 }
 
@@ -217,14 +223,7 @@ async fn gemini_whole_answer_and_tool_results() {
         .await
         .unwrap();
     assert_eq!(answer.text.as_deref(), Some("Sunny, 21°C."));
-    assert_eq!(
-        answer.usage,
-        Some(Usage {
-            input_tokens: 30,
-            output_tokens: 6,
-            ..Usage::default()
-        })
-    );
+    assert_eq!(answer.usage, Some(usage(30, 6, 0, 0)));
     let sent = server.only_request();
     assert_eq!(sent.path, "/v1beta/models/gemini-test:generateContent");
     assert_eq!(

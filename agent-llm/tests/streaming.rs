@@ -3,12 +3,11 @@
 
 mod common;
 
-use agent_core::{
-    FinishReason, LlmClient, LlmError, LlmEvent, LlmRequest, Message, ToolCall, Usage,
-};
+use agent_core::{FinishReason, LlmClient, LlmError, LlmEvent, LlmRequest, Message, ToolCall};
 use agent_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient, RetryPolicy};
 use common::{
-    MockServer, Reply, definitions, done_message, drain, fast_retry, sse_events, streamed_text,
+    MockServer, Reply, chat_chunk, definitions, done_message, drain, fast_retry, sse_events,
+    streamed, streamed_text, usage,
 };
 use serde_json::{Value, json};
 use std::time::{Duration, SystemTime};
@@ -54,17 +53,6 @@ fn question() -> Vec<Message> {
     ]
 }
 
-/// One Chat Completions chunk with `delta` and `finish_reason`.
-fn chunk(delta: Value, finish_reason: Value) -> String {
-    json!({
-        "id": "chatcmpl-AbC", "object": "chat.completion.chunk", "created": 1741570283,
-        "model": "gpt-4o-mini-2024-07-18", "system_fingerprint": "fp_06737a9306",
-        "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}],
-        "usage": null
-    })
-    .to_string()
-}
-
 fn call_piece(index: u64, head: Option<(&str, &str)>, arguments: &str) -> String {
     let mut call = json!({"index": index, "function": {"arguments": arguments}});
     if let Some((id, name)) = head {
@@ -72,19 +60,19 @@ fn call_piece(index: u64, head: Option<(&str, &str)>, arguments: &str) -> String
         call["type"] = json!("function");
         call["function"]["name"] = json!(name);
     }
-    chunk(json!({"tool_calls": [call]}), Value::Null)
+    chat_chunk(json!({"tool_calls": [call]}), Value::Null)
 }
 
 /// A Chat Completions stream: text, two tool calls whose arguments come over many
 /// chunks, the finish reason, a usage-only chunk, then `[DONE]`.
 fn openai_stream() -> String {
     let mut data = vec![
-        chunk(
+        chat_chunk(
             json!({"role": "assistant", "content": "", "refusal": null}),
             Value::Null,
         ),
-        chunk(json!({"content": "Let me "}), Value::Null),
-        chunk(json!({"content": "check ☀."}), Value::Null),
+        chat_chunk(json!({"content": "Let me "}), Value::Null),
+        chat_chunk(json!({"content": "check ☀."}), Value::Null),
         call_piece(0, Some(("call_A", "get_weather")), ""),
     ];
     for piece in ["{\"ci", "ty\": \"Par", "is\", \"da", "ys\": null}"] {
@@ -94,7 +82,7 @@ fn openai_stream() -> String {
     for piece in ["{\"city\":", "\"Tokyo\"}"] {
         data.push(call_piece(1, None, piece));
     }
-    data.push(chunk(json!({}), json!("tool_calls")));
+    data.push(chat_chunk(json!({}), json!("tool_calls")));
     data.push(
         json!({
             "id": "chatcmpl-AbC", "object": "chat.completion.chunk", "created": 1741570283,
@@ -148,12 +136,7 @@ async fn openai_chunks_split_mid_json_make_text_calls_and_usage() {
             })
             .collect();
         assert_eq!(arguments, "{\"city\": \"Paris\", \"days\": null}");
-        let usage = Usage {
-            input_tokens: 82,
-            output_tokens: 17,
-            cached_input_tokens: 64,
-            reasoning_tokens: 5,
-        };
+        let usage = usage(82, 17, 64, 5);
         assert!(events.contains(&LlmEvent::Usage { usage }));
         let (reason, message) = done_message(&events);
         assert_eq!(reason, FinishReason::ToolCalls);
@@ -215,25 +198,51 @@ async fn a_stream_cut_mid_event_keeps_what_arrived() {
 #[tokio::test]
 async fn invalid_json_in_an_event_is_a_broken_stream_after_the_good_events() {
     let body = sse_events([
-        (None, chunk(json!({"content": "Hello"}), Value::Null)),
+        (None, chat_chunk(json!({"content": "Hello"}), Value::Null)),
         (
             None,
             "{\"choices\": [{\"delta\": {\"content\": \"x\"".to_owned(),
         ),
-        (None, chunk(json!({"content": " world"}), Value::Null)),
+        (None, chat_chunk(json!({"content": " world"}), Value::Null)),
     ]);
-    let server = MockServer::start([Reply::sse(&body, 5)]).await;
+    assert_breaks_after_hello(&body, "not valid JSON").await;
+}
+
+/// Streams `body` (Chat Completions events) and asserts that it streamed "Hello",
+/// then broke with a message containing `needle`, keeping the "Hello".
+async fn assert_breaks_after_hello(body: &str, needle: &str) {
+    let server = MockServer::start([Reply::sse(body, 5)]).await;
     let messages = question();
     let client = openai(&server, fast_retry(1));
     let (events, error) = drain(client.stream(LlmRequest::new(&messages, &[]))).await;
     assert_eq!(streamed_text(&events), "Hello");
     match error {
         Some(LlmError::BrokenStream { message, partial }) => {
-            assert!(message.contains("not valid JSON"), "{message}");
+            assert!(message.contains(needle), "{message}");
             assert_eq!(partial.text.as_deref(), Some("Hello"));
         }
         other => panic!("expected a broken stream, got {other:?}"),
     }
+}
+
+/// Only the first choice is read: later ones are skipped, a `null` list is no choice,
+/// and a list that is not one is a broken stream naming the expected shape.
+#[tokio::test]
+async fn only_the_first_choice_of_a_chunk_is_read() {
+    let body = sse_events([
+        (
+            None,
+            json!({"choices": [
+                {"index": 0, "delta": {"content": "Hello"}},
+                {"index": 1, "delta": {"content": "other"}},
+                {"index": 2, "delta": {"content": {"not": "text"}}}
+            ]})
+            .to_string(),
+        ),
+        (None, json!({"choices": null}).to_string()),
+        (None, json!({"choices": {"delta": {}}}).to_string()),
+    ]);
+    assert_breaks_after_hello(&body, "an array of choices or null").await;
 }
 
 #[tokio::test]
@@ -431,15 +440,7 @@ async fn anthropic_events_with_ping_thinking_and_message_delta() {
             json!({"type": "thinking", "thinking": "The user wants the weather.", "signature": "EqQBCgIYAhIM"})
         ]
     );
-    assert_eq!(
-        message.usage,
-        Some(Usage {
-            input_tokens: 500,
-            output_tokens: 91,
-            cached_input_tokens: 8,
-            reasoning_tokens: 0,
-        })
-    );
+    assert_eq!(message.usage, Some(usage(500, 91, 8, 0)));
     let sent = server.only_request();
     assert_eq!(sent.path, "/v1/messages");
     assert_eq!(sent.body["stream"], true);
@@ -494,10 +495,8 @@ async fn gemini_sse_with_a_function_call() {
     let tools = definitions();
     let messages = question();
     let client = gemini(&server);
-    let (events, error) = drain(client.stream(LlmRequest::new(&messages, &tools))).await;
-    assert_eq!(error, None);
-    assert_eq!(streamed_text(&events), "It is sunny.");
-    let (reason, message) = done_message(&events);
+    let (text, reason, message) = streamed(client.stream(LlmRequest::new(&messages, &tools))).await;
+    assert_eq!(text, "It is sunny.");
     assert_eq!(reason, FinishReason::ToolCalls);
     assert_eq!(
         message.tool_calls,
@@ -507,15 +506,7 @@ async fn gemini_sse_with_a_function_call() {
             json!({"city": "Tokyo"})
         )]
     );
-    assert_eq!(
-        message.usage,
-        Some(Usage {
-            input_tokens: 40,
-            output_tokens: 42,
-            cached_input_tokens: 16,
-            reasoning_tokens: 30,
-        })
-    );
+    assert_eq!(message.usage, Some(usage(40, 42, 16, 30)));
     let sent = server.only_request();
     assert_eq!(
         sent.path,
@@ -574,10 +565,8 @@ async fn openai_responses_events_with_a_function_call() {
     let tools = definitions();
     let messages = question();
     let client = responses(&server);
-    let (events, error) = drain(client.stream(LlmRequest::new(&messages, &tools))).await;
-    assert_eq!(error, None);
-    assert_eq!(streamed_text(&events), "One moment.");
-    let (reason, message) = done_message(&events);
+    let (text, reason, message) = streamed(client.stream(LlmRequest::new(&messages, &tools))).await;
+    assert_eq!(text, "One moment.");
     assert_eq!(reason, FinishReason::ToolCalls);
     assert_eq!(
         message.tool_calls,
@@ -587,15 +576,7 @@ async fn openai_responses_events_with_a_function_call() {
             json!({"city": "Paris", "days": 2})
         )]
     );
-    assert_eq!(
-        message.usage,
-        Some(Usage {
-            input_tokens: 90,
-            output_tokens: 30,
-            cached_input_tokens: 10,
-            reasoning_tokens: 12,
-        })
-    );
+    assert_eq!(message.usage, Some(usage(90, 30, 10, 12)));
     let sent = server.only_request();
     assert_eq!(sent.path, "/v1/responses");
     assert_eq!(sent.body["instructions"], "Be brief.");

@@ -93,6 +93,8 @@ pub struct Recorded {
     pub headers: HashMap<String, String>,
     /// The body parsed as JSON (`Null` when it is not JSON).
     pub body: Value,
+    /// The body's bytes as sent.
+    pub raw: Vec<u8>,
 }
 
 impl Recorded {
@@ -196,6 +198,7 @@ async fn serve(
         path,
         headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        raw: body,
     });
     let reply =
         replies.lock().unwrap().pop_front().unwrap_or_else(|| {
@@ -373,5 +376,114 @@ pub fn fast_retry(max_attempts: u32) -> agent_llm::RetryPolicy {
         initial_backoff: Duration::from_millis(1),
         max_backoff: Duration::from_millis(5),
         max_retry_after: Duration::from_secs(1),
+    }
+}
+
+/// The usage `(input, output, cached input, reasoning)` tokens.
+pub fn usage(input: u64, output: u64, cached: u64, reasoning: u64) -> agent_core::Usage {
+    agent_core::Usage {
+        input_tokens: input,
+        output_tokens: output,
+        cached_input_tokens: cached,
+        reasoning_tokens: reasoning,
+    }
+}
+
+/// The model error's text, or a panic saying what came instead.
+pub fn llm_error(result: Result<agent_core::AssistantMessage, agent_core::AgentError>) -> String {
+    match result {
+        Err(agent_core::AgentError::Model(error)) => error.to_string(),
+        other => panic!("expected AgentError::Model, got {other:?}"),
+    }
+}
+
+/// The error text of asking `client` to complete `question` with no tools.
+pub async fn complete_error(client: &dyn agent_core::LlmClient, question: &str) -> String {
+    let messages = [agent_core::Message::user(question)];
+    llm_error(
+        client
+            .complete(agent_core::LlmRequest::new(&messages, &[]))
+            .await,
+    )
+}
+
+/// A stream read to its end without an error: its text deltas joined, and its `Done`
+/// event's finish reason and message.
+pub async fn streamed(
+    stream: agent_core::LlmStream<'_>,
+) -> (
+    String,
+    agent_core::FinishReason,
+    agent_core::AssistantMessage,
+) {
+    let (events, error) = drain(stream).await;
+    assert_eq!(error, None);
+    let (reason, message) = done_message(&events);
+    (streamed_text(&events), reason, message)
+}
+
+/// One Chat Completions chunk with `delta` and `finish_reason`, as the API streams it.
+pub fn chat_chunk(delta: Value, finish_reason: Value) -> String {
+    serde_json::json!({
+        "id": "chatcmpl-AbC", "object": "chat.completion.chunk", "created": 1741570283,
+        "model": "gpt-4o-mini-2024-07-18", "system_fingerprint": "fp_06737a9306",
+        "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}],
+        "usage": null
+    })
+    .to_string()
+}
+
+/// Asserts that `body` has each field of `expected` with its value.
+#[track_caller]
+pub fn assert_fields(body: &Value, expected: Value) {
+    for (key, value) in expected
+        .as_object()
+        .expect("the expected fields are an object")
+    {
+        assert_eq!(&body[key], value, "field `{key}`");
+    }
+}
+
+/// Runs an agent over `model` with the test tools on `question`, and asserts that the
+/// run finished with `answer`.
+pub async fn assert_run_answers(
+    model: impl agent_core::LlmClient + 'static,
+    question: &str,
+    answer: &str,
+) {
+    let agent = agent_core::Agent::builder(model)
+        .tools(toolset())
+        .build()
+        .unwrap();
+    let mut state = agent.start(question);
+    let outcome = agent.run(&mut state).await.unwrap();
+    assert_eq!(
+        outcome,
+        agent_core::RunOutcome::Finished {
+            answer: answer.into()
+        }
+    );
+}
+
+/// Asserts that an error's text mentions each of `parts`.
+#[track_caller]
+pub fn assert_mentions(error: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(error.contains(part), "{part:?} not in {error}");
+    }
+}
+
+/// For each `(reply, text)`: a client built by `client` for a server answering `reply`
+/// fails to complete, with an error that starts with `prefix` and mentions `text`.
+pub async fn assert_replies_fail<C: agent_core::LlmClient>(
+    cases: impl IntoIterator<Item = (Reply, &str)>,
+    prefix: &str,
+    client: impl Fn(&str) -> C,
+) {
+    for (reply, text) in cases {
+        let server = MockServer::start([reply]).await;
+        let error = complete_error(&client(&server.url), "Hi").await;
+        assert!(error.starts_with(prefix), "{error}");
+        assert_mentions(&error, &[text]);
     }
 }
