@@ -6,15 +6,13 @@
 //! `cargo bench --manifest-path bench-mcp/Cargo.toml`
 
 mod forecast;
+mod in_memory;
 
 use agent_core::{AgentResult, ToolContext, ToolSet, TypedTool, tools};
 use agent_mcp::McpServer;
 use criterion::{Criterion, criterion_group, criterion_main};
 use forecast::{BEIJING_3_DAYS, RmcpServer, forecast_tool};
-use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::{RoleClient, RunningService};
-use serde_json::{Value, json};
+use in_memory::{call_params, client_of};
 
 /// One of many tools for the listing benchmark.
 struct Noop(String);
@@ -32,25 +30,6 @@ impl TypedTool for Noop {
     async fn call_typed(&self, _: (), _: &ToolContext) -> AgentResult<&'static str> {
         Ok("ok")
     }
-}
-
-async fn client_of<S>(server: S) -> RunningService<RoleClient, ()>
-where
-    S: ServiceExt<rmcp::RoleServer> + Send + 'static,
-{
-    let (client_end, server_end) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        let running = server.serve(server_end).await.expect("server starts");
-        let _ = running.waiting().await;
-    });
-    ().serve(client_end).await.expect("client connects")
-}
-
-fn call_params() -> CallToolRequestParams {
-    let Value::Object(arguments) = json!({"city": "Beijing", "days": 3, "unit": "celsius"}) else {
-        unreachable!("a literal object")
-    };
-    CallToolRequestParams::new("forecast").with_arguments(arguments)
 }
 
 fn round_trips(c: &mut Criterion) {

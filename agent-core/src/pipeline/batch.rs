@@ -7,7 +7,7 @@ use crate::outcome::{Settled, ToolOutcome};
 use crate::tool::ErrorPolicy;
 use std::time::Duration;
 
-use super::call::{ReadyCall, announce_settled, drive, panic_message};
+use super::call::{ReadyCall, RunningTurn, announce_settled, drive, panic_message};
 use super::watchdog::{self, BoxFuture, Outcome};
 
 /// Calls that run concurrently, with what each answer needs should the call's future
@@ -59,7 +59,14 @@ impl Batch {
     }
 
     /// Runs the calls and stores each answer at its call's index.
-    pub(crate) async fn run(self, answers: &mut [Option<Settled>]) {
+    pub(crate) async fn run(mut self, answers: &mut [Option<Settled>]) {
+        if self.calls.len() == 1
+            && let (Some(call), Some(place)) = (self.calls.pop(), self.places.pop())
+        {
+            let index = place.index;
+            answers[index] = Some(run_one(call, place).await);
+            return;
+        }
         let Some(turn) = self.calls.first().map(|call| call.turn.clone()) else {
             return;
         };
@@ -68,52 +75,79 @@ impl Batch {
             .iter()
             .map(|place| Duration::from_millis(place.timeout_ms))
             .collect();
-        let inflight = &turn.inflight;
         let places = &self.places;
-        // A call given up on is cancelled, ended and announced at once: work its tool
-        // started elsewhere need not wait for the rest of the batch to hear of the
-        // timeout, nor the run's control and events to learn that the call is over.
-        let give_up = |index: usize| {
-            let place = &places[index];
-            let entry = inflight.get(place.at);
-            let claimed = entry.claim_answer();
-            if claimed {
-                entry.cancel();
-                entry.end();
-                let call = &turn.calls[place.index];
-                announce_settled(call, &place.timed_out(call), &turn.sinks);
-            }
-            claimed
-        };
+        let give_up = |index: usize| places[index].give_up(&turn);
         let outcomes = watchdog::run(self.calls, start, timeouts, give_up, &turn.ticker).await;
         for (place, outcome) in self.places.iter().zip(outcomes) {
-            let call = &turn.calls[place.index];
-            let entry = turn.inflight.get(place.at);
-            let outcome = match outcome {
-                Outcome::Done(answer) => {
-                    answers[place.index] = Some(answer);
-                    continue;
-                }
-                // A poll of the tool outlived its timeout (it blocks its thread): the
-                // call is answered now, and dropped when that poll returns.
-                Outcome::Stalled => {
-                    entry.cancel();
-                    place.timed_out(call)
-                }
-                // `drive` is our code and does not panic (the tool's panics are caught
-                // inside it); if it ever did, the call still gets an answer.
-                Outcome::Panicked(panic) => ToolOutcome::Err(ToolError::execution(format!(
-                    "the runtime failed while running the call: {}",
-                    panic_message(panic)
-                ))),
-            };
-            entry.end();
-            let answer = Settled::new(outcome, place.on_error);
-            // A call given up on was announced then (see `give_up`).
-            if entry.claim_answer() {
-                announce_settled(call, &answer.outcome, &turn.sinks);
-            }
-            answers[place.index] = Some(answer);
+            answers[place.index] = Some(place.settle(&turn, outcome));
         }
+    }
+}
+
+/// Runs `call`, alone: what a batch of one does, without a batch's shared state (see
+/// [`watchdog::run_one`]).
+pub(crate) async fn run_single(call: ReadyCall) -> Settled {
+    let policy = call.policy();
+    let place = Place {
+        index: call.index,
+        on_error: policy.on_error,
+        at: call.at,
+        timeout_ms: policy.timeout_ms,
+    };
+    run_one(call, place).await
+}
+
+async fn run_one(call: ReadyCall, place: Place) -> Settled {
+    let turn = call.turn.clone();
+    let timeout = Duration::from_millis(place.timeout_ms);
+    let give_up = || place.give_up(&turn);
+    let outcome = watchdog::run_one(drive(call), timeout, give_up, &turn.ticker).await;
+    place.settle(&turn, outcome)
+}
+
+impl Place {
+    /// Gives up on this place's call, whose poll outlived its timeout: the call is
+    /// cancelled, ended and announced at once, so that work its tool started elsewhere
+    /// need not wait for the rest of the batch to hear of the timeout, nor the run's
+    /// control and events to learn that the call is over. False if the call has just
+    /// settled its answer itself.
+    fn give_up(&self, turn: &RunningTurn) -> bool {
+        let entry = turn.inflight.get(self.at);
+        let claimed = entry.claim_answer();
+        if claimed {
+            entry.cancel();
+            entry.end();
+            let call = &turn.calls[self.index];
+            announce_settled(call, &self.timed_out(call), &turn.sinks);
+        }
+        claimed
+    }
+
+    /// The answer of this place's call, from what became of its future.
+    fn settle(&self, turn: &RunningTurn, outcome: Outcome<Settled>) -> Settled {
+        let call = &turn.calls[self.index];
+        let entry = turn.inflight.get(self.at);
+        let outcome = match outcome {
+            Outcome::Done(answer) => return answer,
+            // A poll of the tool outlived its timeout (it blocks its thread): the call
+            // is answered now, and dropped when that poll returns.
+            Outcome::Stalled => {
+                entry.cancel();
+                self.timed_out(call)
+            }
+            // `drive` is our code and does not panic (the tool's panics are caught inside
+            // it); if it ever did, the call still gets an answer.
+            Outcome::Panicked(panic) => ToolOutcome::Err(ToolError::execution(format!(
+                "the runtime failed while running the call: {}",
+                panic_message(panic)
+            ))),
+        };
+        entry.end();
+        let answer = Settled::new(outcome, self.on_error);
+        // A call given up on was announced then (see `give_up`).
+        if entry.claim_answer() {
+            announce_settled(call, &answer.outcome, &turn.sinks);
+        }
+        answer
     }
 }

@@ -357,18 +357,15 @@ impl CallRunner {
                 ));
                 let base = self.tools.context_for(&ctx).into_owned();
                 let turn = self.running_turn(vec![call], inflight, base, sinks, scope);
-                let mut batch = Batch::with_capacity(1);
-                batch.push(ReadyCall {
+                let answer = batch::run_single(ReadyCall {
                     turn: turn.clone(),
                     index: 0,
                     at: 0,
                     position,
-                });
-                let mut answers = [None];
-                batch.run(&mut answers).await;
-                let [answer] = answers;
+                })
+                .await;
                 let call = RunningTurn::into_calls(turn).swap_remove(0);
-                (answer.unwrap_or_else(unanswered), call)
+                (answer, call)
             }
         };
         self.error_budget(answer).answer(call)

@@ -11,7 +11,10 @@
 //!   without waiting for it (its future is dropped when the poll returns).
 //!
 //! The caller is woken for each tick by its runner's ticker (`ticker.rs`), not by a
-//! timer of its own.
+//! timer of its own. A batch of one call needs no driver: its future is a task of its
+//! own, which the caller watches alike ([`run_one`]). On a current-thread runtime there
+//! is nothing to watch from (a blocking poll stops the watchdog too), and the caller
+//! polls the futures itself.
 //!
 //! Futures live in shared cells, each locked only while it is polled, which is what
 //! lets the watchdog take the idle ones away from a driver stuck in another.
@@ -24,6 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
+use tokio::runtime::RuntimeFlavor;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::task::AbortOnDropHandle;
@@ -75,6 +79,12 @@ where
         return Vec::new();
     }
     let shared = Arc::new(BatchState::new(jobs, start));
+    if !may_stall() {
+        // Nothing to watch: the caller drives the batch itself, as no task could
+        // answer sooner.
+        drive(shared.clone()).await;
+        return shared.take_outcomes(&vec![false; timeouts.len()]);
+    }
     // Tasks are aborted when their handles drop, so nothing a batch started outlives it.
     let _driver = AbortOnDropHandle::new(tokio::spawn(drive(shared.clone())));
     let mut moved: Vec<AbortOnDropHandle<()>> = Vec::new();
@@ -100,7 +110,8 @@ where
             break;
         }
         let now = Instant::now();
-        if let Some((index, since)) = watch.long_poll(&shared, now) {
+        if let Some(since) = watch.long_poll(&shared.polls, now) {
+            let index = shared.polling.load(Ordering::Acquire);
             shared.move_others(index, &mut moved);
             if now.duration_since(since) >= timeouts[index]
                 && give_up(index)
@@ -114,6 +125,14 @@ where
     shared.take_outcomes(&stalled)
 }
 
+/// Whether a poll can outlive its timeout while a watchdog looks on: not on a
+/// current-thread runtime, where a poll that blocks holds up the watchdog too (a result
+/// that comes too late is then a timeout, see `call.rs`), so a driver task and a
+/// watchdog would only cost.
+fn may_stall() -> bool {
+    tokio::runtime::Handle::current().runtime_flavor() != RuntimeFlavor::CurrentThread
+}
+
 /// What the watchdog saw of the driver at its last tick.
 #[derive(Default)]
 struct Watch {
@@ -122,14 +141,10 @@ struct Watch {
 }
 
 impl Watch {
-    /// The index of the future whose poll has run since the last tick, with when it
-    /// was first seen running, if the driver is in such a poll.
-    fn long_poll<J, T>(
-        &mut self,
-        shared: &BatchState<J, T>,
-        now: Instant,
-    ) -> Option<(usize, Instant)> {
-        let seq = shared.polls.load(Ordering::Acquire);
+    /// When the poll in progress was first seen running, if it has run since the last
+    /// tick; `polls` is the driver's count of poll starts and ends.
+    fn long_poll(&mut self, polls: &AtomicU64, now: Instant) -> Option<Instant> {
+        let seq = polls.load(Ordering::Acquire);
         // Odd while a poll is in progress; a different number means the driver moved on.
         let in_poll = !seq.is_multiple_of(2);
         if !in_poll || seq != self.seen {
@@ -137,8 +152,84 @@ impl Watch {
             self.since = in_poll.then_some(now);
             return None;
         }
-        let since = *self.since.get_or_insert(now);
-        Some((shared.polling.load(Ordering::Acquire), since))
+        Some(*self.since.get_or_insert(now))
+    }
+}
+
+/// [`run`] for a single future, without a batch's shared state: the future is a task of
+/// its own (nothing to move away from it), polled at once when the runtime has a free
+/// thread, and the caller watches it as it would a batch's driver. `give_up` is asked
+/// as `run`'s is, and may be asked again at a later tick when it says no.
+///
+/// On a current-thread runtime both poll their futures in the caller's task: a poll that
+/// blocks would hold up a watchdog as well.
+pub(super) async fn run_one<F>(
+    future: F,
+    timeout: Duration,
+    give_up: impl Fn() -> bool,
+    ticker: &Arc<Ticker>,
+) -> Outcome<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if !may_stall() {
+        // Nothing to watch: the caller polls the future itself, with no task to spawn.
+        return match CatchUnwind(std::pin::pin!(future)).await {
+            Ok(output) => Outcome::Done(output),
+            Err(panic) => Outcome::Panicked(panic),
+        };
+    }
+    let polls = Arc::new(AtomicU64::new(0));
+    let counted = polls.clone();
+    let task = async move {
+        let mut future = std::pin::pin!(future);
+        std::future::poll_fn(|cx| {
+            // Only this task writes the count: a plain store does (see `count_poll`).
+            let seq = counted.load(Ordering::Relaxed);
+            counted.store(seq.wrapping_add(1), Ordering::Release);
+            let polled = future.as_mut().poll(cx);
+            counted.store(seq.wrapping_add(2), Ordering::Release);
+            polled
+        })
+        .await
+    };
+    // Aborted when the handle drops: a call given up on is dropped once its poll returns.
+    let mut handle = AbortOnDropHandle::new(tokio::spawn(task));
+    let mut place = None;
+    let mut watch = Watch::default();
+    loop {
+        let joined = std::future::poll_fn(|cx| {
+            if let Poll::Ready(joined) = Pin::new(&mut handle).poll(cx) {
+                return Poll::Ready(Some(joined));
+            }
+            let place = place.get_or_insert_with(|| TickerPlace::new(ticker));
+            if place.ticked(cx.waker()) {
+                Poll::Ready(None)
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+        match joined {
+            Some(Ok(output)) => return Outcome::Done(output),
+            Some(Err(error)) => {
+                return Outcome::Panicked(match error.try_into_panic() {
+                    Ok(panic) => panic,
+                    // Only a runtime shutting down cancels the task: nothing else holds it.
+                    Err(_) => Box::new("the task running the call was cancelled"),
+                });
+            }
+            None => {
+                let now = Instant::now();
+                if let Some(since) = watch.long_poll(&polls, now)
+                    && now.duration_since(since) >= timeout
+                    && give_up()
+                {
+                    return Outcome::Stalled;
+                }
+            }
+        }
     }
 }
 
