@@ -1,0 +1,451 @@
+//! OAuth 2.1 for [`McpClient::connect_http_with`](crate::McpClient::connect_http_with),
+//! as the MCP authorization spec asks of a client, on rmcp's `auth` module: the first
+//! `401` starts discovery (protected-resource metadata, then authorization-server or
+//! OpenID metadata, with the 2025-03-26 fallbacks), scope selection, client
+//! registration (pre-registered, a client ID metadata document, or dynamic
+//! registration), the authorization-code grant with PKCE or the client-credentials
+//! grant, and the token endpoint's authentication method; a `403 insufficient_scope`
+//! asks for the larger scope, a bounded number of times.
+
+use futures::future::BoxFuture;
+use rmcp::transport::auth::{
+    AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
+    ClientCredentialsConfig, OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture,
+    OAuthHttpRedirectPolicy, OAuthHttpRequest, ScopeUpgradeConfig,
+};
+use rmcp::transport::streamable_http_client::{InsufficientScopeError, StreamableHttpError};
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Opens an authorization URL and returns the URL the authorization server redirected
+/// back to (the redirect URI with `code` and `state`).
+type Visit = dyn Fn(String) -> BoxFuture<'static, Result<String, String>> + Send + Sync;
+
+/// How long one OAuth request (metadata, registration, token) may take.
+const OAUTH_TIMEOUT: Duration = Duration::from_secs(30);
+/// Redirects followed while fetching metadata.
+const MAX_REDIRECTS: usize = 10;
+/// Largest OAuth response read: metadata and tokens are small.
+const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// How the client obtains its access tokens: the grant, the client's identity, the
+/// scopes. Give it to [`HttpClientOptions::with_oauth`](crate::HttpClientOptions::with_oauth).
+///
+/// Authorization code, the user's flow: `visit` gets the authorization URL (to open in
+/// a browser, say) and answers with the URL the authorization server redirected back
+/// to; the client checks its `state` and exchanges its `code`, with PKCE (S256).
+///
+/// ```no_run
+/// # async fn demo() -> agent_core::AgentResult<()> {
+/// use agent_mcp::{HttpClientOptions, McpClient, OAuthOptions};
+/// let oauth = OAuthOptions::authorization_code("http://127.0.0.1:8400/callback", |url| async move {
+///     println!("open {url} and paste the address you were sent back to");
+///     let mut line = String::new();
+///     std::io::stdin().read_line(&mut line).map_err(|e| e.to_string())?;
+///     Ok(line.trim().to_owned())
+/// })
+/// .with_client_name("my agent");
+/// let options = HttpClientOptions::new().with_oauth(oauth);
+/// let client = McpClient::connect_http_with("https://tools.example.com/mcp", &options).await?;
+/// # Ok(()) }
+/// ```
+///
+/// Client credentials, for a service acting as itself:
+/// `OAuthOptions::client_credentials("my-service", "its-secret")`.
+#[derive(Clone)]
+pub struct OAuthOptions {
+    grant: Grant,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+    client_metadata_url: Option<String>,
+    client_name: Option<String>,
+    scopes: Vec<String>,
+    max_scope_upgrades: u32,
+}
+
+#[derive(Clone)]
+enum Grant {
+    AuthorizationCode {
+        redirect_uri: String,
+        visit: Arc<Visit>,
+    },
+    ClientCredentials,
+}
+
+impl OAuthOptions {
+    /// The authorization-code grant: `visit` is given each authorization URL and
+    /// returns the URL the user was redirected to, which starts with `redirect_uri`.
+    ///
+    /// The client identifies itself with a pre-registered ID
+    /// ([`with_client`](Self::with_client)) when it has one; else with its client ID
+    /// metadata document ([`with_client_metadata_url`](Self::with_client_metadata_url))
+    /// when the authorization server accepts those; else it registers dynamically.
+    pub fn authorization_code<F, Fut>(redirect_uri: impl Into<String>, visit: F) -> Self
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, String>> + Send + 'static,
+    {
+        let visit: Arc<Visit> = Arc::new(move |url| Box::pin(visit(url)));
+        Self::new(Grant::AuthorizationCode {
+            redirect_uri: redirect_uri.into(),
+            visit,
+        })
+    }
+
+    /// The client-credentials grant, for a client acting on its own behalf with the
+    /// ID and secret its authorization server issued. The secret goes in the request
+    /// body (`client_secret_post`), or as HTTP Basic when that is all the server
+    /// supports.
+    pub fn client_credentials(client_id: impl Into<String>, secret: impl Into<String>) -> Self {
+        let mut options = Self::new(Grant::ClientCredentials);
+        options.client_id = Some(client_id.into());
+        options.client_secret = Some(secret.into());
+        options
+    }
+
+    fn new(grant: Grant) -> Self {
+        Self {
+            grant,
+            client_id: None,
+            client_secret: None,
+            client_metadata_url: None,
+            client_name: None,
+            scopes: Vec::new(),
+            max_scope_upgrades: 2,
+        }
+    }
+
+    /// Use a client registered with the authorization server beforehand: its ID, and
+    /// its secret for a confidential client (sent as the server's metadata asks:
+    /// HTTP Basic, or in the body when the server supports only that).
+    pub fn with_client(mut self, client_id: impl Into<String>, secret: Option<String>) -> Self {
+        self.client_id = Some(client_id.into());
+        self.client_secret = secret;
+        self
+    }
+
+    /// The HTTPS URL of the client's metadata document, used as its client ID by
+    /// authorization servers that advertise `client_id_metadata_document_supported`.
+    pub fn with_client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// The name the client registers under dynamically.
+    pub fn with_client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = Some(name.into());
+        self
+    }
+
+    /// Ask for these scopes. Without them the client asks for the scope the server's
+    /// `401` challenge names, else the protected resource's `scopes_supported`, else
+    /// none (the `scope` parameter is then left out).
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How many times a `403 insufficient_scope` may send the user back to authorize
+    /// a larger scope during one connection (2 by default; 0 makes such a response
+    /// fail the request at once).
+    pub fn with_max_scope_upgrades(mut self, upgrades: u32) -> Self {
+        self.max_scope_upgrades = upgrades;
+        self
+    }
+}
+
+impl fmt::Debug for OAuthOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The secret stays out of logs.
+        let grant = match &self.grant {
+            Grant::AuthorizationCode { redirect_uri, .. } => {
+                format!("authorization_code ({redirect_uri})")
+            }
+            Grant::ClientCredentials => "client_credentials".to_owned(),
+        };
+        f.debug_struct("OAuthOptions")
+            .field("grant", &grant)
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("client_name", &self.client_name)
+            .field("scopes", &self.scopes)
+            .field("max_scope_upgrades", &self.max_scope_upgrades)
+            .finish()
+    }
+}
+
+type HttpError = StreamableHttpError<reqwest::Error>;
+
+/// One connection's OAuth: rmcp's [`AuthClient`] sends each request with the current
+/// access token (refreshing it when it can), and this authorizes when the server says
+/// the client must.
+pub(crate) struct OAuthSession {
+    /// Made at the first request (rmcp builds its manager asynchronously).
+    client: tokio::sync::OnceCell<AuthClient<reqwest::Client>>,
+    http: reqwest::Client,
+    options: OAuthOptions,
+    server: String,
+    oauth_http: Arc<dyn OAuthHttpClient>,
+    /// Serialises authorizations, so that requests refused together authorize once.
+    authorizing: tokio::sync::Mutex<()>,
+    /// Bumped by every authorization and scope upgrade: a request refused under an
+    /// older one retries with the new token instead of authorizing again.
+    generation: AtomicU64,
+}
+
+impl OAuthSession {
+    /// A session for the MCP server at `server`, sending MCP requests through `http`.
+    pub(crate) fn new(
+        options: OAuthOptions,
+        server: &str,
+        http: reqwest::Client,
+    ) -> Result<Self, String> {
+        let oauth_http: Arc<dyn OAuthHttpClient> = Arc::new(OAuthHttp::new()?);
+        Ok(Self {
+            client: tokio::sync::OnceCell::new(),
+            http,
+            options,
+            server: server.to_owned(),
+            oauth_http,
+            authorizing: tokio::sync::Mutex::new(()),
+            generation: AtomicU64::new(0),
+        })
+    }
+
+    async fn client(&self) -> Result<&AuthClient<reqwest::Client>, AuthError> {
+        self.client
+            .get_or_try_init(|| async {
+                let manager = manager(&self.server, &self.oauth_http, &self.options).await?;
+                Ok(AuthClient::new(self.http.clone(), manager))
+            })
+            .await
+    }
+
+    /// Runs `call` (a request through rmcp's [`AuthClient`], which adds the token),
+    /// authorizing when the server answers 401 (once per request) and upgrading the
+    /// scope when it answers 403 `insufficient_scope` (within the configured limit),
+    /// then sending it again.
+    pub(crate) async fn send<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
+    where
+        F: Fn(AuthClient<reqwest::Client>) -> Fut,
+        Fut: Future<Output = Result<T, HttpError>>,
+    {
+        let client = self.client().await?;
+        let mut authorized = false;
+        loop {
+            let seen = self.generation.load(Ordering::Acquire);
+            match call(client.clone()).await {
+                Err(StreamableHttpError::AuthRequired(refusal)) if !authorized => {
+                    self.authorize(client, seen, &refusal.www_authenticate_header)
+                        .await
+                        .map_err(|e| authorization_failed(&self.server, e))?;
+                    authorized = true;
+                }
+                Err(StreamableHttpError::InsufficientScope(refusal)) => {
+                    self.upgrade_scope(client, seen, &refusal)
+                        .await
+                        .map_err(|e| authorization_failed(&self.server, e))?;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn authorize(
+        &self,
+        client: &AuthClient<reqwest::Client>,
+        seen: u64,
+        challenge: &str,
+    ) -> Result<(), AuthError> {
+        let _one_at_a_time = self.authorizing.lock().await;
+        if self.generation.load(Ordering::Acquire) != seen {
+            return Ok(());
+        }
+        let mut manager = manager(&self.server, &self.oauth_http, &self.options).await?;
+        let discovered = manager
+            .resolve_metadata_from_challenge(Some(challenge))
+            .await?;
+        manager.set_metadata(discovered.metadata);
+        let options = &self.options;
+        let manager = match &options.grant {
+            Grant::ClientCredentials => {
+                let scopes = match options.scopes.is_empty() {
+                    true => manager.select_initial_scopes(&[]).await,
+                    false => options.scopes.clone(),
+                };
+                let config = ClientCredentialsConfig::ClientSecret {
+                    client_id: options.client_id.clone().unwrap_or_default(),
+                    client_secret: options.client_secret.clone().unwrap_or_default(),
+                    scopes,
+                    resource: Some(self.server.clone()),
+                };
+                manager.validate_client_credentials_metadata(&config)?;
+                manager.configure_client_credentials(&config)?;
+                manager.exchange_client_credentials(&config).await?;
+                manager
+            }
+            Grant::AuthorizationCode {
+                redirect_uri,
+                visit,
+            } => {
+                let mut request = AuthorizationRequest::new(redirect_uri.clone());
+                request = match options.scopes.is_empty() {
+                    true => request.with_initial_scope_selection(),
+                    false => request.with_scopes(options.scopes.clone()),
+                };
+                if let Some(name) = &options.client_name {
+                    request = request.with_client_name(name.clone());
+                }
+                if let Some(url) = &options.client_metadata_url {
+                    request = request.with_client_metadata_url(url.clone());
+                }
+                if let Some(id) = &options.client_id {
+                    request = request.with_preregistered_client(id.clone());
+                }
+                if let Some(secret) = &options.client_secret {
+                    request = request.with_client_secret(secret.clone());
+                }
+                let session = AuthorizationSession::new(manager, request)
+                    .await
+                    .map_err(|(_, e)| e)?;
+                let returned = visit(session.auth_url.clone()).await.map_err(|e| {
+                    AuthError::AuthorizationFailed(format!("visiting the authorization URL: {e}"))
+                })?;
+                session.handle_callback_url(&returned).await?;
+                session.auth_manager
+            }
+        };
+        *client.auth_manager.lock().await = manager;
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    async fn upgrade_scope(
+        &self,
+        client: &AuthClient<reqwest::Client>,
+        seen: u64,
+        refusal: &InsufficientScopeError,
+    ) -> Result<(), AuthError> {
+        let _one_at_a_time = self.authorizing.lock().await;
+        if self.generation.load(Ordering::Acquire) != seen {
+            return Ok(());
+        }
+        let Grant::AuthorizationCode { visit, .. } = &self.options.grant else {
+            return Err(AuthError::InvalidScope(format!(
+                "the server needs a scope the client-credentials token lacks ({})",
+                refusal.www_authenticate_header
+            )));
+        };
+        let Some(scope) = refusal.get_required_scope() else {
+            return Err(AuthError::InvalidScope(format!(
+                "the server refused the token for its scope without naming the scope it needs ({})",
+                refusal.www_authenticate_header
+            )));
+        };
+        // rmcp counts the upgrades and refuses beyond the configured number.
+        let manager = client.auth_manager.lock().await;
+        let url = manager.request_scope_upgrade(scope).await?;
+        let returned = visit(url).await.map_err(|e| {
+            AuthError::AuthorizationFailed(format!("visiting the authorization URL: {e}"))
+        })?;
+        let callback = rmcp::transport::auth::AuthorizationCallback::from_redirect_url(&returned)?;
+        manager
+            .exchange_code_for_token_with_issuer(
+                &callback.code,
+                &callback.csrf_token,
+                callback.issuer.as_deref(),
+            )
+            .await?;
+        drop(manager);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+}
+
+/// A fresh authorization manager for `server`, its OAuth requests made by `http`.
+async fn manager(
+    server: &str,
+    http: &Arc<dyn OAuthHttpClient>,
+    options: &OAuthOptions,
+) -> Result<AuthorizationManager, AuthError> {
+    let mut manager =
+        AuthorizationManager::new_with_oauth_http_client(server, Arc::clone(http)).await?;
+    let mut upgrades = ScopeUpgradeConfig::default();
+    upgrades.max_upgrade_attempts = options.max_scope_upgrades;
+    upgrades.auto_upgrade = options.max_scope_upgrades > 0;
+    manager.set_scope_upgrade_config(upgrades);
+    Ok(manager)
+}
+
+fn authorization_failed(server: &str, error: AuthError) -> HttpError {
+    StreamableHttpError::Auth(AuthError::AuthorizationFailed(format!(
+        "{server} needs OAuth authorization, which failed: {error}"
+    )))
+}
+
+/// rmcp's OAuth requests over this crate's reqwest clients (TLS set up for them alone),
+/// following redirects or not as each request asks, with a timeout and a bounded body.
+struct OAuthHttp {
+    follow: reqwest::Client,
+    stop: reqwest::Client,
+}
+
+impl OAuthHttp {
+    fn new() -> Result<Self, String> {
+        let build = |redirect| {
+            crate::tls::http_client_builder()?
+                .redirect(redirect)
+                .build()
+                .map_err(|e| format!("the OAuth HTTP client could not be built: {e}"))
+        };
+        Ok(Self {
+            follow: build(reqwest::redirect::Policy::limited(MAX_REDIRECTS))?,
+            stop: build(reqwest::redirect::Policy::none())?,
+        })
+    }
+
+    async fn send(
+        &self,
+        request: OAuthHttpRequest,
+    ) -> Result<axum::http::Response<Vec<u8>>, OAuthHttpClientError> {
+        let client = match request.redirect_policy {
+            OAuthHttpRedirectPolicy::Stop => &self.stop,
+            _ => &self.follow,
+        };
+        let timeout = request.timeout.unwrap_or(OAUTH_TIMEOUT).min(OAUTH_TIMEOUT);
+        let mut outgoing = reqwest::Request::try_from(request.request)?;
+        *outgoing.timeout_mut() = Some(timeout);
+        let mut response = client.execute(outgoing).await?;
+        let mut answer = axum::http::Response::builder()
+            .status(response.status())
+            .version(response.version());
+        for (name, value) in response.headers() {
+            answer = answer.header(name, value);
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await? {
+            if body.len() + chunk.len() > MAX_BODY_BYTES {
+                return Err(format!("an OAuth response exceeded {MAX_BODY_BYTES} bytes").into());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(answer.body(body)?)
+    }
+}
+
+impl OAuthHttpClient for OAuthHttp {
+    fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
+        Box::pin(self.send(request))
+    }
+}
