@@ -152,9 +152,9 @@ impl OAuthOptions {
         self
     }
 
-    /// How many times a `403 insufficient_scope` may send the user back to authorize
-    /// a larger scope during one connection (2 by default; 0 makes such a response
-    /// fail the request at once).
+    /// How many times a `403 insufficient_scope` answer to one request may send the
+    /// user back to authorize a larger scope before the request fails (2 by default:
+    /// with the first authorization, at most three; 0 fails such a request at once).
     pub fn with_max_scope_upgrades(mut self, upgrades: u32) -> Self {
         self.max_scope_upgrades = upgrades;
         self
@@ -243,6 +243,9 @@ impl OAuthSession {
     {
         let client = self.client().await?;
         let mut authorized = false;
+        // rmcp's own count restarts with every token it gets, so a server that keeps
+        // refusing would be authorized against forever: the bound is per request.
+        let mut upgrades = 0;
         loop {
             let seen = self.generation.load(Ordering::Acquire);
             match call(client.clone()).await {
@@ -253,6 +256,15 @@ impl OAuthSession {
                     authorized = true;
                 }
                 Err(StreamableHttpError::InsufficientScope(refusal)) => {
+                    if upgrades >= self.options.max_scope_upgrades {
+                        let error = AuthError::InvalidScope(format!(
+                            "the server still refuses the token for its scope after {upgrades} \
+                             upgrade(s), the most allowed ({})",
+                            refusal.www_authenticate_header
+                        ));
+                        return Err(authorization_failed(&self.server, error));
+                    }
+                    upgrades += 1;
                     self.upgrade_scope(client, seen, &refusal)
                         .await
                         .map_err(|e| authorization_failed(&self.server, e))?;
@@ -280,9 +292,10 @@ impl OAuthSession {
         let options = &self.options;
         let manager = match &options.grant {
             Grant::ClientCredentials => {
-                let scopes = match options.scopes.is_empty() {
-                    true => manager.select_initial_scopes(&[]).await,
-                    false => options.scopes.clone(),
+                let scopes = if options.scopes.is_empty() {
+                    manager.select_initial_scopes(&[]).await
+                } else {
+                    options.scopes.clone()
                 };
                 let config = ClientCredentialsConfig::ClientSecret {
                     client_id: options.client_id.clone().unwrap_or_default(),
@@ -300,9 +313,10 @@ impl OAuthSession {
                 visit,
             } => {
                 let mut request = AuthorizationRequest::new(redirect_uri.clone());
-                request = match options.scopes.is_empty() {
-                    true => request.with_initial_scope_selection(),
-                    false => request.with_scopes(options.scopes.clone()),
+                request = if options.scopes.is_empty() {
+                    request.with_initial_scope_selection()
+                } else {
+                    request.with_scopes(options.scopes.clone())
                 };
                 if let Some(name) = &options.client_name {
                     request = request.with_client_name(name.clone());
