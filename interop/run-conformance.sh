@@ -76,6 +76,7 @@ CLIENT_SCENARIOS=(
   auth/token-endpoint-auth-post
   auth/token-endpoint-auth-none
   auth/pre-registration
+  auth/2025-03-26-oauth-metadata-backcompat
   auth/2025-03-26-oauth-endpoint-fallback
   # Draft-version scenarios (the suite lists them as [draft]); they pass, so they run.
   auth/resource-mismatch

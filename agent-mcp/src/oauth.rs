@@ -9,9 +9,9 @@
 
 use futures::future::BoxFuture;
 use rmcp::transport::auth::{
-    AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
-    ClientCredentialsConfig, OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture,
-    OAuthHttpRedirectPolicy, OAuthHttpRequest, ScopeUpgradeConfig,
+    AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, ClientCredentialsConfig, OAuthHttpClient, OAuthHttpClientError,
+    OAuthHttpClientFuture, OAuthHttpRedirectPolicy, OAuthHttpRequest, ScopeUpgradeConfig,
 };
 use rmcp::transport::streamable_http_client::{InsufficientScopeError, StreamableHttpError};
 use std::fmt;
@@ -196,7 +196,7 @@ pub(crate) struct OAuthSession {
     http: reqwest::Client,
     options: OAuthOptions,
     server: String,
-    oauth_http: Arc<dyn OAuthHttpClient>,
+    oauth_http: Arc<OAuthHttp>,
     /// Serialises authorizations, so that requests refused together authorize once.
     authorizing: tokio::sync::Mutex<()>,
     /// Bumped by every authorization and scope upgrade: a request refused under an
@@ -211,7 +211,7 @@ impl OAuthSession {
         server: &str,
         http: reqwest::Client,
     ) -> Result<Self, String> {
-        let oauth_http: Arc<dyn OAuthHttpClient> = Arc::new(OAuthHttp::new()?);
+        let oauth_http = Arc::new(OAuthHttp::new()?);
         Ok(Self {
             client: tokio::sync::OnceCell::new(),
             http,
@@ -285,10 +285,23 @@ impl OAuthSession {
             return Ok(());
         }
         let mut manager = manager(&self.server, &self.oauth_http, &self.options).await?;
-        let discovered = manager
+        let metadata = match manager
             .resolve_metadata_from_challenge(Some(challenge))
-            .await?;
-        manager.set_metadata(discovered.metadata);
+            .await
+        {
+            Ok(discovered) => discovered.metadata,
+            Err(AuthError::AuthorizationServerMismatch {
+                expected_issuer,
+                received_issuer,
+            }) => self.same_origin_metadata(&received_issuer).await?.ok_or(
+                AuthError::AuthorizationServerMismatch {
+                    expected_issuer,
+                    received_issuer,
+                },
+            )?,
+            Err(error) => return Err(error),
+        };
+        manager.set_metadata(metadata);
         let options = &self.options;
         let manager = match &options.grant {
             Grant::ClientCredentials => {
@@ -345,6 +358,40 @@ impl OAuthSession {
         Ok(())
     }
 
+    /// The authorization-server metadata at the MCP server's origin, for a server of
+    /// the 2025-03-26 revision, where that origin is the authorization base: such a
+    /// server may name as issuer a path on its origin (`http://mcp.example/oauth`),
+    /// which RFC 8414's exact issuer check refuses. The same origin is the same party,
+    /// so this metadata is used when its issuer and every endpoint it names are on the
+    /// MCP server's origin; `None` otherwise.
+    async fn same_origin_metadata(
+        &self,
+        issuer: &str,
+    ) -> Result<Option<AuthorizationMetadata>, AuthError> {
+        let server = reqwest::Url::parse(&self.server)?;
+        let origin = server.origin();
+        let on_origin =
+            |url: &str| reqwest::Url::parse(url).is_ok_and(|url| url.origin() == origin);
+        if !on_origin(issuer) {
+            return Ok(None);
+        }
+        let url = server.join("/.well-known/oauth-authorization-server")?;
+        let body = self.oauth_http.get(url).await.map_err(|e| {
+            AuthError::AuthorizationFailed(format!("fetching authorization server metadata: {e}"))
+        })?;
+        let metadata: AuthorizationMetadata = serde_json::from_slice(&body).map_err(|e| {
+            AuthError::AuthorizationFailed(format!("invalid authorization server metadata: {e}"))
+        })?;
+        let endpoints = [
+            Some(&metadata.authorization_endpoint),
+            Some(&metadata.token_endpoint),
+            metadata.registration_endpoint.as_ref(),
+        ];
+        let same_party = metadata.issuer.as_deref() == Some(issuer)
+            && endpoints.into_iter().flatten().all(|url| on_origin(url));
+        Ok(same_party.then_some(metadata))
+    }
+
     async fn upgrade_scope(
         &self,
         client: &AuthClient<reqwest::Client>,
@@ -390,11 +437,11 @@ impl OAuthSession {
 /// A fresh authorization manager for `server`, its OAuth requests made by `http`.
 async fn manager(
     server: &str,
-    http: &Arc<dyn OAuthHttpClient>,
+    http: &Arc<OAuthHttp>,
     options: &OAuthOptions,
 ) -> Result<AuthorizationManager, AuthError> {
-    let mut manager =
-        AuthorizationManager::new_with_oauth_http_client(server, Arc::clone(http)).await?;
+    let http: Arc<dyn OAuthHttpClient> = Arc::clone(http) as _;
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(server, http).await?;
     let mut upgrades = ScopeUpgradeConfig::default();
     upgrades.max_upgrade_attempts = options.max_scope_upgrades;
     upgrades.auto_upgrade = options.max_scope_upgrades > 0;
@@ -440,22 +487,33 @@ impl OAuthHttp {
         let timeout = request.timeout.unwrap_or(OAUTH_TIMEOUT).min(OAUTH_TIMEOUT);
         let mut outgoing = reqwest::Request::try_from(request.request)?;
         *outgoing.timeout_mut() = Some(timeout);
-        let mut response = client.execute(outgoing).await?;
+        let response = client.execute(outgoing).await?;
         let mut answer = axum::http::Response::builder()
             .status(response.status())
             .version(response.version());
         for (name, value) in response.headers() {
             answer = answer.header(name, value);
         }
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await? {
-            if body.len() + chunk.len() > MAX_BODY_BYTES {
-                return Err(format!("an OAuth response exceeded {MAX_BODY_BYTES} bytes").into());
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(answer.body(body)?)
+        Ok(answer.body(read_body(response).await?)?)
     }
+
+    /// The body of a successful GET of `url`, without following redirects.
+    async fn get(&self, url: reqwest::Url) -> Result<Vec<u8>, OAuthHttpClientError> {
+        let response = self.stop.get(url).timeout(OAUTH_TIMEOUT).send().await?;
+        read_body(response.error_for_status()?).await
+    }
+}
+
+/// A response's body, refused beyond [`MAX_BODY_BYTES`].
+async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, OAuthHttpClientError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(format!("an OAuth response exceeded {MAX_BODY_BYTES} bytes").into());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 impl OAuthHttpClient for OAuthHttp {

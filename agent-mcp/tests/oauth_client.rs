@@ -45,6 +45,8 @@ struct Seen {
 #[derive(Clone)]
 struct AuthServer {
     issuer: String,
+    /// The issuer its metadata names: `issuer`, unless the test makes it lie.
+    claimed_issuer: String,
     seen: Arc<Mutex<Seen>>,
 }
 
@@ -75,7 +77,7 @@ async fn metadata(State(server): State<AuthServer>) -> Response {
     json_response(
         StatusCode::OK,
         json!({
-            "issuer": issuer,
+            "issuer": server.claimed_issuer,
             "authorization_endpoint": format!("{issuer}/authorize"),
             "token_endpoint": format!("{issuer}/token"),
             "registration_endpoint": format!("{issuer}/register"),
@@ -157,11 +159,17 @@ impl Drop for Running {
 
 /// The authorization server and, trusting its tokens, the MCP server.
 async fn start() -> Running {
+    start_claiming(None).await
+}
+
+/// [`start`], the authorization server's metadata naming `claimed_issuer` if given.
+async fn start_claiming(claimed_issuer: Option<&str>) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let issuer = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Seen::default()));
     let auth_server = AuthServer {
         issuer: issuer.clone(),
+        claimed_issuer: claimed_issuer.map_or_else(|| issuer.clone(), str::to_owned),
         seen: Arc::clone(&seen),
     };
     let app = Router::new()
@@ -284,6 +292,22 @@ async fn a_user_authorizes_by_code_with_pkce_after_registering() {
     assert_eq!(authorization["resource"], running.mcp_url);
     let exchange = &seen.token_requests[0];
     assert_eq!(exchange["grant_type"], "authorization_code");
+}
+
+#[tokio::test]
+async fn metadata_naming_another_issuer_is_refused_before_any_token_request() {
+    // A mix-up: the authorization server the resource names publishes metadata that
+    // claims to be another issuer's.
+    let running = start_claiming(Some("https://auth.attacker.example")).await;
+    let oauth = OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET);
+    let options = HttpClientOptions::new().with_oauth(oauth);
+    let error = McpClient::connect_http_with(&running.mcp_url, &options)
+        .await
+        .expect_err("the metadata is refused")
+        .to_string();
+    assert!(error.contains("issuer mismatch"), "{error}");
+    assert!(error.contains("auth.attacker.example"), "{error}");
+    assert!(running.seen.lock().unwrap().token_requests.is_empty());
 }
 
 #[tokio::test]
