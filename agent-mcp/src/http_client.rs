@@ -1,6 +1,6 @@
 //! How [`McpClient`](crate::McpClient) reaches a Streamable HTTP server: extra headers,
-//! a bearer token (fixed, or asked of a provider before every request), and TLS set up
-//! for this client alone.
+//! a bearer token (fixed, or asked of a provider before every request, or obtained by
+//! OAuth with the `oauth` feature), and TLS set up for this client alone.
 
 use agent_core::RetryPolicy;
 use futures::future::BoxFuture;
@@ -133,7 +133,10 @@ impl HttpClientOptions {
     }
 
     /// Obtain access tokens by OAuth 2.1 as `oauth` says, when the server asks for
-    /// one (a `401`), instead of sending a fixed or provided bearer token.
+    /// one (a `401`), in place of a fixed or provided bearer token (which this
+    /// overrides). MCP requests still go through [`with_http_client`](Self::with_http_client)'s
+    /// client when one is given; the OAuth requests (metadata, registration, token) go
+    /// through clients of their own.
     #[cfg(feature = "oauth")]
     pub fn with_oauth(mut self, oauth: crate::OAuthOptions) -> Self {
         self.oauth = Some(oauth);
