@@ -17,14 +17,17 @@
 //! authorization URL in a browser, this client requests it itself and reads the code
 //! from the redirect, which suits authorization servers that grant without asking (test
 //! servers). `--client-credentials` (with `--client-id` and `--client-secret`) uses
-//! the client-credentials grant instead; `--scope SCOPE` (repeatable) sets the scopes.
+//! the client-credentials grant instead; `--id-token TOKEN` (with `--idp-issuer`,
+//! `--idp-token-endpoint`, `--idp-client-id`, `--client-id` and `--client-secret`)
+//! exchanges a user's ID token from their organisation's identity provider
+//! (enterprise-managed authorization). `--scope SCOPE` (repeatable) sets the scopes.
 //!
 //! ```text
 //! cargo run -p agent-examples --example mcp-client -- --oauth https://tools.example.com/mcp
 //! ```
 
 use agent_core::{ToolContext, ToolExposure};
-use agent_mcp::{HttpClientOptions, McpClient, OAuthOptions};
+use agent_mcp::{EnterpriseIdentity, HttpClientOptions, McpClient, OAuthOptions};
 use serde_json::{Map, Value, json};
 
 /// An example value for a property of this schema: its default, its first enum value,
@@ -115,7 +118,21 @@ fn oauth_options(args: &mut Vec<String>) -> Result<Option<OAuthOptions>, String>
     let secret = take_values(args, "--client-secret")?.pop();
     let metadata_url = take_values(args, "--client-metadata-url")?.pop();
     let scopes = take_values(args, "--scope")?;
-    let mut options = if client_credentials {
+    let id_token = take_values(args, "--id-token")?.pop();
+    let idp_issuer = take_values(args, "--idp-issuer")?.pop();
+    let idp_token_endpoint = take_values(args, "--idp-token-endpoint")?.pop();
+    let idp_client_id = take_values(args, "--idp-client-id")?.pop();
+    let mut options = if let Some(id_token) = id_token {
+        let identity = EnterpriseIdentity {
+            issuer: idp_issuer.ok_or("--id-token needs --idp-issuer")?,
+            token_endpoint: idp_token_endpoint.ok_or("--id-token needs --idp-token-endpoint")?,
+            client_id: idp_client_id.ok_or("--id-token needs --idp-client-id")?,
+            id_token,
+        };
+        let id = client_id.ok_or("--id-token needs --client-id")?;
+        let secret = secret.ok_or("--id-token needs --client-secret")?;
+        OAuthOptions::enterprise_managed(identity, id, secret)
+    } else if client_credentials {
         let id = client_id.ok_or("--client-credentials needs --client-id")?;
         let secret = secret.ok_or("--client-credentials needs --client-secret")?;
         OAuthOptions::client_credentials(id, secret)
@@ -157,6 +174,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         eprintln!(
             "usage: mcp-client [--token TOKEN] [--oauth | --client-credentials] \
              [--client-id ID] [--client-secret SECRET] [--client-metadata-url URL] \
+             [--id-token TOKEN --idp-issuer URL --idp-token-endpoint URL --idp-client-id ID] \
              [--scope SCOPE]... URL"
         );
         std::process::exit(2);

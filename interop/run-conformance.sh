@@ -82,8 +82,9 @@ CLIENT_SCENARIOS=(
   auth/resource-mismatch
   auth/offline-access-scope
   auth/offline-access-not-supported
-  # Extension scenarios (SEP-1046 client credentials).
+  # Extension scenarios: SEP-1046 client credentials, SEP-990 cross-app access.
   auth/client-credentials-basic
+  auth/cross-app-access-complete-flow
 )
 cargo build --quiet -p agent-examples --example mcp-client
 export MCP_CLIENT="$target_dir/debug/examples/mcp-client"

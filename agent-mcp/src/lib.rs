@@ -90,7 +90,7 @@ pub use client::McpClient;
 pub use http::{HttpOptions, McpHttpServer, serve_http};
 pub use http_client::HttpClientOptions;
 #[cfg(feature = "oauth")]
-pub use oauth::OAuthOptions;
+pub use oauth::{EnterpriseIdentity, OAuthOptions};
 pub use peer::{LogLevel, McpPeer};
 pub use server::{McpServer, ServerOptions};
 pub use transport::{MAX_MESSAGE_BYTES, serve_io, serve_stdio, serve_stdio_with};

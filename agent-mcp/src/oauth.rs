@@ -10,8 +10,9 @@
 use futures::future::BoxFuture;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
-    AuthorizationSession, ClientCredentialsConfig, OAuthHttpClient, OAuthHttpClientError,
-    OAuthHttpClientFuture, OAuthHttpRedirectPolicy, OAuthHttpRequest, ScopeUpgradeConfig,
+    AuthorizationSession, ClientCredentialsConfig, CredentialStore, InMemoryCredentialStore,
+    OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture, OAuthHttpRedirectPolicy,
+    OAuthHttpRequest, ScopeUpgradeConfig, StoredCredentials,
 };
 use rmcp::transport::streamable_http_client::{InsufficientScopeError, StreamableHttpError};
 use std::fmt;
@@ -73,6 +74,22 @@ enum Grant {
         visit: Arc<Visit>,
     },
     ClientCredentials,
+    EnterpriseManaged(EnterpriseIdentity),
+}
+
+/// The user's sign-in at their organisation's identity provider, for
+/// [`OAuthOptions::enterprise_managed`]: the provider's issuer and token endpoint, this
+/// client's ID there, and the OpenID Connect ID token it issued to the user.
+#[derive(Clone)]
+pub struct EnterpriseIdentity {
+    /// The identity provider's issuer identifier.
+    pub issuer: String,
+    /// Its token endpoint.
+    pub token_endpoint: String,
+    /// This client's ID at the identity provider (a public client there).
+    pub client_id: String,
+    /// The ID token the identity provider issued to the user for this client.
+    pub id_token: String,
 }
 
 impl OAuthOptions {
@@ -101,6 +118,23 @@ impl OAuthOptions {
     /// supports.
     pub fn client_credentials(client_id: impl Into<String>, secret: impl Into<String>) -> Self {
         let mut options = Self::new(Grant::ClientCredentials);
+        options.client_id = Some(client_id.into());
+        options.client_secret = Some(secret.into());
+        options
+    }
+
+    /// Enterprise-managed authorization (cross-app access): the user's ID token from
+    /// their organisation's identity provider is exchanged there for an identity
+    /// assertion grant bound to the MCP server, which the server's authorization server
+    /// takes (JWT bearer grant) for an access token. No browser is involved. `client_id`
+    /// and `secret` are this client's registration at the MCP server's authorization
+    /// server (sent as HTTP Basic).
+    pub fn enterprise_managed(
+        identity: EnterpriseIdentity,
+        client_id: impl Into<String>,
+        secret: impl Into<String>,
+    ) -> Self {
+        let mut options = Self::new(Grant::EnterpriseManaged(identity));
         options.client_id = Some(client_id.into());
         options.client_secret = Some(secret.into());
         options
@@ -169,6 +203,9 @@ impl fmt::Debug for OAuthOptions {
                 format!("authorization_code ({redirect_uri})")
             }
             Grant::ClientCredentials => "client_credentials".to_owned(),
+            Grant::EnterpriseManaged(identity) => {
+                format!("enterprise_managed ({})", identity.issuer)
+            }
         };
         f.debug_struct("OAuthOptions")
             .field("grant", &grant)
@@ -301,7 +338,7 @@ impl OAuthSession {
             )?,
             Err(error) => return Err(error),
         };
-        manager.set_metadata(metadata);
+        manager.set_metadata(metadata.clone());
         let options = &self.options;
         let manager = match &options.grant {
             Grant::ClientCredentials => {
@@ -320,6 +357,9 @@ impl OAuthSession {
                 manager.configure_client_credentials(&config)?;
                 manager.exchange_client_credentials(&config).await?;
                 manager
+            }
+            Grant::EnterpriseManaged(identity) => {
+                self.exchange_identity(manager, &metadata, identity).await?
             }
             Grant::AuthorizationCode {
                 redirect_uri,
@@ -356,6 +396,74 @@ impl OAuthSession {
         *client.auth_manager.lock().await = manager;
         self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
+    }
+
+    /// Enterprise-managed authorization with `manager`'s discovered metadata: the ID
+    /// token for an identity assertion at the identity provider, that for an access
+    /// token at the MCP server's authorization server, kept in `manager`.
+    async fn exchange_identity(
+        &self,
+        mut manager: AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+        identity: &EnterpriseIdentity,
+    ) -> Result<AuthorizationManager, AuthError> {
+        use rmcp::transport::auth::enterprise::{
+            EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+        };
+        let issuer = metadata.issuer.clone().ok_or_else(|| {
+            AuthError::AuthorizationFailed(
+                "the authorization server's metadata names no issuer, which the identity assertion must be bound to".to_owned(),
+            )
+        })?;
+        let client_id = self.options.client_id.clone().unwrap_or_default();
+        let secret =
+            oauth2::ClientSecret::new(self.options.client_secret.clone().unwrap_or_default());
+        let idp = EmaAuthorizationServer::new(
+            identity.issuer.clone(),
+            identity.token_endpoint.clone(),
+            identity.client_id.clone(),
+        );
+        let resource_server =
+            EmaAuthorizationServer::new(issuer, metadata.token_endpoint.clone(), client_id.clone())
+                .with_client_authentication(EmaClientAuthentication::ClientSecretBasic(secret));
+        let mut request = EmaExchangeRequest::new_with_id_token(
+            idp,
+            resource_server,
+            &self.server,
+            &identity.id_token,
+        );
+        if !self.options.scopes.is_empty() {
+            request = request.with_scopes(self.options.scopes.clone());
+        }
+        let http: &dyn OAuthHttpClient = self.oauth_http.as_ref();
+        let token = request.exchange(http, http).await.map_err(|e| {
+            AuthError::AuthorizationFailed(format!("enterprise-managed authorization: {e}"))
+        })?;
+        // rmcp's manager hands out what its credential store holds.
+        let response = serde_json::json!({
+            "access_token": token.access_token.secret(),
+            "token_type": "Bearer",
+            "expires_in": token.expires_in.map(|d| d.as_secs()),
+        });
+        let response = serde_json::from_value(response).map_err(|e| {
+            AuthError::InternalError(format!("the exchanged token could not be kept: {e}"))
+        })?;
+        let received = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .ok();
+        let store = InMemoryCredentialStore::new();
+        let scopes = token.scopes.into_iter().collect();
+        store
+            .save(StoredCredentials::new(
+                client_id,
+                Some(response),
+                scopes,
+                received,
+            ))
+            .await?;
+        manager.set_credential_store(store);
+        Ok(manager)
     }
 
     /// The authorization-server metadata at the MCP server's origin, for a server of
