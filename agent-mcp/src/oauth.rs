@@ -292,6 +292,13 @@ impl OAuthSession {
                         .map_err(|e| authorization_failed(&self.server, e))?;
                     authorized = true;
                 }
+                Err(StreamableHttpError::AuthRequired(refusal)) => {
+                    let error = AuthError::AuthorizationFailed(format!(
+                        "the server refused the access token just obtained ({})",
+                        refusal.www_authenticate_header
+                    ));
+                    return Err(authorization_failed(&self.server, error));
+                }
                 Err(StreamableHttpError::InsufficientScope(refusal)) => {
                     if upgrades >= self.options.max_scope_upgrades {
                         let error = AuthError::InvalidScope(format!(

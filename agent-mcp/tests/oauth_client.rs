@@ -30,6 +30,9 @@ async fn whoami(ctx: &ToolContext) -> String {
 const SERVICE_ID: &str = "reporting-service";
 const SERVICE_SECRET: &str = "s3cret-of-the-service";
 const SERVICE_TOKEN: &str = "token-for-the-service";
+/// A client the authorization server knows, whose tokens the MCP server does not take.
+const STRANGER_ID: &str = "stranger";
+const STRANGER_TOKEN: &str = "token-the-mcp-server-does-not-know";
 const USER_TOKEN: &str = "token-for-alice";
 const AUTH_CODE: &str = "code-for-alice";
 
@@ -124,6 +127,12 @@ async fn token(State(server): State<AuthServer>, body: String) -> Response {
                 && field("client_secret") == Some(SERVICE_SECRET) =>
         {
             SERVICE_TOKEN
+        }
+        Some("client_credentials")
+            if field("client_id") == Some(STRANGER_ID)
+                && field("client_secret") == Some(SERVICE_SECRET) =>
+        {
+            STRANGER_TOKEN
         }
         Some("authorization_code")
             if field("code") == Some(AUTH_CODE)
@@ -308,6 +317,23 @@ async fn metadata_naming_another_issuer_is_refused_before_any_token_request() {
     assert!(error.contains("issuer mismatch"), "{error}");
     assert!(error.contains("auth.attacker.example"), "{error}");
     assert!(running.seen.lock().unwrap().token_requests.is_empty());
+}
+
+#[tokio::test]
+async fn a_token_the_server_refuses_fails_the_connection_after_one_authorization() {
+    let running = start().await;
+    let oauth = OAuthOptions::client_credentials(STRANGER_ID, SERVICE_SECRET);
+    let options = HttpClientOptions::new().with_oauth(oauth);
+    let error = McpClient::connect_http_with(&running.mcp_url, &options)
+        .await
+        .expect_err("the token is refused")
+        .to_string();
+    assert!(
+        error.contains("refused the access token just obtained"),
+        "{error}"
+    );
+    // No loop of authorizations against a server that will never accept.
+    assert_eq!(running.seen.lock().unwrap().token_requests.len(), 1);
 }
 
 #[tokio::test]
