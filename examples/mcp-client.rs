@@ -9,9 +9,25 @@
 //! With `--token TOKEN` every request carries `Authorization: Bearer TOKEN`. When a
 //! tool asks for input (MCP elicitation), the client accepts the form with its default
 //! values, as a user who presses Enter would.
+//!
+//! With `--oauth` the client gets its token by OAuth 2.1 when the server asks for one:
+//! it discovers the authorization server, registers (or uses `--client-id ID` and
+//! `--client-secret SECRET`, or the metadata document at `--client-metadata-url URL`),
+//! and runs the authorization-code flow with PKCE. Where a person would open the
+//! authorization URL in a browser, this client requests it itself and reads the code
+//! from the redirect, which suits authorization servers that grant without asking (test
+//! servers). `--client-credentials` (with `--client-id` and `--client-secret`) uses
+//! the client-credentials grant instead; `--id-token TOKEN` (with `--idp-issuer`,
+//! `--idp-token-endpoint`, `--idp-client-id`, `--client-id` and `--client-secret`)
+//! exchanges a user's ID token from their organisation's identity provider
+//! (enterprise-managed authorization). `--scope SCOPE` (repeatable) sets the scopes.
+//!
+//! ```text
+//! cargo run -p agent-examples --example mcp-client -- --oauth https://tools.example.com/mcp
+//! ```
 
 use agent_core::{ToolContext, ToolExposure};
-use agent_mcp::{HttpClientOptions, McpClient};
+use agent_mcp::{EnterpriseIdentity, HttpClientOptions, McpClient, OAuthOptions};
 use serde_json::{Map, Value, json};
 
 /// An example value for a property of this schema: its default, its first enum value,
@@ -53,20 +69,114 @@ fn form_defaults(schema: &Value) -> Map<String, Value> {
         .collect()
 }
 
+/// Requests the authorization URL as a browser would, without following the redirect
+/// back to the client, and answers the URL it redirects to (which carries the code).
+async fn visit(url: String) -> Result<String, String> {
+    println!("authorizing at {url}");
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| e.to_string())?;
+    let response = http.get(&url).send().await.map_err(|e| e.to_string())?;
+    let location = response.headers().get(reqwest::header::LOCATION);
+    let location = location.ok_or_else(|| {
+        format!(
+            "the authorization server answered {} without redirecting back",
+            response.status()
+        )
+    })?;
+    location
+        .to_str()
+        .map(str::to_owned)
+        .map_err(|e| e.to_string())
+}
+
+/// Removes `flag` from `args`, answering whether it was there.
+fn take_flag(args: &mut Vec<String>, flag: &str) -> bool {
+    let at = args.iter().position(|a| a == flag);
+    at.map(|at| args.remove(at)).is_some()
+}
+
+/// Removes every `flag VALUE` from `args`, answering the values.
+fn take_values(args: &mut Vec<String>, flag: &str) -> Result<Vec<String>, String> {
+    let mut values = Vec::new();
+    while let Some(at) = args.iter().position(|a| a == flag) {
+        if at + 1 >= args.len() {
+            return Err(format!("{flag} needs a value"));
+        }
+        values.push(args.remove(at + 1));
+        args.remove(at);
+    }
+    Ok(values)
+}
+
+/// The OAuth settings the flags ask for, if any.
+fn oauth_options(args: &mut Vec<String>) -> Result<Option<OAuthOptions>, String> {
+    let oauth = take_flag(args, "--oauth");
+    let client_credentials = take_flag(args, "--client-credentials");
+    let client_id = take_values(args, "--client-id")?.pop();
+    let secret = take_values(args, "--client-secret")?.pop();
+    let metadata_url = take_values(args, "--client-metadata-url")?.pop();
+    let scopes = take_values(args, "--scope")?;
+    let id_token = take_values(args, "--id-token")?.pop();
+    let idp_issuer = take_values(args, "--idp-issuer")?.pop();
+    let idp_token_endpoint = take_values(args, "--idp-token-endpoint")?.pop();
+    let idp_client_id = take_values(args, "--idp-client-id")?.pop();
+    let mut options = if let Some(id_token) = id_token {
+        let identity = EnterpriseIdentity {
+            issuer: idp_issuer.ok_or("--id-token needs --idp-issuer")?,
+            token_endpoint: idp_token_endpoint.ok_or("--id-token needs --idp-token-endpoint")?,
+            client_id: idp_client_id.ok_or("--id-token needs --idp-client-id")?,
+            id_token,
+        };
+        let id = client_id.ok_or("--id-token needs --client-id")?;
+        let secret = secret.ok_or("--id-token needs --client-secret")?;
+        OAuthOptions::enterprise_managed(identity, id, secret)
+    } else if client_credentials {
+        let id = client_id.ok_or("--client-credentials needs --client-id")?;
+        let secret = secret.ok_or("--client-credentials needs --client-secret")?;
+        OAuthOptions::client_credentials(id, secret)
+    } else if oauth {
+        let mut options = OAuthOptions::authorization_code("http://localhost:8400/callback", visit)
+            .with_client_name("agent-tools mcp-client");
+        if let Some(id) = client_id {
+            options = options.with_client(id, secret);
+        }
+        if let Some(url) = metadata_url {
+            options = options.with_client_metadata_url(url);
+        }
+        options
+    } else {
+        return Ok(None);
+    };
+    if !scopes.is_empty() {
+        options = options.with_scopes(scopes);
+    }
+    Ok(Some(options))
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // HTTPS for the authorization request this example makes itself.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut options = HttpClientOptions::new().with_elicitation(|message, schema| async move {
         println!("the server asks: {message}");
         Some(form_defaults(&schema))
     });
-    if let Some(at) = args.iter().position(|a| a == "--token") {
-        let token = args.get(at + 1).cloned().ok_or("--token needs a value")?;
+    if let Some(token) = take_values(&mut args, "--token")?.pop() {
         options = options.with_bearer_token(token);
-        args.drain(at..=at + 1);
+    }
+    if let Some(oauth) = oauth_options(&mut args)? {
+        options = options.with_oauth(oauth);
     }
     let Some(url) = args.last() else {
-        eprintln!("usage: mcp-client [--token TOKEN] URL");
+        eprintln!(
+            "usage: mcp-client [--token TOKEN] [--oauth | --client-credentials] \
+             [--client-id ID] [--client-secret SECRET] [--client-metadata-url URL] \
+             [--id-token TOKEN --idp-issuer URL --idp-token-endpoint URL --idp-client-id ID] \
+             [--scope SCOPE]... URL"
+        );
         std::process::exit(2);
     };
     let client = McpClient::connect_http_with(url, &options).await?;

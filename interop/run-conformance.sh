@@ -53,17 +53,42 @@ fi
 export PATH="$PWD/interop/node_modules/.bin:$PATH"
 echo "conformance $(conformance --version) with node $(node --version) against $url"
 
-# Client mode: the suite's servers drive examples/mcp-client.rs, which connects to the
-# URL it is given, lists the tools and calls each, accepting elicitation forms with
-# their defaults. The auth/* scenarios need an OAuth flow the client does not have yet.
+# Client mode: the suite's servers drive examples/mcp-client.rs (through
+# interop/conformance-client.sh, which turns the scenario's context into flags), which
+# connects to the URL it is given, authorizing by OAuth when the server asks, lists the
+# tools and calls each, accepting elicitation forms with their defaults.
 CLIENT_SCENARIOS=(
   initialize
   tools_call
   elicitation-sep1034-client-defaults
   sse-retry
+  auth/metadata-default
+  auth/metadata-var1
+  auth/metadata-var2
+  auth/metadata-var3
+  auth/basic-cimd
+  auth/scope-from-www-authenticate
+  auth/scope-from-scopes-supported
+  auth/scope-omitted-when-undefined
+  auth/scope-step-up
+  auth/scope-retry-limit
+  auth/token-endpoint-auth-basic
+  auth/token-endpoint-auth-post
+  auth/token-endpoint-auth-none
+  auth/pre-registration
+  auth/2025-03-26-oauth-metadata-backcompat
+  auth/2025-03-26-oauth-endpoint-fallback
+  # Draft-version scenarios (the suite lists them as [draft]); they pass, so they run.
+  auth/resource-mismatch
+  auth/offline-access-scope
+  auth/offline-access-not-supported
+  # Extension scenarios: SEP-1046 client credentials, SEP-990 cross-app access.
+  auth/client-credentials-basic
+  auth/cross-app-access-complete-flow
 )
 cargo build --quiet -p agent-examples --example mcp-client
-client="$target_dir/debug/examples/mcp-client"
+export MCP_CLIENT="$target_dir/debug/examples/mcp-client"
+client="$PWD/interop/conformance-client.sh"
 
 passed=0
 failed=0

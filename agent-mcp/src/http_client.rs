@@ -1,6 +1,6 @@
 //! How [`McpClient`](crate::McpClient) reaches a Streamable HTTP server: extra headers,
-//! a bearer token (fixed, or asked of a provider before every request), and TLS set up
-//! for this client alone.
+//! a bearer token (fixed, or asked of a provider before every request, or obtained by
+//! OAuth with the `oauth` feature), and TLS set up for this client alone.
 
 use agent_core::RetryPolicy;
 use futures::future::BoxFuture;
@@ -37,6 +37,8 @@ pub struct HttpClientOptions {
     pub(crate) elicit: Option<Arc<Elicit>>,
     retry: Option<RetryPolicy>,
     http: Option<reqwest::Client>,
+    #[cfg(feature = "oauth")]
+    oauth: Option<crate::OAuthOptions>,
 }
 
 /// How a response stream that breaks mid-call is resumed when the options name no
@@ -130,6 +132,17 @@ impl HttpClientOptions {
         self
     }
 
+    /// Obtain access tokens by OAuth 2.1 as `oauth` says, when the server asks for
+    /// one (a `401`), in place of a fixed or provided bearer token (which this
+    /// overrides). MCP requests still go through [`with_http_client`](Self::with_http_client)'s
+    /// client when one is given; the OAuth requests (metadata, registration, token) go
+    /// through clients of their own.
+    #[cfg(feature = "oauth")]
+    pub fn with_oauth(mut self, oauth: crate::OAuthOptions) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
     /// The transport for `config`, with these options applied.
     pub(crate) fn transport(
         &self,
@@ -152,9 +165,20 @@ impl HttpClientOptions {
                 .build()
                 .map_err(|e| format!("the HTTP client could not be built: {e}"))?,
         };
+        #[cfg(feature = "oauth")]
+        let oauth = match &self.oauth {
+            Some(oauth) => Some(Arc::new(crate::oauth::OAuthSession::new(
+                oauth.clone(),
+                &config.uri,
+                http.clone(),
+            )?)),
+            None => None,
+        };
         let client = AuthorizedClient {
             http,
             token: self.token.clone(),
+            #[cfg(feature = "oauth")]
+            oauth,
         };
         Ok(StreamableHttpClientTransport::with_client(client, config))
     }
@@ -169,13 +193,16 @@ impl fmt::Debug for HttpClientOptions {
             Some(Token::Fixed(_)) => "fixed",
             Some(Token::Provided(_)) => "provider",
         };
-        f.debug_struct("HttpClientOptions")
+        let mut debug = f.debug_struct("HttpClientOptions");
+        debug
             .field("headers", &names)
             .field("token", &token)
             .field("elicitation", &self.elicit.is_some())
             .field("retry", &self.retry)
-            .field("own_http_client", &self.http.is_some())
-            .finish()
+            .field("own_http_client", &self.http.is_some());
+        #[cfg(feature = "oauth")]
+        debug.field("oauth", &self.oauth);
+        debug.finish()
     }
 }
 
@@ -184,6 +211,9 @@ impl fmt::Debug for HttpClientOptions {
 pub(crate) struct AuthorizedClient {
     http: reqwest::Client,
     token: Option<Token>,
+    /// OAuth in place of `token`, when the options ask for it.
+    #[cfg(feature = "oauth")]
+    oauth: Option<Arc<crate::oauth::OAuthSession>>,
 }
 
 impl AuthorizedClient {
@@ -218,6 +248,19 @@ impl StreamableHttpClient for AuthorizedClient {
         auth: Option<String>,
         headers: Headers,
     ) -> PostResult {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            return oauth
+                .send(|c| {
+                    let (uri, message) = (uri.clone(), message.clone());
+                    let (session_id, headers) = (session_id.clone(), headers.clone());
+                    async move {
+                        c.post_message(uri, message, session_id, None, headers)
+                            .await
+                    }
+                })
+                .await;
+        }
         let auth = self.token(auth).await;
         self.http
             .post_message(uri, message, session_id, auth, headers)
@@ -233,6 +276,26 @@ impl StreamableHttpClient for AuthorizedClient {
         headers: Headers,
         max_sse_event_size: usize,
     ) -> PostResult {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            return oauth
+                .send(|c| {
+                    let (uri, message) = (uri.clone(), message.clone());
+                    let (session_id, headers) = (session_id.clone(), headers.clone());
+                    async move {
+                        c.post_message_with_max_sse_event_size(
+                            uri,
+                            message,
+                            session_id,
+                            None,
+                            headers,
+                            max_sse_event_size,
+                        )
+                        .await
+                    }
+                })
+                .await;
+        }
         let auth = self.token(auth).await;
         self.http
             .post_message_with_max_sse_event_size(
@@ -255,6 +318,21 @@ impl StreamableHttpClient for AuthorizedClient {
         headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> PostResult {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            return oauth
+                .send(|c| {
+                    let (uri, message) = (uri.clone(), message.clone());
+                    let (session_id, headers) = (session_id.clone(), headers.clone());
+                    async move {
+                        c.post_message_with_response_limits(
+                            uri, message, session_id, None, headers, limits,
+                        )
+                        .await
+                    }
+                })
+                .await;
+        }
         let auth = self.token(auth).await;
         self.http
             .post_message_with_response_limits(uri, message, session_id, auth, headers, limits)
@@ -268,6 +346,16 @@ impl StreamableHttpClient for AuthorizedClient {
         auth: Option<String>,
         headers: Headers,
     ) -> Result<(), StreamableHttpError<reqwest::Error>> {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            return oauth
+                .send(|c| {
+                    let (uri, session_id, headers) =
+                        (uri.clone(), session_id.clone(), headers.clone());
+                    async move { c.delete_session(uri, session_id, None, headers).await }
+                })
+                .await;
+        }
         let auth = self.token(auth).await;
         self.http
             .delete_session(uri, session_id, auth, headers)
@@ -282,6 +370,19 @@ impl StreamableHttpClient for AuthorizedClient {
         auth: Option<String>,
         headers: Headers,
     ) -> StreamResult {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            return oauth
+                .send(|c| {
+                    let (uri, session_id) = (uri.clone(), session_id.clone());
+                    let (last_event_id, headers) = (last_event_id.clone(), headers.clone());
+                    async move {
+                        c.get_stream(uri, session_id, last_event_id, None, headers)
+                            .await
+                    }
+                })
+                .await;
+        }
         let auth = self.token(auth).await;
         self.http
             .get_stream(uri, session_id, last_event_id, auth, headers)
@@ -297,6 +398,26 @@ impl StreamableHttpClient for AuthorizedClient {
         headers: Headers,
         max_sse_event_size: usize,
     ) -> StreamResult {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            return oauth
+                .send(|c| {
+                    let (uri, session_id) = (uri.clone(), session_id.clone());
+                    let (last_event_id, headers) = (last_event_id.clone(), headers.clone());
+                    async move {
+                        c.get_stream_with_max_sse_event_size(
+                            uri,
+                            session_id,
+                            last_event_id,
+                            None,
+                            headers,
+                            max_sse_event_size,
+                        )
+                        .await
+                    }
+                })
+                .await;
+        }
         let auth = self.token(auth).await;
         self.http
             .get_stream_with_max_sse_event_size(

@@ -90,6 +90,8 @@ mod convert;
 mod http;
 mod http_client;
 mod limits;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod peer;
 mod server;
 mod tls;
@@ -100,6 +102,8 @@ pub use auth::{AuthError, HttpAuth, JwtValidator, StaticTokens, TokenValidator};
 pub use client::McpClient;
 pub use http::{HttpOptions, McpHttpServer, serve_http};
 pub use http_client::HttpClientOptions;
+#[cfg(feature = "oauth")]
+pub use oauth::{EnterpriseIdentity, OAuthOptions};
 pub use peer::{LogLevel, McpPeer};
 pub use server::{McpServer, ServerOptions};
 pub use transport::{MAX_MESSAGE_BYTES, serve_io, serve_stdio, serve_stdio_with};

@@ -1,0 +1,638 @@
+//! OAuth 2.1 for [`McpClient::connect_http_with`](crate::McpClient::connect_http_with),
+//! as the MCP authorization spec asks of a client, on rmcp's `auth` module: the first
+//! `401` starts discovery (protected-resource metadata, then authorization-server or
+//! OpenID metadata, with the 2025-03-26 fallbacks), scope selection, client
+//! registration (pre-registered, a client ID metadata document, or dynamic
+//! registration), the authorization-code grant with PKCE or the client-credentials
+//! grant, and the token endpoint's authentication method; a `403 insufficient_scope`
+//! asks for the larger scope, a bounded number of times.
+
+use futures::future::BoxFuture;
+use rmcp::transport::auth::{
+    AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, ClientCredentialsConfig, CredentialStore, InMemoryCredentialStore,
+    OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture, OAuthHttpRedirectPolicy,
+    OAuthHttpRequest, ScopeUpgradeConfig, StoredCredentials,
+};
+use rmcp::transport::streamable_http_client::{InsufficientScopeError, StreamableHttpError};
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Opens an authorization URL and returns the URL the authorization server redirected
+/// back to (the redirect URI with `code` and `state`).
+type Visit = dyn Fn(String) -> BoxFuture<'static, Result<String, String>> + Send + Sync;
+
+/// How long one OAuth request (metadata, registration, token) may take.
+const OAUTH_TIMEOUT: Duration = Duration::from_secs(30);
+/// Redirects followed while fetching metadata.
+const MAX_REDIRECTS: usize = 10;
+/// Largest OAuth response read: metadata and tokens are small.
+const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// How the client obtains its access tokens: the grant, the client's identity, the
+/// scopes. Give it to [`HttpClientOptions::with_oauth`](crate::HttpClientOptions::with_oauth).
+///
+/// Authorization code, the user's flow: `visit` gets the authorization URL (to open in
+/// a browser, say) and answers with the URL the authorization server redirected back
+/// to; the client checks its `state` and exchanges its `code`, with PKCE (S256).
+///
+/// ```no_run
+/// # async fn demo() -> agent_core::AgentResult<()> {
+/// use agent_mcp::{HttpClientOptions, McpClient, OAuthOptions};
+/// let oauth = OAuthOptions::authorization_code("http://127.0.0.1:8400/callback", |url| async move {
+///     println!("open {url} and paste the address you were sent back to");
+///     let mut line = String::new();
+///     std::io::stdin().read_line(&mut line).map_err(|e| e.to_string())?;
+///     Ok(line.trim().to_owned())
+/// })
+/// .with_client_name("my agent");
+/// let options = HttpClientOptions::new().with_oauth(oauth);
+/// let client = McpClient::connect_http_with("https://tools.example.com/mcp", &options).await?;
+/// # Ok(()) }
+/// ```
+///
+/// Client credentials, for a service acting as itself:
+/// `OAuthOptions::client_credentials("my-service", "its-secret")`.
+#[derive(Clone)]
+pub struct OAuthOptions {
+    grant: Grant,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+    client_metadata_url: Option<String>,
+    client_name: Option<String>,
+    scopes: Vec<String>,
+    max_scope_upgrades: u32,
+}
+
+#[derive(Clone)]
+enum Grant {
+    AuthorizationCode {
+        redirect_uri: String,
+        visit: Arc<Visit>,
+    },
+    ClientCredentials,
+    EnterpriseManaged(EnterpriseIdentity),
+}
+
+/// The user's sign-in at their organisation's identity provider, for
+/// [`OAuthOptions::enterprise_managed`]: the provider's issuer and token endpoint, this
+/// client's ID there, and the OpenID Connect ID token it issued to the user.
+#[derive(Clone)]
+pub struct EnterpriseIdentity {
+    /// The identity provider's issuer identifier.
+    pub issuer: String,
+    /// Its token endpoint.
+    pub token_endpoint: String,
+    /// This client's ID at the identity provider (a public client there).
+    pub client_id: String,
+    /// The ID token the identity provider issued to the user for this client.
+    pub id_token: String,
+}
+
+impl OAuthOptions {
+    /// The authorization-code grant: `visit` is given each authorization URL and
+    /// returns the URL the user was redirected to, which starts with `redirect_uri`.
+    ///
+    /// The client identifies itself with a pre-registered ID
+    /// ([`with_client`](Self::with_client)) when it has one; else with its client ID
+    /// metadata document ([`with_client_metadata_url`](Self::with_client_metadata_url))
+    /// when the authorization server accepts those; else it registers dynamically.
+    pub fn authorization_code<F, Fut>(redirect_uri: impl Into<String>, visit: F) -> Self
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, String>> + Send + 'static,
+    {
+        let visit: Arc<Visit> = Arc::new(move |url| Box::pin(visit(url)));
+        Self::new(Grant::AuthorizationCode {
+            redirect_uri: redirect_uri.into(),
+            visit,
+        })
+    }
+
+    /// The client-credentials grant, for a client acting on its own behalf with the
+    /// ID and secret its authorization server issued. The secret goes in the request
+    /// body (`client_secret_post`), or as HTTP Basic when that is all the server
+    /// supports.
+    pub fn client_credentials(client_id: impl Into<String>, secret: impl Into<String>) -> Self {
+        let mut options = Self::new(Grant::ClientCredentials);
+        options.client_id = Some(client_id.into());
+        options.client_secret = Some(secret.into());
+        options
+    }
+
+    /// Enterprise-managed authorization (cross-app access): the user's ID token from
+    /// their organisation's identity provider is exchanged there for an identity
+    /// assertion grant bound to the MCP server, which the server's authorization server
+    /// takes (JWT bearer grant) for an access token. No browser is involved. `client_id`
+    /// and `secret` are this client's registration at the MCP server's authorization
+    /// server (sent as HTTP Basic).
+    pub fn enterprise_managed(
+        identity: EnterpriseIdentity,
+        client_id: impl Into<String>,
+        secret: impl Into<String>,
+    ) -> Self {
+        let mut options = Self::new(Grant::EnterpriseManaged(identity));
+        options.client_id = Some(client_id.into());
+        options.client_secret = Some(secret.into());
+        options
+    }
+
+    fn new(grant: Grant) -> Self {
+        Self {
+            grant,
+            client_id: None,
+            client_secret: None,
+            client_metadata_url: None,
+            client_name: None,
+            scopes: Vec::new(),
+            max_scope_upgrades: 2,
+        }
+    }
+
+    /// Use a client registered with the authorization server beforehand: its ID, and
+    /// its secret for a confidential client (sent as the server's metadata asks:
+    /// HTTP Basic, or in the body when the server supports only that).
+    pub fn with_client(mut self, client_id: impl Into<String>, secret: Option<String>) -> Self {
+        self.client_id = Some(client_id.into());
+        self.client_secret = secret;
+        self
+    }
+
+    /// The HTTPS URL of the client's metadata document, used as its client ID by
+    /// authorization servers that advertise `client_id_metadata_document_supported`.
+    pub fn with_client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// The name the client registers under dynamically.
+    pub fn with_client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = Some(name.into());
+        self
+    }
+
+    /// Ask for these scopes. Without them the client asks for the scope the server's
+    /// `401` challenge names, else the protected resource's `scopes_supported`, else
+    /// none (the `scope` parameter is then left out).
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How many times a `403 insufficient_scope` answer to one request may send the
+    /// user back to authorize a larger scope before the request fails (2 by default:
+    /// with the first authorization, at most three; 0 fails such a request at once).
+    pub fn with_max_scope_upgrades(mut self, upgrades: u32) -> Self {
+        self.max_scope_upgrades = upgrades;
+        self
+    }
+}
+
+impl fmt::Debug for OAuthOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The secret stays out of logs.
+        let grant = match &self.grant {
+            Grant::AuthorizationCode { redirect_uri, .. } => {
+                format!("authorization_code ({redirect_uri})")
+            }
+            Grant::ClientCredentials => "client_credentials".to_owned(),
+            Grant::EnterpriseManaged(identity) => {
+                format!("enterprise_managed ({})", identity.issuer)
+            }
+        };
+        f.debug_struct("OAuthOptions")
+            .field("grant", &grant)
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("client_name", &self.client_name)
+            .field("scopes", &self.scopes)
+            .field("max_scope_upgrades", &self.max_scope_upgrades)
+            .finish()
+    }
+}
+
+type HttpError = StreamableHttpError<reqwest::Error>;
+
+/// One connection's OAuth: rmcp's [`AuthClient`] sends each request with the current
+/// access token (refreshing it when it can), and this authorizes when the server says
+/// the client must.
+pub(crate) struct OAuthSession {
+    /// Made at the first request (rmcp builds its manager asynchronously).
+    client: tokio::sync::OnceCell<AuthClient<reqwest::Client>>,
+    http: reqwest::Client,
+    options: OAuthOptions,
+    server: String,
+    oauth_http: Arc<OAuthHttp>,
+    /// Serialises authorizations, so that requests refused together authorize once.
+    authorizing: tokio::sync::Mutex<()>,
+    /// Bumped by every authorization and scope upgrade: a request refused under an
+    /// older one retries with the new token instead of authorizing again.
+    generation: AtomicU64,
+}
+
+impl OAuthSession {
+    /// A session for the MCP server at `server`, sending MCP requests through `http`.
+    pub(crate) fn new(
+        options: OAuthOptions,
+        server: &str,
+        http: reqwest::Client,
+    ) -> Result<Self, String> {
+        let oauth_http = Arc::new(OAuthHttp::new()?);
+        Ok(Self {
+            client: tokio::sync::OnceCell::new(),
+            http,
+            options,
+            server: server.to_owned(),
+            oauth_http,
+            authorizing: tokio::sync::Mutex::new(()),
+            generation: AtomicU64::new(0),
+        })
+    }
+
+    async fn client(&self) -> Result<&AuthClient<reqwest::Client>, AuthError> {
+        self.client
+            .get_or_try_init(|| async {
+                let manager = manager(&self.server, &self.oauth_http, &self.options).await?;
+                Ok(AuthClient::new(self.http.clone(), manager))
+            })
+            .await
+    }
+
+    /// Runs `call` (a request through rmcp's [`AuthClient`], which adds the token),
+    /// authorizing when the server answers 401 (once per request) and upgrading the
+    /// scope when it answers 403 `insufficient_scope` (within the configured limit),
+    /// then sending it again.
+    pub(crate) async fn send<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
+    where
+        F: Fn(AuthClient<reqwest::Client>) -> Fut,
+        Fut: Future<Output = Result<T, HttpError>>,
+    {
+        let client = self.client().await?;
+        let mut authorized = false;
+        // rmcp's own count restarts with every token it gets, so a server that keeps
+        // refusing would be authorized against forever: the bound is per request.
+        let mut upgrades = 0;
+        loop {
+            let seen = self.generation.load(Ordering::Acquire);
+            match call(client.clone()).await {
+                Err(StreamableHttpError::AuthRequired(refusal)) if !authorized => {
+                    self.authorize(client, seen, &refusal.www_authenticate_header)
+                        .await
+                        .map_err(|e| authorization_failed(&self.server, e))?;
+                    authorized = true;
+                }
+                Err(StreamableHttpError::AuthRequired(refusal)) => {
+                    let error = AuthError::AuthorizationFailed(format!(
+                        "the server refused the access token just obtained ({})",
+                        refusal.www_authenticate_header
+                    ));
+                    return Err(authorization_failed(&self.server, error));
+                }
+                Err(StreamableHttpError::InsufficientScope(refusal)) => {
+                    if upgrades >= self.options.max_scope_upgrades {
+                        let error = AuthError::InvalidScope(format!(
+                            "the server still refuses the token for its scope after {upgrades} \
+                             upgrade(s), the most allowed ({})",
+                            refusal.www_authenticate_header
+                        ));
+                        return Err(authorization_failed(&self.server, error));
+                    }
+                    upgrades += 1;
+                    self.upgrade_scope(client, seen, &refusal)
+                        .await
+                        .map_err(|e| authorization_failed(&self.server, e))?;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn authorize(
+        &self,
+        client: &AuthClient<reqwest::Client>,
+        seen: u64,
+        challenge: &str,
+    ) -> Result<(), AuthError> {
+        let _one_at_a_time = self.authorizing.lock().await;
+        if self.generation.load(Ordering::Acquire) != seen {
+            return Ok(());
+        }
+        let mut manager = manager(&self.server, &self.oauth_http, &self.options).await?;
+        let metadata = match manager
+            .resolve_metadata_from_challenge(Some(challenge))
+            .await
+        {
+            Ok(discovered) => discovered.metadata,
+            Err(AuthError::AuthorizationServerMismatch {
+                expected_issuer,
+                received_issuer,
+            }) => self.same_origin_metadata(&received_issuer).await?.ok_or(
+                AuthError::AuthorizationServerMismatch {
+                    expected_issuer,
+                    received_issuer,
+                },
+            )?,
+            Err(error) => return Err(error),
+        };
+        manager.set_metadata(metadata.clone());
+        let options = &self.options;
+        let manager = match &options.grant {
+            Grant::ClientCredentials => {
+                let scopes = if options.scopes.is_empty() {
+                    manager.select_initial_scopes(&[]).await
+                } else {
+                    options.scopes.clone()
+                };
+                let config = ClientCredentialsConfig::ClientSecret {
+                    client_id: options.client_id.clone().unwrap_or_default(),
+                    client_secret: options.client_secret.clone().unwrap_or_default(),
+                    scopes,
+                    resource: Some(self.server.clone()),
+                };
+                manager.validate_client_credentials_metadata(&config)?;
+                manager.configure_client_credentials(&config)?;
+                manager.exchange_client_credentials(&config).await?;
+                manager
+            }
+            Grant::EnterpriseManaged(identity) => {
+                self.exchange_identity(manager, &metadata, identity).await?
+            }
+            Grant::AuthorizationCode {
+                redirect_uri,
+                visit,
+            } => {
+                let mut request = AuthorizationRequest::new(redirect_uri.clone());
+                request = if options.scopes.is_empty() {
+                    request.with_initial_scope_selection()
+                } else {
+                    request.with_scopes(options.scopes.clone())
+                };
+                if let Some(name) = &options.client_name {
+                    request = request.with_client_name(name.clone());
+                }
+                if let Some(url) = &options.client_metadata_url {
+                    request = request.with_client_metadata_url(url.clone());
+                }
+                if let Some(id) = &options.client_id {
+                    request = request.with_preregistered_client(id.clone());
+                }
+                if let Some(secret) = &options.client_secret {
+                    request = request.with_client_secret(secret.clone());
+                }
+                let session = AuthorizationSession::new(manager, request)
+                    .await
+                    .map_err(|(_, e)| e)?;
+                let returned = visit(session.auth_url.clone()).await.map_err(|e| {
+                    AuthError::AuthorizationFailed(format!("visiting the authorization URL: {e}"))
+                })?;
+                session.handle_callback_url(&returned).await?;
+                session.auth_manager
+            }
+        };
+        *client.auth_manager.lock().await = manager;
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Enterprise-managed authorization with `manager`'s discovered metadata: the ID
+    /// token for an identity assertion at the identity provider, that for an access
+    /// token at the MCP server's authorization server, kept in `manager`.
+    async fn exchange_identity(
+        &self,
+        mut manager: AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+        identity: &EnterpriseIdentity,
+    ) -> Result<AuthorizationManager, AuthError> {
+        use rmcp::transport::auth::enterprise::{
+            EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+        };
+        let issuer = metadata.issuer.clone().ok_or_else(|| {
+            AuthError::AuthorizationFailed(
+                "the authorization server's metadata names no issuer, which the identity assertion must be bound to".to_owned(),
+            )
+        })?;
+        let client_id = self.options.client_id.clone().unwrap_or_default();
+        let secret =
+            oauth2::ClientSecret::new(self.options.client_secret.clone().unwrap_or_default());
+        let idp = EmaAuthorizationServer::new(
+            identity.issuer.clone(),
+            identity.token_endpoint.clone(),
+            identity.client_id.clone(),
+        );
+        let resource_server =
+            EmaAuthorizationServer::new(issuer, metadata.token_endpoint.clone(), client_id.clone())
+                .with_client_authentication(EmaClientAuthentication::ClientSecretBasic(secret));
+        let mut request = EmaExchangeRequest::new_with_id_token(
+            idp,
+            resource_server,
+            &self.server,
+            &identity.id_token,
+        );
+        if !self.options.scopes.is_empty() {
+            request = request.with_scopes(self.options.scopes.clone());
+        }
+        let http: &dyn OAuthHttpClient = self.oauth_http.as_ref();
+        let token = request.exchange(http, http).await.map_err(|e| {
+            AuthError::AuthorizationFailed(format!("enterprise-managed authorization: {e}"))
+        })?;
+        // rmcp's manager hands out what its credential store holds.
+        let response = serde_json::json!({
+            "access_token": token.access_token.secret(),
+            "token_type": "Bearer",
+            "expires_in": token.expires_in.map(|d| d.as_secs()),
+        });
+        let response = serde_json::from_value(response).map_err(|e| {
+            AuthError::InternalError(format!("the exchanged token could not be kept: {e}"))
+        })?;
+        let received = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .ok();
+        let store = InMemoryCredentialStore::new();
+        let scopes = token.scopes.into_iter().collect();
+        store
+            .save(StoredCredentials::new(
+                client_id,
+                Some(response),
+                scopes,
+                received,
+            ))
+            .await?;
+        manager.set_credential_store(store);
+        Ok(manager)
+    }
+
+    /// The authorization-server metadata at the MCP server's origin, for a server of
+    /// the 2025-03-26 revision, where that origin is the authorization base: such a
+    /// server may name as issuer a path on its origin (`http://mcp.example/oauth`),
+    /// which RFC 8414's exact issuer check refuses. The same origin is the same party,
+    /// so this metadata is used when its issuer and every endpoint it names are on the
+    /// MCP server's origin; `None` otherwise.
+    async fn same_origin_metadata(
+        &self,
+        issuer: &str,
+    ) -> Result<Option<AuthorizationMetadata>, AuthError> {
+        let server = reqwest::Url::parse(&self.server)?;
+        let origin = server.origin();
+        let on_origin =
+            |url: &str| reqwest::Url::parse(url).is_ok_and(|url| url.origin() == origin);
+        if !on_origin(issuer) {
+            return Ok(None);
+        }
+        let url = server.join("/.well-known/oauth-authorization-server")?;
+        let body = self.oauth_http.get(url).await.map_err(|e| {
+            AuthError::AuthorizationFailed(format!("fetching authorization server metadata: {e}"))
+        })?;
+        let metadata: AuthorizationMetadata = serde_json::from_slice(&body).map_err(|e| {
+            AuthError::AuthorizationFailed(format!("invalid authorization server metadata: {e}"))
+        })?;
+        let endpoints = [
+            Some(&metadata.authorization_endpoint),
+            Some(&metadata.token_endpoint),
+            metadata.registration_endpoint.as_ref(),
+        ];
+        let same_party = metadata.issuer.as_deref() == Some(issuer)
+            && endpoints.into_iter().flatten().all(|url| on_origin(url));
+        Ok(same_party.then_some(metadata))
+    }
+
+    async fn upgrade_scope(
+        &self,
+        client: &AuthClient<reqwest::Client>,
+        seen: u64,
+        refusal: &InsufficientScopeError,
+    ) -> Result<(), AuthError> {
+        let _one_at_a_time = self.authorizing.lock().await;
+        if self.generation.load(Ordering::Acquire) != seen {
+            return Ok(());
+        }
+        let Grant::AuthorizationCode { visit, .. } = &self.options.grant else {
+            return Err(AuthError::InvalidScope(format!(
+                "the server needs a scope the client-credentials token lacks ({})",
+                refusal.www_authenticate_header
+            )));
+        };
+        let Some(scope) = refusal.get_required_scope() else {
+            return Err(AuthError::InvalidScope(format!(
+                "the server refused the token for its scope without naming the scope it needs ({})",
+                refusal.www_authenticate_header
+            )));
+        };
+        // rmcp counts the upgrades and refuses beyond the configured number.
+        let manager = client.auth_manager.lock().await;
+        let url = manager.request_scope_upgrade(scope).await?;
+        let returned = visit(url).await.map_err(|e| {
+            AuthError::AuthorizationFailed(format!("visiting the authorization URL: {e}"))
+        })?;
+        let callback = rmcp::transport::auth::AuthorizationCallback::from_redirect_url(&returned)?;
+        manager
+            .exchange_code_for_token_with_issuer(
+                &callback.code,
+                &callback.csrf_token,
+                callback.issuer.as_deref(),
+            )
+            .await?;
+        drop(manager);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+}
+
+/// A fresh authorization manager for `server`, its OAuth requests made by `http`.
+async fn manager(
+    server: &str,
+    http: &Arc<OAuthHttp>,
+    options: &OAuthOptions,
+) -> Result<AuthorizationManager, AuthError> {
+    let http: Arc<dyn OAuthHttpClient> = Arc::clone(http) as _;
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(server, http).await?;
+    let mut upgrades = ScopeUpgradeConfig::default();
+    upgrades.max_upgrade_attempts = options.max_scope_upgrades;
+    upgrades.auto_upgrade = options.max_scope_upgrades > 0;
+    manager.set_scope_upgrade_config(upgrades);
+    Ok(manager)
+}
+
+fn authorization_failed(server: &str, error: AuthError) -> HttpError {
+    StreamableHttpError::Auth(AuthError::AuthorizationFailed(format!(
+        "{server} needs OAuth authorization, which failed: {error}"
+    )))
+}
+
+/// rmcp's OAuth requests over this crate's reqwest clients (TLS set up for them alone),
+/// following redirects or not as each request asks, with a timeout and a bounded body.
+struct OAuthHttp {
+    follow: reqwest::Client,
+    stop: reqwest::Client,
+}
+
+impl OAuthHttp {
+    fn new() -> Result<Self, String> {
+        let build = |redirect| {
+            crate::tls::http_client_builder()?
+                .redirect(redirect)
+                .build()
+                .map_err(|e| format!("the OAuth HTTP client could not be built: {e}"))
+        };
+        Ok(Self {
+            follow: build(reqwest::redirect::Policy::limited(MAX_REDIRECTS))?,
+            stop: build(reqwest::redirect::Policy::none())?,
+        })
+    }
+
+    async fn send(
+        &self,
+        request: OAuthHttpRequest,
+    ) -> Result<axum::http::Response<Vec<u8>>, OAuthHttpClientError> {
+        let client = match request.redirect_policy {
+            OAuthHttpRedirectPolicy::Stop => &self.stop,
+            _ => &self.follow,
+        };
+        let timeout = request.timeout.unwrap_or(OAUTH_TIMEOUT).min(OAUTH_TIMEOUT);
+        let mut outgoing = reqwest::Request::try_from(request.request)?;
+        *outgoing.timeout_mut() = Some(timeout);
+        let response = client.execute(outgoing).await?;
+        let mut answer = axum::http::Response::builder()
+            .status(response.status())
+            .version(response.version());
+        for (name, value) in response.headers() {
+            answer = answer.header(name, value);
+        }
+        Ok(answer.body(read_body(response).await?)?)
+    }
+
+    /// The body of a successful GET of `url`, without following redirects.
+    async fn get(&self, url: reqwest::Url) -> Result<Vec<u8>, OAuthHttpClientError> {
+        let response = self.stop.get(url).timeout(OAUTH_TIMEOUT).send().await?;
+        read_body(response.error_for_status()?).await
+    }
+}
+
+/// A response's body, refused beyond [`MAX_BODY_BYTES`].
+async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, OAuthHttpClientError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(format!("an OAuth response exceeded {MAX_BODY_BYTES} bytes").into());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+impl OAuthHttpClient for OAuthHttp {
+    fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
+        Box::pin(self.send(request))
+    }
+}

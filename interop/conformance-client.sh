@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The command the conformance suite's client mode runs: examples/mcp-client.rs
+# (its path in $MCP_CLIENT) with OAuth on, given what the scenario passes in
+# $MCP_CONFORMANCE_CONTEXT (JSON): a pre-registered client's ID and secret (used for the
+# client-credentials grant in the auth/client-credentials-* scenarios), and for
+# cross-app access the identity provider and the user's ID token.
+set -euo pipefail
+args=(--oauth --client-metadata-url https://conformance-test.local/client-metadata.json)
+if [ -n "${MCP_CONFORMANCE_CONTEXT:-}" ]; then
+  # One flag and its value per line, for the context's fields this client knows.
+  while IFS= read -r line; do
+    args+=("$line")
+  done < <(python3 -c '
+import json, os
+context = json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])
+flags = (
+    ("client_id", "--client-id"),
+    ("client_secret", "--client-secret"),
+    ("idp_id_token", "--id-token"),
+    ("idp_issuer", "--idp-issuer"),
+    ("idp_token_endpoint", "--idp-token-endpoint"),
+    ("idp_client_id", "--idp-client-id"),
+)
+for key, flag in flags:
+    if isinstance(context.get(key), str):
+        print(flag)
+        print(context[key])
+')
+fi
+case "${MCP_CONFORMANCE_SCENARIO:-}" in
+  auth/client-credentials-*) args+=(--client-credentials) ;;
+esac
+exec "$MCP_CLIENT" "${args[@]}" "$@"
