@@ -399,3 +399,49 @@ async fn an_external_tools_call_is_handed_back_pending() {
     assert_eq!(result.outcome, ToolOutcome::PendingExternal);
     assert_eq!(result.call.name, "lookup");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_runner_for_a_changed_set_counts_the_calls_still_running_on_the_old_one() {
+    let gated = Probe::new("gated", Behaviour::WaitsForGate);
+    let (gate, runs) = (gated.gate.clone(), gated.runs.clone());
+    let old = runner(vec![gated], ToolConfig::default().with_max_concurrency(1));
+    let first = tokio::spawn({
+        let old = old.clone();
+        async move {
+            old.run(
+                call("gated", json!({})),
+                ToolContext::default(),
+                &ApproveAll,
+            )
+            .await
+        }
+    });
+    while runs.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+
+    let mut changed = ToolSet::clone(old.tools());
+    changed
+        .register_tool(Probe::new("quick", Behaviour::Text(1)))
+        .unwrap();
+    let new = old.with_tools(Arc::new(changed));
+    let quick = new.run(
+        call("quick", json!({})),
+        ToolContext::default(),
+        &ApproveAll,
+    );
+    tokio::pin!(quick);
+    // The only place under the global limit is the old runner's running call's.
+    assert!(
+        tokio::time::timeout(Duration::from_secs(1), &mut quick)
+            .await
+            .is_err(),
+        "the new runner's call ran beside the old one's, past max_concurrency 1"
+    );
+    gate.notify_one();
+    assert!(first.await.unwrap().outcome.content().is_some());
+    assert_eq!(
+        quick.await.outcome.content().unwrap()[0].as_text(),
+        Some("x")
+    );
+}

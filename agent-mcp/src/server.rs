@@ -97,6 +97,16 @@ struct Catalog {
 
 impl Catalog {
     fn new(tools: ToolSet, config: &ToolConfig) -> Self {
+        Self::listing(CallRunner::new(Arc::new(tools), config.clone()))
+    }
+
+    /// The catalog of a changed set, whose runner keeps this one's limits.
+    fn changed(&self, tools: ToolSet) -> Self {
+        Self::listing(self.runner.with_tools(Arc::new(tools)))
+    }
+
+    fn listing(runner: CallRunner) -> Self {
+        let tools = runner.tools();
         let listing = tools
             .iter()
             .enumerate()
@@ -113,10 +123,7 @@ impl Catalog {
                 })
             })
             .collect();
-        Self {
-            runner: CallRunner::new(Arc::new(tools), config.clone()),
-            listing,
-        }
+        Self { runner, listing }
     }
 }
 
@@ -260,9 +267,9 @@ impl McpServer {
     ///
     /// If `change` fails, nothing changes and nobody is told. Changes are made one at a
     /// time. Calls already running finish with the tools they started with; each new
-    /// request sees the new set. The limits of the
-    /// [`ToolConfig`](agent_core::ToolConfig) start afresh with the new set, so calls
-    /// still running on the old one do not count against them.
+    /// request sees the new set. The limits carry over (see
+    /// [`CallRunner::with_tools`]): calls still running on the old set count against
+    /// the global limit, their exclusive groups and, for a tool kept, its own limit.
     ///
     /// Returns once every client connected has been sent the notice (a client that does
     /// not take it within a few seconds is not waited for). Clients connected through a
@@ -299,9 +306,10 @@ impl McpServer {
             .changing
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let mut tools = ToolSet::clone(self.shared.catalog().runner.tools());
+        let current = self.shared.catalog();
+        let mut tools = ToolSet::clone(current.runner.tools());
         let result = change(&mut tools)?;
-        let catalog = Arc::new(Catalog::new(tools, &self.shared.options.tool_config));
+        let catalog = Arc::new(current.changed(tools));
         *self
             .shared
             .catalog

@@ -49,7 +49,7 @@ use crate::set::ToolSet;
 use crate::tool::{Approval, ErrorPolicy, Tool, ToolExposure};
 use crate::truncate::{truncate_error, truncate_output};
 use async_trait::async_trait;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -200,6 +200,8 @@ pub struct CallRunner {
     approval: Option<ApprovalFn>,
     /// One per tool, in the set's order.
     policies: Arc<[ToolPolicy]>,
+    /// The limit on calls in flight across every tool (`max_concurrency`).
+    global: Arc<Semaphore>,
     /// Wakes the callers of running batches to watch them (`ticker.rs`).
     ticker: Arc<ticker::Ticker>,
 }
@@ -221,9 +223,55 @@ impl CallRunner {
             // tokio's semaphores hold at most MAX_PERMITS; more is no limit anyway.
             config.max_concurrency.clamp(1, Semaphore::MAX_PERMITS),
         ));
+        let limits = ToolLimits::of_each(&tools);
+        Self::assemble(tools, Arc::new(config), global, limits)
+    }
+
+    /// A runner for a changed set of tools that keeps this runner's configuration,
+    /// approval rule and limits: the global limit is the same semaphore, every
+    /// exclusive group keeps its permit, and a tool kept under the same name and
+    /// `max_in_flight` keeps its own. Calls still running on this runner's tools
+    /// therefore count against the new runner's limits, as they would have had the set
+    /// not changed.
+    pub fn with_tools(&self, tools: Arc<ToolSet>) -> Self {
+        let mut groups: HashMap<String, Arc<Semaphore>> = HashMap::new();
+        for (tool, policy) in self.tools.iter().zip(self.policies.iter()) {
+            if let (Some(group), Some(permit)) =
+                (tool.concurrency().exclusive_group, &policy.permits[0])
+            {
+                groups.entry(group).or_insert_with(|| permit.clone());
+            }
+        }
+        let mut limits = ToolLimits::of_each(&tools);
+        for (tool, limit) in tools.iter().zip(limits.iter_mut()) {
+            let rules = tool.concurrency();
+            if let Some(permit) = rules.exclusive_group.and_then(|group| groups.get(&group)) {
+                limit.group = Some(permit.clone());
+            }
+            let kept = self.tools.position(tool.name()).filter(|&position| {
+                rules.max_in_flight.is_some()
+                    && self.tools.tool_at(position).concurrency().max_in_flight
+                        == rules.max_in_flight
+            });
+            if let Some(position) = kept {
+                limit.per_tool = self.policies[position].permits[1].clone();
+            }
+        }
+        let mut runner = Self::assemble(tools, self.config.clone(), self.global.clone(), limits);
+        runner.approval = self.approval.clone();
+        runner.ticker = self.ticker.clone();
+        runner
+    }
+
+    fn assemble(
+        tools: Arc<ToolSet>,
+        config: Arc<ToolConfig>,
+        global: Arc<Semaphore>,
+        limits: Vec<ToolLimits>,
+    ) -> Self {
         let policies = tools
             .iter()
-            .zip(ToolLimits::of_each(&tools))
+            .zip(limits)
             .map(|(tool, ToolLimits { group, per_tool })| {
                 let concurrency = tool.concurrency();
                 let hints = tool.annotations();
@@ -251,9 +299,10 @@ impl CallRunner {
             .collect();
         Self {
             tools,
-            config: Arc::new(config),
+            config,
             approval: None,
             policies,
+            global,
             ticker: Arc::default(),
         }
     }
