@@ -169,7 +169,7 @@ impl ConstMessage {
     label = "not a `#[tool]` fn",
     note = "`tools![]` takes the names of `async fn`s marked `#[tool]`; register other tools with `ToolSet::register_tool`"
 )]
-pub trait StaticTool: Tool + Sized + 'static {
+pub trait StaticTool: 'static {
     /// The tool's name.
     const NAME: &'static str;
     /// The tool, shared.
@@ -177,7 +177,7 @@ pub trait StaticTool: Tool + Sized + 'static {
 }
 
 /// The bound on a parameter the model fills; its message explains what to do. The
-/// generated args struct decodes and describes each field through it, so a type that is
+/// generated code reads and describes each parameter through it, so a type that is
 /// not `Deserialize + JsonSchema` gives this one error, at the parameter's type.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool parameter: the model's arguments are decoded from JSON",
@@ -188,13 +188,9 @@ pub trait StaticTool: Tool + Sized + 'static {
 pub trait ModelArg: Sized {
     /// The parameter's value, when the model sent one and it decodes.
     fn __agent_read(reader: &mut ArgsReader<'_, '_>, index: usize) -> Option<Self>;
-    /// `value`, or for an absent parameter `None` for an `Option` and serde's "missing
+    /// The parameter's value; when absent, `None` for an `Option` and serde's "missing
     /// field" error otherwise.
-    fn __agent_or_missing(
-        reader: &mut ArgsReader<'_, '_>,
-        value: Option<Self>,
-        index: usize,
-    ) -> Option<Self>;
+    fn __agent_arg(reader: &mut ArgsReader<'_, '_>, index: usize) -> Option<Self>;
     /// The parameter's schema.
     fn __agent_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
 }
@@ -206,12 +202,8 @@ impl<T: DeserializeOwned + JsonSchema> ModelArg for T {
         reader.read(index)
     }
 
-    fn __agent_or_missing(
-        reader: &mut ArgsReader<'_, '_>,
-        value: Option<Self>,
-        index: usize,
-    ) -> Option<Self> {
-        reader.or_missing(value, index)
+    fn __agent_arg(reader: &mut ArgsReader<'_, '_>, index: usize) -> Option<Self> {
+        reader.arg(index)
     }
 
     fn __agent_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -219,7 +211,7 @@ impl<T: DeserializeOwned + JsonSchema> ModelArg for T {
     }
 }
 
-/// One property of the generated args struct, for [`args_object_schema`].
+/// One parameter of a `#[tool]`, for [`args_object_schema`].
 pub struct FieldSchema {
     /// The property's name.
     pub name: &'static str,
@@ -234,7 +226,7 @@ pub struct FieldSchema {
     pub default: Option<fn() -> Option<Value>>,
 }
 
-/// The root schema of a generated args struct: what `#[derive(JsonSchema)]` with
+/// The root schema of a `#[tool]`'s parameters: what `#[derive(JsonSchema)]` with
 /// `deny_unknown_fields` builds, property by property, in one fn shared by all tools.
 pub fn args_object_schema(
     generator: &mut schemars::SchemaGenerator,

@@ -91,11 +91,10 @@ fn nested_too_deep() -> ToolError {
 /// [`decode_args`] into a struct with those fields (`deny_unknown_fields`) would: the
 /// same checks, the same first error, the same message.
 ///
-/// The generated code asks for each parameter with [`read`](Self::read), then settles
-/// the absent ones in parameter order with [`or_missing`](Self::or_missing) and
-/// [`or_default`](Self::or_default). Each of these is generic in the parameter's type
-/// only, so every tool with a `String` parameter shares one decoder; what is left per
-/// tool is a few calls.
+/// The generated code asks for each parameter with [`arg`](Self::arg) (or
+/// [`read`](Self::read) when it has a default, applied once nothing failed). Each is
+/// generic in the parameter's type only, so every tool with a `String` parameter shares
+/// one decoder; what is left per tool is a call per parameter.
 ///
 /// Errors are kept with the position of their key in the object, and the first one
 /// wins, as serde reports the first it meets walking the object; a missing field counts
@@ -171,28 +170,23 @@ impl<'v, 's> ArgsReader<'v, 's> {
         }
     }
 
-    /// `value`, or for an absent parameter what serde makes of a missing field: `None`
-    /// for an `Option`, otherwise the "missing field" error. `None` once anything failed.
-    pub fn or_missing<T: DeserializeOwned>(&mut self, value: Option<T>, index: usize) -> Option<T> {
-        if value.is_some() || self.error.is_some() {
-            return value;
+    /// The value of parameter `index`, or for an absent one what serde makes of a
+    /// missing field: `None` for an `Option`, otherwise the "missing field" error, which
+    /// counts only when nothing in the object was wrong (the first in parameter order).
+    pub fn arg<T: DeserializeOwned>(&mut self, index: usize) -> Option<T> {
+        if self.slots.get(index).copied().flatten().is_some() {
+            return self.read(index);
         }
         let name = self.names.get(index).copied().unwrap_or_default();
         match T::deserialize(MissingField(name)) {
             Ok(decoded) => Some(decoded),
             Err(error) => {
-                self.error = Some((usize::MAX, error.to_string()));
+                if self.error.is_none() {
+                    self.error = Some((usize::MAX, error.to_string()));
+                }
                 None
             }
         }
-    }
-
-    /// `value`, or for an absent parameter its default. `None` once anything failed.
-    pub fn or_default<T>(&mut self, value: Option<T>, default: fn() -> T) -> Option<T> {
-        if value.is_some() || self.error.is_some() {
-            return value;
-        }
-        Some(default())
     }
 
     /// Whether something was wrong.

@@ -311,20 +311,30 @@ fn call_body(
     let bindings: Vec<&Ident> = fields.iter().map(|f| &f.param.binding).collect();
     let reads = fields.iter().enumerate().map(|(index, f)| {
         let (ty, binding) = (f.ty(), &f.param.binding);
+        let read = match &f.model.default {
+            Some(_) => quote!(__agent_read),
+            None => quote!(__agent_arg),
+        };
         quote_spanned! {ty.span()=>
-            let #binding = <#ty as #p::ModelArg>::__agent_read(&mut __agent_reader, #index);
+            let #binding = <#ty as #p::ModelArg>::#read(&mut __agent_reader, #index);
         }
     });
-    let settled = fields.iter().enumerate().map(|(index, f)| {
-        let (ty, binding) = (f.ty(), &f.param.binding);
+    // Defaults are applied once every parameter was read without an error.
+    let patterns = fields.iter().map(|f| {
+        let binding = &f.param.binding;
+        match &f.model.default {
+            Some(_) => quote!(#binding),
+            None => quote!(::core::option::Option::Some(#binding)),
+        }
+    });
+    let values = fields.iter().map(|f| {
+        let binding = &f.param.binding;
         match &f.model.default {
             Some(_) => {
                 let default_fn = &f.default_fn;
-                quote!(__agent_reader.or_default(#binding, #default_fn))
+                quote!(::core::option::Option::unwrap_or_else(#binding, #default_fn))
             }
-            None => quote_spanned! {ty.span()=>
-                <#ty as #p::ModelArg>::__agent_or_missing(&mut __agent_reader, #binding, #index)
-            },
+            None => quote!(#binding),
         }
     });
     let read_args = if fields.is_empty() {
@@ -344,8 +354,8 @@ fn call_body(
                 ::core::result::Result::Err(__agent_error) => return #p::failed(__agent_error),
             };
             #(#reads)*
-            let (#(#bindings,)*) = match (#(#settled,)*) {
-                (#(::core::option::Option::Some(#bindings),)*) => (#(#bindings,)*),
+            let (#(#bindings,)*) = match (#(#bindings,)*) {
+                (#(#patterns,)*) if !__agent_reader.failed() => (#(#values,)*),
                 _ => return #p::failed(__agent_reader.into_error()),
             };
         }
