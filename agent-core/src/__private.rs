@@ -17,8 +17,8 @@ mod spec;
 
 pub use crate::args::ArgsReader;
 pub use spec::{
-    ActivateFn, ApprovalRule, CallFn, FnTool, ToolOutput, ToolSpec, converted, fn_tool,
-    output_result,
+    ActivateFn, ApprovalRule, CallFn, FnTool, ReadArgs, ReadFn, ToolOutput, ToolSpec, converted,
+    fn_tool, output_result,
 };
 
 use crate::content::Content;

@@ -287,6 +287,9 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
     }
 }
 
+/// The most parameters read as one tuple (`ReadArgs` in `agent_core::__private`).
+const MAX_TUPLE_ARGS: usize = 12;
+
 /// The body of a call: the arguments read from the JSON, the runtime-supplied
 /// parameters, then the user's fn, boxed, and its output converted (`lifetime` is the
 /// future's).
@@ -337,15 +340,33 @@ fn call_body(
             None => quote!(#binding),
         }
     });
-    let read_args = if fields.is_empty() {
+    // Up to 12 parameters (the tuples `ReadArgs` is implemented for), one shared call.
+    let read_args = if fields.len() <= MAX_TUPLE_ARGS {
+        let tys = fields.iter().map(ArgField::ty);
+        let plan = fields.iter().map(|f| {
+            let ty = f.ty();
+            let (read, default) = match &f.model.default {
+                Some(_) => {
+                    let default_fn = &f.default_fn;
+                    (
+                        quote!(__agent_read),
+                        quote!(::core::option::Option::Some(#default_fn)),
+                    )
+                }
+                None => (quote!(__agent_arg), quote!(::core::option::Option::None)),
+            };
+            let read = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::#read);
+            quote!((#read, #default))
+        });
         quote! {
-            let __agent_reader = match __AGENT_SPEC.reader(__agent_args, &mut __agent_slots) {
-                ::core::result::Result::Ok(__agent_reader) => __agent_reader,
+            let (#(#bindings,)*) = match <(#(#tys,)*) as #p::ReadArgs>::__agent_read_all(
+                &__AGENT_SPEC,
+                __agent_args,
+                (#(#plan,)*),
+            ) {
+                ::core::result::Result::Ok(__agent_values) => __agent_values,
                 ::core::result::Result::Err(__agent_error) => return #p::failed(__agent_error),
             };
-            if __agent_reader.failed() {
-                return #p::failed(__agent_reader.into_error());
-            }
         }
     } else {
         quote! {
@@ -379,8 +400,10 @@ fn call_body(
         let __agent_future: #p::BoxFuture<#lifetime, _> =
             ::std::boxed::Box::pin(#call(#(#all_bindings),*));
     };
+    let slots = (fields.len() > MAX_TUPLE_ARGS)
+        .then(|| quote!(let mut __agent_slots = [::core::option::Option::None; #n];));
     quote! {
-        let mut __agent_slots = [::core::option::Option::None; #n];
+        #slots
         #read_args
         #(#injected)*
         #run

@@ -404,3 +404,76 @@ impl<O> Future for Converted<'_, O> {
         self.future.as_mut().poll(cx).map(convert)
     }
 }
+
+/// How one parameter is read: `ModelArg::__agent_arg`, or `__agent_read` for one with
+/// a default.
+pub type ReadFn<T> = for<'r, 'v, 's> fn(&'r mut ArgsReader<'v, 's>, usize) -> Option<T>;
+
+/// A `#[tool]`'s parameters as a tuple, read in one call: generic in the parameter types
+/// only, so the tools sharing a signature (say `(String, u8)`) share one reader, and
+/// each tool is left with a single call.
+///
+/// No bound on the types: the tool passes each parameter's read fn, named at the
+/// parameter's type, so a type that cannot be a parameter is reported there, once.
+pub trait ReadArgs: Sized {
+    /// Per parameter, its read fn and its default when it has one.
+    type Plan;
+    /// The parameters, or the first error as `decode_args` would report it.
+    fn __agent_read_all(
+        spec: &'static ToolSpec,
+        args: &Value,
+        plan: Self::Plan,
+    ) -> Result<Self, ToolError>;
+}
+
+impl ReadArgs for () {
+    type Plan = ();
+
+    fn __agent_read_all(spec: &'static ToolSpec, args: &Value, (): ()) -> Result<(), ToolError> {
+        let reader = spec.reader(args, &mut [])?;
+        if reader.failed() {
+            return Err(reader.into_error());
+        }
+        Ok(())
+    }
+}
+
+/// `ReadArgs` for a tuple: each parameter read, then, once nothing failed, the defaults
+/// of the absent ones.
+macro_rules! read_args_tuple {
+    ($n:literal; $($t:ident $v:ident $i:tt),+) => {
+        impl<$($t),+> ReadArgs for ($($t,)+) {
+            type Plan = ($((ReadFn<$t>, Option<fn() -> $t>),)+);
+
+            fn __agent_read_all(
+                spec: &'static ToolSpec,
+                args: &Value,
+                plan: Self::Plan,
+            ) -> Result<Self, ToolError> {
+                let mut slots = [None; $n];
+                let mut reader = spec.reader(args, &mut slots)?;
+                $(let $v = (plan.$i.0)(&mut reader, $i);)+
+                if reader.failed() {
+                    return Err(reader.into_error());
+                }
+                match ($($v.or_else(|| plan.$i.1.map(|default| default())),)+) {
+                    ($(Some($v),)+) => Ok(($($v,)+)),
+                    _ => Err(reader.into_error()),
+                }
+            }
+        }
+    };
+}
+
+read_args_tuple!(1; A a 0);
+read_args_tuple!(2; A a 0, B b 1);
+read_args_tuple!(3; A a 0, B b 1, C c 2);
+read_args_tuple!(4; A a 0, B b 1, C c 2, D d 3);
+read_args_tuple!(5; A a 0, B b 1, C c 2, D d 3, E e 4);
+read_args_tuple!(6; A a 0, B b 1, C c 2, D d 3, E e 4, F f 5);
+read_args_tuple!(7; A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6);
+read_args_tuple!(8; A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7);
+read_args_tuple!(9; A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8);
+read_args_tuple!(10; A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9);
+read_args_tuple!(11; A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10);
+read_args_tuple!(12; A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11);
