@@ -7,8 +7,8 @@
 #![allow(dead_code)]
 
 use agent_core::{
-    AgentResult, ArgsSchema, Executor, Tool, ToolCall, ToolConfig, ToolContext, ToolErrorKind,
-    ToolSet, TurnContext, TypedTool, decode_args, into_content, tool,
+    AgentError, AgentResult, ArgsSchema, Executor, Tool, ToolCall, ToolConfig, ToolContext,
+    ToolErrorKind, ToolSet, TurnContext, TypedTool, decode_args, into_content, tool,
 };
 use async_trait::async_trait;
 use proptest::prelude::*;
@@ -109,11 +109,38 @@ async fn rich_tool(
     )
 }
 
-/// `#[tool]` decodes well-formed arguments its own way and hands the rest to
-/// `decode_args`: whatever the model sends, the call must answer as `decode_args` into the
-/// same args struct, then `call_typed`, would (same content, or the same error).
+/// `rich_tool`'s parameters as serde's derive decodes them: the reference `#[tool]`'s
+/// own reader must match, property by property and error by error.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RichToolArgs {
+    name: String,
+    count: u32,
+    ratio: Option<f32>,
+    mode: Mode,
+    points: Vec<Point>,
+    #[serde(default)]
+    tags: BTreeMap<String, i64>,
+    origin: Option<Point>,
+    #[serde(default = "seven")]
+    level: u8,
+    #[serde(default = "some_three")]
+    limit: Option<u8>,
+    meta: Option<Value>,
+}
+
+fn seven() -> u8 {
+    7
+}
+
+fn some_three() -> Option<u8> {
+    Some(3)
+}
+
+/// `#[tool]` reads the arguments its own way: whatever the model sends, the call must
+/// answer as `decode_args` into the derived `RichToolArgs`, then the fn, would (same
+/// content, or the same error).
 fn same_as_decode_args(args: &Value) -> Result<(), TestCaseError> {
-    type Args = <rich_tool as TypedTool>::Args;
     thread_local! {
         static RUNTIME: tokio::runtime::Runtime =
             tokio::runtime::Builder::new_current_thread().build().expect("runtime");
@@ -123,12 +150,17 @@ fn same_as_decode_args(args: &Value) -> Result<(), TestCaseError> {
     let (actual, expected) = RUNTIME.with(|runtime| {
         runtime.block_on(async {
             let actual = Tool::call(&tool, args, &ctx).await;
-            let schema: &ArgsSchema = TypedTool::args_schema(&tool);
-            let expected = match decode_args::<Args>(schema, args) {
-                Ok(decoded) => match tool.call_typed(decoded, &ctx).await {
-                    Ok(output) => into_content(output).map_err(Into::into),
-                    Err(error) => Err(error),
-                },
+            let schema =
+                ArgsSchema::from_schema(Tool::schema(&tool)).decoder_denies_unknown_fields();
+            let expected = match decode_args::<RichToolArgs>(&schema, args) {
+                Ok(a) => {
+                    let output = rich_tool(
+                        a.name, a.count, a.ratio, a.mode, a.points, a.tags, a.origin, a.level,
+                        a.limit, a.meta,
+                    )
+                    .await;
+                    into_content(output).map_err(AgentError::from)
+                }
                 Err(error) => Err(error.into()),
             };
             (actual, expected)

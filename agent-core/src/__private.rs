@@ -13,44 +13,27 @@ pub use std::future::Future;
 pub use std::pin::Pin;
 pub use std::sync::{Arc, OnceLock};
 
+mod spec;
+
+pub use crate::args::ArgsReader;
+pub use spec::{
+    ActivateFn, ApprovalRule, CallFn, FnTool, ReadArgs, ReadFn, ToolOutput, ToolSpec, converted,
+    fn_tool, output_result,
+};
+
 use crate::content::Content;
 use crate::error::ToolError;
 use crate::schema::ArgsSchema;
 use crate::tool::{ToolAnnotations, ToolConcurrency, ToolMetadata};
 use crate::{Tool, ToolSet};
 use schemars::JsonSchema;
-use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::fmt::{self, Display};
+use std::fmt::Display;
 use std::marker::PhantomData;
 
 /// The boxed future `async_trait` methods return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// A `#[tool]` call's future: the user's fn, then `finish` on its output. A struct
-/// polled in place, written once here: an `async` block (or fn) would be a state
-/// machine, with its drop glue, compiled for every tool.
-pub fn finish<F: Future, R>(future: F, finish: fn(F::Output) -> R) -> Finish<F, R> {
-    Finish { future, finish }
-}
-
-pin_project_lite::pin_project! {
-    /// The future [`finish`] returns.
-    pub struct Finish<F: Future, R> {
-        #[pin]
-        future: F,
-        finish: fn(F::Output) -> R,
-    }
-}
-
-impl<F: Future, R> Future for Finish<F, R> {
-    type Output = R;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<R> {
-        let this = self.project();
-        this.future.poll(cx).map(*this.finish)
-    }
-}
 
 /// The future of a `#[tool]` call whose runtime-supplied parameter is not available.
 pub fn failed<'a, T: Send + 'a>(error: ToolError) -> BoxFuture<'a, crate::AgentResult<T>> {
@@ -186,15 +169,15 @@ impl ConstMessage {
     label = "not a `#[tool]` fn",
     note = "`tools![]` takes the names of `async fn`s marked `#[tool]`; register other tools with `ToolSet::register_tool`"
 )]
-pub trait StaticTool: Tool + Sized + 'static {
+pub trait StaticTool: 'static {
     /// The tool's name.
     const NAME: &'static str;
-    /// The tool's value.
-    fn instance() -> Self;
+    /// The tool, shared.
+    fn tool() -> Arc<dyn Tool>;
 }
 
 /// The bound on a parameter the model fills; its message explains what to do. The
-/// generated args struct decodes and describes each field through it, so a type that is
+/// generated code reads and describes each parameter through it, so a type that is
 /// not `Deserialize + JsonSchema` gives this one error, at the parameter's type.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool parameter: the model's arguments are decoded from JSON",
@@ -203,40 +186,24 @@ pub trait StaticTool: Tool + Sized + 'static {
     note = "parameters the runtime supplies instead are `&ToolContext`, `State<T>` and `Progress`"
 )]
 pub trait ModelArg: Sized {
-    /// Decodes the next value of `map` into the field's slot; a second value for the
-    /// field is serde's "duplicate field" error.
-    fn __agent_next_field<'de, A: MapAccess<'de>>(
-        map: &mut A,
-        slot: &mut Option<Self>,
-        field: &'static str,
-    ) -> Result<(), A::Error>;
-    /// The field's value once the map is read: when the model left it out, `None` for an
-    /// `Option`, otherwise serde's "missing field" error.
-    fn __agent_take<E: de::Error>(slot: Option<Self>, field: &'static str) -> Result<Self, E>;
-    /// The field's schema.
+    /// The parameter's value, when the model sent one and it decodes.
+    fn __agent_read(reader: &mut ArgsReader<'_, '_>, index: usize) -> Option<Self>;
+    /// The parameter's value; when absent, `None` for an `Option` and serde's "missing
+    /// field" error otherwise.
+    fn __agent_arg(reader: &mut ArgsReader<'_, '_>, index: usize) -> Option<Self>;
+    /// The parameter's schema.
     fn __agent_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
 }
 
-// Generic in the field's type and the decoder only, never in the tool: every tool with a
-// `String` parameter shares one instance.
+// Generic in the parameter's type only, never in the tool: every tool with a `String`
+// parameter shares one instance.
 impl<T: DeserializeOwned + JsonSchema> ModelArg for T {
-    fn __agent_next_field<'de, A: MapAccess<'de>>(
-        map: &mut A,
-        slot: &mut Option<Self>,
-        field: &'static str,
-    ) -> Result<(), A::Error> {
-        if slot.is_some() {
-            return Err(de::Error::duplicate_field(field));
-        }
-        *slot = Some(map.next_value::<T>()?);
-        Ok(())
+    fn __agent_read(reader: &mut ArgsReader<'_, '_>, index: usize) -> Option<Self> {
+        reader.read(index)
     }
 
-    fn __agent_take<E: de::Error>(slot: Option<Self>, field: &'static str) -> Result<Self, E> {
-        match slot {
-            Some(value) => Ok(value),
-            None => T::deserialize(MissingField(field, PhantomData)),
-        }
+    fn __agent_arg(reader: &mut ArgsReader<'_, '_>, index: usize) -> Option<Self> {
+        reader.arg(index)
     }
 
     fn __agent_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -244,93 +211,7 @@ impl<T: DeserializeOwned + JsonSchema> ModelArg for T {
     }
 }
 
-/// What serde's derive decodes an absent field from: an `Option` reads it as `None`,
-/// anything else fails with "missing field".
-struct MissingField<E>(&'static str, PhantomData<fn() -> E>);
-
-impl<'de, E: de::Error> Deserializer<'de> for MissingField<E> {
-    type Error = E;
-
-    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, E> {
-        Err(E::missing_field(self.0))
-    }
-
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
-        visitor.visit_none()
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier
-        ignored_any
-    }
-}
-
-/// Decodes a key of the generated args struct into the index of the field it names;
-/// any other key is serde's "unknown field" error (the struct denies unknown fields).
-/// Shared by every tool, so the per-tool decoder is one small `visit_map`.
-pub struct FieldSeed(pub &'static [&'static str]);
-
-impl<'de> DeserializeSeed<'de> for FieldSeed {
-    type Value = usize;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<usize, D::Error> {
-        deserializer.deserialize_identifier(FieldVisitor(self.0))
-    }
-}
-
-struct FieldVisitor(&'static [&'static str]);
-
-impl FieldVisitor {
-    #[inline(never)]
-    fn find(&self, key: &str) -> Option<usize> {
-        // Length and first byte first: most names differ there, and a full comparison is
-        // a call to `memcmp`.
-        let key = key.as_bytes();
-        self.0.iter().position(|name| {
-            let name = name.as_bytes();
-            name.len() == key.len() && name.first() == key.first() && name == key
-        })
-    }
-}
-
-impl<'de> Visitor<'de> for FieldVisitor {
-    type Value = usize;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("field identifier")
-    }
-
-    fn visit_u64<E: de::Error>(self, index: u64) -> Result<usize, E> {
-        match usize::try_from(index) {
-            Ok(index) if index < self.0.len() => Ok(index),
-            _ => Err(E::invalid_value(
-                de::Unexpected::Unsigned(index),
-                &FieldIndex(self.0.len()),
-            )),
-        }
-    }
-
-    fn visit_str<E: de::Error>(self, key: &str) -> Result<usize, E> {
-        self.find(key).ok_or_else(|| E::unknown_field(key, self.0))
-    }
-
-    fn visit_bytes<E: de::Error>(self, key: &[u8]) -> Result<usize, E> {
-        let key = String::from_utf8_lossy(key);
-        self.find(&key)
-            .ok_or_else(|| E::unknown_field(&key, self.0))
-    }
-}
-
-struct FieldIndex(usize);
-
-impl de::Expected for FieldIndex {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "field index 0 <= i < {}", self.0)
-    }
-}
-
-/// One property of the generated args struct, for [`args_object_schema`].
+/// One parameter of a `#[tool]`, for [`args_object_schema`].
 pub struct FieldSchema {
     /// The property's name.
     pub name: &'static str,
@@ -345,7 +226,7 @@ pub struct FieldSchema {
     pub default: Option<fn() -> Option<Value>>,
 }
 
-/// The root schema of a generated args struct: what `#[derive(JsonSchema)]` with
+/// The root schema of a `#[tool]`'s parameters: what `#[derive(JsonSchema)]` with
 /// `deny_unknown_fields` builds, property by property, in one fn shared by all tools.
 pub fn args_object_schema(
     generator: &mut schemars::SchemaGenerator,
@@ -450,11 +331,6 @@ pub fn cached_output_schema(
 /// The value a `#[toolbox(register)]` impl's tools share: its type's `Default`.
 pub fn registered_default<T: Default>() -> T {
     T::default()
-}
-
-/// Builds the tool `tools![]` lists.
-pub fn instance<T: StaticTool>() -> Arc<dyn Tool> {
-    Arc::new(T::instance())
 }
 
 /// Probes a tool's error type; autoref specialization then picks its conversion: a

@@ -3,7 +3,7 @@
 use crate::error::ToolError;
 use crate::locate::first_violation;
 use crate::schema::ArgsSchema;
-use serde::de::DeserializeOwned;
+use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde_json::Value;
 use std::any::TypeId;
 use std::borrow::Cow;
@@ -36,10 +36,7 @@ pub fn decode_args<A: DeserializeOwned + 'static>(
 /// tool compiles only its own decoder, not another copy of these.
 fn prepare<'a>(schema: &ArgsSchema, args: &'a Value) -> Result<Cow<'a, Value>, ToolError> {
     let Value::Object(map) = args else {
-        return Err(ToolError::invalid_arguments(format!(
-            "Invalid arguments: expected a JSON object, got {}",
-            json_kind(args)
-        )));
+        return Err(not_an_object(args));
     };
     // One pass over the top level: depth, and the two checks that need the schema. The
     // property lookups run only where needed (a `null`, or a type that would silently
@@ -48,12 +45,8 @@ fn prepare<'a>(schema: &ArgsSchema, args: &'a Value) -> Result<Cow<'a, Value>, T
     let mut null_optionals = false;
     for (key, value) in map {
         // Scalars, the common case, skip the call.
-        if matches!(value, Value::Array(_) | Value::Object(_))
-            && exceeds_depth(value, MAX_ARGUMENT_DEPTH - 1)
-        {
-            return Err(ToolError::invalid_arguments(format!(
-                "Invalid arguments: nested deeper than {MAX_ARGUMENT_DEPTH} levels"
-            )));
+        if too_deep(value) {
+            return Err(nested_too_deep());
         }
         if !(check_unknown || value.is_null()) {
             continue;
@@ -72,6 +65,188 @@ fn prepare<'a>(schema: &ArgsSchema, args: &'a Value) -> Result<Cow<'a, Value>, T
         !(value.is_null() && schema.property(key).is_some_and(|p| !p.required))
     });
     Ok(Cow::Owned(Value::Object(owned)))
+}
+
+fn not_an_object(args: &Value) -> ToolError {
+    ToolError::invalid_arguments(format!(
+        "Invalid arguments: expected a JSON object, got {}",
+        json_kind(args)
+    ))
+}
+
+/// Whether a top-level argument nests deeper than [`MAX_ARGUMENT_DEPTH`]. Scalars, the
+/// common case, skip the call.
+fn too_deep(value: &Value) -> bool {
+    matches!(value, Value::Array(_) | Value::Object(_))
+        && exceeds_depth(value, MAX_ARGUMENT_DEPTH - 1)
+}
+
+fn nested_too_deep() -> ToolError {
+    ToolError::invalid_arguments(format!(
+        "Invalid arguments: nested deeper than {MAX_ARGUMENT_DEPTH} levels"
+    ))
+}
+
+/// Reads the arguments of a `#[tool]` fn parameter by parameter, answering exactly as
+/// [`decode_args`] into a struct with those fields (`deny_unknown_fields`) would: the
+/// same checks, the same first error, the same message.
+///
+/// The generated code asks for each parameter with [`arg`](Self::arg) (or
+/// [`read`](Self::read) when it has a default, applied once nothing failed). Each is
+/// generic in the parameter's type only, so every tool with a `String` parameter shares
+/// one decoder; what is left per tool is a call per parameter.
+///
+/// Errors are kept with the position of their key in the object, and the first one
+/// wins, as serde reports the first it meets walking the object; a missing field counts
+/// only when nothing in the object was wrong, the first in parameter order.
+#[doc(hidden)]
+pub struct ArgsReader<'v, 's> {
+    schema: &'static ArgsSchema,
+    names: &'static [&'static str],
+    args: &'v Value,
+    slots: &'s mut [Option<&'v Value>],
+    error: Option<(usize, String)>,
+}
+
+impl<'v, 's> ArgsReader<'v, 's> {
+    /// Checks `args` as [`decode_args`] does and puts each known property's value in
+    /// the slot of its name in `names`; `null` for an optional property is absent. An
+    /// unknown property is kept as an error, reported unless an earlier one is.
+    pub fn new(
+        schema: &'static ArgsSchema,
+        names: &'static [&'static str],
+        args: &'v Value,
+        slots: &'s mut [Option<&'v Value>],
+    ) -> Result<Self, ToolError> {
+        let Value::Object(map) = args else {
+            return Err(not_an_object(args));
+        };
+        let mut error = None;
+        for (position, (key, value)) in map.iter().enumerate() {
+            if too_deep(value) {
+                return Err(nested_too_deep());
+            }
+            match find_name(names, key).and_then(|index| slots.get_mut(index)) {
+                Some(slot) => {
+                    let absent =
+                        value.is_null() && schema.property(key).is_some_and(|p| !p.required);
+                    if !absent {
+                        *slot = Some(value);
+                    }
+                }
+                None => {
+                    if error.is_none() {
+                        let unknown = <serde_json::Error as de::Error>::unknown_field(key, names);
+                        error = Some((position, unknown.to_string()));
+                    }
+                }
+            }
+        }
+        Ok(Self {
+            schema,
+            names,
+            args,
+            slots,
+            error,
+        })
+    }
+
+    /// The value of parameter `index` when the model sent one and it decodes.
+    pub fn read<T: DeserializeOwned>(&mut self, index: usize) -> Option<T> {
+        let value = self.slots.get(index).copied().flatten()?;
+        match T::deserialize(value) {
+            Ok(decoded) => Some(decoded),
+            Err(error) => {
+                let position = self.position_of(value);
+                if self
+                    .error
+                    .as_ref()
+                    .is_none_or(|(first, _)| position < *first)
+                {
+                    self.error = Some((position, error.to_string()));
+                }
+                None
+            }
+        }
+    }
+
+    /// The value of parameter `index`, or for an absent one what serde makes of a
+    /// missing field: `None` for an `Option`, otherwise the "missing field" error, which
+    /// counts only when nothing in the object was wrong (the first in parameter order).
+    pub fn arg<T: DeserializeOwned>(&mut self, index: usize) -> Option<T> {
+        if self.slots.get(index).copied().flatten().is_some() {
+            return self.read(index);
+        }
+        let name = self.names.get(index).copied().unwrap_or_default();
+        match T::deserialize(MissingField(name)) {
+            Ok(decoded) => Some(decoded),
+            Err(error) => {
+                if self.error.is_none() {
+                    self.error = Some((usize::MAX, error.to_string()));
+                }
+                None
+            }
+        }
+    }
+
+    /// Whether something was wrong.
+    pub fn failed(&self) -> bool {
+        self.error.is_some()
+    }
+
+    /// The first error, located as [`decode_args`] locates it.
+    pub fn into_error(self) -> ToolError {
+        let message = self
+            .error
+            .map_or_else(|| "the arguments could not be read".to_owned(), |(_, m)| m);
+        match prepare(self.schema, self.args) {
+            Ok(args) => located(self.schema, &args, &message),
+            Err(error) => error,
+        }
+    }
+
+    /// Where `value` stands in the object (it is one of its values).
+    fn position_of(&self, value: &Value) -> usize {
+        match self.args {
+            Value::Object(map) => map
+                .values()
+                .position(|v| std::ptr::eq(v, value))
+                .unwrap_or(usize::MAX),
+            _ => usize::MAX,
+        }
+    }
+}
+
+/// The index of `key` in `names`. Length and first byte first: most names differ there,
+/// and a full comparison is a call to `memcmp`.
+fn find_name(names: &[&str], key: &str) -> Option<usize> {
+    let key = key.as_bytes();
+    names.iter().position(|name| {
+        let name = name.as_bytes();
+        name.len() == key.len() && name.first() == key.first() && name == key
+    })
+}
+
+/// What serde's derive decodes an absent field from: an `Option` reads it as `None`,
+/// anything else fails with "missing field".
+struct MissingField(&'static str);
+
+impl<'de> Deserializer<'de> for MissingField {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::missing_field(self.0))
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_none()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier
+        ignored_any
+    }
 }
 
 /// A decoding error with the path of the field at fault: serde says what was wrong, the

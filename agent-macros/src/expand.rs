@@ -1,15 +1,18 @@
 //! The code a valid tool expands to.
 //!
 //! Beside the fn (kept as written, less its parameter attributes) come the tool type and,
-//! inside `const _: () = { ... };` so no name leaks, the hidden args struct, the
-//! `TypedTool` impl and, for free fns, the `StaticTool` impl `tools![]` reads. That code
-//! is resolved as the user's and free of desugarings and macro calls, so that an edit
-//! does not re-check every later tool (see `spans`).
+//! inside `const _: () = { ... };` so no name leaks: the tool as data (a `ToolSpec`
+//! static), one fn reading the arguments and calling the user's fn, the `Tool` impl
+//! (`#[inline]` forwards to the spec) and, for free fns, the `StaticTool` impl
+//! `tools![]` reads. That code is resolved as the user's and free of desugarings and
+//! macro calls, so that an edit does not re-check every later tool (see `spans`).
 //!
 //! It is also small, since every line of it is compiled once per tool: what does not
 //! depend on the tool is a fn in `agent_core::__private`, generic in a parameter or
 //! output type at most (so every tool with a parameter of that type shares it), and what
-//! a tool only describes is data (constants, a table of fields) read by one fn.
+//! a tool only describes is data read by one `Tool` implementation, `FnTool`, which
+//! `tools![]` and the registry use: no per-tool vtable, decoder or trait method is
+//! compiled for them.
 
 use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
@@ -40,7 +43,7 @@ pub enum Target<'a> {
     },
 }
 
-/// The `const _: () = { ... };` block with every impl of one tool.
+/// The `const _: () = { ... };` block with every item of one tool.
 pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let fields: Vec<ArgField<'_>> = tool
         .params
@@ -48,8 +51,29 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         .filter_map(|param| Some(ArgField::new(param, param.model.as_ref()?)))
         .collect();
     let constants = constants(tool);
-    let args = args_struct(tool, &fields);
-    let typed_tool = typed_tool(tool, &target);
+    let default_fns = fields.iter().filter_map(default_fn);
+    let spec = spec(tool, &fields);
+    let (call_fn, call) = match target {
+        Target::Free { .. } => {
+            let body = call_body(tool, &target, &fields, &quote!('a));
+            let k = &tool.krate;
+            let p = quote!(#k::__private);
+            let call_fn = quote! {
+                fn __agent_call<'a>(
+                    __agent_args: &#p::serde_json::Value,
+                    __agent_ctx: &'a #k::ToolContext,
+                ) -> #p::BoxFuture<'a, #k::AgentResult<::std::vec::Vec<#k::Content>>> {
+                    #body
+                }
+            };
+            (call_fn, quote!(__agent_call(__agent_args, __agent_ctx)))
+        }
+        Target::Method { .. } => (
+            TokenStream::new(),
+            call_body(tool, &target, &fields, &quote!('async_trait)),
+        ),
+    };
+    let tool_impl = tool_impl(tool, &target, &call);
     let static_tool = match target {
         Target::Free { ident } => static_tool(tool, ident),
         Target::Method { .. } => TokenStream::new(),
@@ -60,8 +84,10 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         #[doc(hidden)]
         const _: () = {
             #constants
-            #args
-            #typed_tool
+            #(#default_fns)*
+            #spec
+            #call_fn
+            #tool_impl
             #static_tool
         };
     }
@@ -86,7 +112,6 @@ fn constants(tool: &Tool) -> TokenStream {
         const __AGENT_DESCRIPTION: &str = #description;
         const __AGENT_ORIGIN: &str = #origin;
         const __AGENT_VERSION: &str = #version;
-        const __AGENT_SCHEMA_ID: &str = ::core::concat!(::core::module_path!(), "::__AgentToolArgs");
     }
 }
 
@@ -98,8 +123,6 @@ struct ArgField<'a> {
     wire_name: String,
     /// The fn giving its default, when it has one.
     default_fn: Ident,
-    /// The local its decoded value waits in.
-    slot: Ident,
 }
 
 impl<'a> ArgField<'a> {
@@ -114,67 +137,11 @@ impl<'a> ArgField<'a> {
                 .as_ref()
                 .map_or_else(|| model.field.unraw().to_string(), syn::LitStr::value),
             default_fn: format_ident!("__agent_default_{}", index),
-            slot: format_ident!("__agent_slot_{}", index),
         }
     }
 
     fn ty(&self) -> &Type {
         &self.param.ty
-    }
-}
-
-/// The hidden args struct: its fields, its schema (a table read by one shared fn) and
-/// its decoder (a small visitor whose keys and values are decoded by shared code).
-///
-/// Written out, not derived: a property's schema and a field's decoding are then shared
-/// by every tool with a parameter of that type (the derives add a type and impls per
-/// field, per tool).
-fn args_struct(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
-    let k = &tool.krate;
-    let p = quote!(#k::__private);
-    let struct_fields = fields.iter().map(|f| {
-        let (field, ty) = (&f.model.field, f.ty());
-        let doc = f.model.description.iter();
-        quote!(#(#[doc = #doc])* #field: #ty)
-    });
-    let default_fns = fields.iter().filter_map(default_fn);
-    let field_schemas = fields.iter().map(|f| field_schema(&p, f));
-    let wire_names = fields.iter().map(|f| &f.wire_name);
-    let decoder = decoder(&p, fields);
-    quote! {
-        pub struct __AgentToolArgs {
-            #(#struct_fields,)*
-        }
-
-        #(#default_fns)*
-
-        const __AGENT_FIELDS: &[&str] = &[#(#wire_names),*];
-        static __AGENT_FIELD_SCHEMAS: &[#p::FieldSchema] = &[#(#field_schemas),*];
-
-        // Only the bounds need these: the tool builds its schema from the table.
-        impl #p::schemars::JsonSchema for __AgentToolArgs {
-            #[inline]
-            fn schema_name() -> #p::Cow<'static, str> {
-                #p::Cow::Borrowed("__AgentToolArgs")
-            }
-
-            #[inline]
-            fn schema_id() -> #p::Cow<'static, str> {
-                #p::Cow::Borrowed(__AGENT_SCHEMA_ID)
-            }
-
-            #[inline]
-            fn json_schema(generator: &mut #p::schemars::SchemaGenerator) -> #p::schemars::Schema {
-                #p::args_object_schema(generator, __AGENT_FIELD_SCHEMAS)
-            }
-
-            #[inline]
-            fn inline_schema() -> bool {
-                false
-            }
-        }
-
-        #decoder
     }
 }
 
@@ -225,171 +192,195 @@ fn field_schema(p: &TokenStream, f: &ArgField<'_>) -> TokenStream {
     }
 }
 
-/// The args struct's `Deserialize`: a visitor reading the map into one slot per field.
-/// The keys are matched by the shared `FieldSeed` and each value decoded by `ModelArg`
-/// (shared by every tool with a parameter of that type, and spanned at the type, so a
-/// type that cannot be a parameter gives one error, at its own tokens); only the slots
-/// are per tool.
-fn decoder(p: &TokenStream, fields: &[ArgField<'_>]) -> TokenStream {
-    let slots = fields.iter().map(|f| {
-        let (ty, slot) = (f.ty(), &f.slot);
-        quote!(let mut #slot: ::core::option::Option<#ty> = ::core::option::Option::None;)
-    });
-    let arms = fields.iter().enumerate().map(|(position, f)| {
-        let (ty, slot, wire_name) = (f.ty(), &f.slot, &f.wire_name);
-        quote_spanned! {ty.span()=>
-            #position => {
-                if let ::core::result::Result::Err(__agent_error) =
-                    <#ty as #p::ModelArg>::__agent_next_field(&mut __agent_map, &mut #slot, #wire_name)
-                {
-                    return ::core::result::Result::Err(__agent_error);
-                }
-            }
-        }
-    });
-    let finals = fields.iter().map(|f| {
-        let field = &f.model.field;
-        let value = field_value(p, f);
-        quote!(#field: #value)
-    });
-    quote! {
-        impl<'de> #p::serde::Deserialize<'de> for __AgentToolArgs {
-            fn deserialize<__AgentD: #p::serde::Deserializer<'de>>(
-                __agent_deserializer: __AgentD,
-            ) -> ::core::result::Result<Self, __AgentD::Error> {
-                // A map, not a struct: the arguments are a JSON object, and serde_json's
-                // `deserialize_struct` would also instantiate a decoder for arrays.
-                __agent_deserializer.deserialize_map(__AgentVisitor)
-            }
-        }
-
-        struct __AgentVisitor;
-
-        impl<'de> #p::serde::de::Visitor<'de> for __AgentVisitor {
-            type Value = __AgentToolArgs;
-
-            fn expecting(&self, __agent_f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                __agent_f.write_str("struct __AgentToolArgs")
-            }
-
-            fn visit_map<__AgentA: #p::serde::de::MapAccess<'de>>(
-                self,
-                mut __agent_map: __AgentA,
-            ) -> ::core::result::Result<__AgentToolArgs, __AgentA::Error> {
-                #(#slots)*
-                loop {
-                    match __agent_map.next_key_seed(#p::FieldSeed(__AGENT_FIELDS)) {
-                        ::core::result::Result::Ok(::core::option::Option::Some(__agent_key)) => match __agent_key {
-                            #(#arms)*
-                            _ => {}
-                        },
-                        ::core::result::Result::Ok(::core::option::Option::None) => break,
-                        ::core::result::Result::Err(__agent_error) => return ::core::result::Result::Err(__agent_error),
-                    }
-                }
-                ::core::result::Result::Ok(__AgentToolArgs { #(#finals,)* })
-            }
-        }
-    }
-}
-
-/// A field's value once the map is read: its slot, else its default, else `None` for an
-/// `Option` and the "missing field" error for anything else.
-fn field_value(p: &TokenStream, f: &ArgField<'_>) -> TokenStream {
-    let (ty, slot, wire_name, default_fn) = (f.ty(), &f.slot, &f.wire_name, &f.default_fn);
-    match (&f.model.default, f.model.optional) {
-        (Some(_), _) => quote! {
-            match #slot {
-                ::core::option::Option::Some(__agent_value) => __agent_value,
-                ::core::option::Option::None => #default_fn(),
-            }
-        },
-        (None, true) => quote!(::core::option::Option::unwrap_or_default(#slot)),
-        (None, false) => quote_spanned! {ty.span()=>
-            match <#ty as #p::ModelArg>::__agent_take(#slot, #wire_name) {
-                ::core::result::Result::Ok(__agent_value) => __agent_value,
-                ::core::result::Result::Err(__agent_error) => return ::core::result::Result::Err(__agent_error),
-            }
-        },
-    }
-}
-
-/// The `TypedTool` impl: name, description, the call, the cached schemas, and the
-/// optional methods the attribute's keys override.
-fn typed_tool(tool: &Tool, target: &Target<'_>) -> TokenStream {
+/// The tool as data: `static __AGENT_SPEC`, built by `const fn`s from the constants, the
+/// schema table and the keys given; plus the fns it points to (the output schema, and
+/// `activate_when` boxed).
+fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
-    let tool_ty = match target {
-        Target::Free { ident } => *ident,
-        Target::Method { tool_ty, .. } => *tool_ty,
-    };
     let output = &tool.output;
-    let call_body = call_body(tool, target);
-    let methods = optional_methods(tool);
     let requirements = &tool.requirements;
-    quote! {
-        impl #k::TypedTool for #tool_ty {
-            type Args = __AgentToolArgs;
-            type Output = #output;
-
-            fn name(&self) -> &'static str { __AGENT_NAME }
-
-            fn description(&self) -> &'static str { __AGENT_DESCRIPTION }
-
-            fn call_typed<'life0, 'life1, 'async_trait>(
-                &'life0 self,
-                __agent_args: Self::Args,
-                __agent_ctx: &'life1 #k::ToolContext,
-            ) -> #p::BoxFuture<'async_trait, #k::AgentResult<Self::Output>>
-            where
-                'life0: 'async_trait,
-                'life1: 'async_trait,
-                Self: 'async_trait,
-            {
-                #call_body
+    let wire_names = fields.iter().map(|f| &f.wire_name);
+    let field_schemas = fields.iter().map(|f| field_schema(&p, f));
+    let mut keys = Vec::new();
+    let mut items = Vec::new();
+    if let Some(ms) = tool.timeout_ms {
+        keys.push(quote!(.with_timeout_ms(#ms)));
+    }
+    match tool.exposure {
+        Exposure::Direct => {}
+        Exposure::Deferred => keys.push(quote!(.with_exposure(#k::ToolExposure::Deferred))),
+        Exposure::Hidden => keys.push(quote!(.with_exposure(#k::ToolExposure::Hidden))),
+    }
+    if let Some(path) = &tool.activate_when {
+        let active = quote_spanned! {path.span()=>
+            let __agent_active: bool = #path(__agent_ctx).await;
+        };
+        items.push(quote! {
+            fn __agent_activate<'a>(
+                __agent_ctx: &'a #k::ActivationContext,
+            ) -> #p::BoxFuture<'a, bool> {
+                #p::Box::pin(async move {
+                    #active
+                    __agent_active
+                })
             }
-
-            fn args_schema(&self) -> &'static #k::ArgsSchema {
-                static __AGENT_SCHEMA: #p::OnceLock<#k::ArgsSchema> = #p::OnceLock::new();
-                #p::cached_args_schema(&__AGENT_SCHEMA, __AGENT_FIELD_SCHEMAS)
-            }
-
-            fn output_schema(&self) -> ::core::option::Option<#p::serde_json::Value> {
-                #[allow(unused_imports)]
-                use #p::{NoOutputSchema as _, SchemaOfOutput as _};
-                static __AGENT_OUTPUT: #p::OnceLock<::core::option::Option<#p::serde_json::Value>> = #p::OnceLock::new();
-                #p::cached_output_schema(
-                    &__AGENT_OUTPUT,
-                    (&#p::OutputSchema::<#output>::new()).__agent_output_schema(),
-                )
-            }
-
-            fn metadata(&self) -> #k::ToolMetadata {
-                #p::metadata(__AGENT_NAME, __AGENT_DESCRIPTION, __AGENT_ORIGIN, __AGENT_VERSION, &[#(#requirements),*])
-            }
-
-            #(#methods)*
+        });
+        keys.push(quote!(.with_activate_when(__agent_activate)));
+    }
+    match tool.approval.as_ref() {
+        None => {}
+        Some(ApprovalAttr::Always) => {
+            keys.push(quote!(.with_approval(#p::ApprovalRule::Always)));
         }
+        Some(ApprovalAttr::Path(path)) => {
+            let f = quote_spanned!(path.span()=> let __agent_fn: #p::ApprovalFn = #path;);
+            keys.push(quote!(.with_approval(#p::ApprovalRule::When({ #f __agent_fn }))));
+        }
+    }
+    if tool.on_error == OnError::FailRun {
+        keys.push(quote!(.with_on_error(#k::ErrorPolicy::FailRun)));
+    }
+    let (r, d, i, o) = (
+        tool.read_only,
+        tool.destructive,
+        tool.idempotent,
+        tool.open_world,
+    );
+    if tool.title.is_some() || r || d || i || o {
+        let title = option(tool.title.as_ref());
+        keys.push(quote!(.with_annotations(#title, [#r, #d, #i, #o])));
+    }
+    if tool.max_in_flight.is_some() || tool.exclusive.is_some() || tool.sequential {
+        let max = option(tool.max_in_flight.as_ref());
+        let group = option(tool.exclusive.as_ref());
+        let seq = tool.sequential;
+        keys.push(quote!(.with_concurrency(#max, #group, #seq)));
+    }
+    if let Some(path) = &tool.validate_output {
+        let f = quote_spanned!(path.span()=> let __agent_fn: #p::ValidateOutputFn = #path;);
+        keys.push(quote!(.with_validate_output({ #f __agent_fn })));
+    }
+    if let Some(path) = &tool.validate_progress {
+        let f = quote_spanned!(path.span()=> let __agent_fn: #p::ValidateProgressFn = #path;);
+        keys.push(quote!(.with_validate_progress({ #f __agent_fn })));
+    }
+    quote! {
+        fn __agent_output_schema() -> ::core::option::Option<#p::serde_json::Value> {
+            #[allow(unused_imports)]
+            use #p::{NoOutputSchema as _, SchemaOfOutput as _};
+            ((&#p::OutputSchema::<#output>::new()).__agent_output_schema())()
+        }
+
+        #(#items)*
+
+        static __AGENT_SPEC: #p::ToolSpec = #p::ToolSpec::new(
+            __AGENT_NAME,
+            __AGENT_DESCRIPTION,
+            __AGENT_ORIGIN,
+            __AGENT_VERSION,
+            &[#(#requirements),*],
+            &[#(#wire_names),*],
+            &[#(#field_schemas),*],
+            __agent_output_schema,
+        )#(#keys)*;
     }
 }
 
-/// The body of `call_typed`: the runtime-supplied parameters, then the user's fn.
+/// The most parameters read as one tuple (`ReadArgs` in `agent_core::__private`).
+const MAX_TUPLE_ARGS: usize = 12;
+
+/// The body of a call: the arguments read from the JSON, the runtime-supplied
+/// parameters, then the user's fn, boxed, and its output converted (`lifetime` is the
+/// future's).
 ///
-/// Spanned at the fn's name, so rustc names the fn when its future is not `Send`. No
-/// `async` block, `.await` or `?`: each is a desugaring that the incremental cache
-/// fingerprints by position (see `spans`); `finish` is one small generic future instead.
-fn call_body(tool: &Tool, target: &Target<'_>) -> TokenStream {
+/// Each parameter is read by `ModelArg`, shared by every tool with a parameter of that
+/// type and spanned at the type, so a type that cannot be a parameter gives one error at
+/// its own tokens. No `async` block, `.await` or `?`: each is a desugaring that the
+/// incremental cache fingerprints by position (see `spans`).
+fn call_body(
+    tool: &Tool,
+    target: &Target<'_>,
+    fields: &[ArgField<'_>],
+    lifetime: &TokenStream,
+) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
     let (call, fn_span) = match target {
         Target::Free { ident } => (quote!(#ident), ident.span()),
         Target::Method { method, .. } => (quote!(self.0.#method), method.span()),
     };
-    let field_bindings = tool.params.iter().filter_map(|param| {
-        let field = &param.model.as_ref()?.field;
-        let binding = &param.binding;
-        Some(quote!(#field: #binding))
+    let n = fields.len();
+    let bindings: Vec<&Ident> = fields.iter().map(|f| &f.param.binding).collect();
+    let reads = fields.iter().enumerate().map(|(index, f)| {
+        let (ty, binding) = (f.ty(), &f.param.binding);
+        let read = match &f.model.default {
+            Some(_) => quote!(__agent_read),
+            None => quote!(__agent_arg),
+        };
+        quote_spanned! {ty.span()=>
+            let #binding = <#ty as #p::ModelArg>::#read(&mut __agent_reader, #index);
+        }
     });
+    // Defaults are applied once every parameter was read without an error.
+    let patterns = fields.iter().map(|f| {
+        let binding = &f.param.binding;
+        match &f.model.default {
+            Some(_) => quote!(#binding),
+            None => quote!(::core::option::Option::Some(#binding)),
+        }
+    });
+    let values = fields.iter().map(|f| {
+        let binding = &f.param.binding;
+        match &f.model.default {
+            Some(_) => {
+                let default_fn = &f.default_fn;
+                quote!(::core::option::Option::unwrap_or_else(#binding, #default_fn))
+            }
+            None => quote!(#binding),
+        }
+    });
+    // Up to 12 parameters (the tuples `ReadArgs` is implemented for), one shared call.
+    let read_args = if fields.len() <= MAX_TUPLE_ARGS {
+        let tys = fields.iter().map(ArgField::ty);
+        let plan = fields.iter().map(|f| {
+            let ty = f.ty();
+            let (read, default) = match &f.model.default {
+                Some(_) => {
+                    let default_fn = &f.default_fn;
+                    (
+                        quote!(__agent_read),
+                        quote!(::core::option::Option::Some(#default_fn)),
+                    )
+                }
+                None => (quote!(__agent_arg), quote!(::core::option::Option::None)),
+            };
+            let read = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::#read);
+            quote!((#read, #default))
+        });
+        quote! {
+            let (#(#bindings,)*) = match <(#(#tys,)*) as #p::ReadArgs>::__agent_read_all(
+                &__AGENT_SPEC,
+                __agent_args,
+                (#(#plan,)*),
+            ) {
+                ::core::result::Result::Ok(__agent_values) => __agent_values,
+                ::core::result::Result::Err(__agent_error) => return #p::failed(__agent_error),
+            };
+        }
+    } else {
+        quote! {
+            let mut __agent_reader = match __AGENT_SPEC.reader(__agent_args, &mut __agent_slots) {
+                ::core::result::Result::Ok(__agent_reader) => __agent_reader,
+                ::core::result::Result::Err(__agent_error) => return #p::failed(__agent_error),
+            };
+            #(#reads)*
+            let (#(#bindings,)*) = match (#(#bindings,)*) {
+                (#(#patterns,)*) if !__agent_reader.failed() => (#(#values,)*),
+                _ => return #p::failed(__agent_reader.into_error()),
+            };
+        }
+    };
     let injected = tool
         .params
         .iter()
@@ -403,31 +394,40 @@ fn call_body(tool: &Tool, target: &Target<'_>) -> TokenStream {
                 };
             }
         });
-    let bindings = tool.params.iter().map(|param| &param.binding);
-    let finish = finish(tool);
-    quote_spanned! {fn_span=>
-        let __AgentToolArgs { #(#field_bindings,)* } = __agent_args;
+    let all_bindings = tool.params.iter().map(|param| &param.binding);
+    let convert = convert(tool);
+    let run = quote_spanned! {fn_span=>
+        let __agent_future: #p::BoxFuture<#lifetime, _> =
+            ::std::boxed::Box::pin(#call(#(#all_bindings),*));
+    };
+    let slots = (fields.len() > MAX_TUPLE_ARGS)
+        .then(|| quote!(let mut __agent_slots = [::core::option::Option::None; #n];));
+    quote! {
+        #slots
+        #read_args
         #(#injected)*
-        let __agent_future: #p::BoxFuture<'async_trait, #k::AgentResult<Self::Output>> =
-            ::std::boxed::Box::pin(#p::finish(#call(#(#bindings),*), |__agent_output| #finish));
-        __agent_future
+        #run
+        #p::converted(__agent_future, #convert)
     }
 }
 
-/// The user's output as the call's result: `Ok` as it is, an error converted to a
-/// `ToolError` (keeping its kind when it has one), spanned at the return type.
-fn finish(tool: &Tool) -> TokenStream {
+/// The fn turning the user's output into the call's result: `Ok` as content, an error
+/// converted to a `ToolError` (keeping its kind when it has one), spanned at the return
+/// type.
+fn convert(tool: &Tool) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
+    let output = &tool.output;
+    let to_content = quote_spanned!(tool.return_span=> #p::output_result::<#output>);
     if !tool.returns_result {
-        return quote!(::core::result::Result::Ok(__agent_output));
+        return to_content;
     }
     let convert = quote_spanned! {tool.return_span=>
         (&#p::ErrorProbe::of(&__agent_error)).__agent_tag().convert(__agent_error)
     };
     quote! {
-        match __agent_output {
-            ::core::result::Result::Ok(__agent_value) => ::core::result::Result::Ok(__agent_value),
+        |__agent_output| match __agent_output {
+            ::core::result::Result::Ok(__agent_value) => #to_content(__agent_value),
             ::core::result::Result::Err(__agent_error) => {
                 #[allow(unused_imports)]
                 use #p::{DisplayToolError as _, KeepToolError as _};
@@ -437,63 +437,33 @@ fn finish(tool: &Tool) -> TokenStream {
     }
 }
 
-/// The `TypedTool` methods the keys override; the others keep their defaults.
-fn optional_methods(tool: &Tool) -> Vec<TokenStream> {
+/// The `Tool` impl: every method reads the spec (the optional ones only where a key was
+/// given, the others keep the trait's defaults), `call` runs `call`. `#[inline]`, so a
+/// tool reached only through `tools![]` or the registry (which use the spec directly)
+/// compiles none of them.
+fn tool_impl(tool: &Tool, target: &Target<'_>, call: &TokenStream) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
+    let tool_ty = match target {
+        Target::Free { ident } => *ident,
+        Target::Method { tool_ty, .. } => *tool_ty,
+    };
     let mut methods = Vec::new();
-    if let Some(ms) = tool.timeout_ms {
+    if tool.timeout_ms.is_some() {
         methods.push(quote! {
-            fn timeout_ms(&self) -> ::core::option::Option<u64> { ::core::option::Option::Some(#ms) }
+            #[inline]
+            fn timeout_ms(&self) -> ::core::option::Option<u64> { __AGENT_SPEC.timeout_ms() }
         });
     }
-    methods.extend(exposure_methods(tool));
-    methods.extend(approval_method(tool));
-    if tool.on_error == OnError::FailRun {
+    if tool.exposure != Exposure::Direct {
         methods.push(quote! {
-            fn on_error(&self) -> #k::ErrorPolicy { #k::ErrorPolicy::FailRun }
+            #[inline]
+            fn exposure(&self) -> #k::ToolExposure { __AGENT_SPEC.exposure() }
         });
     }
-    methods.extend(annotations_method(tool));
-    methods.extend(concurrency_method(tool));
-    if let Some(path) = &tool.validate_output {
-        let f = quote_spanned!(path.span()=> let __agent_fn: #p::ValidateOutputFn = #path;);
+    if tool.activate_when.is_some() {
         methods.push(quote! {
-            fn validate_output(&self, __agent_output: &[#k::Content]) -> ::core::result::Result<(), ::std::string::String> {
-                #f
-                __agent_fn(__agent_output)
-            }
-        });
-    }
-    if let Some(path) = &tool.validate_progress {
-        let f = quote_spanned!(path.span()=> let __agent_fn: #p::ValidateProgressFn = #path;);
-        methods.push(quote! {
-            fn validate_progress(&self, __agent_progress: &#p::serde_json::Value) -> ::core::result::Result<(), ::std::string::String> {
-                #f
-                __agent_fn(__agent_progress)
-            }
-        });
-    }
-    methods
-}
-
-/// `exposure`, and `should_activate` for a deferred tool.
-fn exposure_methods(tool: &Tool) -> Vec<TokenStream> {
-    let k = &tool.krate;
-    let p = quote!(#k::__private);
-    let mut methods = Vec::new();
-    match tool.exposure {
-        Exposure::Direct => {}
-        Exposure::Deferred => methods
-            .push(quote!(fn exposure(&self) -> #k::ToolExposure { #k::ToolExposure::Deferred })),
-        Exposure::Hidden => methods
-            .push(quote!(fn exposure(&self) -> #k::ToolExposure { #k::ToolExposure::Hidden })),
-    }
-    if let Some(path) = &tool.activate_when {
-        let active = quote_spanned! {path.span()=>
-            let __agent_active: bool = #path(__agent_ctx).await;
-        };
-        methods.push(quote! {
+            #[inline]
             fn should_activate<'life0, 'life1, 'async_trait>(
                 &'life0 self,
                 __agent_ctx: &'life1 #k::ActivationContext,
@@ -503,70 +473,94 @@ fn exposure_methods(tool: &Tool) -> Vec<TokenStream> {
                 'life1: 'async_trait,
                 Self: 'async_trait,
             {
-                #p::Box::pin(async move {
-                    #active
-                    __agent_active
-                })
+                __AGENT_SPEC.should_activate(__agent_ctx)
             }
         });
     }
-    methods
-}
-
-/// `approval`: every call, or a fn deciding per call.
-fn approval_method(tool: &Tool) -> Option<TokenStream> {
-    let k = &tool.krate;
-    let p = quote!(#k::__private);
-    Some(match tool.approval.as_ref()? {
-        ApprovalAttr::Always => quote! {
-            fn approval(&self, _: &#p::serde_json::Value) -> #k::Approval { #k::Approval::Required }
-        },
-        ApprovalAttr::Path(path) => {
-            let f = quote_spanned!(path.span()=> let __agent_fn: #p::ApprovalFn = #path;);
-            quote! {
-                fn approval(&self, __agent_args: &#p::serde_json::Value) -> #k::Approval {
-                    #f
-                    #k::Approval::from(__agent_fn(__agent_args))
-                }
+    if tool.approval.is_some() {
+        methods.push(quote! {
+            #[inline]
+            fn approval(&self, __agent_args: &#p::serde_json::Value) -> #k::Approval {
+                __AGENT_SPEC.approval(__agent_args)
             }
-        }
-    })
-}
-
-/// `annotations`, when a title or a hint is given.
-fn annotations_method(tool: &Tool) -> Option<TokenStream> {
-    let k = &tool.krate;
-    let p = quote!(#k::__private);
-    let (r, d, i, o) = (
-        tool.read_only,
-        tool.destructive,
-        tool.idempotent,
-        tool.open_world,
-    );
-    if tool.title.is_none() && !(r || d || i || o) {
-        return None;
+        });
     }
-    let title = option(tool.title.as_ref());
-    Some(quote! {
-        fn annotations(&self) -> #k::ToolAnnotations {
-            #p::annotations(#title, #r, #d, #i, #o)
-        }
-    })
-}
-
-/// `concurrency`, when a limit is given.
-fn concurrency_method(tool: &Tool) -> Option<TokenStream> {
-    let k = &tool.krate;
-    let p = quote!(#k::__private);
-    if tool.max_in_flight.is_none() && tool.exclusive.is_none() && !tool.sequential {
-        return None;
+    if tool.on_error == OnError::FailRun {
+        methods.push(quote! {
+            #[inline]
+            fn on_error(&self) -> #k::ErrorPolicy { __AGENT_SPEC.on_error() }
+        });
     }
-    let max = option(tool.max_in_flight.as_ref());
-    let group = option(tool.exclusive.as_ref());
-    let seq = tool.sequential;
-    Some(quote! {
-        fn concurrency(&self) -> #k::ToolConcurrency { #p::concurrency(#max, #group, #seq) }
-    })
+    if tool.title.is_some()
+        || tool.read_only
+        || tool.destructive
+        || tool.idempotent
+        || tool.open_world
+    {
+        methods.push(quote! {
+            #[inline]
+            fn annotations(&self) -> #k::ToolAnnotations { __AGENT_SPEC.annotations() }
+        });
+    }
+    if tool.max_in_flight.is_some() || tool.exclusive.is_some() || tool.sequential {
+        methods.push(quote! {
+            #[inline]
+            fn concurrency(&self) -> #k::ToolConcurrency { __AGENT_SPEC.concurrency() }
+        });
+    }
+    if tool.validate_output.is_some() {
+        methods.push(quote! {
+            #[inline]
+            fn validate_output(&self, __agent_output: &[#k::Content]) -> ::core::result::Result<(), ::std::string::String> {
+                __AGENT_SPEC.validate_output(__agent_output)
+            }
+        });
+    }
+    if tool.validate_progress.is_some() {
+        methods.push(quote! {
+            #[inline]
+            fn validate_progress(&self, __agent_progress: &#p::serde_json::Value) -> ::core::result::Result<(), ::std::string::String> {
+                __AGENT_SPEC.validate_progress(__agent_progress)
+            }
+        });
+    }
+    quote! {
+        impl #k::Tool for #tool_ty {
+            #[inline]
+            fn name(&self) -> &str { __AGENT_SPEC.name() }
+
+            #[inline]
+            fn description(&self) -> &str { __AGENT_SPEC.description() }
+
+            #[inline]
+            fn schema(&self) -> #p::serde_json::Value { __AGENT_SPEC.schema() }
+
+            #[inline]
+            fn call<'life0, 'life1, 'life2, 'async_trait>(
+                &'life0 self,
+                __agent_args: &'life1 #p::serde_json::Value,
+                __agent_ctx: &'life2 #k::ToolContext,
+            ) -> #p::BoxFuture<'async_trait, #k::AgentResult<::std::vec::Vec<#k::Content>>>
+            where
+                'life0: 'async_trait,
+                'life1: 'async_trait,
+                'life2: 'async_trait,
+                Self: 'async_trait,
+            {
+                #call
+            }
+
+            #[inline]
+            fn metadata(&self) -> #k::ToolMetadata { __AGENT_SPEC.metadata() }
+
+            #[inline]
+            fn output_schema(&self) -> ::core::option::Option<#p::serde_json::Value> {
+                __AGENT_SPEC.output_schema()
+            }
+
+            #(#methods)*
+        }
+    }
 }
 
 /// `Some(value)` or `None`, as an expression.
@@ -587,13 +581,14 @@ fn static_tool(tool: &Tool, ident: &Ident) -> TokenStream {
             span,
             &quote!(__AGENT_NAME),
             &tool.tags,
-            &quote!(#p::instance::<#ident>),
+            &quote!(<#ident as #p::StaticTool>::tool),
         )
     });
     quote! {
         impl #p::StaticTool for #ident {
             const NAME: &'static str = __AGENT_NAME;
-            fn instance() -> Self { #ident {} }
+            #[inline]
+            fn tool() -> #p::Arc<dyn #k::Tool> { #p::fn_tool(&__AGENT_SPEC, __agent_call) }
         }
         #registration
     }

@@ -36,7 +36,7 @@ pub fn free_tool(krate: &TokenStream, ident: &Ident, vis: &Visibility) -> TokenS
 
             impl #p::StaticTool for #ident {
                 const NAME: &'static str = #name;
-                fn instance() -> Self { #ident {} }
+                fn tool() -> #p::Arc<dyn #krate::Tool> { #p::Arc::new(#ident {}) }
             }
         };
     }

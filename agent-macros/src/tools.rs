@@ -42,7 +42,7 @@ fn generate(krate: &TokenStream, paths: &[Path]) -> TokenStream {
     });
     let instances = paths.iter().map(|path| {
         quote_spanned! {path.span()=>
-            #p::instance::<#path>()
+            <#path as #p::StaticTool>::tool()
         }
     });
     let checks = paths.iter().enumerate().skip(1).map(|(i, path)| {

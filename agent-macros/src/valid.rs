@@ -102,7 +102,7 @@ pub struct Param {
 
 /// A parameter filled from the model's JSON.
 pub struct ModelParam {
-    /// Field name of the hidden args struct (the parameter's name).
+    /// The parameter's name (the property's, unless renamed).
     pub field: Ident,
     /// `#[arg(rename)]`.
     pub rename: Option<LitStr>,
