@@ -4,7 +4,8 @@
 //! OpenID metadata, with the 2025-03-26 fallbacks), scope selection, client
 //! registration (pre-registered, a client ID metadata document, or dynamic
 //! registration), the authorization-code grant with PKCE or the client-credentials
-//! grant, and the token endpoint's authentication method; a `403 insufficient_scope`
+//! grant (with a secret or a signed JWT assertion), and the token endpoint's
+//! authentication method; a `403 insufficient_scope`
 //! asks for the larger scope, a bounded number of times.
 
 use futures::future::BoxFuture;
@@ -55,7 +56,9 @@ const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// ```
 ///
 /// Client credentials, for a service acting as itself:
-/// `OAuthOptions::client_credentials("my-service", "its-secret")`.
+/// `OAuthOptions::client_credentials("my-service", "its-secret")`, or without a secret,
+/// authenticating with a JWT signed by its private key:
+/// `OAuthOptions::client_credentials_jwt("my-service", &key_pem, "ES256")?`.
 #[derive(Clone)]
 pub struct OAuthOptions {
     grant: Grant,
