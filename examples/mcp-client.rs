@@ -17,7 +17,10 @@
 //! authorization URL in a browser, this client requests it itself and reads the code
 //! from the redirect, which suits authorization servers that grant without asking (test
 //! servers). `--client-credentials` (with `--client-id` and `--client-secret`) uses
-//! the client-credentials grant instead; `--id-token TOKEN` (with `--idp-issuer`,
+//! the client-credentials grant instead; with `--signing-key-file PEM` and
+//! `--signing-algorithm ALG` (`ES256`, say) in place of the secret, the client
+//! authenticates with a JWT signed by that private key (`private_key_jwt`);
+//! `--id-token TOKEN` (with `--idp-issuer`,
 //! `--idp-token-endpoint`, `--idp-client-id`, `--client-id` and `--client-secret`)
 //! exchanges a user's ID token from their organisation's identity provider
 //! (enterprise-managed authorization). `--scope SCOPE` (repeatable) sets the scopes.
@@ -122,6 +125,8 @@ fn oauth_options(args: &mut Vec<String>) -> Result<Option<OAuthOptions>, String>
     let idp_issuer = take_values(args, "--idp-issuer")?.pop();
     let idp_token_endpoint = take_values(args, "--idp-token-endpoint")?.pop();
     let idp_client_id = take_values(args, "--idp-client-id")?.pop();
+    let signing_key_file = take_values(args, "--signing-key-file")?.pop();
+    let signing_algorithm = take_values(args, "--signing-algorithm")?.pop();
     let mut options = if let Some(id_token) = id_token {
         let identity = EnterpriseIdentity {
             issuer: idp_issuer.ok_or("--id-token needs --idp-issuer")?,
@@ -132,6 +137,12 @@ fn oauth_options(args: &mut Vec<String>) -> Result<Option<OAuthOptions>, String>
         let id = client_id.ok_or("--id-token needs --client-id")?;
         let secret = secret.ok_or("--id-token needs --client-secret")?;
         OAuthOptions::enterprise_managed(identity, id, secret)
+    } else if let (true, Some(path)) = (client_credentials, signing_key_file) {
+        let id = client_id.ok_or("--client-credentials needs --client-id")?;
+        let algorithm = signing_algorithm.ok_or("--signing-key-file needs --signing-algorithm")?;
+        let pem = std::fs::read_to_string(&path)
+            .map_err(|e| format!("reading the signing key {path}: {e}"))?;
+        OAuthOptions::client_credentials_jwt(id, &pem, &algorithm)?
     } else if client_credentials {
         let id = client_id.ok_or("--client-credentials needs --client-id")?;
         let secret = secret.ok_or("--client-credentials needs --client-secret")?;
@@ -174,6 +185,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         eprintln!(
             "usage: mcp-client [--token TOKEN] [--oauth | --client-credentials] \
              [--client-id ID] [--client-secret SECRET] [--client-metadata-url URL] \
+             [--signing-key-file PEM --signing-algorithm ALG] \
              [--id-token TOKEN --idp-issuer URL --idp-token-endpoint URL --idp-client-id ID] \
              [--scope SCOPE]... URL"
         );

@@ -2,7 +2,8 @@
 # The command the conformance suite's client mode runs: examples/mcp-client.rs
 # (its path in $MCP_CLIENT) with OAuth on, given what the scenario passes in
 # $MCP_CONFORMANCE_CONTEXT (JSON): a pre-registered client's ID and secret (used for the
-# client-credentials grant in the auth/client-credentials-* scenarios), and for
+# client-credentials grant in the auth/client-credentials-* scenarios) or its private
+# key and signing algorithm (private_key_jwt, passed as a file on descriptor 3), and for
 # cross-app access the identity provider and the user's ID token.
 set -euo pipefail
 args=(--oauth --client-metadata-url https://conformance-test.local/client-metadata.json)
@@ -20,12 +21,22 @@ flags = (
     ("idp_issuer", "--idp-issuer"),
     ("idp_token_endpoint", "--idp-token-endpoint"),
     ("idp_client_id", "--idp-client-id"),
+    ("signing_algorithm", "--signing-algorithm"),
 )
 for key, flag in flags:
     if isinstance(context.get(key), str):
         print(flag)
         print(context[key])
 ')
+  # The PEM spans lines, so it reaches the client as a file rather than a flag value.
+  pem=$(python3 -c '
+import json, os
+print(json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"]).get("private_key_pem") or "")
+')
+  if [ -n "$pem" ]; then
+    exec 3< <(printf '%s\n' "$pem")
+    args+=(--signing-key-file /dev/fd/3)
+  fi
 fi
 case "${MCP_CONFORMANCE_SCENARIO:-}" in
   auth/client-credentials-*) args+=(--client-credentials) ;;

@@ -82,8 +82,10 @@ CLIENT_SCENARIOS=(
   auth/resource-mismatch
   auth/offline-access-scope
   auth/offline-access-not-supported
-  # Extension scenarios: SEP-1046 client credentials, SEP-990 cross-app access.
+  # Extension scenarios: SEP-1046 client credentials (secret, or a private-key JWT
+  # assertion), SEP-990 cross-app access.
   auth/client-credentials-basic
+  auth/client-credentials-jwt
   auth/cross-app-access-complete-flow
 )
 cargo build --quiet -p agent-examples --example mcp-client

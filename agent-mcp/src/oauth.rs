@@ -4,7 +4,8 @@
 //! OpenID metadata, with the 2025-03-26 fallbacks), scope selection, client
 //! registration (pre-registered, a client ID metadata document, or dynamic
 //! registration), the authorization-code grant with PKCE or the client-credentials
-//! grant, and the token endpoint's authentication method; a `403 insufficient_scope`
+//! grant (with a secret or a signed JWT assertion), and the token endpoint's
+//! authentication method; a `403 insufficient_scope`
 //! asks for the larger scope, a bounded number of times.
 
 use futures::future::BoxFuture;
@@ -55,7 +56,9 @@ const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// ```
 ///
 /// Client credentials, for a service acting as itself:
-/// `OAuthOptions::client_credentials("my-service", "its-secret")`.
+/// `OAuthOptions::client_credentials("my-service", "its-secret")`, or without a secret,
+/// authenticating with a JWT signed by its private key:
+/// `OAuthOptions::client_credentials_jwt("my-service", &key_pem, "ES256")?`.
 #[derive(Clone)]
 pub struct OAuthOptions {
     grant: Grant,
@@ -74,8 +77,19 @@ enum Grant {
         visit: Arc<Visit>,
     },
     ClientCredentials,
+    /// Client credentials, the client authenticated by a JWT it signs (RFC 7523).
+    ClientCredentialsJwt(Arc<AssertionKey>),
     EnterpriseManaged(EnterpriseIdentity),
 }
+
+/// The key a client signs its assertions with, and the algorithm it signs by.
+struct AssertionKey {
+    key: jsonwebtoken::EncodingKey,
+    algorithm: jsonwebtoken::Algorithm,
+}
+
+/// How long a client assertion is good for: long enough for one token request.
+const ASSERTION_LIFETIME_SECS: u64 = 300;
 
 /// The user's sign-in at their organisation's identity provider, for
 /// [`OAuthOptions::enterprise_managed`]: the provider's issuer and token endpoint, this
@@ -121,6 +135,53 @@ impl OAuthOptions {
         options.client_id = Some(client_id.into());
         options.client_secret = Some(secret.into());
         options
+    }
+
+    /// The client-credentials grant, the client authenticating with a JWT it signs
+    /// with its private key (`private_key_jwt`, RFC 7523) instead of a secret: `iss`
+    /// and `sub` are `client_id`, `aud` the authorization server's issuer, with a
+    /// fresh `jti` and a five-minute `exp`. `signing_key_pem` is the private key in
+    /// PEM (PKCS#8 for EC and Ed25519 keys, PKCS#1 or PKCS#8 for RSA), and `algorithm`
+    /// one of `ES256`, `ES384`, `RS256`, `RS384`, `RS512`, `PS256`, `PS384`, `PS512`,
+    /// `EdDSA`.
+    ///
+    /// Fails when the algorithm is not one of those or the key is not a private key
+    /// of its kind.
+    pub fn client_credentials_jwt(
+        client_id: impl Into<String>,
+        signing_key_pem: &str,
+        algorithm: &str,
+    ) -> Result<Self, String> {
+        use jsonwebtoken::{Algorithm, EncodingKey};
+        let parsed: Algorithm = algorithm.parse().map_err(|_| {
+            format!(
+                "unknown signing algorithm `{algorithm}`: expected ES256, ES384, RS256, RS384, \
+                 RS512, PS256, PS384, PS512 or EdDSA"
+            )
+        })?;
+        let key = match parsed {
+            Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem,
+            Algorithm::RS256
+            | Algorithm::RS384
+            | Algorithm::RS512
+            | Algorithm::PS256
+            | Algorithm::PS384
+            | Algorithm::PS512 => EncodingKey::from_rsa_pem,
+            Algorithm::EdDSA => EncodingKey::from_ed_pem,
+            _ => {
+                return Err(format!(
+                    "`{algorithm}` is not a private-key algorithm: a client assertion is signed \
+                     with ES256, ES384, RS256, RS384, RS512, PS256, PS384, PS512 or EdDSA"
+                ));
+            }
+        }(signing_key_pem.as_bytes())
+        .map_err(|e| format!("the signing key is not a PEM private key for {algorithm}: {e}"))?;
+        let mut options = Self::new(Grant::ClientCredentialsJwt(Arc::new(AssertionKey {
+            key,
+            algorithm: parsed,
+        })));
+        options.client_id = Some(client_id.into());
+        Ok(options)
     }
 
     /// Enterprise-managed authorization (cross-app access): the user's ID token from
@@ -203,6 +264,12 @@ impl fmt::Debug for OAuthOptions {
                 format!("authorization_code ({redirect_uri})")
             }
             Grant::ClientCredentials => "client_credentials".to_owned(),
+            Grant::ClientCredentialsJwt(assertion) => {
+                format!(
+                    "client_credentials (private_key_jwt, {:?})",
+                    assertion.algorithm
+                )
+            }
             Grant::EnterpriseManaged(identity) => {
                 format!("enterprise_managed ({})", identity.issuer)
             }
@@ -365,6 +432,15 @@ impl OAuthSession {
                 manager.exchange_client_credentials(&config).await?;
                 manager
             }
+            Grant::ClientCredentialsJwt(assertion) => {
+                let scopes = if options.scopes.is_empty() {
+                    manager.select_initial_scopes(&[]).await
+                } else {
+                    options.scopes.clone()
+                };
+                self.exchange_assertion(manager, &metadata, assertion, scopes)
+                    .await?
+            }
             Grant::EnterpriseManaged(identity) => {
                 self.exchange_identity(manager, &metadata, identity).await?
             }
@@ -446,7 +522,6 @@ impl OAuthSession {
         let token = request.exchange(http, http).await.map_err(|e| {
             AuthError::AuthorizationFailed(format!("enterprise-managed authorization: {e}"))
         })?;
-        // rmcp's manager hands out what its credential store holds.
         let response = serde_json::json!({
             "access_token": token.access_token.secret(),
             "token_type": "Bearer",
@@ -455,21 +530,98 @@ impl OAuthSession {
         let response = serde_json::from_value(response).map_err(|e| {
             AuthError::InternalError(format!("the exchanged token could not be kept: {e}"))
         })?;
-        let received = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .ok();
-        let store = InMemoryCredentialStore::new();
-        let scopes = token.scopes.into_iter().collect();
-        store
-            .save(StoredCredentials::new(
-                client_id,
-                Some(response),
-                scopes,
-                received,
-            ))
-            .await?;
-        manager.set_credential_store(store);
+        keep_token(
+            &mut manager,
+            client_id,
+            response,
+            token.scopes.into_iter().collect(),
+        )
+        .await?;
+        Ok(manager)
+    }
+
+    /// The client-credentials grant with a signed client assertion: the JWT is made
+    /// for `metadata`'s issuer (its token endpoint when it names none) and posted with
+    /// `scopes` and this server as the resource; the token is kept in `manager`.
+    async fn exchange_assertion(
+        &self,
+        mut manager: AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+        assertion: &AssertionKey,
+        scopes: Vec<String>,
+    ) -> Result<AuthorizationManager, AuthError> {
+        let client_id = self.options.client_id.clone().unwrap_or_default();
+        let audience = metadata
+            .issuer
+            .clone()
+            .unwrap_or_else(|| metadata.token_endpoint.clone());
+        let now = unix_now()
+            .ok_or_else(|| AuthError::InternalError("the system clock is before 1970".into()))?;
+        let claims = serde_json::json!({
+            "iss": client_id,
+            "sub": client_id,
+            "aud": audience,
+            "iat": now,
+            "exp": now + ASSERTION_LIFETIME_SECS,
+            "jti": oauth2::CsrfToken::new_random().secret(),
+        });
+        let header = jsonwebtoken::Header::new(assertion.algorithm);
+        let signed = jsonwebtoken::encode(&header, &claims, &assertion.key).map_err(|e| {
+            AuthError::InternalError(format!("the client assertion could not be signed: {e}"))
+        })?;
+        // A URL's query serializer is the form encoder at hand.
+        let mut form = reqwest::Url::parse("http://form.invalid/")?;
+        {
+            let mut pairs = form.query_pairs_mut();
+            pairs
+                .append_pair("grant_type", "client_credentials")
+                .append_pair(
+                    "client_assertion_type",
+                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+                )
+                .append_pair("client_assertion", &signed)
+                .append_pair("resource", &self.server);
+            if !scopes.is_empty() {
+                pairs.append_pair("scope", &scopes.join(" "));
+            }
+        }
+        let body = form.query().unwrap_or_default().to_owned();
+        let token_endpoint = reqwest::Url::parse(&metadata.token_endpoint)?;
+        let response = self
+            .oauth_http
+            .stop
+            .post(token_endpoint)
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .header(reqwest::header::ACCEPT, "application/json")
+            .body(body)
+            .timeout(OAUTH_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| AuthError::TokenExchangeFailed(format!("the token request: {e}")))?;
+        let status = response.status();
+        let body = read_body(response)
+            .await
+            .map_err(|e| AuthError::TokenExchangeFailed(format!("the token response: {e}")))?;
+        if !status.is_success() {
+            let reason: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            let field = |name: &str| reason.get(name).and_then(|v| v.as_str()).unwrap_or("");
+            return Err(AuthError::TokenExchangeFailed(format!(
+                "the authorization server refused the client assertion ({status}): {} {}",
+                field("error"),
+                field("error_description"),
+            )));
+        }
+        let response: rmcp::transport::auth::OAuthTokenResponse = serde_json::from_slice(&body)
+            .map_err(|e| {
+                AuthError::TokenExchangeFailed(format!("the token response is not valid: {e}"))
+            })?;
+        let granted = oauth2::TokenResponse::scopes(&response)
+            .map(|granted| granted.iter().map(|s| s.to_string()).collect())
+            .unwrap_or(scopes);
+        keep_token(&mut manager, client_id, response, granted).await?;
         Ok(manager)
     }
 
@@ -547,6 +699,35 @@ impl OAuthSession {
         self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }
+}
+
+/// Seconds since the Unix epoch, `None` if the clock is before it.
+fn unix_now() -> Option<u64> {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .ok()
+}
+
+/// Keeps a token obtained outside rmcp's own flows in `manager`, which hands out what
+/// its credential store holds.
+async fn keep_token(
+    manager: &mut AuthorizationManager,
+    client_id: String,
+    response: rmcp::transport::auth::OAuthTokenResponse,
+    scopes: Vec<String>,
+) -> Result<(), AuthError> {
+    let store = InMemoryCredentialStore::new();
+    store
+        .save(StoredCredentials::new(
+            client_id,
+            Some(response),
+            scopes,
+            unix_now(),
+        ))
+        .await?;
+    manager.set_credential_store(store);
+    Ok(())
 }
 
 /// A fresh authorization manager for `server`, its OAuth requests made by `http`.

@@ -3,7 +3,9 @@
 //! authorization server from the protected-resource metadata, gets a token by the
 //! client-credentials grant or the authorization-code grant (dynamic registration,
 //! PKCE), and calls a tool as the principal the token names. A wrong secret fails the
-//! connection with the authorization server's reason.
+//! connection with the authorization server's reason. A client authenticating with a
+//! signed JWT (`private_key_jwt`) has its assertion's signature and claims checked by
+//! the token endpoint, and one signed by another key is refused.
 
 use agent_core::{Principal, ToolContext, tool, tools};
 use agent_mcp::{
@@ -14,6 +16,10 @@ use axum::extract::State;
 use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use jsonwebtoken::jwk::Jwk;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Validation};
+use p256::elliptic_curve::Generate;
+use p256::elliptic_curve::pkcs8::{EncodePrivateKey, LineEnding};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -50,6 +56,8 @@ struct AuthServer {
     issuer: String,
     /// The issuer its metadata names: `issuer`, unless the test makes it lie.
     claimed_issuer: String,
+    /// The public key of [`SERVICE_ID`]'s client assertions, when it has one.
+    assertion_key: Option<Arc<DecodingKey>>,
     seen: Arc<Mutex<Seen>>,
 }
 
@@ -121,6 +129,9 @@ async fn token(State(server): State<AuthServer>, body: String) -> Response {
         .token_requests
         .push(fields.clone());
     let field = |name: &str| fields.get(name).map(String::as_str);
+    if field("client_assertion_type") == Some(JWT_BEARER) {
+        return assertion_token(&server, field("grant_type"), field("client_assertion"));
+    }
     let token = match field("grant_type") {
         Some("client_credentials")
             if field("client_id") == Some(SERVICE_ID)
@@ -154,6 +165,60 @@ async fn token(State(server): State<AuthServer>, body: String) -> Response {
     )
 }
 
+const JWT_BEARER: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+
+/// The client-credentials grant authenticated by a client assertion (RFC 7523): its
+/// signature by the client's key, `iss` and `sub` the client, `aud` this server, a
+/// `jti`, an `exp` in the future and at most five minutes after `iat`.
+fn assertion_token(server: &AuthServer, grant: Option<&str>, assertion: Option<&str>) -> Response {
+    let refuse = |reason: String| {
+        json_response(
+            StatusCode::UNAUTHORIZED,
+            json!({ "error": "invalid_client", "error_description": reason }),
+        )
+    };
+    let (Some("client_credentials"), Some(assertion), Some(key)) =
+        (grant, assertion, &server.assertion_key)
+    else {
+        return refuse(
+            "a client assertion with the client_credentials grant and a known client".into(),
+        );
+    };
+    let mut validation = Validation::new(Algorithm::ES256);
+    validation.set_audience(&[&server.issuer]);
+    validation.set_issuer(&[SERVICE_ID]);
+    validation.sub = Some(SERVICE_ID.to_owned());
+    validation.set_required_spec_claims(&["exp", "iss", "sub", "aud"]);
+    let claims = match jsonwebtoken::decode::<Value>(assertion, key, &validation) {
+        Ok(data) => data.claims,
+        Err(e) => return refuse(format!("the client assertion is not valid: {e:?}")),
+    };
+    let lifetime = claims["exp"]
+        .as_u64()
+        .unwrap_or(0)
+        .saturating_sub(claims["iat"].as_u64().unwrap_or(0));
+    if claims["jti"].as_str().is_none_or(|jti| jti.len() < 16) || lifetime > 300 {
+        return refuse(format!(
+            "the client assertion's jti or lifetime is wrong: {claims}"
+        ));
+    }
+    json_response(
+        StatusCode::OK,
+        json!({ "access_token": SERVICE_TOKEN, "token_type": "Bearer", "expires_in": 3600 }),
+    )
+}
+
+/// A new P-256 key pair: the private key in PKCS#8 PEM, and the public key.
+fn es256_key_pair() -> (String, DecodingKey) {
+    let secret = p256::SecretKey::generate();
+    let der = secret.to_pkcs8_der().unwrap();
+    let public =
+        Jwk::from_encoding_key(&EncodingKey::from_ec_der(der.as_bytes()), Algorithm::ES256)
+            .unwrap();
+    let pem = secret.to_pkcs8_pem(LineEnding::LF).unwrap().to_string();
+    (pem, DecodingKey::from_jwk(&public).unwrap())
+}
+
 struct Running {
     mcp_url: String,
     seen: Arc<Mutex<Seen>>,
@@ -173,6 +238,12 @@ async fn start() -> Running {
 
 /// [`start`], the authorization server's metadata naming `claimed_issuer` if given.
 async fn start_claiming(claimed_issuer: Option<&str>) -> Running {
+    start_with(claimed_issuer, None).await
+}
+
+/// [`start_claiming`], the authorization server taking [`SERVICE_ID`]'s client
+/// assertions signed by the private half of `assertion_key`.
+async fn start_with(claimed_issuer: Option<&str>, assertion_key: Option<DecodingKey>) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let issuer = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -180,6 +251,7 @@ async fn start_claiming(claimed_issuer: Option<&str>) -> Running {
         issuer: issuer.clone(),
         claimed_issuer: claimed_issuer.map_or_else(|| issuer.clone(), str::to_owned),
         seen: Arc::clone(&seen),
+        assertion_key: assertion_key.map(Arc::new),
     };
     let app = Router::new()
         .route("/.well-known/oauth-authorization-server", get(metadata))
@@ -227,10 +299,9 @@ async fn whoami_over(client: &McpClient) -> String {
     output.iter().filter_map(|c| c.as_text()).collect()
 }
 
-#[tokio::test]
-async fn a_service_gets_a_token_by_client_credentials_and_calls_as_itself() {
-    let running = start().await;
-    let oauth = OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET);
+/// Connects as the service with `oauth`, checks it calls as itself, and answers the
+/// one token request the whole connection made.
+async fn call_as_service(running: &Running, oauth: OAuthOptions) -> HashMap<String, String> {
     let options = HttpClientOptions::new().with_oauth(oauth);
     let client = McpClient::connect_http_with(&running.mcp_url, &options)
         .await
@@ -246,12 +317,11 @@ async fn a_service_gets_a_token_by_client_credentials_and_calls_as_itself() {
         Some(&running.mcp_url)
     );
     assert_eq!(seen.registrations, 0);
+    seen.token_requests[0].clone()
 }
 
-#[tokio::test]
-async fn a_wrong_secret_fails_the_connection_with_the_authorization_servers_reason() {
-    let running = start().await;
-    let oauth = OAuthOptions::client_credentials(SERVICE_ID, "not-the-secret");
+/// The error connecting with `oauth`, which the authorization server refuses.
+async fn refusal(running: &Running, oauth: OAuthOptions) -> String {
     let options = HttpClientOptions::new().with_oauth(oauth);
     let error = McpClient::connect_http_with(&running.mcp_url, &options)
         .await
@@ -260,6 +330,63 @@ async fn a_wrong_secret_fails_the_connection_with_the_authorization_servers_reas
     assert!(error.contains("needs OAuth authorization"), "{error}");
     assert!(error.contains("invalid_client"), "{error}");
     assert!(error.contains(&running.mcp_url), "{error}");
+    error
+}
+
+#[tokio::test]
+async fn a_service_gets_a_token_by_client_credentials_and_calls_as_itself() {
+    let running = start().await;
+    let oauth = OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET);
+    call_as_service(&running, oauth).await;
+}
+
+#[tokio::test]
+async fn a_wrong_secret_fails_the_connection_with_the_authorization_servers_reason() {
+    let running = start().await;
+    let oauth = OAuthOptions::client_credentials(SERVICE_ID, "not-the-secret");
+    refusal(&running, oauth).await;
+}
+
+#[tokio::test]
+async fn a_service_authenticates_with_a_signed_jwt_and_calls_as_itself() {
+    let (pem, public) = es256_key_pair();
+    let running = start_with(None, Some(public)).await;
+    let oauth = OAuthOptions::client_credentials_jwt(SERVICE_ID, &pem, "ES256").unwrap();
+    let request = call_as_service(&running, oauth).await;
+    assert_eq!(
+        request.get("grant_type").map(String::as_str),
+        Some("client_credentials")
+    );
+    // The key authenticates the client: no secret travels.
+    assert_eq!(request.get("client_secret"), None);
+}
+
+#[tokio::test]
+async fn an_assertion_signed_by_another_key_is_refused_with_the_reason() {
+    let (_, trusted) = es256_key_pair();
+    let (other_pem, _) = es256_key_pair();
+    let running = start_with(None, Some(trusted)).await;
+    let oauth = OAuthOptions::client_credentials_jwt(SERVICE_ID, &other_pem, "ES256").unwrap();
+    let error = refusal(&running, oauth).await;
+    assert!(error.contains("refused the client assertion"), "{error}");
+    assert!(error.contains("InvalidSignature"), "{error}");
+    assert_eq!(running.seen.lock().unwrap().token_requests.len(), 1);
+}
+
+#[test]
+fn a_signing_key_or_algorithm_that_cannot_sign_is_refused_at_once() {
+    let (pem, _) = es256_key_pair();
+    let error = OAuthOptions::client_credentials_jwt(SERVICE_ID, "not a key", "ES256").unwrap_err();
+    assert!(error.contains("not a PEM private key for ES256"), "{error}");
+    let error = OAuthOptions::client_credentials_jwt(SERVICE_ID, &pem, "HS256").unwrap_err();
+    assert!(error.contains("not a private-key algorithm"), "{error}");
+    let error = OAuthOptions::client_credentials_jwt(SERVICE_ID, &pem, "ES257").unwrap_err();
+    assert!(
+        error.contains("unknown signing algorithm `ES257`"),
+        "{error}"
+    );
+    // An EC key given for an RSA algorithm is not an RSA key.
+    assert!(OAuthOptions::client_credentials_jwt(SERVICE_ID, &pem, "RS256").is_err());
 }
 
 #[tokio::test]
