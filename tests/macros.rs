@@ -868,3 +868,26 @@ fn arguments_items_describe_the_parameter_they_name_even_when_renames_cross() {
     assert_eq!(properties["b"]["description"], "the first", "{properties}");
     assert_eq!(properties["a"]["description"], "the second", "{properties}");
 }
+
+#[tokio::test]
+async fn a_tool_says_whether_it_reads_its_context() {
+    // Through `tools![]` (the shared `FnTool`) and through the tool type's own impl.
+    let set = tools![ping, plan, get_weather, greet];
+    assert!(!set.get("ping").unwrap().uses_context());
+    assert!(!set.get("plan").unwrap().uses_context());
+    assert!(
+        set.get("get_weather").unwrap().uses_context(),
+        "&ToolContext"
+    );
+    assert!(set.get("greet").unwrap().uses_context(), "State<T>");
+    assert!(!tool_of(ping {}).uses_context());
+    assert!(tool_of(get_weather {}).uses_context());
+    // Composition keeps the answer.
+    let prefixed = tools![ping, greet].prefixed("x").unwrap();
+    assert!(!prefixed.get("x_ping").unwrap().uses_context());
+    assert!(prefixed.get("x_greet").unwrap().uses_context());
+    // Toolbox methods: `self` is not the context.
+    let library = Arc::new(Library { books: Vec::new() }).into_toolset();
+    assert!(!library.get("search").unwrap().uses_context());
+    assert!(library.get("add_book").unwrap().uses_context());
+}

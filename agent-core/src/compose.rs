@@ -157,6 +157,10 @@ impl Tool for Composed {
     fn validate_progress(&self, progress: &Value) -> Result<(), String> {
         self.tool.validate_progress(progress)
     }
+
+    fn uses_context(&self) -> bool {
+        self.tool.uses_context()
+    }
 }
 
 #[cfg(test)]

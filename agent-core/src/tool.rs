@@ -227,6 +227,15 @@ pub trait Tool: Send + Sync {
     fn validate_progress(&self, _progress: &Value) -> Result<(), String> {
         Ok(())
     }
+
+    /// Whether a call may read its [`ToolContext`]: its state, its reporter, the client
+    /// it came from. `false` promises the call needs nothing but its arguments, so a
+    /// transport may answer it on a path that cannot carry requests to the client or
+    /// progress (an MCP server over HTTP answers it with one JSON response). `#[tool]`
+    /// says `false` for a fn with neither a `&ToolContext` nor a `State<T>` parameter.
+    fn uses_context(&self) -> bool {
+        true
+    }
 }
 
 /// A tool whose work is done by the application, a queue or another service: the run

@@ -257,6 +257,9 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
         let seq = tool.sequential;
         keys.push(quote!(.with_concurrency(#max, #group, #seq)));
     }
+    if context_free(tool) {
+        keys.push(quote!(.without_context()));
+    }
     if let Some(path) = &tool.validate_output {
         let f = quote_spanned!(path.span()=> let __agent_fn: #p::ValidateOutputFn = #path;);
         keys.push(quote!(.with_validate_output({ #f __agent_fn })));
@@ -508,6 +511,12 @@ fn tool_impl(tool: &Tool, target: &Target<'_>, call: &TokenStream) -> TokenStrea
             fn concurrency(&self) -> #k::ToolConcurrency { __AGENT_SPEC.concurrency() }
         });
     }
+    if context_free(tool) {
+        methods.push(quote! {
+            #[inline]
+            fn uses_context(&self) -> bool { false }
+        });
+    }
     if tool.validate_output.is_some() {
         methods.push(quote! {
             #[inline]
@@ -561,6 +570,11 @@ fn tool_impl(tool: &Tool, target: &Target<'_>, call: &TokenStream) -> TokenStrea
             #(#methods)*
         }
     }
+}
+
+/// Whether every parameter is the model's: no `&ToolContext`, `State<T>` or `Progress`.
+fn context_free(tool: &Tool) -> bool {
+    tool.params.iter().all(|param| param.model.is_some())
 }
 
 /// `Some(value)` or `None`, as an expression.

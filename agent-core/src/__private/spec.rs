@@ -65,6 +65,7 @@ pub struct ToolSpec {
     max_in_flight: Option<usize>,
     exclusive_group: Option<&'static str>,
     sequential: bool,
+    uses_context: bool,
     validate_output: Option<ValidateOutputFn>,
     validate_progress: Option<ValidateProgressFn>,
     args_schema: OnceLock<ArgsSchema>,
@@ -104,11 +105,18 @@ impl ToolSpec {
             max_in_flight: None,
             exclusive_group: None,
             sequential: false,
+            uses_context: true,
             validate_output: None,
             validate_progress: None,
             args_schema: OnceLock::new(),
             output_cell: OnceLock::new(),
         }
+    }
+
+    /// For a fn with no `&ToolContext` and no `State<T>` parameter.
+    pub const fn without_context(mut self) -> Self {
+        self.uses_context = false;
+        self
     }
 
     /// `timeout`/`timeout_ms`.
@@ -272,6 +280,11 @@ impl ToolSpec {
         self.validate_progress
             .map_or(Ok(()), |validate| validate(progress))
     }
+
+    /// Whether a call reads its context.
+    pub fn uses_context(&self) -> bool {
+        self.uses_context
+    }
 }
 
 /// A `#[tool]` fn as a `Tool`: its spec and its call. `tools![]` and the registry build
@@ -363,6 +376,10 @@ impl Tool for FnTool {
 
     fn validate_progress(&self, progress: &Value) -> Result<(), String> {
         self.spec.validate_progress(progress)
+    }
+
+    fn uses_context(&self) -> bool {
+        self.spec.uses_context()
     }
 }
 
