@@ -569,12 +569,10 @@ impl OAuthSession {
         let signed = jsonwebtoken::encode(&header, &claims, &assertion.key).map_err(|e| {
             AuthError::InternalError(format!("the client assertion could not be signed: {e}"))
         })?;
-        // A URL's query serializer is the form encoder at hand.
-        let mut form = reqwest::Url::parse("http://form.invalid/")?;
-        {
-            let mut pairs = form.query_pairs_mut();
-            pairs
-                .append_pair("grant_type", "client_credentials")
+        // The serializer is not `Sync`: it must be gone before the request is awaited.
+        let body = {
+            let mut form = form_urlencoded::Serializer::new(String::new());
+            form.append_pair("grant_type", "client_credentials")
                 .append_pair(
                     "client_assertion_type",
                     "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
@@ -582,10 +580,10 @@ impl OAuthSession {
                 .append_pair("client_assertion", &signed)
                 .append_pair("resource", &self.server);
             if !scopes.is_empty() {
-                pairs.append_pair("scope", &scopes.join(" "));
+                form.append_pair("scope", &scopes.join(" "));
             }
-        }
-        let body = form.query().unwrap_or_default().to_owned();
+            form.finish()
+        };
         let token_endpoint = reqwest::Url::parse(&metadata.token_endpoint)?;
         let response = self
             .oauth_http
