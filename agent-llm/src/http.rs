@@ -5,10 +5,11 @@
 
 use agent_core::{LlmError, RetryDecision, RetryPolicy};
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use reqwest::{Response, StatusCode};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Method, Request, Response, StatusCode, Url};
 use rustls_platform_verifier::BuilderVerifierExt;
 use serde_json::Value;
+use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -59,21 +60,69 @@ pub(crate) fn default_http_client(
         })
 }
 
+/// A URL requests are posted to: the text as configured (for accessors and error
+/// messages) and, parsed once, the URL each request clones, since reqwest would parse
+/// the text again for every request.
+#[derive(Clone)]
+pub(crate) struct Endpoint {
+    text: String,
+    /// `None` when the text is no URL: each request then fails as reqwest says.
+    parsed: Option<Url>,
+}
+
+impl Endpoint {
+    pub fn new(text: String) -> Self {
+        let parsed = Url::parse(&text).ok();
+        Self { text, parsed }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// A configured HTTP client for one provider.
 #[derive(Clone)]
 pub(crate) struct Transport {
     /// The provider's name for error messages: `openai`, `anthropic`, `gemini`.
     pub provider: &'static str,
     pub client: reqwest::Client,
-    pub headers: HeaderMap,
+    /// Every request's headers, `content-type` included: built once, cloned per
+    /// request.
+    headers: HeaderMap,
     pub timeout: Duration,
     pub retry: RetryPolicy,
 }
 
 impl Transport {
+    /// A transport sending `headers` (the key's and the caller's) with every request,
+    /// then `content-type: application/json`.
+    pub fn new(
+        provider: &'static str,
+        client: reqwest::Client,
+        mut headers: HeaderMap,
+        timeout: Duration,
+        retry: RetryPolicy,
+    ) -> Self {
+        headers.append(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        Self {
+            provider,
+            client,
+            headers,
+            timeout,
+            retry,
+        }
+    }
+
     /// Posts `body` to `url` and returns the parsed JSON of a 2xx answer, retrying as
     /// the policy says (a body that times out is retried too).
-    pub async fn post_json(&self, url: &str, body: Bytes) -> Result<Value, LlmError> {
+    pub async fn post_json(&self, url: &Endpoint, body: Bytes) -> Result<Value, LlmError> {
         self.with_retries(|| async {
             let response = match self.send_once(url, &body).await {
                 Ok(response) => response,
@@ -96,7 +145,7 @@ impl Transport {
 
     /// Posts `body` to `url` and returns the response of a 2xx answer, its body unread
     /// (a stream), retrying as the policy says until the answer starts.
-    pub async fn post_for_stream(&self, url: &str, body: Bytes) -> Result<Response, LlmError> {
+    pub async fn post_for_stream(&self, url: &Endpoint, body: Bytes) -> Result<Response, LlmError> {
         self.with_retries(|| async {
             match self.send_once(url, &body).await {
                 Ok(response) => RetryDecision::Done(Ok(response)),
@@ -142,19 +191,30 @@ impl Transport {
     /// One POST: the response when it is a 2xx, else what to do about the failure.
     async fn send_once<T>(
         &self,
-        url: &str,
+        url: &Endpoint,
         body: &Bytes,
     ) -> Result<Response, RetryDecision<T, LlmError>> {
-        let sent = self
-            .client
-            .post(url)
-            .headers(self.headers.clone())
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .timeout(self.timeout)
-            // A count bump, not a copy, for each attempt.
-            .body(body.clone())
-            .send()
-            .await;
+        let sent = match &url.parsed {
+            Some(parsed) => {
+                // What the request builder would make, less its URL parse and
+                // header-by-header merge.
+                let mut request = Request::new(Method::POST, parsed.clone());
+                *request.headers_mut() = self.headers.clone();
+                *request.timeout_mut() = Some(self.timeout);
+                // A count bump, not a copy, for each attempt.
+                *request.body_mut() = Some(body.clone().into());
+                self.client.execute(request).await
+            }
+            None => {
+                self.client
+                    .post(url.as_str())
+                    .headers(self.headers.clone())
+                    .timeout(self.timeout)
+                    .body(body.clone())
+                    .send()
+                    .await
+            }
+        };
         let response = match sent {
             Ok(response) => response,
             Err(e) => {
@@ -187,7 +247,7 @@ impl Transport {
     }
 
     /// A failure to send or to read, typed: a timeout, a connection failure, or other.
-    pub fn transport_error(&self, url: &str, e: &reqwest::Error) -> LlmError {
+    pub fn transport_error(&self, url: &Endpoint, e: &reqwest::Error) -> LlmError {
         let provider = self.provider;
         if e.is_timeout() {
             LlmError::Timeout {
