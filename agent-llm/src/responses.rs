@@ -4,7 +4,7 @@ use crate::client::{Builder, Client, malformed};
 use crate::convert::{count, data_url, render_tools, str_field, system_text};
 use crate::http::classify;
 use crate::openai::{arguments_text, bearer, insert_tool_settings, openai_env, tool_result_text};
-use crate::provider::{Assembler, Provider, StreamParser, event_json};
+use crate::provider::{Assembler, Provider, StreamParser, event_json, typed_event};
 use crate::wire::{
     body_map, expect_object, json_schema, nested_count, provider_error, put, strictness,
 };
@@ -12,7 +12,10 @@ use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, OutputSchema, Usage,
 };
+use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 
 const PROVIDER: &str = "openai-responses";
 
@@ -231,21 +234,18 @@ impl StreamParser for ResponsesStream {
         data: &str,
         out: &mut Assembler,
     ) -> Result<(), LlmError> {
-        let event = event_json(PROVIDER, data)?;
-        let kind = str_field(&event, "type").or(name).unwrap_or_default();
-        let index = event
-            .get("output_index")
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
+        let event: EventHead<'_> = typed_event(PROVIDER, data)?;
+        let kind = event.kind.as_str().or(name).unwrap_or_default();
+        let index = event.output_index.as_u64().unwrap_or(0);
+        let delta = || event.delta.as_str().unwrap_or_default();
+        let item = || event.item.as_ref().unwrap_or(&Value::Null);
         match kind {
-            "response.output_text.delta" | "response.refusal.delta" => {
-                out.text(str_field(&event, "delta").unwrap_or_default())
-            }
+            "response.output_text.delta" | "response.refusal.delta" => out.text(delta()),
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                out.thinking(str_field(&event, "delta").unwrap_or_default())
+                out.thinking(delta())
             }
             "response.output_item.added" => {
-                let item = event.get("item").unwrap_or(&Value::Null);
+                let item = item();
                 if str_field(item, "type") == Some("function_call") {
                     out.tool_start(
                         index,
@@ -255,15 +255,14 @@ impl StreamParser for ResponsesStream {
                     out.tool_arguments(index, str_field(item, "arguments").unwrap_or_default());
                 }
             }
-            "response.function_call_arguments.delta" => {
-                out.tool_arguments(index, str_field(&event, "delta").unwrap_or_default())
-            }
+            "response.function_call_arguments.delta" => out.tool_arguments(index, delta()),
             "response.output_item.done" => {
-                let item = event.get("item").unwrap_or(&Value::Null);
-                output_item(item, out, false);
+                output_item(item(), out, false);
                 out.tool_end(index);
             }
             "response.completed" | "response.incomplete" => {
+                // The one event per answer whose `response` object is read: read whole.
+                let event = event_json(PROVIDER, data)?;
                 let response = event.get("response").unwrap_or(&Value::Null);
                 if let Some(u) = response.get("usage").filter(|u| u.is_object()) {
                     out.set_usage(usage(u));
@@ -281,19 +280,185 @@ impl StreamParser for ResponsesStream {
                 out.terminate();
             }
             "response.failed" => {
+                let event = event_json(PROVIDER, data)?;
                 let response = event.get("response").unwrap_or(&Value::Null);
                 return Err(failure(response).unwrap_or_else(|| {
                     LlmError::other(format!("{PROVIDER}: the response failed"))
                 }));
             }
             "error" => {
-                let message = str_field(&event, "message").unwrap_or("an error without a message");
-                let code = str_field(&event, "code");
+                let message = event
+                    .message
+                    .as_str()
+                    .unwrap_or("an error without a message");
+                let code = event.code.as_str();
                 return Err(classify(0, code, format!("{PROVIDER}: {message}"), None));
             }
             _ => {}
         }
         Ok(())
+    }
+}
+
+/// The fields of a stream event that every event may need, read as a `Value` would
+/// read them (a field of another type is absent, a repeated one's last value wins, data
+/// that is no object has none) but without building one: `response.created` and
+/// `response.in_progress` repeat the whole response object (instructions, tools...),
+/// which is skipped unread.
+#[derive(Default)]
+struct EventHead<'a> {
+    kind: Scalar<'a>,
+    output_index: Scalar<'a>,
+    delta: Scalar<'a>,
+    item: Option<Value>,
+    message: Scalar<'a>,
+    code: Scalar<'a>,
+}
+
+impl<'de> Deserialize<'de> for EventHead<'de> {
+    fn deserialize<D: Deserializer<'de>>(data: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> Visitor<'de> for Fields {
+            type Value = EventHead<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a Responses stream event")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut head = EventHead::default();
+                while let Some(key) = map.next_key::<Scalar<'de>>()? {
+                    match key.as_str().unwrap_or_default() {
+                        "type" => head.kind = map.next_value()?,
+                        "output_index" => head.output_index = map.next_value()?,
+                        "delta" => head.delta = map.next_value()?,
+                        "item" => head.item = Some(map.next_value()?),
+                        "message" => head.message = map.next_value()?,
+                        "code" => head.code = map.next_value()?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(head)
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(EventHead::default())
+            }
+
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(EventHead::default())
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(EventHead::default())
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(EventHead::default())
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(EventHead::default())
+            }
+
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(EventHead::default())
+            }
+
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(EventHead::default())
+            }
+        }
+        data.deserialize_any(Fields)
+    }
+}
+
+/// A JSON value kept only when it is text (borrowed from the event where it needs no
+/// unescaping) or a non-negative integer, as `Value::as_str` and `Value::as_u64` would
+/// find it; anything else is read and dropped.
+#[derive(Default)]
+enum Scalar<'a> {
+    Text(Cow<'a, str>),
+    Count(u64),
+    #[default]
+    Other,
+}
+
+impl Scalar<'_> {
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Scalar::Text(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    fn as_u64(&self) -> Option<u64> {
+        match self {
+            Scalar::Count(n) => Some(*n),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Scalar<'de> {
+    fn deserialize<D: Deserializer<'de>>(value: D) -> Result<Self, D::Error> {
+        struct Kept;
+        impl<'de> Visitor<'de> for Kept {
+            type Value = Scalar<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                v: &'de str,
+            ) -> Result<Self::Value, E> {
+                Ok(Scalar::Text(Cow::Borrowed(v)))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Scalar::Text(Cow::Owned(v.to_owned())))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Scalar::Text(Cow::Owned(v)))
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Scalar::Count(v))
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Scalar::Other)
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Scalar::Other)
+            }
+
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Scalar::Other)
+            }
+
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Scalar::Other)
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Scalar::Other)
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Scalar::Other)
+            }
+        }
+        value.deserialize_any(Kept)
     }
 }
 
@@ -350,4 +515,75 @@ fn input(messages: &[Message]) -> Vec<Value> {
         }
     }
     items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::LlmEvent;
+
+    /// The events `data` (named `name`) makes, or the error it is.
+    fn read(name: Option<&str>, data: &str) -> Result<Vec<LlmEvent>, LlmError> {
+        let mut out = Assembler::new(Dialect::OpenAiStrict, &[]);
+        ResponsesStream.event(name, data, &mut out)?;
+        Ok(std::iter::from_fn(|| out.next_event()).collect())
+    }
+
+    fn text(delta: &str) -> LlmEvent {
+        LlmEvent::TextDelta {
+            text: delta.to_owned(),
+        }
+    }
+
+    #[test]
+    fn events_are_read_as_their_json_says() {
+        // The echoed response object is skipped, whatever it holds.
+        let created = json!({"type": "response.created", "response": {
+            "id": "resp_1", "instructions": "Be \"brief\".", "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}],
+            "output": [], "metadata": {"a": [1, 2.5, null, true]}
+        }});
+        assert_eq!(read(None, &created.to_string()).unwrap(), []);
+        // Escapes are read; the event's name stands in for a missing `type`.
+        let delta = r#"{"delta": "say \"hi\"\n", "output_index": 0}"#;
+        assert_eq!(
+            read(Some("response.output_text.delta"), delta).unwrap(),
+            [text("say \"hi\"\n")]
+        );
+        // A repeated field's last value wins, as in a JSON object read whole.
+        let twice = r#"{"type": "response.output_text.delta", "delta": "a", "delta": "b"}"#;
+        assert_eq!(read(None, twice).unwrap(), [text("b")]);
+        // A field of another type is absent: no text, index 0.
+        let odd = json!({"type": "response.output_text.delta", "delta": 5, "output_index": "one"});
+        assert_eq!(read(None, &odd.to_string()).unwrap(), []);
+        let call = json!({"type": "response.output_item.added", "output_index": -1, "item": {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}});
+        assert!(matches!(
+            read(None, &call.to_string()).unwrap()[..],
+            [
+                LlmEvent::ToolCallStart { index: 0, .. },
+                LlmEvent::ToolCallDelta { .. }
+            ]
+        ));
+        // Data that is no object has no fields; only its name says what it is.
+        for data in ["[1, {\"delta\": \"x\"}]", "\"x\"", "null", "3"] {
+            assert_eq!(read(Some("response.output_text.delta"), data).unwrap(), []);
+        }
+    }
+
+    #[test]
+    fn errors_are_typed() {
+        let error = read(
+            None,
+            r#"{"type": "error", "code": "rate_limit_exceeded", "message": "slow down"}"#,
+        )
+        .unwrap_err();
+        assert_eq!(error.kind(), "rate_limited");
+        assert_eq!(error.to_string(), "openai-responses: slow down");
+        let failed = json!({"type": "response.failed", "response": {"error": {"code": "server_error", "message": "boom"}}});
+        assert_eq!(
+            read(None, &failed.to_string()).unwrap_err().kind(),
+            "server"
+        );
+        let broken = read(None, r#"{"type": "response.output_text.delta", "delta": "#).unwrap_err();
+        assert!(broken.to_string().contains("not valid JSON"), "{broken}");
+    }
 }
