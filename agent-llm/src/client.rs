@@ -1,6 +1,6 @@
 //! [`Client<P>`]: one HTTP model client for every [`Provider`], and its [`Builder`].
 
-use crate::http::{DEFAULT_TIMEOUT, Endpoint, Transport, default_http_client, excerpt, header_map};
+use crate::http::{DEFAULT_TIMEOUT, Endpoint, Transport, excerpt, header_map};
 use crate::provider::{Assembler, Provider, StreamParser};
 use agent_core::{
     AgentError, AgentResult, AssistantMessage, Dialect, FinishReason, LlmClient, LlmError,
@@ -563,13 +563,15 @@ impl<P: Provider> Builder<P> {
         let mut headers = self.provider.headers(self.api_key.as_deref());
         headers.extend(self.headers);
         let headers = header_map(P::NAME, headers)?;
-        let client = match self.http_client {
-            Some(client) => client,
-            None => default_http_client(P::NAME, self.timeout.min(Duration::from_secs(30)))?,
-        };
         Ok(Client {
             provider: self.provider,
-            transport: Transport::new(P::NAME, client, headers, self.timeout, self.retry),
+            transport: Transport::new(
+                P::NAME,
+                self.http_client,
+                headers,
+                self.timeout,
+                self.retry,
+            )?,
             model: self.model,
             url,
             stream_url,

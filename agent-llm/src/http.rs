@@ -17,6 +17,9 @@ use std::time::{Duration, SystemTime};
 /// because a long answer takes long to generate.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The longest a connection may take to open (or the request timeout, when shorter).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The TLS configuration the clients' own HTTP clients use: rustls with its own `ring`
 /// crypto provider and the platform's certificate verifier. Nothing is installed
 /// process-wide, so an application keeps whatever default provider it chooses (or
@@ -43,13 +46,15 @@ pub fn tls_config() -> Result<rustls::ClientConfig, LlmError> {
         .with_no_client_auth())
 }
 
-/// An HTTP client on [`tls_config`].
+/// An HTTP client on [`tls_config`] whose requests each take at most `timeout`.
 pub(crate) fn default_http_client(
     provider: &str,
+    timeout: Duration,
     connect_timeout: Duration,
 ) -> Result<reqwest::Client, LlmError> {
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls_config()?)
+        .timeout(timeout)
         .connect_timeout(connect_timeout)
         .build()
         .map_err(|e| {
@@ -97,27 +102,38 @@ pub(crate) struct Transport {
     /// request.
     headers: HeaderMap,
     pub timeout: Duration,
+    /// Whether each request carries the timeout: a caller's HTTP client does not have
+    /// it, while the client's own has it built in (the same deadline, without a
+    /// per-request setting allocated for every request).
+    timeout_per_request: bool,
     pub retry: RetryPolicy,
 }
 
 impl Transport {
     /// A transport sending `headers` (the key's and the caller's) with every request,
-    /// then `content-type: application/json`.
+    /// then `content-type: application/json`, each request bounded by `timeout`, on
+    /// `client` if given, else on an HTTP client of its own.
     pub fn new(
         provider: &'static str,
-        client: reqwest::Client,
+        client: Option<reqwest::Client>,
         mut headers: HeaderMap,
         timeout: Duration,
         retry: RetryPolicy,
-    ) -> Self {
+    ) -> Result<Self, LlmError> {
         headers.append(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        Self {
+        let timeout_per_request = client.is_some();
+        let client = match client {
+            Some(client) => client,
+            None => default_http_client(provider, timeout, timeout.min(CONNECT_TIMEOUT))?,
+        };
+        Ok(Self {
             provider,
             client,
             headers,
             timeout,
+            timeout_per_request,
             retry,
-        }
+        })
     }
 
     /// Posts `body` to `url` and returns the parsed JSON of a 2xx answer, retrying as
@@ -200,7 +216,9 @@ impl Transport {
                 // header-by-header merge.
                 let mut request = Request::new(Method::POST, parsed.clone());
                 *request.headers_mut() = self.headers.clone();
-                *request.timeout_mut() = Some(self.timeout);
+                if self.timeout_per_request {
+                    *request.timeout_mut() = Some(self.timeout);
+                }
                 // A count bump, not a copy, for each attempt.
                 *request.body_mut() = Some(body.clone().into());
                 self.client.execute(request).await
