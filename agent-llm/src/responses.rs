@@ -3,6 +3,7 @@
 use crate::client::{Builder, Client, malformed};
 use crate::convert::{count, data_url, render_tools, str_field, system_text};
 use crate::http::classify;
+use crate::lenient::{Fields, Object, Scalar};
 use crate::openai::{arguments_text, bearer, insert_tool_settings, openai_env, tool_result_text};
 use crate::provider::{Assembler, Provider, StreamParser, event_json, typed_event};
 use crate::wire::{
@@ -12,10 +13,8 @@ use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, OutputSchema, Usage,
 };
-use serde::Deserialize;
-use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{IgnoredAny, MapAccess};
 use serde_json::{Map, Value, json};
-use std::borrow::Cow;
 
 const PROVIDER: &str = "openai-responses";
 
@@ -234,7 +233,9 @@ impl StreamParser for ResponsesStream {
         data: &str,
         out: &mut Assembler,
     ) -> Result<(), LlmError> {
-        let event: EventHead<'_> = typed_event(PROVIDER, data)?;
+        // Data that is no object has no fields: only its name says what it is.
+        let event: Object<EventHead<'_>> = typed_event(PROVIDER, data)?;
+        let event = event.0.unwrap_or_default();
         let kind = event.kind.as_str().or(name).unwrap_or_default();
         let index = event.output_index.as_u64().unwrap_or(0);
         let delta = || event.delta.as_str().unwrap_or_default();
@@ -301,10 +302,9 @@ impl StreamParser for ResponsesStream {
 }
 
 /// The fields of a stream event that every event may need, read as a `Value` would
-/// read them (a field of another type is absent, a repeated one's last value wins, data
-/// that is no object has none) but without building one: `response.created` and
-/// `response.in_progress` repeat the whole response object (instructions, tools...),
-/// which is skipped unread.
+/// read them (see [`lenient`](crate::lenient)) but without building one:
+/// `response.created` and `response.in_progress` repeat the whole response object
+/// (instructions, tools...), which is skipped unread.
 #[derive(Default)]
 struct EventHead<'a> {
     kind: Scalar<'a>,
@@ -315,150 +315,20 @@ struct EventHead<'a> {
     code: Scalar<'a>,
 }
 
-impl<'de> Deserialize<'de> for EventHead<'de> {
-    fn deserialize<D: Deserializer<'de>>(data: D) -> Result<Self, D::Error> {
-        struct Fields;
-        impl<'de> Visitor<'de> for Fields {
-            type Value = EventHead<'de>;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a Responses stream event")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut head = EventHead::default();
-                while let Some(key) = map.next_key::<Scalar<'de>>()? {
-                    match key.as_str().unwrap_or_default() {
-                        "type" => head.kind = map.next_value()?,
-                        "output_index" => head.output_index = map.next_value()?,
-                        "delta" => head.delta = map.next_value()?,
-                        "item" => head.item = Some(map.next_value()?),
-                        "message" => head.message = map.next_value()?,
-                        "code" => head.code = map.next_value()?,
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(head)
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(EventHead::default())
-            }
-
-            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(EventHead::default())
-            }
-
-            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(EventHead::default())
-            }
-
-            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(EventHead::default())
-            }
-
-            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(EventHead::default())
-            }
-
-            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(EventHead::default())
-            }
-
-            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
-                Ok(EventHead::default())
+impl<'de> Fields<'de> for EventHead<'de> {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            "type" => self.kind = map.next_value()?,
+            "output_index" => self.output_index = map.next_value()?,
+            "delta" => self.delta = map.next_value()?,
+            "item" => self.item = Some(map.next_value()?),
+            "message" => self.message = map.next_value()?,
+            "code" => self.code = map.next_value()?,
+            _ => {
+                map.next_value::<IgnoredAny>()?;
             }
         }
-        data.deserialize_any(Fields)
-    }
-}
-
-/// A JSON value kept only when it is text (borrowed from the event where it needs no
-/// unescaping) or a non-negative integer, as `Value::as_str` and `Value::as_u64` would
-/// find it; anything else is read and dropped.
-#[derive(Default)]
-enum Scalar<'a> {
-    Text(Cow<'a, str>),
-    Count(u64),
-    #[default]
-    Other,
-}
-
-impl Scalar<'_> {
-    fn as_str(&self) -> Option<&str> {
-        match self {
-            Scalar::Text(text) => Some(text),
-            _ => None,
-        }
-    }
-
-    fn as_u64(&self) -> Option<u64> {
-        match self {
-            Scalar::Count(n) => Some(*n),
-            _ => None,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Scalar<'de> {
-    fn deserialize<D: Deserializer<'de>>(value: D) -> Result<Self, D::Error> {
-        struct Kept;
-        impl<'de> Visitor<'de> for Kept {
-            type Value = Scalar<'de>;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-
-            fn visit_borrowed_str<E: serde::de::Error>(
-                self,
-                v: &'de str,
-            ) -> Result<Self::Value, E> {
-                Ok(Scalar::Text(Cow::Borrowed(v)))
-            }
-
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Scalar::Text(Cow::Owned(v.to_owned())))
-            }
-
-            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Scalar::Text(Cow::Owned(v)))
-            }
-
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(Scalar::Count(v))
-            }
-
-            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Scalar::Other)
-            }
-
-            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Scalar::Other)
-            }
-
-            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Scalar::Other)
-            }
-
-            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Scalar::Other)
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Scalar::Other)
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Scalar::Other)
-            }
-        }
-        value.deserialize_any(Kept)
+        Ok(())
     }
 }
 
