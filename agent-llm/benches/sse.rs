@@ -7,7 +7,7 @@
 //! `cargo bench -p agent-llm --bench sse`
 
 use agent_core::{LlmClient, LlmEvent, LlmRequest, LlmStream, Message};
-use agent_llm::{AnthropicClient, OpenAiClient, OpenAiResponsesClient};
+use agent_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient};
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::StreamExt;
@@ -106,6 +106,24 @@ fn responses_body(n: usize) -> String {
             "output_index": 0, "content_index": 0, "delta": format!(" word{i}")})));
     }
     body
+}
+
+/// A Gemini `streamGenerateContent?alt=sse` stream of `n` chunks, each a whole response
+/// with its safety ratings, usage and model version.
+fn gemini_body(n: usize) -> String {
+    let rating = |category: &str| json!({"category": category, "probability": "NEGLIGIBLE"});
+    (0..n)
+        .map(|i| {
+            let chunk = json!({
+                "candidates": [{"content": {"parts": [{"text": format!(" word{i}")}], "role": "model"}, "index": 0,
+                    "safetyRatings": [rating("HARM_CATEGORY_HATE_SPEECH"), rating("HARM_CATEGORY_DANGEROUS_CONTENT"),
+                        rating("HARM_CATEGORY_HARASSMENT"), rating("HARM_CATEGORY_SEXUALLY_EXPLICIT")]}],
+                "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": i + 1, "totalTokenCount": i + 11},
+                "modelVersion": "gemini-2.0-flash", "responseId": "mT2BaMqLJ9GVz7IPnqWv-Qk"
+            });
+            format!("data: {chunk}\r\n\r\n")
+        })
+        .collect()
 }
 
 /// `body` in 1 KiB pieces, as a network delivers it.
@@ -329,6 +347,13 @@ fn time_to_first_delta(c: &mut Criterion) {
     group.bench_function("in_memory_parse/responses", |b| {
         b.to_async(&runtime)
             .iter_custom(|iters| parse_to_first_delta(iters, &responses, &whole))
+    });
+    // And for a Gemini stream, whose every event is a whole response.
+    let gemini = GeminiClient::builder("k", "m").build().unwrap();
+    let whole = Bytes::from(gemini_body(20));
+    group.bench_function("in_memory_parse/gemini", |b| {
+        b.to_async(&runtime)
+            .iter_custom(|iters| parse_to_first_delta(iters, &gemini, &whole))
     });
     // Both sides run in every iteration of both benchmarks, alternating, so that a
     // machine busy with other work slows them alike; each benchmark reports its side.
