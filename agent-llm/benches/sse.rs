@@ -7,7 +7,7 @@
 //! `cargo bench -p agent-llm --bench sse`
 
 use agent_core::{LlmClient, LlmEvent, LlmRequest, LlmStream, Message};
-use agent_llm::{AnthropicClient, OpenAiClient};
+use agent_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient};
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::StreamExt;
@@ -68,6 +68,62 @@ fn anthropic_body(n: usize) -> String {
     ));
     body.push_str(&event("message_stop", json!({"type": "message_stop"})));
     body
+}
+
+/// A Responses API stream as it starts: `response.created` and `response.in_progress`
+/// (each echoing the whole response object, instructions and tools included), the
+/// message item and its part, then `n` text deltas.
+fn responses_body(n: usize) -> String {
+    let tool = |name: &str| {
+        json!({"type": "function", "name": name, "description": "Looks something up for the user by name and date.", "strict": true,
+            "parameters": {"type": "object", "additionalProperties": false, "required": ["name", "date"],
+                "properties": {"name": {"type": "string", "description": "What to look up"}, "date": {"type": ["string", "null"], "description": "When, as YYYY-MM-DD"}}}})
+    };
+    let response = |status: &str| {
+        json!({"id": "resp_67ccd2bed1ec8190", "object": "response", "created_at": 1741476542, "status": status,
+            "error": null, "incomplete_details": null, "instructions": "You are a helpful assistant. Answer briefly and cite the tools you used.",
+            "max_output_tokens": null, "model": "gpt-4.1-2025-04-14", "output": [], "parallel_tool_calls": true,
+            "previous_response_id": null, "reasoning": {"effort": null, "summary": null}, "store": false, "temperature": 1.0,
+            "text": {"format": {"type": "text"}}, "tool_choice": "auto", "tools": [tool("search"), tool("calendar")],
+            "top_p": 1.0, "truncation": "disabled", "usage": null, "user": null, "metadata": {}})
+    };
+    let event = |data: serde_json::Value| {
+        format!(
+            "event: {}\ndata: {data}\n\n",
+            data["type"].as_str().unwrap()
+        )
+    };
+    let mut body = event(
+        json!({"type": "response.created", "sequence_number": 0, "response": response("in_progress")}),
+    );
+    body.push_str(&event(json!({"type": "response.in_progress", "sequence_number": 1, "response": response("in_progress")})));
+    body.push_str(&event(json!({"type": "response.output_item.added", "sequence_number": 2, "output_index": 0,
+        "item": {"id": "msg_67ccd2bf17f0", "type": "message", "status": "in_progress", "role": "assistant", "content": []}})));
+    body.push_str(&event(json!({"type": "response.content_part.added", "sequence_number": 3, "item_id": "msg_67ccd2bf17f0",
+        "output_index": 0, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}})));
+    for i in 0..n {
+        body.push_str(&event(json!({"type": "response.output_text.delta", "sequence_number": 4 + i, "item_id": "msg_67ccd2bf17f0",
+            "output_index": 0, "content_index": 0, "delta": format!(" word{i}")})));
+    }
+    body
+}
+
+/// A Gemini `streamGenerateContent?alt=sse` stream of `n` chunks, each a whole response
+/// with its safety ratings, usage and model version.
+fn gemini_body(n: usize) -> String {
+    let rating = |category: &str| json!({"category": category, "probability": "NEGLIGIBLE"});
+    (0..n)
+        .map(|i| {
+            let chunk = json!({
+                "candidates": [{"content": {"parts": [{"text": format!(" word{i}")}], "role": "model"}, "index": 0,
+                    "safetyRatings": [rating("HARM_CATEGORY_HATE_SPEECH"), rating("HARM_CATEGORY_DANGEROUS_CONTENT"),
+                        rating("HARM_CATEGORY_HARASSMENT"), rating("HARM_CATEGORY_SEXUALLY_EXPLICIT")]}],
+                "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": i + 1, "totalTokenCount": i + 11},
+                "modelVersion": "gemini-2.0-flash", "responseId": "mT2BaMqLJ9GVz7IPnqWv-Qk"
+            });
+            format!("data: {chunk}\r\n\r\n")
+        })
+        .collect()
 }
 
 /// `body` in 1 KiB pieces, as a network delivers it.
@@ -282,22 +338,22 @@ fn time_to_first_delta(c: &mut Criterion) {
     // The parsing's own cost: the whole answer already in memory, to its first delta.
     let whole = Bytes::from(answer);
     group.bench_function("in_memory_parse", |b| {
-        b.to_async(&runtime).iter_custom(|iters| {
-            let client = client.clone();
-            let whole = whole.clone();
-            async move {
-                let messages = [Message::user("hi")];
-                let request = LlmRequest::new(&messages, &[]);
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let start = Instant::now();
-                    let bytes = futures::stream::iter([Ok::<_, Infallible>(whole.clone())]);
-                    let events = client.parse_stream(&request, bytes);
-                    total += until_first_delta(start, events).await;
-                }
-                total
-            }
-        })
+        b.to_async(&runtime)
+            .iter_custom(|iters| parse_to_first_delta(iters, &client, &whole))
+    });
+    // The same for a Responses API stream, whose first events repeat the response.
+    let responses = OpenAiResponsesClient::builder("m").build().unwrap();
+    let whole = Bytes::from(responses_body(20));
+    group.bench_function("in_memory_parse/responses", |b| {
+        b.to_async(&runtime)
+            .iter_custom(|iters| parse_to_first_delta(iters, &responses, &whole))
+    });
+    // And for a Gemini stream, whose every event is a whole response.
+    let gemini = GeminiClient::builder("k", "m").build().unwrap();
+    let whole = Bytes::from(gemini_body(20));
+    group.bench_function("in_memory_parse/gemini", |b| {
+        b.to_async(&runtime)
+            .iter_custom(|iters| parse_to_first_delta(iters, &gemini, &whole))
     });
     // Both sides run in every iteration of both benchmarks, alternating, so that a
     // machine busy with other work slows them alike; each benchmark reports its side.
@@ -344,6 +400,25 @@ fn time_to_first_delta(c: &mut Criterion) {
         median(ratios),
         ours / raw,
     );
+}
+
+/// The time `client` takes, over `iters` runs, to parse `whole` (an answer in memory)
+/// to its first text delta.
+async fn parse_to_first_delta<P: agent_llm::Provider>(
+    iters: u64,
+    client: &agent_llm::Client<P>,
+    whole: &Bytes,
+) -> Duration {
+    let messages = [Message::user("hi")];
+    let request = LlmRequest::new(&messages, &[]);
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let start = Instant::now();
+        let bytes = futures::stream::iter([Ok::<_, Infallible>(whole.clone())]);
+        let events = client.parse_stream(&request, bytes);
+        total += until_first_delta(start, events).await;
+    }
+    total
 }
 
 /// The time from `start` to the first text delta of `events`, which are then read to

@@ -1,6 +1,6 @@
 //! [`Client<P>`]: one HTTP model client for every [`Provider`], and its [`Builder`].
 
-use crate::http::{DEFAULT_TIMEOUT, Transport, default_http_client, excerpt, header_map};
+use crate::http::{DEFAULT_TIMEOUT, Endpoint, Transport, excerpt, header_map};
 use crate::provider::{Assembler, Provider, StreamParser};
 use agent_core::{
     AgentError, AgentResult, AssistantMessage, Dialect, FinishReason, LlmClient, LlmError,
@@ -13,7 +13,9 @@ use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
 use std::fmt;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 /// An [`LlmClient`] for one model behind one provider's HTTP API. Use it through its
@@ -46,8 +48,8 @@ pub struct Client<P: Provider> {
     provider: P,
     transport: Transport,
     model: String,
-    url: String,
-    stream_url: String,
+    url: Endpoint,
+    stream_url: Endpoint,
     params: Map<String, Value>,
     settings: ModelSettings,
 }
@@ -65,12 +67,12 @@ impl<P: Provider> Client<P> {
 
     /// The URL whole answers are asked from.
     pub fn url(&self) -> &str {
-        &self.url
+        self.url.as_str()
     }
 
     /// The URL streamed answers are asked from.
     pub fn stream_url(&self) -> &str {
-        &self.stream_url
+        self.stream_url.as_str()
     }
 
     /// The client's own model settings, under each request's.
@@ -311,7 +313,7 @@ where
     S: futures::Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let sse = sse_stream::SseStream::from_bytes_stream(event_pieces(bytes)).boxed();
+    let sse = sse_stream::SseStream::new(EventPieces::new(bytes)).boxed();
     let reading = Reading {
         provider,
         sse,
@@ -379,28 +381,61 @@ where
 /// handed on as soon as its bytes are in: the SSE parser reads a whole piece before it
 /// yields the piece's first event, and a piece carrying many events (a proxy's buffer, a
 /// fast model) would hold the first delta back until all of them were parsed. Cutting
-/// [`Bytes`] copies nothing.
-fn event_pieces<S, E>(bytes: S) -> impl futures::Stream<Item = Result<Bytes, E>> + Send
+/// [`Bytes`] copies nothing. It is the SSE parser's body itself, so that no adapter
+/// stands between the bytes and the parser.
+struct EventPieces<S> {
+    bytes: Pin<Box<S>>,
+    /// What arrived and was not handed on yet.
+    rest: Bytes,
+    /// The bytes ended: the reader looks once more after the end, for what came after
+    /// the end marker.
+    ended: bool,
+}
+
+impl<S> EventPieces<S> {
+    fn new(bytes: S) -> Self {
+        Self {
+            bytes: Box::pin(bytes),
+            rest: Bytes::new(),
+            ended: false,
+        }
+    }
+}
+
+impl<S, E> http_body::Body for EventPieces<S>
 where
-    S: futures::Stream<Item = Result<Bytes, E>> + Send + 'static,
-    E: Send + 'static,
+    S: futures::Stream<Item = Result<Bytes, E>>,
 {
-    let state = (Box::pin(bytes), Bytes::new());
-    futures::stream::unfold(state, |(mut bytes, mut rest)| async move {
+    type Data = Bytes;
+    type Error = E;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, E>>> {
+        let this = &mut *self;
         loop {
-            if !rest.is_empty() {
-                let end = event_end(&rest).unwrap_or(rest.len());
-                let piece = rest.split_to(end);
-                return Some((Ok(piece), (bytes, rest)));
+            if !this.rest.is_empty() {
+                let end = event_end(&this.rest).unwrap_or(this.rest.len());
+                return Poll::Ready(Some(Ok(http_body::Frame::data(this.rest.split_to(end)))));
             }
-            match bytes.next().await? {
-                Ok(chunk) => rest = chunk,
-                Err(error) => return Some((Err(error), (bytes, rest))),
+            if this.ended {
+                return Poll::Ready(None);
+            }
+            match ready!(this.bytes.as_mut().poll_next(cx)) {
+                Some(Ok(chunk)) => this.rest = chunk,
+                Some(Err(error)) => return Poll::Ready(Some(Err(error))),
+                None => {
+                    this.ended = true;
+                    return Poll::Ready(None);
+                }
             }
         }
-    })
-    // The reader looks once more after the end, for what came after the end marker.
-    .fuse()
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended && self.rest.is_empty()
+    }
 }
 
 /// Where the first event in `bytes` ends: after its blank line (`\n\n` or `\n\r\n`).
@@ -423,7 +458,7 @@ impl<P: Provider> fmt::Debug for Client<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Never the key.
         f.debug_struct(P::CLIENT_NAME)
-            .field("url", &self.url)
+            .field("url", &self.url.as_str())
             .field("model", &self.model)
             .field("dialect", &self.provider.dialect())
             .finish_non_exhaustive()
@@ -523,24 +558,20 @@ impl<P: Provider> Builder<P> {
     pub fn build(mut self) -> AgentResult<Client<P>> {
         let base_url = self.base_url.trim_end_matches('/');
         self.provider.prepare(base_url);
-        let url = self.provider.url(base_url, &self.model, false);
-        let stream_url = self.provider.url(base_url, &self.model, true);
+        let url = Endpoint::new(self.provider.url(base_url, &self.model, false));
+        let stream_url = Endpoint::new(self.provider.url(base_url, &self.model, true));
         let mut headers = self.provider.headers(self.api_key.as_deref());
         headers.extend(self.headers);
         let headers = header_map(P::NAME, headers)?;
-        let client = match self.http_client {
-            Some(client) => client,
-            None => default_http_client(P::NAME, self.timeout.min(Duration::from_secs(30)))?,
-        };
         Ok(Client {
             provider: self.provider,
-            transport: Transport {
-                provider: P::NAME,
-                client,
+            transport: Transport::new(
+                P::NAME,
+                self.http_client,
                 headers,
-                timeout: self.timeout,
-                retry: self.retry,
-            },
+                self.timeout,
+                self.retry,
+            )?,
             model: self.model,
             url,
             stream_url,
@@ -588,7 +619,8 @@ mod tests {
     fn pieces_are_whole_events_and_lose_nothing() {
         let chunks = ["data: a\n\ndata: b\r\n\r\nda", "", "ta: c\n\n"]
             .map(|c| Ok::<_, std::io::Error>(Bytes::from_static(c.as_bytes())));
-        let pieces: Vec<Bytes> = event_pieces(futures::stream::iter(chunks))
+        let body = EventPieces::new(futures::stream::iter(chunks));
+        let pieces: Vec<Bytes> = http_body_util::BodyDataStream::new(body)
             .map(Result::unwrap)
             .collect::<Vec<_>>()
             .now_or_never()

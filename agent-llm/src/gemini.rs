@@ -3,11 +3,12 @@
 
 use crate::client::{Builder, Client, malformed};
 use crate::convert::{
-    Turns, content_text, count, describe, object_arguments, render_output, render_tools, str_field,
+    Turns, content_text, describe, object_arguments, render_output, render_tools, str_field,
     system_text,
 };
+use crate::lenient::{Fields, First, List, Object, Scalar};
 use crate::openai::finish_reason;
-use crate::provider::{Assembler, Provider, StreamParser, event_json};
+use crate::provider::{Assembler, Provider, StreamParser, event_json, typed_event};
 use crate::wire::{
     body_map, expect_object, key_header, keyed_env, provider_error, put, unless_withheld,
 };
@@ -15,6 +16,8 @@ use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, OutputSchema, ToolCall, ToolChoice, Usage,
 };
+use serde::Deserialize;
+use serde::de::{IgnoredAny, MapAccess};
 use serde_json::{Map, Value, json};
 
 const PROVIDER: &str = "gemini";
@@ -192,7 +195,7 @@ impl Provider for Gemini {
     ) -> Result<AssistantMessage, LlmError> {
         expect_object(PROVIDER, body)?;
         let mut out = Assembler::new(Dialect::Gemini, request.tools);
-        read_chunk(body, &mut out)?;
+        read_chunk(&Chunk::of(body), || Ok(body.clone()), &mut out)?;
         let why = blocked(body).map(|reason| format!("the answer was withheld ({reason})"));
         let message = unless_withheld(PROVIDER, out.partial(), why)?;
         if message.text.is_none()
@@ -223,18 +226,126 @@ fn blocked(body: &Value) -> Option<String> {
     (finish_reason(reason) == FinishReason::ContentFilter).then(|| format!("finishReason {reason}"))
 }
 
-/// One `GenerateContentResponse` (the whole answer, or one chunk of a stream) into the
-/// assembler: text and thought parts, function calls, the finish reason, the usage.
-fn read_chunk(chunk: &Value, out: &mut Assembler) -> Result<(), LlmError> {
-    if chunk.get("error").is_some()
-        && let Some(error) = provider_error(PROVIDER, chunk)
+/// The fields of a `GenerateContentResponse` (the whole answer, or one chunk of a
+/// stream) that the client reads, found as a `Value` lookup would find them (see
+/// [`lenient`](crate::lenient)); the rest (safety ratings, the model version...) is
+/// skipped unread.
+#[derive(Default)]
+struct Chunk<'a> {
+    /// Whether the chunk has an `error` field: the whole chunk then says what failed.
+    error: bool,
+    candidate: Option<Candidate<'a>>,
+    usage: Option<UsageCounts>,
+}
+
+/// The first candidate: its parts (kept whole, as they may be sent back) and why it
+/// stopped.
+#[derive(Default)]
+struct Candidate<'a> {
+    parts: Option<Vec<Value>>,
+    finish_reason: Scalar<'a>,
+}
+
+/// A candidate's `content`.
+#[derive(Default)]
+struct CandidateContent {
+    parts: Option<Vec<Value>>,
+}
+
+/// `usageMetadata`.
+#[derive(Default)]
+struct UsageCounts {
+    prompt: Option<u64>,
+    candidates: Option<u64>,
+    cached: Option<u64>,
+    thoughts: Option<u64>,
+}
+
+impl<'de> Fields<'de> for Chunk<'de> {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            "error" => {
+                self.error = true;
+                map.next_value::<IgnoredAny>()?;
+            }
+            "candidates" => self.candidate = map.next_value::<First<Candidate>>()?.0,
+            "usageMetadata" => self.usage = map.next_value::<Object<UsageCounts>>()?.0,
+            _ => {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'de> Fields<'de> for Candidate<'de> {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            "content" => {
+                let content = map.next_value::<Object<CandidateContent>>()?.0;
+                self.parts = content.and_then(|c| c.parts);
+            }
+            "finishReason" => self.finish_reason = map.next_value()?,
+            _ => {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'de> Fields<'de> for CandidateContent {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            "parts" => self.parts = map.next_value::<List<Value>>()?.0,
+            _ => {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'de> Fields<'de> for UsageCounts {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        let count = match key {
+            "promptTokenCount" => &mut self.prompt,
+            "candidatesTokenCount" => &mut self.candidates,
+            "cachedContentTokenCount" => &mut self.cached,
+            "thoughtsTokenCount" => &mut self.thoughts,
+            _ => {
+                map.next_value::<IgnoredAny>()?;
+                return Ok(());
+            }
+        };
+        *count = map.next_value::<Scalar<'de>>()?.as_u64();
+        Ok(())
+    }
+}
+
+impl Chunk<'_> {
+    /// The chunk of a whole answer already read.
+    fn of(body: &Value) -> Chunk<'_> {
+        // Any JSON value reads as a chunk (with no fields when it is no object).
+        Object::deserialize(body).map_or_else(|_| Chunk::default(), |o| o.0.unwrap_or_default())
+    }
+}
+
+/// One `GenerateContentResponse` into the assembler: its error, or its text and
+/// thought parts, function calls, the finish reason and the usage. `whole` is the
+/// chunk as JSON, read only when it carries an error.
+fn read_chunk(
+    chunk: &Chunk<'_>,
+    whole: impl FnOnce() -> Result<Value, LlmError>,
+    out: &mut Assembler,
+) -> Result<(), LlmError> {
+    if chunk.error
+        && let Some(error) = provider_error(PROVIDER, &whole()?)
     {
         return Err(error);
     }
-    let candidate = chunk.pointer("/candidates/0");
-    let parts = candidate
-        .and_then(|c| c.pointer("/content/parts"))
-        .and_then(Value::as_array);
+    let candidate = chunk.candidate.as_ref();
+    let parts = candidate.and_then(|c| c.parts.as_deref());
     let mut signed = false;
     for part in parts.into_iter().flatten() {
         signed |= part.get("thoughtSignature").is_some();
@@ -255,18 +366,15 @@ fn read_chunk(chunk: &Value, out: &mut Assembler) -> Result<(), LlmError> {
             out.provider_block(json!({"gemini_part": part}));
         }
     }
-    if let Some(reason) = candidate
-        .and_then(|c| c.get("finishReason"))
-        .and_then(Value::as_str)
-    {
+    if let Some(reason) = candidate.and_then(|c| c.finish_reason.as_str()) {
         out.finish(finish_reason(reason));
     }
-    if let Some(u) = chunk.get("usageMetadata").filter(|u| u.is_object()) {
-        let thoughts = count(u, "thoughtsTokenCount");
+    if let Some(u) = &chunk.usage {
+        let thoughts = u.thoughts.unwrap_or(0);
         out.set_usage(Usage {
-            input_tokens: count(u, "promptTokenCount"),
-            output_tokens: count(u, "candidatesTokenCount") + thoughts,
-            cached_input_tokens: count(u, "cachedContentTokenCount"),
+            input_tokens: u.prompt.unwrap_or(0),
+            output_tokens: u.candidates.unwrap_or(0) + thoughts,
+            cached_input_tokens: u.cached.unwrap_or(0),
             reasoning_tokens: thoughts,
         });
     }
@@ -285,7 +393,9 @@ impl StreamParser for GeminiStream {
         data: &str,
         out: &mut Assembler,
     ) -> Result<(), LlmError> {
-        read_chunk(&event_json(PROVIDER, data)?, out)
+        let chunk: Object<Chunk<'_>> = typed_event(PROVIDER, data)?;
+        let chunk = chunk.0.unwrap_or_default();
+        read_chunk(&chunk, || event_json(PROVIDER, data), out)
     }
 }
 
@@ -356,4 +466,99 @@ fn parts(content: &[Content]) -> Vec<Value> {
             other => text_part(&describe(other)),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::LlmEvent;
+
+    /// The events a stream event with `data` makes, and the message so far; or the
+    /// error it is.
+    fn read(data: &str) -> Result<(Vec<LlmEvent>, AssistantMessage), LlmError> {
+        let mut out = Assembler::new(Dialect::Gemini, &[]);
+        GeminiStream.event(None, data, &mut out)?;
+        let events = std::iter::from_fn(|| out.next_event()).collect();
+        Ok((events, out.partial()))
+    }
+
+    fn events(data: &Value) -> Vec<LlmEvent> {
+        read(&data.to_string()).unwrap().0
+    }
+
+    fn text(delta: &str) -> LlmEvent {
+        LlmEvent::TextDelta {
+            text: delta.to_owned(),
+        }
+    }
+
+    #[test]
+    fn chunks_are_read_as_their_json_says() {
+        let chunk = json!({
+            "candidates": [
+                {"content": {"parts": [{"text": "Hi "}, {"text": "hm", "thought": true}], "role": "model"},
+                 "index": 0, "safetyRatings": [{"category": "HARM_CATEGORY_HATE_SPEECH", "probability": "NEGLIGIBLE"}]},
+                {"content": {"parts": [{"text": "ignored"}]}}
+            ],
+            "usageMetadata": {"promptTokenCount": 7, "candidatesTokenCount": 2, "thoughtsTokenCount": 3, "cachedContentTokenCount": "x"},
+            "modelVersion": "gemini-2.0-flash", "responseId": "r1"
+        });
+        let usage = Usage {
+            input_tokens: 7,
+            output_tokens: 5,
+            cached_input_tokens: 0,
+            reasoning_tokens: 3,
+        };
+        assert_eq!(
+            events(&chunk),
+            [
+                text("Hi "),
+                LlmEvent::ThinkingDelta { text: "hm".into() },
+                LlmEvent::Usage { usage }
+            ]
+        );
+        // Fields of other types are absent; a repeated field's last value wins.
+        for odd in [
+            json!({"candidates": ["x", {"content": {"parts": [{"text": "x"}]}}]}),
+            json!({"candidates": [{"content": [{"parts": [{"text": "x"}]}]}]}),
+            json!({"candidates": [{"content": {"parts": {"text": "x"}}}]}),
+            json!({"usageMetadata": [1], "candidates": [{"finishReason": 3}]}),
+        ] {
+            assert_eq!(events(&odd), [], "{odd}");
+        }
+        let twice = r#"{"candidates": [{"content": {"parts": [{"text": "a"}]}}], "candidates": [{"content": {"parts": [{"text": "b"}]}}]}"#;
+        assert_eq!(read(twice).unwrap().0, [text("b")]);
+        for data in ["[{\"candidates\": []}]", "\"x\"", "null", "3"] {
+            assert_eq!(read(data).unwrap().0, []);
+        }
+        // An `error` that says nothing is no error.
+        let quiet = json!({"error": null, "candidates": [{"content": {"parts": [{"text": "ok"}]}, "finishReason": "STOP"}]});
+        let (events, message) = read(&quiet.to_string()).unwrap();
+        assert_eq!(events, [text("ok")]);
+        assert_eq!(message.text.as_deref(), Some("ok"));
+    }
+
+    #[test]
+    fn signed_parts_are_kept_whole_and_errors_typed() {
+        let signed = json!({"candidates": [{"content": {"parts": [
+            {"functionCall": {"name": "f", "args": {"a": 1}}, "thoughtSignature": "c2ln"},
+            {"text": "t"}
+        ]}}]});
+        let (_, message) = read(&signed.to_string()).unwrap();
+        assert_eq!(
+            message.provider_blocks,
+            [
+                json!({"gemini_part": {"functionCall": {"name": "f", "args": {"a": 1}}, "thoughtSignature": "c2ln"}}),
+                json!({"gemini_part": {"text": "t"}})
+            ]
+        );
+        assert_eq!(message.tool_calls[0].arguments, json!({"a": 1}));
+        let error =
+            json!({"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}});
+        let error = read(&error.to_string()).unwrap_err();
+        assert_eq!(error.kind(), "rate_limited");
+        assert_eq!(error.to_string(), "gemini: quota");
+        let broken = read(r#"{"candidates": [{"content": "#).unwrap_err();
+        assert!(broken.to_string().contains("not valid JSON"), "{broken}");
+    }
 }

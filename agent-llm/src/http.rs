@@ -5,16 +5,20 @@
 
 use agent_core::{LlmError, RetryDecision, RetryPolicy};
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use reqwest::{Response, StatusCode};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Method, Request, Response, StatusCode, Url};
 use rustls_platform_verifier::BuilderVerifierExt;
 use serde_json::Value;
+use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 /// The request timeout when none is configured: ten minutes, as the official SDKs use,
 /// because a long answer takes long to generate.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The longest a connection may take to open (or the request timeout, when shorter).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The TLS configuration the clients' own HTTP clients use: rustls with its own `ring`
 /// crypto provider and the platform's certificate verifier. Nothing is installed
@@ -42,13 +46,15 @@ pub fn tls_config() -> Result<rustls::ClientConfig, LlmError> {
         .with_no_client_auth())
 }
 
-/// An HTTP client on [`tls_config`].
+/// An HTTP client on [`tls_config`] whose requests each take at most `timeout`.
 pub(crate) fn default_http_client(
     provider: &str,
+    timeout: Duration,
     connect_timeout: Duration,
 ) -> Result<reqwest::Client, LlmError> {
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls_config()?)
+        .timeout(timeout)
         .connect_timeout(connect_timeout)
         .build()
         .map_err(|e| {
@@ -59,21 +65,80 @@ pub(crate) fn default_http_client(
         })
 }
 
+/// A URL requests are posted to: the text as configured (for accessors and error
+/// messages) and, parsed once, the URL each request clones, since reqwest would parse
+/// the text again for every request.
+#[derive(Clone)]
+pub(crate) struct Endpoint {
+    text: String,
+    /// `None` when the text is no URL: each request then fails as reqwest says.
+    parsed: Option<Url>,
+}
+
+impl Endpoint {
+    pub fn new(text: String) -> Self {
+        let parsed = Url::parse(&text).ok();
+        Self { text, parsed }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// A configured HTTP client for one provider.
 #[derive(Clone)]
 pub(crate) struct Transport {
     /// The provider's name for error messages: `openai`, `anthropic`, `gemini`.
     pub provider: &'static str,
     pub client: reqwest::Client,
-    pub headers: HeaderMap,
+    /// Every request's headers, `content-type` included: built once, cloned per
+    /// request.
+    headers: HeaderMap,
     pub timeout: Duration,
+    /// Whether each request carries the timeout: a caller's HTTP client does not have
+    /// it, while the client's own has it built in (the same deadline, without a
+    /// per-request setting allocated for every request).
+    timeout_per_request: bool,
     pub retry: RetryPolicy,
 }
 
 impl Transport {
+    /// A transport sending `headers` (the key's and the caller's) with every request,
+    /// then `content-type: application/json`, each request bounded by `timeout`, on
+    /// `client` if given, else on an HTTP client of its own.
+    pub fn new(
+        provider: &'static str,
+        client: Option<reqwest::Client>,
+        mut headers: HeaderMap,
+        timeout: Duration,
+        retry: RetryPolicy,
+    ) -> Result<Self, LlmError> {
+        headers.append(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let timeout_per_request = client.is_some();
+        let client = match client {
+            Some(client) => client,
+            None => default_http_client(provider, timeout, timeout.min(CONNECT_TIMEOUT))?,
+        };
+        Ok(Self {
+            provider,
+            client,
+            headers,
+            timeout,
+            timeout_per_request,
+            retry,
+        })
+    }
+
     /// Posts `body` to `url` and returns the parsed JSON of a 2xx answer, retrying as
     /// the policy says (a body that times out is retried too).
-    pub async fn post_json(&self, url: &str, body: Bytes) -> Result<Value, LlmError> {
+    pub async fn post_json(&self, url: &Endpoint, body: Bytes) -> Result<Value, LlmError> {
         self.with_retries(|| async {
             let response = match self.send_once(url, &body).await {
                 Ok(response) => response,
@@ -96,7 +161,7 @@ impl Transport {
 
     /// Posts `body` to `url` and returns the response of a 2xx answer, its body unread
     /// (a stream), retrying as the policy says until the answer starts.
-    pub async fn post_for_stream(&self, url: &str, body: Bytes) -> Result<Response, LlmError> {
+    pub async fn post_for_stream(&self, url: &Endpoint, body: Bytes) -> Result<Response, LlmError> {
         self.with_retries(|| async {
             match self.send_once(url, &body).await {
                 Ok(response) => RetryDecision::Done(Ok(response)),
@@ -142,19 +207,32 @@ impl Transport {
     /// One POST: the response when it is a 2xx, else what to do about the failure.
     async fn send_once<T>(
         &self,
-        url: &str,
+        url: &Endpoint,
         body: &Bytes,
     ) -> Result<Response, RetryDecision<T, LlmError>> {
-        let sent = self
-            .client
-            .post(url)
-            .headers(self.headers.clone())
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .timeout(self.timeout)
-            // A count bump, not a copy, for each attempt.
-            .body(body.clone())
-            .send()
-            .await;
+        let sent = match &url.parsed {
+            Some(parsed) => {
+                // What the request builder would make, less its URL parse and
+                // header-by-header merge.
+                let mut request = Request::new(Method::POST, parsed.clone());
+                *request.headers_mut() = self.headers.clone();
+                if self.timeout_per_request {
+                    *request.timeout_mut() = Some(self.timeout);
+                }
+                // A count bump, not a copy, for each attempt.
+                *request.body_mut() = Some(body.clone().into());
+                self.client.execute(request).await
+            }
+            None => {
+                self.client
+                    .post(url.as_str())
+                    .headers(self.headers.clone())
+                    .timeout(self.timeout)
+                    .body(body.clone())
+                    .send()
+                    .await
+            }
+        };
         let response = match sent {
             Ok(response) => response,
             Err(e) => {
@@ -187,7 +265,7 @@ impl Transport {
     }
 
     /// A failure to send or to read, typed: a timeout, a connection failure, or other.
-    pub fn transport_error(&self, url: &str, e: &reqwest::Error) -> LlmError {
+    pub fn transport_error(&self, url: &Endpoint, e: &reqwest::Error) -> LlmError {
         let provider = self.provider;
         if e.is_timeout() {
             LlmError::Timeout {

@@ -51,6 +51,7 @@ mod client;
 mod convert;
 mod gemini;
 mod http;
+mod lenient;
 mod openai;
 mod provider;
 mod responses;

@@ -3,8 +3,9 @@
 use crate::client::{Builder, Client, malformed};
 use crate::convert::{count, data_url, render_tools, str_field, system_text};
 use crate::http::classify;
+use crate::lenient::{Fields, Object, Scalar};
 use crate::openai::{arguments_text, bearer, insert_tool_settings, openai_env, tool_result_text};
-use crate::provider::{Assembler, Provider, StreamParser, event_json};
+use crate::provider::{Assembler, Provider, StreamParser, event_json, typed_event};
 use crate::wire::{
     body_map, expect_object, json_schema, nested_count, provider_error, put, strictness,
 };
@@ -12,6 +13,7 @@ use agent_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, OutputSchema, Usage,
 };
+use serde::de::{IgnoredAny, MapAccess};
 use serde_json::{Map, Value, json};
 
 const PROVIDER: &str = "openai-responses";
@@ -231,21 +233,20 @@ impl StreamParser for ResponsesStream {
         data: &str,
         out: &mut Assembler,
     ) -> Result<(), LlmError> {
-        let event = event_json(PROVIDER, data)?;
-        let kind = str_field(&event, "type").or(name).unwrap_or_default();
-        let index = event
-            .get("output_index")
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
+        // Data that is no object has no fields: only its name says what it is.
+        let event: Object<EventHead<'_>> = typed_event(PROVIDER, data)?;
+        let event = event.0.unwrap_or_default();
+        let kind = event.kind.as_str().or(name).unwrap_or_default();
+        let index = event.output_index.as_u64().unwrap_or(0);
+        let delta = || event.delta.as_str().unwrap_or_default();
+        let item = || event.item.as_ref().unwrap_or(&Value::Null);
         match kind {
-            "response.output_text.delta" | "response.refusal.delta" => {
-                out.text(str_field(&event, "delta").unwrap_or_default())
-            }
+            "response.output_text.delta" | "response.refusal.delta" => out.text(delta()),
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                out.thinking(str_field(&event, "delta").unwrap_or_default())
+                out.thinking(delta())
             }
             "response.output_item.added" => {
-                let item = event.get("item").unwrap_or(&Value::Null);
+                let item = item();
                 if str_field(item, "type") == Some("function_call") {
                     out.tool_start(
                         index,
@@ -255,15 +256,14 @@ impl StreamParser for ResponsesStream {
                     out.tool_arguments(index, str_field(item, "arguments").unwrap_or_default());
                 }
             }
-            "response.function_call_arguments.delta" => {
-                out.tool_arguments(index, str_field(&event, "delta").unwrap_or_default())
-            }
+            "response.function_call_arguments.delta" => out.tool_arguments(index, delta()),
             "response.output_item.done" => {
-                let item = event.get("item").unwrap_or(&Value::Null);
-                output_item(item, out, false);
+                output_item(item(), out, false);
                 out.tool_end(index);
             }
             "response.completed" | "response.incomplete" => {
+                // The one event per answer whose `response` object is read: read whole.
+                let event = event_json(PROVIDER, data)?;
                 let response = event.get("response").unwrap_or(&Value::Null);
                 if let Some(u) = response.get("usage").filter(|u| u.is_object()) {
                     out.set_usage(usage(u));
@@ -281,17 +281,52 @@ impl StreamParser for ResponsesStream {
                 out.terminate();
             }
             "response.failed" => {
+                let event = event_json(PROVIDER, data)?;
                 let response = event.get("response").unwrap_or(&Value::Null);
                 return Err(failure(response).unwrap_or_else(|| {
                     LlmError::other(format!("{PROVIDER}: the response failed"))
                 }));
             }
             "error" => {
-                let message = str_field(&event, "message").unwrap_or("an error without a message");
-                let code = str_field(&event, "code");
+                let message = event
+                    .message
+                    .as_str()
+                    .unwrap_or("an error without a message");
+                let code = event.code.as_str();
                 return Err(classify(0, code, format!("{PROVIDER}: {message}"), None));
             }
             _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// The fields of a stream event that every event may need, read as a `Value` would
+/// read them (see [`lenient`](crate::lenient)) but without building one:
+/// `response.created` and `response.in_progress` repeat the whole response object
+/// (instructions, tools...), which is skipped unread.
+#[derive(Default)]
+struct EventHead<'a> {
+    kind: Scalar<'a>,
+    output_index: Scalar<'a>,
+    delta: Scalar<'a>,
+    item: Option<Value>,
+    message: Scalar<'a>,
+    code: Scalar<'a>,
+}
+
+impl<'de> Fields<'de> for EventHead<'de> {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            "type" => self.kind = map.next_value()?,
+            "output_index" => self.output_index = map.next_value()?,
+            "delta" => self.delta = map.next_value()?,
+            "item" => self.item = Some(map.next_value()?),
+            "message" => self.message = map.next_value()?,
+            "code" => self.code = map.next_value()?,
+            _ => {
+                map.next_value::<IgnoredAny>()?;
+            }
         }
         Ok(())
     }
@@ -350,4 +385,75 @@ fn input(messages: &[Message]) -> Vec<Value> {
         }
     }
     items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::LlmEvent;
+
+    /// The events `data` (named `name`) makes, or the error it is.
+    fn read(name: Option<&str>, data: &str) -> Result<Vec<LlmEvent>, LlmError> {
+        let mut out = Assembler::new(Dialect::OpenAiStrict, &[]);
+        ResponsesStream.event(name, data, &mut out)?;
+        Ok(std::iter::from_fn(|| out.next_event()).collect())
+    }
+
+    fn text(delta: &str) -> LlmEvent {
+        LlmEvent::TextDelta {
+            text: delta.to_owned(),
+        }
+    }
+
+    #[test]
+    fn events_are_read_as_their_json_says() {
+        // The echoed response object is skipped, whatever it holds.
+        let created = json!({"type": "response.created", "response": {
+            "id": "resp_1", "instructions": "Be \"brief\".", "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}],
+            "output": [], "metadata": {"a": [1, 2.5, null, true]}
+        }});
+        assert_eq!(read(None, &created.to_string()).unwrap(), []);
+        // Escapes are read; the event's name stands in for a missing `type`.
+        let delta = r#"{"delta": "say \"hi\"\n", "output_index": 0}"#;
+        assert_eq!(
+            read(Some("response.output_text.delta"), delta).unwrap(),
+            [text("say \"hi\"\n")]
+        );
+        // A repeated field's last value wins, as in a JSON object read whole.
+        let twice = r#"{"type": "response.output_text.delta", "delta": "a", "delta": "b"}"#;
+        assert_eq!(read(None, twice).unwrap(), [text("b")]);
+        // A field of another type is absent: no text, index 0.
+        let odd = json!({"type": "response.output_text.delta", "delta": 5, "output_index": "one"});
+        assert_eq!(read(None, &odd.to_string()).unwrap(), []);
+        let call = json!({"type": "response.output_item.added", "output_index": -1, "item": {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}});
+        assert!(matches!(
+            read(None, &call.to_string()).unwrap()[..],
+            [
+                LlmEvent::ToolCallStart { index: 0, .. },
+                LlmEvent::ToolCallDelta { .. }
+            ]
+        ));
+        // Data that is no object has no fields; only its name says what it is.
+        for data in ["[1, {\"delta\": \"x\"}]", "\"x\"", "null", "3"] {
+            assert_eq!(read(Some("response.output_text.delta"), data).unwrap(), []);
+        }
+    }
+
+    #[test]
+    fn errors_are_typed() {
+        let error = read(
+            None,
+            r#"{"type": "error", "code": "rate_limit_exceeded", "message": "slow down"}"#,
+        )
+        .unwrap_err();
+        assert_eq!(error.kind(), "rate_limited");
+        assert_eq!(error.to_string(), "openai-responses: slow down");
+        let failed = json!({"type": "response.failed", "response": {"error": {"code": "server_error", "message": "boom"}}});
+        assert_eq!(
+            read(None, &failed.to_string()).unwrap_err().kind(),
+            "server"
+        );
+        let broken = read(None, r#"{"type": "response.output_text.delta", "delta": "#).unwrap_err();
+        assert!(broken.to_string().contains("not valid JSON"), "{broken}");
+    }
 }

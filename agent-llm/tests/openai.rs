@@ -442,6 +442,27 @@ async fn a_slow_server_times_out() {
 }
 
 #[tokio::test]
+async fn a_base_url_that_is_no_url_fails_each_request_naming_it() {
+    let model = OpenAiClient::builder("m")
+        .base_url("localhost:8080/v1")
+        .retry(RetryPolicy::NEVER)
+        .build()
+        .unwrap();
+    assert_eq!(model.url(), "localhost:8080/v1/chat/completions");
+    let error = complete_error(&model, "Hi").await;
+    assert_mentions(
+        &error,
+        &["openai: request to localhost:8080/v1/chat/completions failed"],
+    );
+    let messages = [Message::user("Hi")];
+    let mut events = model.stream(LlmRequest::new(&messages, &[]));
+    let Some(Err(error)) = events.next().await else {
+        panic!("a request to no URL streamed");
+    };
+    assert_eq!(error.kind(), "connection");
+}
+
+#[tokio::test]
 async fn a_refused_connection_is_retried_then_reported() {
     // Bind then drop a listener: nothing listens on the port any more.
     let port = {

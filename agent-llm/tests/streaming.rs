@@ -195,6 +195,50 @@ async fn a_stream_cut_mid_event_keeps_what_arrived() {
     assert_eq!(server.requests().len(), 1);
 }
 
+/// The client's timeout bounds the whole request, the streamed answer included, on its
+/// own HTTP client and on a caller's: a model that stalls after its first words ends
+/// the stream with an error once the timeout is up, keeping those words.
+#[tokio::test]
+async fn a_stream_that_stalls_past_the_timeout_breaks_keeping_what_arrived() {
+    let hello = sse_events([(None, chat_chunk(json!({"content": "Hello"}), Value::Null))]);
+    let rest = sse_events([(None, chat_chunk(json!({"content": " world"}), Value::Null))]);
+    let body = format!("{hello}{rest}");
+    for own_http_client in [true, false] {
+        let reply = Reply::sse(&body, hello.len()).stall(1, Duration::from_secs(5));
+        let server = MockServer::start([reply]).await;
+        let mut builder = OpenAiClient::builder("gpt-test")
+            .base_url(format!("{}/v1", server.url))
+            .timeout(Duration::from_millis(400))
+            .retry(fast_retry(3));
+        if !own_http_client {
+            let http = reqwest::Client::builder()
+                .tls_backend_preconfigured(agent_llm::tls_config().unwrap())
+                .build()
+                .unwrap();
+            builder = builder.with_http_client(http);
+        }
+        let client = builder.build().unwrap();
+        let messages = question();
+        let start = std::time::Instant::now();
+        let (events, error) = drain(client.stream(LlmRequest::new(&messages, &[]))).await;
+        let elapsed = start.elapsed();
+        assert_eq!(streamed_text(&events), "Hello");
+        match error {
+            Some(LlmError::BrokenStream { message, partial }) => {
+                assert!(message.contains("the stream broke off"), "{message}");
+                assert_eq!(partial.text.as_deref(), Some("Hello"));
+            }
+            other => panic!("expected a broken stream, got {other:?}"),
+        }
+        assert!(
+            elapsed >= Duration::from_millis(400) && elapsed < Duration::from_secs(3),
+            "{elapsed:?}"
+        );
+        // A stream that broke after it began is not sent again.
+        assert_eq!(server.requests().len(), 1);
+    }
+}
+
 #[tokio::test]
 async fn invalid_json_in_an_event_is_a_broken_stream_after_the_good_events() {
     let body = sse_events([

@@ -27,6 +27,8 @@ pub struct Reply {
     /// A streamed body: these pieces, each written and flushed apart, then the
     /// connection closed.
     pieces: Option<Vec<Vec<u8>>>,
+    /// A pause in a streamed body: after this many pieces, this long.
+    stall: Option<(usize, Duration)>,
 }
 
 impl Reply {
@@ -44,6 +46,7 @@ impl Reply {
             delay: Duration::ZERO,
             declared_length: None,
             pieces: None,
+            stall: None,
         }
     }
 
@@ -62,6 +65,7 @@ impl Reply {
             delay: Duration::ZERO,
             declared_length: None,
             pieces: Some(pieces),
+            stall: None,
         }
     }
 
@@ -74,6 +78,13 @@ impl Reply {
     /// The same answer, sent after `delay`.
     pub fn delay(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// The same streamed answer pausing for `pause` after its first `pieces` pieces, as
+    /// a model that stalls.
+    pub fn stall(mut self, pieces: usize, pause: Duration) -> Self {
+        self.stall = Some((pieces, pause));
         self
     }
 
@@ -212,7 +223,12 @@ async fn serve(
         }
         head.push_str("connection: close\r\n\r\n");
         stream.write_all(head.as_bytes()).await?;
-        for piece in pieces {
+        for (at, piece) in pieces.into_iter().enumerate() {
+            if let Some((after, pause)) = reply.stall
+                && at == after
+            {
+                tokio::time::sleep(pause).await;
+            }
             stream.write_all(&piece).await?;
             stream.flush().await?;
             // Apart in time, so the client reads them apart.
