@@ -7,7 +7,9 @@
 //! valgrind --tool=callgrind <the mcp_calls binary> ours 1000
 //! ```
 //!
-//! Arguments: which server (`ours` or `rmcp`) and how many calls (100 by default). The
+//! Arguments: which server and how many calls (100 by default). The servers: `ours`
+//! (`agent_mcp::serve_io`, the stdio path), `ours_via_rmcp` (the same server under
+//! rmcp's `serve`, without our stream transport) and `rmcp` (rmcp's macros). The
 //! instructions of one call are the difference between two runs of different counts,
 //! divided by the difference of the counts: setup and teardown cancel out.
 
@@ -17,7 +19,7 @@ mod in_memory;
 use agent_core::tools;
 use agent_mcp::McpServer;
 use forecast::{BEIJING_3_DAYS, RmcpServer, forecast_tool};
-use in_memory::{call_params, client_of};
+use in_memory::{call_params, client_of, client_of_stream};
 
 fn main() {
     // `cargo bench` passes `--bench`: ignored, as is anything else that is not ours.
@@ -30,9 +32,10 @@ fn main() {
         .expect("runtime");
     let client = runtime.block_on(async {
         match server {
-            "ours" => client_of(McpServer::new(tools![forecast_tool])).await,
+            "ours" => client_of_stream(McpServer::new(tools![forecast_tool])).await,
+            "ours_via_rmcp" => client_of(McpServer::new(tools![forecast_tool])).await,
             "rmcp" => client_of(RmcpServer).await,
-            other => panic!("unknown server `{other}`: expected `ours` or `rmcp`"),
+            other => panic!("unknown server `{other}`: expected `ours`, `ours_via_rmcp` or `rmcp`"),
         }
     });
     let params = call_params();

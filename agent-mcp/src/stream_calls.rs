@@ -9,11 +9,13 @@
 //! still goes to rmcp.
 
 use crate::server::McpServer;
+use futures::StreamExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, NumberOrString, ProgressToken, RequestId,
     ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -34,14 +36,6 @@ impl StreamCalls {
     }
 }
 
-/// A line the fast path may take.
-pub(crate) enum Fast {
-    /// A `tools/call` request in its plainest form.
-    Call(Call),
-    /// `notifications/cancelled` for the request with this id.
-    Cancel(RequestId),
-}
-
 /// A `tools/call` request taken from its line.
 pub(crate) struct Call {
     id: RequestId,
@@ -49,64 +43,84 @@ pub(crate) struct Call {
     progress: Option<ProgressToken>,
 }
 
-/// The call or cancellation `message` is, when it has exactly the shape the fast path
-/// answers as rmcp would; `None` sends it to rmcp. Only plain shapes are taken: any
-/// other member, or a member of another type, leaves the message (and its error, if it
-/// has one) to rmcp.
-pub(crate) fn classify(message: Value) -> Option<Fast> {
-    let Value::Object(mut message) = message else {
-        return None;
-    };
-    if message.get("jsonrpc")?.as_str()? != "2.0" {
-        return None;
-    }
-    let Value::Object(mut params) = message.remove("params")? else {
-        return None;
-    };
-    match message.get("method")?.as_str()? {
-        "tools/call" if message.len() == 3 => {
-            let id = request_id(message.get("id")?)?;
-            call(id, &mut params).map(Fast::Call)
-        }
-        "notifications/cancelled" if message.len() == 2 => {
-            Some(Fast::Cancel(request_id(params.get("requestId")?)?))
-        }
-        _ => None,
-    }
+/// What a line read as [`CallLine`] is.
+pub(crate) enum Read {
+    /// A `tools/call` request in the plain shape answered here.
+    Call(Call),
+    /// Another message; valid JSON (it was read), for rmcp.
+    Other,
 }
 
-/// A call's parameters: `name`, optional `arguments` (an object) and optional `_meta`
-/// holding at most a `progressToken`.
-fn call(id: RequestId, params: &mut Map<String, Value>) -> Option<Call> {
-    let mut progress = None;
-    if let Some(meta) = params.remove("_meta") {
-        let Value::Object(meta) = meta else {
-            return None;
-        };
-        match meta.len() {
-            0 => {}
-            1 => progress = Some(ProgressToken(request_id(meta.get("progressToken")?)?)),
-            _ => return None,
-        }
-    }
-    let arguments = match params.remove("arguments") {
-        None => None,
-        Some(Value::Object(arguments)) => Some(arguments),
-        Some(_) => return None,
-    };
-    let Value::String(name) = params.remove("name")? else {
-        return None;
-    };
-    if !params.is_empty() {
-        return None;
-    }
-    let mut params = CallToolRequestParams::new(name);
-    params.arguments = arguments;
-    Some(Call {
+/// The one shape of message answered here, read straight from its line: the members a
+/// `tools/call` request has, nothing else (`deny_unknown_fields`), so that any other
+/// message fails at its first other member, and is then read as a `Value` and checked
+/// as before. Reading the call into its own shape, rather than into a `Value` taken
+/// apart afterwards, costs a third as much: a `Value` allocates every key and hashes it
+/// into a map.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallLine<'a> {
+    #[serde(borrow)]
+    jsonrpc: &'a str,
+    id: Value,
+    #[serde(borrow)]
+    method: &'a str,
+    params: CallLineParams,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallLineParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Map<String, Value>>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<CallLineMeta>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallLineMeta {
+    #[serde(rename = "progressToken", default)]
+    progress_token: Option<Value>,
+}
+
+/// `line` as a `tools/call` request in its plainest form, or as another valid message;
+/// `None` when it is neither (not JSON, or a shape read otherwise), for the caller to
+/// read as a `Value`. It reads JSON as a `Value` would, under the same nesting limit,
+/// so a line it reads is one a `Value` would have read too.
+pub(crate) fn read_call(line: &[u8]) -> Option<Read> {
+    let CallLine {
+        jsonrpc,
         id,
+        method,
         params,
-        progress,
-    })
+    } = serde_json::from_slice(line).ok()?;
+    let call = (jsonrpc == "2.0" && method == "tools/call")
+        .then(|| {
+            let progress = match params.meta.and_then(|meta| meta.progress_token) {
+                None => None,
+                Some(token) => Some(ProgressToken(request_id(&token)?)),
+            };
+            let mut call = CallToolRequestParams::new(params.name);
+            call.arguments = params.arguments;
+            Some(Call {
+                id: request_id(&id)?,
+                params: call,
+                progress,
+            })
+        })
+        .flatten();
+    // An id or token rmcp would not read is left to rmcp, and its error.
+    Some(call.map_or(Read::Other, Read::Call))
+}
+
+/// The request `notifications/cancelled` names, when `message` is one.
+pub(crate) fn cancelled(message: &Value) -> Option<RequestId> {
+    if message.get("jsonrpc")? != "2.0" || message.get("method")? != "notifications/cancelled" {
+        return None;
+    }
+    request_id(message.get("params")?.get("requestId")?)
 }
 
 /// A JSON-RPC id as rmcp reads one: a string, or an integer that fits an `i64`.
@@ -195,20 +209,53 @@ impl InFlight {
             }
             _ => return None,
         }
-        let message = match finished.result {
-            Ok(result) => ServerJsonRpcMessage::response(
-                ServerResult::from(CallToolResponse::from(result)),
-                finished.id,
-            ),
-            Err(error) => ServerJsonRpcMessage::error(error, Some(finished.id)),
-        };
-        let mut line = serde_json::to_vec(&message).unwrap_or_else(|e| {
+        let mut line = match finished.result {
+            // The envelope rmcp's `JsonRpcResponse` writes, around the result as rmcp
+            // writes it.
+            Ok(result) => {
+                // What rmcp's handler does to a result for a peer on a protocol before
+                // 2026-07-28, the only ones answered here (see `serve_io`).
+                let mut result = ServerResult::from(CallToolResponse::from(result));
+                result.strip_result_type_for_legacy_peer();
+                result.strip_non_object_output_for_legacy_peer();
+                let mut line = Vec::with_capacity(256);
+                line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+                serde_json::to_writer(&mut line, &finished.id)
+                    .and_then(|()| {
+                        line.extend_from_slice(br#","result":"#);
+                        serde_json::to_writer(&mut line, &result)
+                    })
+                    .map(|()| {
+                        line.push(b'}');
+                        line
+                    })
+            }
+            Err(error) => {
+                serde_json::to_vec(&ServerJsonRpcMessage::error(error, Some(finished.id)))
+            }
+        }
+        .unwrap_or_else(|e| {
             // rmcp's types serialize to JSON; this is a bug, and the client still hears.
             let error = ErrorData::internal_error(format!("response not serializable: {e}"), None);
             serde_json::to_vec(&ServerJsonRpcMessage::error(error, None)).unwrap_or_default()
         });
         line.push(b'\n');
         Some(line)
+    }
+}
+
+impl InFlight {
+    /// Ends the session's calls: each is cancelled, and left to finish in a task of its
+    /// own (as rmcp leaves its handlers), unanswered, so a tool sees its cancellation
+    /// rather than being dropped mid-step.
+    pub(crate) fn end<F>(self, running: futures::stream::FuturesUnordered<F>)
+    where
+        F: Future<Output = Finished> + Send + 'static,
+    {
+        self.session.cancel();
+        if !running.is_empty() {
+            tokio::spawn(running.for_each(|_| async {}));
+        }
     }
 }
 

@@ -1,11 +1,12 @@
 //! Serving an [`McpServer`] over stdio, or any byte stream pair.
 
 use crate::server::McpServer;
-use crate::stream_calls::{self, Fast, InFlight, StreamCalls};
+use crate::stream_calls::{self, InFlight, Read, StreamCalls};
 use agent_core::ToolSet;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use rmcp::ServiceExt;
+use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 use std::io;
 use std::sync::{Arc, OnceLock};
@@ -14,6 +15,7 @@ use tokio::io::{
     WriteHalf,
 };
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// Serves `tools` over stdio (newline-delimited JSON-RPC on stdin/stdout) until the
 /// client closes stdin. Diagnostics must go to stderr: stdout belongs to the protocol.
@@ -56,7 +58,14 @@ where
     let (lines_tx, lines_rx) = mpsc::unbounded_channel();
     let server = Arc::new(server);
     let fast = Arc::new(OnceLock::new());
-    let inbound = tokio::spawn(pump_inbound(input, to_rmcp, lines_tx, fast.clone()));
+    let stop = CancellationToken::new();
+    let inbound = tokio::spawn(pump_inbound(
+        input,
+        to_rmcp,
+        lines_tx,
+        fast.clone(),
+        stop.clone(),
+    ));
     let outbound = tokio::spawn(pump_outbound(from_rmcp, lines_rx, output));
 
     let served = async {
@@ -67,10 +76,15 @@ where
             .serve(tokio::io::split(theirs))
             .await
             .map_err(|e| io::Error::other(format!("MCP initialization failed: {e}")))?;
-        // A session opened by `initialize`; one opened by a request with its own
-        // metadata (no `initialize`) checks that metadata on every request, so all of
-        // its requests stay with rmcp.
-        if running.peer().peer_info().is_some() {
+        // A session opened by `initialize` on a protocol before 2026-07-28. One opened by
+        // a request with its own metadata (no `initialize`) checks that metadata on
+        // every request, and newer protocols shape results otherwise: all their
+        // requests stay with rmcp.
+        let legacy = running
+            .peer()
+            .peer_info()
+            .is_some_and(|info| info.protocol_version < ProtocolVersion::V_2026_07_28);
+        if legacy {
             let _ = fast.set(StreamCalls::new(server, running.peer().clone()));
         }
         running
@@ -80,8 +94,9 @@ where
         Ok::<_, io::Error>(())
     };
     let result = served.await;
-    // Aborting drops the fast calls still running, which cancels them.
-    inbound.abort();
+    // The session is over: the inbound pump ends its calls and stops.
+    stop.cancel();
+    let _ = inbound.await;
     // rmcp has dropped its end, so the outbound pump drains what is left and ends.
     let _ = outbound.await;
     result
@@ -94,6 +109,7 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
     mut to_rmcp: WriteHalf<DuplexStream>,
     lines: mpsc::UnboundedSender<Vec<u8>>,
     fast: Arc<OnceLock<StreamCalls>>,
+    stop: CancellationToken,
 ) {
     let mut input = LineReader::new(input);
     let mut in_flight = InFlight::new();
@@ -111,6 +127,7 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
                 }
                 continue;
             }
+            () = stop.cancelled() => break,
             read = input.next_line() => match read {
                 Ok(Some(too_long)) => too_long,
                 Ok(None) | Err(_) => break,
@@ -120,37 +137,51 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
         if line.iter().all(u8::is_ascii_whitespace) && !too_long {
             continue;
         }
-        let parsed = if too_long {
-            Err(format!("message longer than {MAX_MESSAGE_BYTES} bytes"))
-        } else {
-            // Parsed into a `Value` (not skipped with `IgnoredAny`) because only that path
-            // applies serde_json's nesting limit, the one rmcp's own parse would trip on.
-            serde_json::from_slice::<Value>(line).map_err(|e| e.to_string())
-        };
-        let message = match parsed {
-            Ok(message) => message,
-            Err(problem) => {
-                let error = json!({
-                    "jsonrpc": "2.0",
-                    "id": null,
-                    "error": {"code": -32700, "message": format!("Parse error: {problem}")},
-                });
-                let _ = lines.send(format!("{error}\n").into_bytes());
-                continue;
-            }
-        };
-        if let Some(fast) = fast.get() {
-            match stream_calls::classify(message) {
-                Some(Fast::Call(call)) => match in_flight.start(fast, call) {
+        let fast_path = fast.get();
+        // A line read as a call's shape is JSON within the limits; the rest are read as
+        // a `Value`. Before the session is initialized, every line is.
+        let read = match fast_path {
+            Some(fast_path) if !too_long => match stream_calls::read_call(line) {
+                Some(Read::Call(call)) => match in_flight.start(fast_path, call) {
                     Ok(call) => {
                         running.push(call);
                         continue;
                     }
                     // Its id is in use by a call still running: rmcp answers as it does.
-                    Err(_) => {}
+                    Err(_) => true,
                 },
-                Some(Fast::Cancel(id)) if in_flight.cancel(&id) => continue,
-                _ => {}
+                Some(Read::Other) => true,
+                None => false,
+            },
+            _ => false,
+        };
+        if !read {
+            let parsed = if too_long {
+                Err(format!("message longer than {MAX_MESSAGE_BYTES} bytes"))
+            } else {
+                // Parsed into a `Value` (not skipped with `IgnoredAny`) because only that
+                // path applies serde_json's nesting limit, the one rmcp's own parse would
+                // trip on.
+                serde_json::from_slice::<Value>(line).map_err(|e| e.to_string())
+            };
+            match parsed {
+                Ok(message) => {
+                    if fast_path.is_some()
+                        && let Some(id) = stream_calls::cancelled(&message)
+                        && in_flight.cancel(&id)
+                    {
+                        continue;
+                    }
+                }
+                Err(problem) => {
+                    let error = json!({
+                        "jsonrpc": "2.0",
+                        "id": null,
+                        "error": {"code": -32700, "message": format!("Parse error: {problem}")},
+                    });
+                    let _ = lines.send(format!("{error}\n").into_bytes());
+                    continue;
+                }
             }
         }
         line.push(b'\n');
@@ -158,10 +189,9 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
             break;
         }
     }
-    // End of input: calls still running are cancelled, and rmcp sees end of stream and
-    // closes the session.
-    drop(running);
-    drop(in_flight);
+    // End of input or of the session: calls still running are cancelled, and rmcp sees
+    // end of stream and closes the session.
+    in_flight.end(running);
     let _ = to_rmcp.shutdown().await;
 }
 
