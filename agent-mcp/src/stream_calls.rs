@@ -2,11 +2,10 @@
 //!
 //! rmcp parses every message into its own types, routes it through its service loop and
 //! a task of its own, and serializes the answer back; for a `tools/call` that is most of
-//! a round trip's cost. The stream transport has already parsed the line into a
-//! [`Value`] (to check it), so a plain call is taken from that value, run through the
-//! same [`McpServer::run_call`] rmcp's handler runs, and its response is written here,
-//! in the same JSON rmcp writes. Everything else, including any call that looks unusual,
-//! still goes to rmcp.
+//! a round trip's cost. The stream transport reads a plain call straight from its line
+//! (the one parse of that line), runs it through the same [`McpServer::run_call`]
+//! rmcp's handler runs, and writes its response here, in the bytes rmcp writes.
+//! Everything else, including any call that looks unusual, still goes to rmcp.
 
 use crate::server::McpServer;
 use futures::StreamExt;
@@ -44,6 +43,9 @@ pub(crate) struct Call {
 }
 
 /// What a line read as [`CallLine`] is.
+// Matched as soon as it is returned, once a line; boxing the call would cost every call
+// an allocation.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Read {
     /// A `tools/call` request in the plain shape answered here.
     Call(Call),
@@ -159,15 +161,15 @@ impl InFlight {
         }
     }
 
-    /// The future that runs `call`, or `Err(call)` when a call with its id is running
+    /// The future that runs `call`, or `None` when a call with its id is running
     /// already (a client's mistake, left to rmcp).
     pub(crate) fn start(
         &mut self,
         fast: &StreamCalls,
         call: Call,
-    ) -> Result<impl Future<Output = Finished> + Send + 'static, Call> {
+    ) -> Option<impl Future<Output = Finished> + Send + 'static> {
         if self.calls.contains_key(&call.id) {
-            return Err(call);
+            return None;
         }
         self.started += 1;
         let started = self.started;
@@ -180,7 +182,7 @@ impl InFlight {
             context.meta.set_progress_token(progress);
         }
         let server = fast.server.clone();
-        Ok(async move {
+        Some(async move {
             let result = server.run_call(call.params, context).await;
             Finished {
                 id: call.id,
@@ -242,9 +244,7 @@ impl InFlight {
         line.push(b'\n');
         Some(line)
     }
-}
 
-impl InFlight {
     /// Ends the session's calls: each is cancelled, and left to finish in a task of its
     /// own (as rmcp leaves its handlers), unanswered, so a tool sees its cancellation
     /// rather than being dropped mid-step.

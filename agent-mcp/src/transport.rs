@@ -10,6 +10,7 @@ use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 use std::io;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 use tokio::io::{
     AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream, ReadHalf,
     WriteHalf,
@@ -40,13 +41,15 @@ pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// answered with a JSON-RPC parse error (`-32700`), where rmcp alone would drop it in
 /// silence, and the session goes on.
 ///
-/// Once the session has initialized, a `tools/call` request is answered here, from the
-/// line already parsed, rather than through rmcp's message types and service loop (the
-/// larger part of a round trip's cost): the call runs exactly as rmcp would run it, its
-/// progress, log messages and requests to the client go out through the session as
-/// before, and its response is the JSON rmcp would write. `notifications/cancelled`
-/// cancels such a call. Calls run concurrently, and input is read while they run. When
-/// input ends, calls still running are cancelled.
+/// Once the session has initialized, a `tools/call` request is answered here, read
+/// straight from its line, rather than through rmcp's message types and service loop
+/// (the larger part of a round trip's cost): the call runs exactly as rmcp would run
+/// it, its progress, log messages and requests to the client go out through the
+/// session as before, and its response is the JSON rmcp would write.
+/// `notifications/cancelled` cancels such a call. Calls run concurrently, and input is
+/// read while they run. When input ends, calls still running have five seconds to
+/// answer, as rmcp gives its own, and are then cancelled; when the session ends
+/// otherwise, they are cancelled at once.
 pub async fn serve_io<R, W>(server: McpServer, input: R, output: W) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -94,10 +97,12 @@ where
         Ok::<_, io::Error>(())
     };
     let result = served.await;
-    // The session is over: the inbound pump ends its calls and stops.
+    // The session is over: the inbound pump stops reading (at end of input it has
+    // stopped already, and its calls have a grace to answer in), then ends its calls.
     stop.cancel();
     let _ = inbound.await;
-    // rmcp has dropped its end, so the outbound pump drains what is left and ends.
+    // rmcp has dropped its end and our calls have ended, so the outbound pump drains
+    // what is left and ends.
     let _ = outbound.await;
     result
 }
@@ -115,6 +120,7 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
     let mut in_flight = InFlight::new();
     // Polled beside the reader rather than spawned: no task per call (see BENCHMARKS.md).
     let mut running = FuturesUnordered::new();
+    let mut session_open = true;
     loop {
         let too_long = tokio::select! {
             // Answers first: a finished call need not wait for the next line.
@@ -127,7 +133,10 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
                 }
                 continue;
             }
-            () = stop.cancelled() => break,
+            () = stop.cancelled() => {
+                session_open = false;
+                break;
+            }
             read = input.next_line() => match read {
                 Ok(Some(too_long)) => too_long,
                 Ok(None) | Err(_) => break,
@@ -143,12 +152,12 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
         let read = match fast_path {
             Some(fast_path) if !too_long => match stream_calls::read_call(line) {
                 Some(Read::Call(call)) => match in_flight.start(fast_path, call) {
-                    Ok(call) => {
+                    Some(call) => {
                         running.push(call);
                         continue;
                     }
                     // Its id is in use by a call still running: rmcp answers as it does.
-                    Err(_) => true,
+                    None => true,
                 },
                 Some(Read::Other) => true,
                 None => false,
@@ -189,11 +198,28 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
             break;
         }
     }
-    // End of input or of the session: calls still running are cancelled, and rmcp sees
-    // end of stream and closes the session.
-    in_flight.end(running);
+    // rmcp sees end of stream: it answers the calls it has in flight (for a few
+    // seconds), then closes the session.
     let _ = to_rmcp.shutdown().await;
+    if session_open {
+        // So do we: a client that writes its requests and closes its end (a shell pipe)
+        // still gets its answers.
+        let answered = async {
+            while let Some(finished) = running.next().await {
+                if let Some(response) = in_flight.finish(finished) {
+                    let _ = lines.send(response);
+                }
+            }
+        };
+        let _ = tokio::time::timeout(END_OF_INPUT_GRACE, answered).await;
+    }
+    // Calls still running are cancelled.
+    in_flight.end(running);
 }
+
+/// How long calls in flight when input ends may still answer: rmcp's own grace for its
+/// handlers at end of input.
+const END_OF_INPUT_GRACE: Duration = Duration::from_secs(5);
 
 /// Reads lines of at most a cap, keeping what it has read of a line between calls of
 /// [`next_line`](Self::next_line), so a `select!` may drop that call midway.
@@ -291,8 +317,8 @@ async fn pump_outbound<W: AsyncWrite + Unpin>(
             return;
         }
     }
-    // rmcp is done; what we answered meanwhile still goes out.
-    while let Ok(line) = ours.try_recv() {
+    // rmcp is done; what we answer until our calls have ended still goes out.
+    while let Some(line) = ours.recv().await {
         if !write_line(&mut output, &line).await {
             return;
         }

@@ -462,12 +462,50 @@ async fn notifications_cancelled_cancels_a_call_and_its_response_is_not_sent() {
 }
 
 #[tokio::test]
-async fn calls_still_running_when_input_ends_are_cancelled() {
+async fn a_call_reusing_the_id_of_one_running_goes_to_rmcp() {
+    let probes = Probes::default();
+    let mut raw = Raw::initialized(tools(&probes), Via::Stream, json!({})).await;
+    let rmcp_requests = RmcpRequests::default();
+    let _guard = tracing::subscriber::set_default(rmcp_requests.clone());
+    raw.send(&call(json!("dup"), "waits", json!({}))).await;
+    assert!(set_within(&probes.started, Duration::from_secs(5)).await);
+    raw.send(&call(json!("dup"), "echo", json!({"text": "second"})))
+        .await;
+    let second = parse(&raw.next().await);
+    assert_eq!(second["result"]["content"][0]["text"], "second");
+    assert_eq!(*rmcp_requests.0.lock().unwrap(), ["dup"]);
+    // The first is still ours to cancel.
+    raw.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "dup"}}),
+    )
+    .await;
+    assert!(set_within(&probes.saw_cancel, Duration::from_secs(5)).await);
+}
+
+#[tokio::test]
+async fn a_client_that_closes_its_end_after_writing_still_gets_its_answers() {
+    let mut answers = Vec::new();
+    for via in [Via::Stream, Via::Rmcp] {
+        let mut raw = Raw::initialized(tools(&Probes::default()), via, json!({})).await;
+        raw.send(&call(json!(14), "echo", json!({"text": "piped"})))
+            .await;
+        raw.write.shutdown().await.unwrap();
+        answers.push(raw.next().await);
+    }
+    assert_eq!(answers[0], answers[1]);
+    assert_eq!(parse(&answers[0])["result"]["content"][0]["text"], "piped");
+}
+
+#[tokio::test]
+async fn calls_still_running_when_input_ends_are_cancelled_after_a_grace() {
     let probes = Probes::default();
     let mut raw = Raw::initialized(tools(&probes), Via::Stream, json!({})).await;
     raw.send(&call(json!(13), "waits", json!({}))).await;
     assert!(set_within(&probes.started, Duration::from_secs(5)).await);
     raw.write.shutdown().await.unwrap();
+    // Five seconds to answer, as rmcp gives its own calls; then cancelled.
+    assert!(!set_within(&probes.saw_cancel, Duration::from_secs(4)).await);
     assert!(set_within(&probes.saw_cancel, Duration::from_secs(5)).await);
     tokio::time::timeout(Duration::from_secs(10), raw.served)
         .await
