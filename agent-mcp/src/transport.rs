@@ -129,6 +129,8 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
                 if let Some(response) = in_flight.finish(finished)
                     && lines.send(response).is_err()
                 {
+                    // The output is gone: nothing left to answer to.
+                    session_open = false;
                     break;
                 }
                 continue;
