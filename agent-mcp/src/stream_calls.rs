@@ -265,3 +265,64 @@ impl Drop for InFlight {
         self.session.cancel();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const CALL: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi","n":[1,2.5,null,true]},"_meta":{"progressToken":"p"}}}"#;
+
+    #[test]
+    fn a_plain_call_is_read_with_its_id_name_arguments_and_token() {
+        let Some(Read::Call(call)) = read_call(CALL.as_bytes()) else {
+            panic!("a plain call")
+        };
+        assert_eq!(call.id, NumberOrString::Number(7));
+        assert_eq!(call.params.name, "echo");
+        assert_eq!(
+            Value::Object(call.params.arguments.unwrap()),
+            serde_json::json!({"text": "hi", "n": [1, 2.5, null, true]})
+        );
+        assert_eq!(
+            call.progress,
+            Some(ProgressToken(NumberOrString::String("p".into())))
+        );
+    }
+
+    #[test]
+    fn other_messages_are_not_calls_and_deep_nesting_is_refused_as_a_value_refuses_it() {
+        let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"name":"x"}}"#;
+        assert!(matches!(read_call(ping), Some(Read::Other)));
+        let float_id = CALL.replace(r#""id":7"#, r#""id":7.5"#);
+        assert!(matches!(read_call(float_id.as_bytes()), Some(Read::Other)));
+        let nested = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"a":{}{}}}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(serde_json::from_slice::<Value>(nested.as_bytes()).is_err());
+        assert!(read_call(nested.as_bytes()).is_none());
+    }
+
+    proptest! {
+        /// Whatever the line, reading it never panics, and a line read is one a
+        /// `Value` reads too: nothing skips the check every other line gets.
+        #[test]
+        fn a_line_read_is_valid_json(
+            at in 0..CALL.len(),
+            cut in 0usize..4,
+            insert in "[ -~]{0,3}",
+            junk in proptest::collection::vec(any::<u8>(), 0..64),
+        ) {
+            let mut line = CALL.as_bytes()[..at].to_vec();
+            line.extend_from_slice(insert.as_bytes());
+            line.extend_from_slice(&CALL.as_bytes()[(at + cut).min(CALL.len())..]);
+            for candidate in [&line, &junk] {
+                if read_call(candidate).is_some() {
+                    prop_assert!(serde_json::from_slice::<Value>(candidate).is_ok());
+                }
+            }
+        }
+    }
+}
