@@ -23,9 +23,14 @@ use in_memory::{call_params, client_of, client_of_stream};
 
 fn main() {
     // `cargo bench` passes `--bench`: ignored, as is anything else that is not ours.
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let server = args.first().map_or("ours", String::as_str);
-    let calls: usize = args.get(1).map_or(100, |n| n.parse().expect("a number of calls"));
+    let calls: usize = args
+        .get(1)
+        .map_or(100, |n| n.parse().expect("a number of calls"));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -41,7 +46,10 @@ fn main() {
     let params = call_params();
     runtime.block_on(async {
         for _ in 0..calls {
-            let result = client.call_tool(params.clone()).await.expect("call succeeds");
+            let result = client
+                .call_tool(params.clone())
+                .await
+                .expect("call succeeds");
             let text = serde_json::to_value(&result.content).expect("serializable");
             assert_eq!(text[0]["text"], BEIJING_3_DAYS);
         }

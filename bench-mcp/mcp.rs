@@ -81,8 +81,7 @@ fn listing(c: &mut Criterion) {
         .expect("runtime");
     let mut set = ToolSet::new();
     for i in 0..1_000 {
-        set.register_tool(Noop(format!("noop_{i}")))
-            .expect("valid");
+        set.register_tool(Noop(format!("noop_{i}"))).expect("valid");
     }
     let client = runtime.block_on(client_of(McpServer::new(set)));
     let listed = runtime.block_on(client.list_all_tools()).expect("listing");
