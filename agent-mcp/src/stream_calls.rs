@@ -57,8 +57,8 @@ pub(crate) enum Read {
 /// `tools/call` request has, nothing else (`deny_unknown_fields`), so that any other
 /// message fails at its first other member, and is then read as a `Value` and checked
 /// as before. Reading the call into its own shape, rather than into a `Value` taken
-/// apart afterwards, costs less than half (8.5k instructions against 19k): a `Value` allocates every key and hashes it
-/// into a map.
+/// apart afterwards, costs less than half (8.5k instructions against 19k): a `Value`
+/// allocates every key and hashes it into a map.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CallLine<'a> {
