@@ -6,7 +6,7 @@
 use agent_core::{
     AgentResult, Content, Tool, ToolContext, ToolError, ToolSet, TypedTool, async_trait,
 };
-use agent_mcp::{McpPeer, McpServer};
+use agent_mcp::{LogLevel, McpPeer, McpServer};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
@@ -127,6 +127,8 @@ impl Tool for Probe {
                 for step in 1..=3 {
                     ctx.emit_progress(json!(step))?;
                 }
+                let peer = ctx.state::<McpPeer>().expect("served over MCP");
+                peer.log(LogLevel::Info, "all three steps done").await?;
                 "reported".to_owned()
             }
             Kind::Blocks => {
@@ -328,7 +330,8 @@ async fn calls_are_answered_without_rmcp_in_the_bytes_rmcp_writes() {
         call(json!(6), "echo", json!({})),
         json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
             "params": {"name": "echo", "arguments": {"text": "t"}, "_meta": {"progressToken": "p"}}}),
-        json!({"jsonrpc": "2.0", "id": -8, "method": "tools/call", "params": {"name": "reports"}}),
+        json!({"jsonrpc": "2.0", "id": -8, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "negative id"}}}),
     ];
     let (ours, handled_by_rmcp) = replies(Via::Stream, &lines).await;
     let (theirs, handled_by_rmcp_alone) = replies(Via::Rmcp, &lines).await;
@@ -438,17 +441,28 @@ async fn a_call_asks_its_client_and_the_answer_comes_back_through_the_stream() {
 }
 
 #[tokio::test]
-async fn progress_goes_out_before_the_response() {
+async fn progress_and_logs_go_out_before_the_response() {
     let mut raw = Raw::initialized(tools(&Probes::default()), Via::Stream, json!({})).await;
     raw.send(&json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
         "params": {"name": "reports", "_meta": {"progressToken": 77}}}))
         .await;
-    for step in 1..=3 {
-        let progress = parse(&raw.next().await);
-        assert_eq!(progress["method"], "notifications/progress", "{progress}");
-        assert_eq!(progress["params"]["progressToken"], 77);
-        assert_eq!(progress["params"]["progress"].as_f64(), Some(step.into()));
+    // Progress travels through a task of its own, the log message straight through the
+    // session: each in order, both before the response.
+    let mut progress = Vec::new();
+    let mut logs = Vec::new();
+    for _ in 0..4 {
+        let line = parse(&raw.next().await);
+        match line["method"].as_str() {
+            Some("notifications/progress") => {
+                assert_eq!(line["params"]["progressToken"], 77);
+                progress.push(line["params"]["progress"].as_f64().unwrap());
+            }
+            Some("notifications/message") => logs.push(line["params"]["data"].clone()),
+            _ => panic!("a notification before the response, not {line}"),
+        }
     }
+    assert_eq!(progress, [1.0, 2.0, 3.0]);
+    assert_eq!(logs, [json!("all three steps done")]);
     let answer = parse(&raw.next().await);
     assert_eq!(answer["id"], 11);
     assert_eq!(answer["result"]["content"][0]["text"], "reported");
