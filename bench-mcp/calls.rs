@@ -7,7 +7,9 @@
 //! valgrind --tool=callgrind <the mcp_calls binary> ours 1000
 //! ```
 //!
-//! Arguments: which server (`ours` or `rmcp`) and how many calls (100 by default). The
+//! Arguments: which server and how many calls (100 by default). The servers: `ours`
+//! (`agent_mcp::serve_io`, the stdio path), `ours_via_rmcp` (the same server under
+//! rmcp's `serve`, without our stream transport) and `rmcp` (rmcp's macros). The
 //! instructions of one call are the difference between two runs of different counts,
 //! divided by the difference of the counts: setup and teardown cancel out.
 
@@ -17,28 +19,37 @@ mod in_memory;
 use agent_core::tools;
 use agent_mcp::McpServer;
 use forecast::{BEIJING_3_DAYS, RmcpServer, forecast_tool};
-use in_memory::{call_params, client_of};
+use in_memory::{call_params, client_of, client_of_stream};
 
 fn main() {
     // `cargo bench` passes `--bench`: ignored, as is anything else that is not ours.
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let server = args.first().map_or("ours", String::as_str);
-    let calls: usize = args.get(1).map_or(100, |n| n.parse().expect("a number of calls"));
+    let calls: usize = args
+        .get(1)
+        .map_or(100, |n| n.parse().expect("a number of calls"));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
     let client = runtime.block_on(async {
         match server {
-            "ours" => client_of(McpServer::new(tools![forecast_tool])).await,
+            "ours" => client_of_stream(McpServer::new(tools![forecast_tool])).await,
+            "ours_via_rmcp" => client_of(McpServer::new(tools![forecast_tool])).await,
             "rmcp" => client_of(RmcpServer).await,
-            other => panic!("unknown server `{other}`: expected `ours` or `rmcp`"),
+            other => panic!("unknown server `{other}`: expected `ours`, `ours_via_rmcp` or `rmcp`"),
         }
     });
     let params = call_params();
     runtime.block_on(async {
         for _ in 0..calls {
-            let result = client.call_tool(params.clone()).await.expect("call succeeds");
+            let result = client
+                .call_tool(params.clone())
+                .await
+                .expect("call succeeds");
             let text = serde_json::to_value(&result.content).expect("serializable");
             assert_eq!(text[0]["text"], BEIJING_3_DAYS);
         }

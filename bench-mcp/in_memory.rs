@@ -6,7 +6,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 
-/// A client of `server`, which runs in a task of its own on the current runtime.
+/// A client of `server` served by rmcp's own `serve`, which runs in a task of its own on the current runtime.
 pub async fn client_of<S>(server: S) -> RunningService<RoleClient, ()>
 where
     S: ServiceExt<rmcp::RoleServer> + Send + 'static,
@@ -16,6 +16,15 @@ where
         let running = server.serve(server_end).await.expect("server starts");
         let _ = running.waiting().await;
     });
+    ().serve(client_end).await.expect("client connects")
+}
+
+/// A client of `server` served by `agent_mcp::serve_io`, the stream transport stdio
+/// users get, over an in-memory duplex.
+pub async fn client_of_stream(server: agent_mcp::McpServer) -> RunningService<RoleClient, ()> {
+    let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+    let (input, output) = tokio::io::split(server_end);
+    tokio::spawn(agent_mcp::serve_io(server, input, output));
     ().serve(client_end).await.expect("client connects")
 }
 

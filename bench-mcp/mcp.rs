@@ -1,7 +1,8 @@
 //! `tools/call` round trips over an in-memory transport with the same rmcp client:
-//! our server (`agent_mcp::McpServer` over a `#[tool]`) against a server written with
-//! rmcp's own `#[tool_router]`/`#[tool]` macros exposing the same tool; and `tools/list`
-//! of 1,000 tools from our server.
+//! our server (`agent_mcp::McpServer` over a `#[tool]`), served by `agent_mcp::serve_io`
+//! (the stdio path) and by rmcp's own `serve`, against a server written with rmcp's own
+//! `#[tool_router]`/`#[tool]` macros exposing the same tool; and `tools/list` of 1,000
+//! tools from our server.
 //!
 //! `cargo bench --manifest-path bench-mcp/Cargo.toml`
 
@@ -12,7 +13,7 @@ use agent_core::{AgentResult, ToolContext, ToolSet, TypedTool, tools};
 use agent_mcp::McpServer;
 use criterion::{Criterion, criterion_group, criterion_main};
 use forecast::{BEIJING_3_DAYS, RmcpServer, forecast_tool};
-use in_memory::{call_params, client_of};
+use in_memory::{call_params, client_of, client_of_stream};
 
 /// One of many tools for the listing benchmark.
 struct Noop(String);
@@ -37,11 +38,12 @@ fn round_trips(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("runtime");
-    let ours = runtime.block_on(client_of(McpServer::new(tools![forecast_tool])));
+    let ours = runtime.block_on(client_of_stream(McpServer::new(tools![forecast_tool])));
+    let ours_via_rmcp = runtime.block_on(client_of(McpServer::new(tools![forecast_tool])));
     let theirs = runtime.block_on(client_of(RmcpServer));
     let params = call_params();
-    // Both answer the same text.
-    for client in [&ours, &theirs] {
+    // All answer the same text.
+    for client in [&ours, &ours_via_rmcp, &theirs] {
         let result = runtime
             .block_on(client.call_tool(params.clone()))
             .expect("call succeeds");
@@ -52,6 +54,14 @@ fn round_trips(c: &mut Criterion) {
     group.bench_function("ours", |b| {
         b.to_async(&runtime)
             .iter(|| async { ours.call_tool(params.clone()).await.expect("call succeeds") })
+    });
+    group.bench_function("ours_via_rmcp", |b| {
+        b.to_async(&runtime).iter(|| async {
+            ours_via_rmcp
+                .call_tool(params.clone())
+                .await
+                .expect("call succeeds")
+        })
     });
     group.bench_function("rmcp_macros", |b| {
         b.to_async(&runtime).iter(|| async {
@@ -71,8 +81,7 @@ fn listing(c: &mut Criterion) {
         .expect("runtime");
     let mut set = ToolSet::new();
     for i in 0..1_000 {
-        set.register_tool(Noop(format!("noop_{i}")))
-            .expect("valid");
+        set.register_tool(Noop(format!("noop_{i}"))).expect("valid");
     }
     let client = runtime.block_on(client_of(McpServer::new(set)));
     let listed = runtime.block_on(client.list_all_tools()).expect("listing");

@@ -94,6 +94,7 @@ mod limits;
 mod oauth;
 mod peer;
 mod server;
+mod stream_calls;
 mod tls;
 mod transport;
 

@@ -349,7 +349,7 @@ impl McpServer {
     }
 
     /// A `tools/call` request, run through the call pipeline.
-    async fn run_call(
+    pub(crate) async fn run_call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,

@@ -1,15 +1,22 @@
 //! Serving an [`McpServer`] over stdio, or any byte stream pair.
 
 use crate::server::McpServer;
+use crate::stream_calls::{self, InFlight, Read, StreamCalls};
 use agent_core::ToolSet;
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 use rmcp::ServiceExt;
+use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 use std::io;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 use tokio::io::{
-    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream,
-    ReadHalf, WriteHalf,
+    AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream, ReadHalf,
+    WriteHalf,
 };
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// Serves `tools` over stdio (newline-delimited JSON-RPC on stdin/stdout) until the
 /// client closes stdin. Diagnostics must go to stderr: stdout belongs to the protocol.
@@ -33,6 +40,16 @@ pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// nested deeper than serde_json's limit of 128, longer than [`MAX_MESSAGE_BYTES`]) is
 /// answered with a JSON-RPC parse error (`-32700`), where rmcp alone would drop it in
 /// silence, and the session goes on.
+///
+/// Once the session has initialized, a `tools/call` request is answered here, read
+/// straight from its line, rather than through rmcp's message types and service loop
+/// (the larger part of a round trip's cost): the call runs exactly as rmcp would run
+/// it, its progress, log messages and requests to the client go out through the
+/// session as before, and its response is the JSON rmcp would write.
+/// `notifications/cancelled` cancels such a call. Calls run concurrently, and input is
+/// read while they run. When input ends, calls still running have five seconds to
+/// answer, as rmcp gives its own, and are then cancelled; when the session ends
+/// otherwise, they are cancelled at once.
 pub async fn serve_io<R, W>(server: McpServer, input: R, output: W) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -41,15 +58,38 @@ where
     // rmcp speaks to one end of an in-memory pipe; we stand between it and the client.
     let (ours, theirs) = tokio::io::duplex(64 * 1024);
     let (from_rmcp, to_rmcp) = tokio::io::split(ours);
-    let (errors_tx, errors_rx) = mpsc::unbounded_channel();
-    let inbound = tokio::spawn(pump_inbound(input, to_rmcp, errors_tx));
-    let outbound = tokio::spawn(pump_outbound(from_rmcp, errors_rx, output));
+    let (lines_tx, lines_rx) = mpsc::unbounded_channel();
+    let server = Arc::new(server);
+    let fast = Arc::new(OnceLock::new());
+    let stop = CancellationToken::new();
+    let inbound = tokio::spawn(pump_inbound(
+        input,
+        to_rmcp,
+        lines_tx,
+        fast.clone(),
+        stop.clone(),
+    ));
+    let outbound = tokio::spawn(pump_outbound(from_rmcp, lines_rx, output));
 
     let served = async {
+        // The instance rmcp serves is the one fast calls run on: one log level and one
+        // connection state for the session.
         let running = server
+            .clone()
             .serve(tokio::io::split(theirs))
             .await
             .map_err(|e| io::Error::other(format!("MCP initialization failed: {e}")))?;
+        // A session opened by `initialize` on a protocol before 2026-07-28. One opened by
+        // a request with its own metadata (no `initialize`) checks that metadata on
+        // every request, and newer protocols shape results otherwise: all their
+        // requests stay with rmcp.
+        let legacy = running
+            .peer()
+            .peer_info()
+            .is_some_and(|info| info.protocol_version < ProtocolVersion::V_2026_07_28);
+        if legacy {
+            let _ = fast.set(StreamCalls::new(server, running.peer().clone()));
+        }
         running
             .waiting()
             .await
@@ -57,120 +97,236 @@ where
         Ok::<_, io::Error>(())
     };
     let result = served.await;
-    inbound.abort();
-    // rmcp has dropped its end, so the outbound pump drains what is left and ends.
+    // The session is over: the inbound pump stops reading (at end of input it has
+    // stopped already, and its calls have a grace to answer in), then ends its calls.
+    stop.cancel();
+    let _ = inbound.await;
+    // rmcp has dropped its end and our calls have ended, so the outbound pump drains
+    // what is left and ends.
     let _ = outbound.await;
     result
 }
 
-/// Client to rmcp: whole lines that are JSON pass; the rest are answered here.
+/// Client to rmcp: whole lines that are JSON pass, except the `tools/call` requests (and
+/// their cancellations) answered here; the rest are answered here as parse errors.
 async fn pump_inbound<R: AsyncRead + Unpin>(
     input: R,
     mut to_rmcp: WriteHalf<DuplexStream>,
-    errors: mpsc::UnboundedSender<String>,
+    lines: mpsc::UnboundedSender<Vec<u8>>,
+    fast: Arc<OnceLock<StreamCalls>>,
+    stop: CancellationToken,
 ) {
-    let mut input = BufReader::new(input);
-    let mut line = Vec::new();
+    let mut input = LineReader::new(input);
+    let mut in_flight = InFlight::new();
+    // Polled beside the reader rather than spawned: no task per call (see BENCHMARKS.md).
+    let mut running = FuturesUnordered::new();
+    let mut session_open = true;
     loop {
-        line.clear();
-        let too_long = match read_line_capped(&mut input, &mut line, MAX_MESSAGE_BYTES).await {
-            Ok(None) => break,
-            Ok(Some(too_long)) => too_long,
-            Err(_) => break,
+        let too_long = tokio::select! {
+            // Answers first: a finished call need not wait for the next line.
+            biased;
+            Some(finished) = running.next(), if !running.is_empty() => {
+                if let Some(response) = in_flight.finish(finished)
+                    && lines.send(response).is_err()
+                {
+                    // The output is gone: nothing left to answer to.
+                    session_open = false;
+                    break;
+                }
+                continue;
+            }
+            () = stop.cancelled() => {
+                session_open = false;
+                break;
+            }
+            read = input.next_line() => match read {
+                Ok(Some(too_long)) => too_long,
+                Ok(None) | Err(_) => break,
+            },
         };
+        let line = &mut input.line;
         if line.iter().all(u8::is_ascii_whitespace) && !too_long {
             continue;
         }
-        let problem = if too_long {
-            Some(format!("message longer than {MAX_MESSAGE_BYTES} bytes"))
-        } else {
-            // Parsed into a `Value` (not skipped with `IgnoredAny`) because only that path
-            // applies serde_json's nesting limit, the one rmcp's own parse would trip on.
-            serde_json::from_slice::<Value>(&line)
-                .err()
-                .map(|e| e.to_string())
+        let fast_path = fast.get();
+        // A line read as a call's shape is JSON within the limits; the rest are read as
+        // a `Value`. Before the session is initialized, every line is.
+        let read = match fast_path {
+            Some(fast_path) if !too_long => match stream_calls::read_call(line) {
+                Some(Read::Call(call)) => match in_flight.start(fast_path, call) {
+                    Some(call) => {
+                        running.push(call);
+                        continue;
+                    }
+                    // Its id is in use by a call still running: rmcp answers as it does.
+                    None => true,
+                },
+                Some(Read::Other) => true,
+                None => false,
+            },
+            _ => false,
         };
-        if let Some(problem) = problem {
-            let error = json!({
-                "jsonrpc": "2.0",
-                "id": null,
-                "error": {"code": -32700, "message": format!("Parse error: {problem}")},
-            });
-            let _ = errors.send(error.to_string());
-            continue;
+        if !read {
+            let parsed = if too_long {
+                Err(format!("message longer than {MAX_MESSAGE_BYTES} bytes"))
+            } else {
+                // Parsed into a `Value` (not skipped with `IgnoredAny`) because only that
+                // path applies serde_json's nesting limit, the one rmcp's own parse would
+                // trip on.
+                serde_json::from_slice::<Value>(line).map_err(|e| e.to_string())
+            };
+            match parsed {
+                Ok(message) => {
+                    if fast_path.is_some()
+                        && let Some(id) = stream_calls::cancelled(&message)
+                        && in_flight.cancel(&id)
+                    {
+                        continue;
+                    }
+                }
+                Err(problem) => {
+                    let error = json!({
+                        "jsonrpc": "2.0",
+                        "id": null,
+                        "error": {"code": -32700, "message": format!("Parse error: {problem}")},
+                    });
+                    let _ = lines.send(format!("{error}\n").into_bytes());
+                    continue;
+                }
+            }
         }
         line.push(b'\n');
-        if to_rmcp.write_all(&line).await.is_err() {
+        if to_rmcp.write_all(line).await.is_err() {
             break;
         }
     }
-    // End of input: rmcp sees end of stream and closes the session.
+    // rmcp sees end of stream: it answers the calls it has in flight (for a few
+    // seconds), then closes the session.
     let _ = to_rmcp.shutdown().await;
+    if session_open {
+        // So do we: a client that writes its requests and closes its end (a shell pipe)
+        // still gets its answers.
+        let answered = async {
+            while let Some(finished) = running.next().await {
+                if let Some(response) = in_flight.finish(finished) {
+                    let _ = lines.send(response);
+                }
+            }
+        };
+        let _ = tokio::time::timeout(END_OF_INPUT_GRACE, answered).await;
+    }
+    // Calls still running are cancelled.
+    in_flight.end(running);
 }
 
-/// Reads one line (without its newline) into `line`. `Ok(None)` at end of input;
-/// `Ok(Some(true))` when the line was longer than `cap`: its excess is skipped, so a
-/// huge line costs at most `cap` bytes of memory.
-async fn read_line_capped<R: AsyncBufRead + Unpin>(
-    input: &mut R,
-    line: &mut Vec<u8>,
-    cap: usize,
-) -> io::Result<Option<bool>> {
-    let mut too_long = false;
-    let mut read_any = false;
-    loop {
-        let buf = input.fill_buf().await?;
-        if buf.is_empty() {
-            return Ok(read_any.then_some(too_long));
+/// How long calls in flight when input ends may still answer: rmcp's own grace for its
+/// handlers at end of input.
+const END_OF_INPUT_GRACE: Duration = Duration::from_secs(5);
+
+/// Reads lines of at most a cap, keeping what it has read of a line between calls of
+/// [`next_line`](Self::next_line), so a `select!` may drop that call midway.
+struct LineReader<R> {
+    input: BufReader<R>,
+    /// The line read last (without its newline), once `next_line` has returned it.
+    line: Vec<u8>,
+    too_long: bool,
+    read_any: bool,
+    /// `line` holds a whole line, returned already: the next call starts afresh.
+    returned: bool,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    fn new(input: R) -> Self {
+        Self {
+            input: BufReader::new(input),
+            line: Vec::new(),
+            too_long: false,
+            read_any: false,
+            returned: false,
         }
-        read_any = true;
-        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (&buf[..i], Some(i + 1)),
-            None => (buf, None),
-        };
-        if !too_long && line.len() + chunk.len() <= cap {
-            line.extend_from_slice(chunk);
-        } else {
-            too_long = true;
-            line.clear();
+    }
+
+    /// Reads one line into `self.line`. `Ok(None)` at end of input; `Ok(Some(true))`
+    /// when the line was longer than [`MAX_MESSAGE_BYTES`]: its excess is skipped, so a
+    /// huge line costs at most that much memory.
+    async fn next_line(&mut self) -> io::Result<Option<bool>> {
+        if self.returned {
+            self.line.clear();
+            self.too_long = false;
+            self.read_any = false;
+            self.returned = false;
         }
-        let consumed = done.unwrap_or(buf.len());
-        input.consume(consumed);
-        if done.is_some() {
-            return Ok(Some(too_long));
+        loop {
+            let buf = self.input.fill_buf().await?;
+            if buf.is_empty() {
+                self.returned = true;
+                return Ok(self.read_any.then_some(self.too_long));
+            }
+            self.read_any = true;
+            let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (&buf[..i], Some(i + 1)),
+                None => (buf, None),
+            };
+            if !self.too_long && self.line.len() + chunk.len() <= MAX_MESSAGE_BYTES {
+                self.line.extend_from_slice(chunk);
+            } else {
+                self.too_long = true;
+                self.line.clear();
+            }
+            let consumed = done.unwrap_or(buf.len());
+            self.input.consume(consumed);
+            if done.is_some() {
+                self.returned = true;
+                return Ok(Some(self.too_long));
+            }
         }
     }
 }
 
-/// rmcp and parse errors to the client, a whole line at a time so they never interleave.
+/// rmcp's lines and ours (parse errors, fast calls' responses) to the client, a whole
+/// line at a time so they never interleave.
 async fn pump_outbound<W: AsyncWrite + Unpin>(
     from_rmcp: ReadHalf<DuplexStream>,
-    mut errors: mpsc::UnboundedReceiver<String>,
+    mut ours: mpsc::UnboundedReceiver<Vec<u8>>,
     mut output: W,
 ) {
     let mut from_rmcp = BufReader::new(from_rmcp);
-    let mut line = Vec::new();
-    let mut errors_open = true;
+    // Kept across iterations: a read interrupted by one of our lines resumes where it was.
+    let mut rmcp_line = Vec::new();
+    let mut ours_open = true;
     loop {
-        line.clear();
-        tokio::select! {
-            read = from_rmcp.read_until(b'\n', &mut line) => match read {
+        let written = tokio::select! {
+            // rmcp's first: a fast call's progress, which rmcp has written by the time
+            // the call answers, goes out before its response.
+            biased;
+            read = from_rmcp.read_until(b'\n', &mut rmcp_line) => match read {
                 Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            },
-            error = errors.recv(), if errors_open => match error {
-                Some(error) => {
-                    line.extend_from_slice(error.as_bytes());
-                    line.push(b'\n');
+                Ok(_) => {
+                    let written = write_line(&mut output, &rmcp_line).await;
+                    rmcp_line.clear();
+                    written
                 }
+            },
+            line = ours.recv(), if ours_open => match line {
+                Some(line) => write_line(&mut output, &line).await,
                 None => {
-                    errors_open = false;
+                    ours_open = false;
                     continue;
                 }
             },
-        }
-        if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
-            break;
+        };
+        if !written {
+            return;
         }
     }
+    // rmcp is done; what we answer until our calls have ended still goes out.
+    while let Some(line) = ours.recv().await {
+        if !write_line(&mut output, &line).await {
+            return;
+        }
+    }
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(output: &mut W, line: &[u8]) -> bool {
+    output.write_all(line).await.is_ok() && output.flush().await.is_ok()
 }

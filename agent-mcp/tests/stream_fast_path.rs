@@ -1,0 +1,636 @@
+//! `tools/call` over the stream transport (`serve_io`), which answers calls itself once
+//! the session is initialized: the same bytes rmcp would write, calls that run side by
+//! side and may ask their client, progress before the response, cancellation, and
+//! everything else left to rmcp as before.
+
+use agent_core::{
+    AgentResult, Content, Tool, ToolContext, ToolError, ToolSet, TypedTool, async_trait,
+};
+use agent_mcp::{LogLevel, McpPeer, McpServer};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
+
+/// What the tools of a test share with it.
+#[derive(Clone)]
+struct Probes {
+    started: Arc<AtomicBool>,
+    saw_cancel: Arc<AtomicBool>,
+    gate: Arc<tokio::sync::Barrier>,
+}
+
+impl Default for Probes {
+    fn default() -> Self {
+        Self {
+            started: Arc::default(),
+            saw_cancel: Arc::default(),
+            gate: Arc::new(tokio::sync::Barrier::new(2)),
+        }
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct EchoArgs {
+    /// What to echo
+    text: String,
+}
+
+/// Echoes its text; its arguments are checked as any typed tool's are.
+struct Echo;
+
+#[async_trait]
+impl TypedTool for Echo {
+    type Args = EchoArgs;
+    type Output = String;
+
+    fn name(&self) -> &'static str {
+        "echo"
+    }
+
+    fn description(&self) -> &'static str {
+        "Echoes its text."
+    }
+
+    async fn call_typed(&self, args: EchoArgs, _ctx: &ToolContext) -> AgentResult<String> {
+        Ok(args.text)
+    }
+}
+
+/// One tool per behaviour a test needs.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// Fails with a tool error.
+    Fails,
+    /// Waits until a second call of it runs too.
+    Gate,
+    /// Asks its client to sample, and answers what the client's model said.
+    Samples,
+    /// Reports three steps of progress.
+    Reports,
+    /// Waits until cancelled, and records that it was.
+    Waits,
+    /// Blocks its thread for a second.
+    Blocks,
+}
+
+struct Probe {
+    kind: Kind,
+    probes: Probes,
+}
+
+#[async_trait]
+impl Tool for Probe {
+    fn name(&self) -> &'static str {
+        match self.kind {
+            Kind::Fails => "fails",
+            Kind::Gate => "gate",
+            Kind::Samples => "samples",
+            Kind::Reports => "reports",
+            Kind::Waits => "waits",
+            Kind::Blocks => "blocks",
+        }
+    }
+
+    fn description(&self) -> &'static str {
+        "A probe for the stream transport's tests."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    async fn call(&self, _args: &Value, ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        let text = match self.kind {
+            Kind::Fails => return Err(ToolError::execution("the probe failed, as asked").into()),
+            Kind::Gate => {
+                let both = tokio::time::timeout(Duration::from_secs(5), self.probes.gate.wait());
+                match both.await {
+                    Ok(_) => "passed".to_owned(),
+                    Err(_) => "alone".to_owned(),
+                }
+            }
+            Kind::Samples => {
+                let peer = ctx.state::<McpPeer>().expect("served over MCP");
+                let params = json!({"maxTokens": 10, "messages": [
+                    {"role": "user", "content": {"type": "text", "text": "say something"}}]});
+                let answer = peer.request("sampling/createMessage", params).await?;
+                format!("the client said: {}", answer["content"]["text"])
+            }
+            Kind::Reports => {
+                for step in 1..=3 {
+                    ctx.emit_progress(json!(step))?;
+                }
+                let peer = ctx.state::<McpPeer>().expect("served over MCP");
+                peer.log(LogLevel::Info, "all three steps done").await?;
+                "reported".to_owned()
+            }
+            Kind::Blocks => {
+                std::thread::sleep(Duration::from_secs(1));
+                "unblocked".to_owned()
+            }
+            Kind::Waits => {
+                self.probes.started.store(true, Ordering::SeqCst);
+                let cancelled = ctx.cancellation().cancelled();
+                if tokio::time::timeout(Duration::from_secs(10), cancelled)
+                    .await
+                    .is_ok()
+                {
+                    self.probes.saw_cancel.store(true, Ordering::SeqCst);
+                }
+                "waited".to_owned()
+            }
+        };
+        Ok(vec![Content::text(text)])
+    }
+}
+
+fn tools(probes: &Probes) -> ToolSet {
+    let mut tools = ToolSet::new();
+    tools.register_tool(Echo).unwrap();
+    for kind in [
+        Kind::Fails,
+        Kind::Gate,
+        Kind::Samples,
+        Kind::Reports,
+        Kind::Waits,
+        Kind::Blocks,
+    ] {
+        let probes = probes.clone();
+        tools.register_tool(Probe { kind, probes }).unwrap();
+    }
+    tools
+}
+
+/// How the server end is served.
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    /// `agent_mcp::serve_io`, with its fast path.
+    Stream,
+    /// rmcp's own `serve`, the reference for what a client must see.
+    Rmcp,
+}
+
+/// A client writing and reading raw JSON-RPC lines.
+struct Raw {
+    write: WriteHalf<DuplexStream>,
+    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
+    served: tokio::task::JoinHandle<()>,
+}
+
+impl Raw {
+    fn open(tools: ToolSet, via: Via) -> Self {
+        let (client, server_end) = tokio::io::duplex(1 << 16);
+        let (input, output) = tokio::io::split(server_end);
+        let served = tokio::spawn(async move {
+            let server = McpServer::new(tools);
+            match via {
+                Via::Stream => {
+                    let _ = agent_mcp::serve_io(server, input, output).await;
+                }
+                Via::Rmcp => {
+                    if let Ok(running) = server.serve((input, output)).await {
+                        let _ = running.waiting().await;
+                    }
+                }
+            }
+        });
+        let (read, write) = tokio::io::split(client);
+        Self {
+            write,
+            lines: BufReader::new(read).lines(),
+            served,
+        }
+    }
+
+    /// A session initialized with `capabilities`.
+    async fn initialized(tools: ToolSet, via: Via, capabilities: Value) -> Self {
+        let mut raw = Self::open(tools, via);
+        raw.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": capabilities,
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        )
+        .await;
+        let reply = raw.next().await;
+        assert!(reply.contains("\"serverInfo\""), "{reply}");
+        raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        raw
+    }
+
+    async fn send(&mut self, message: &Value) {
+        self.send_line(&message.to_string()).await;
+    }
+
+    async fn send_line(&mut self, line: &str) {
+        self.write.write_all(line.as_bytes()).await.unwrap();
+        self.write.write_all(b"\n").await.unwrap();
+    }
+
+    /// The next line from the server.
+    async fn next(&mut self) -> String {
+        tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+            .await
+            .expect("a line from the server within 10s")
+            .unwrap()
+            .expect("the server still writes")
+    }
+
+    /// The next line, or `None` when nothing comes within `quiet`.
+    async fn next_within(&mut self, quiet: Duration) -> Option<String> {
+        let line = tokio::time::timeout(quiet, self.lines.next_line()).await;
+        line.ok()
+            .map(|line| line.unwrap().expect("the server still writes"))
+    }
+}
+
+fn call(id: Value, name: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments}})
+}
+
+fn parse(line: &str) -> Value {
+    serde_json::from_str(line).unwrap()
+}
+
+/// rmcp's "received request" events, by request id: the requests rmcp's service loop
+/// handled.
+#[derive(Clone, Default)]
+struct RmcpRequests(Arc<Mutex<Vec<String>>>);
+
+struct Fields<'a> {
+    message: &'a mut String,
+    id: &'a mut String,
+}
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        match field.name() {
+            "message" => *self.message = format!("{value:?}"),
+            "id" => *self.id = format!("{value:?}"),
+            _ => {}
+        }
+    }
+}
+
+impl tracing::Subscriber for RmcpRequests {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let (mut message, mut id) = (String::new(), String::new());
+        event.record(&mut Fields {
+            message: &mut message,
+            id: &mut id,
+        });
+        if message == "received request" {
+            self.0.lock().unwrap().push(id);
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// The replies to `lines`, one request at a time, in a session served `via`, and the
+/// ids of the requests rmcp's service loop handled meanwhile.
+async fn replies(via: Via, lines: &[Value]) -> (Vec<String>, Vec<String>) {
+    let mut raw = Raw::initialized(tools(&Probes::default()), via, json!({})).await;
+    // Every task runs on this test's thread, so this subscriber sees rmcp's events.
+    let rmcp_requests = RmcpRequests::default();
+    let guard = tracing::subscriber::set_default(rmcp_requests.clone());
+    let mut replies = Vec::new();
+    for line in lines {
+        raw.send(line).await;
+        replies.push(raw.next().await);
+    }
+    drop(guard);
+    let handled = rmcp_requests.0.lock().unwrap().clone();
+    (replies, handled)
+}
+
+#[tokio::test]
+async fn calls_are_answered_without_rmcp_in_the_bytes_rmcp_writes() {
+    let lines = [
+        call(json!(2), "echo", json!({"text": "hi \"there\" ✓"})),
+        call(json!("s-3"), "fails", json!({})),
+        call(json!(4), "nope", json!({})),
+        call(json!(5), "echo", json!({"text": 5})),
+        call(json!(6), "echo", json!({})),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "t"}, "_meta": {"progressToken": "p"}}}),
+        json!({"jsonrpc": "2.0", "id": -8, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "negative id"}}}),
+    ];
+    let (ours, handled_by_rmcp) = replies(Via::Stream, &lines).await;
+    let (theirs, handled_by_rmcp_alone) = replies(Via::Rmcp, &lines).await;
+    assert_eq!(ours, theirs);
+    // None of them went through rmcp's service loop; served by rmcp, all of them did
+    // (so the check above can fail).
+    assert_eq!(handled_by_rmcp, Vec::<String>::new());
+    assert_eq!(handled_by_rmcp_alone.len(), lines.len());
+
+    let ours: Vec<Value> = ours.iter().map(|line| parse(line)).collect();
+    assert_eq!(ours[0]["id"], 2);
+    assert_eq!(ours[0]["result"]["content"][0]["text"], "hi \"there\" ✓");
+    assert_eq!(ours[0]["result"]["isError"], false);
+    assert_eq!(ours[1]["id"], "s-3");
+    assert_eq!(ours[1]["result"]["isError"], true);
+    assert!(
+        ours[1]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("the probe failed")
+    );
+    assert_eq!(ours[2]["error"]["code"], -32602, "{}", ours[2]);
+    for invalid in &ours[3..5] {
+        assert_eq!(invalid["result"]["isError"], true, "{invalid}");
+        let text = invalid["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("text"), "{text}");
+    }
+    assert_eq!(ours[5]["result"]["content"][0]["text"], "t");
+    assert_eq!(ours[6]["id"], -8);
+}
+
+#[tokio::test]
+async fn a_tools_call_before_initialize_goes_to_rmcp_which_answers_as_it_always_has() {
+    let early = call(json!(1), "echo", json!({"text": "too early"}));
+    let mut answers = Vec::new();
+    for via in [Via::Stream, Via::Rmcp] {
+        let mut raw = Raw::open(tools(&Probes::default()), via);
+        raw.send(&early).await;
+        answers.push(raw.next().await);
+    }
+    assert_eq!(answers[0], answers[1]);
+    let answer = parse(&answers[0]);
+    assert_eq!(answer["id"], 1);
+    assert!(answer["error"].is_object(), "{answer}");
+}
+
+#[tokio::test]
+async fn calls_run_side_by_side_with_rmcps_client() {
+    let probes = Probes::default();
+    let (client_end, server_end) = tokio::io::duplex(1 << 16);
+    let (input, output) = tokio::io::split(server_end);
+    tokio::spawn(agent_mcp::serve_io(
+        McpServer::new(tools(&probes)),
+        input,
+        output,
+    ));
+    let client = ().serve(client_end).await.unwrap();
+    let gate = || client.call_tool(CallToolRequestParams::new("gate"));
+    // Each waits for the other: they pass only if both run at once.
+    let (first, second) = tokio::join!(gate(), gate());
+    for result in [first.unwrap(), second.unwrap()] {
+        let content = serde_json::to_value(&result.content).unwrap();
+        assert_eq!(content[0]["text"], "passed");
+    }
+}
+
+/// The reader answers other calls while a tool blocks its thread: on a runtime with
+/// threads to spare, each tool runs in a task of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_blocking_its_thread_does_not_hold_up_other_calls() {
+    let mut raw = Raw::initialized(tools(&Probes::default()), Via::Stream, json!({})).await;
+    raw.send(&call(json!("slow"), "blocks", json!({}))).await;
+    raw.send(&call(json!("quick"), "echo", json!({"text": "quick"})))
+        .await;
+    let first = parse(&raw.next().await);
+    assert_eq!(first["id"], "quick", "{first}");
+    let second = parse(&raw.next().await);
+    assert_eq!(second["result"]["content"][0]["text"], "unblocked");
+}
+
+#[tokio::test]
+async fn a_call_asks_its_client_and_the_answer_comes_back_through_the_stream() {
+    let mut raw = Raw::initialized(
+        tools(&Probes::default()),
+        Via::Stream,
+        json!({"sampling": {}}),
+    )
+    .await;
+    raw.send(&call(json!(9), "samples", json!({}))).await;
+    let request = parse(&raw.next().await);
+    assert_eq!(request["method"], "sampling/createMessage", "{request}");
+    // Another call is answered while the first waits for its client.
+    raw.send(&call(json!(10), "echo", json!({"text": "meanwhile"})))
+        .await;
+    let meanwhile = parse(&raw.next().await);
+    assert_eq!(meanwhile["id"], 10);
+    raw.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+        "role": "assistant", "model": "m", "stopReason": "endTurn",
+        "content": {"type": "text", "text": "hello from the client"}}}))
+        .await;
+    let answer = parse(&raw.next().await);
+    assert_eq!(answer["id"], 9);
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "the client said: \"hello from the client\""
+    );
+}
+
+#[tokio::test]
+async fn progress_and_logs_go_out_before_the_response() {
+    let mut raw = Raw::initialized(tools(&Probes::default()), Via::Stream, json!({})).await;
+    raw.send(&json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+        "params": {"name": "reports", "_meta": {"progressToken": 77}}}))
+        .await;
+    // Progress travels through a task of its own, the log message straight through the
+    // session: each in order, both before the response.
+    let mut progress = Vec::new();
+    let mut logs = Vec::new();
+    for _ in 0..4 {
+        let line = parse(&raw.next().await);
+        match line["method"].as_str() {
+            Some("notifications/progress") => {
+                assert_eq!(line["params"]["progressToken"], 77);
+                progress.push(line["params"]["progress"].as_f64().unwrap());
+            }
+            Some("notifications/message") => logs.push(line["params"]["data"].clone()),
+            _ => panic!("a notification before the response, not {line}"),
+        }
+    }
+    assert_eq!(progress, [1.0, 2.0, 3.0]);
+    assert_eq!(logs, [json!("all three steps done")]);
+    let answer = parse(&raw.next().await);
+    assert_eq!(answer["id"], 11);
+    assert_eq!(answer["result"]["content"][0]["text"], "reported");
+}
+
+async fn set_within(flag: &AtomicBool, within: Duration) -> bool {
+    tokio::time::timeout(within, async {
+        while !flag.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .is_ok()
+}
+
+#[tokio::test]
+async fn notifications_cancelled_cancels_a_call_and_its_response_is_not_sent() {
+    let probes = Probes::default();
+    let mut raw = Raw::initialized(tools(&probes), Via::Stream, json!({})).await;
+    raw.send(&call(json!("w"), "waits", json!({}))).await;
+    assert!(set_within(&probes.started, Duration::from_secs(5)).await);
+    raw.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "w", "reason": "changed my mind"}}),
+    )
+    .await;
+    assert!(set_within(&probes.saw_cancel, Duration::from_secs(5)).await);
+    // The next line is the next call's answer: a cancelled request is not answered.
+    raw.send(&call(json!(12), "echo", json!({"text": "next"})))
+        .await;
+    let next = parse(&raw.next().await);
+    assert_eq!(next["id"], 12, "{next}");
+}
+
+#[tokio::test]
+async fn a_call_reusing_the_id_of_one_running_goes_to_rmcp() {
+    let probes = Probes::default();
+    let mut raw = Raw::initialized(tools(&probes), Via::Stream, json!({})).await;
+    raw.send(&call(json!("dup"), "waits", json!({}))).await;
+    assert!(set_within(&probes.started, Duration::from_secs(5)).await);
+    raw.send(&call(json!("dup"), "echo", json!({"text": "second"})))
+        .await;
+    let second = parse(&raw.next().await);
+    assert_eq!(second["result"]["content"][0]["text"], "second");
+    // The first is still ours to cancel.
+    raw.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "dup"}}),
+    )
+    .await;
+    assert!(set_within(&probes.saw_cancel, Duration::from_secs(5)).await);
+}
+
+#[tokio::test]
+async fn a_client_that_closes_its_end_after_writing_still_gets_its_answers() {
+    let mut answers = Vec::new();
+    for via in [Via::Stream, Via::Rmcp] {
+        let mut raw = Raw::initialized(tools(&Probes::default()), via, json!({})).await;
+        raw.send(&call(json!(14), "echo", json!({"text": "piped"})))
+            .await;
+        raw.write.shutdown().await.unwrap();
+        answers.push(raw.next().await);
+    }
+    assert_eq!(answers[0], answers[1]);
+    assert_eq!(parse(&answers[0])["result"]["content"][0]["text"], "piped");
+}
+
+#[tokio::test]
+async fn calls_still_running_when_input_ends_are_cancelled_after_a_grace() {
+    let probes = Probes::default();
+    let mut raw = Raw::initialized(tools(&probes), Via::Stream, json!({})).await;
+    raw.send(&call(json!(13), "waits", json!({}))).await;
+    assert!(set_within(&probes.started, Duration::from_secs(5)).await);
+    raw.write.shutdown().await.unwrap();
+    // Five seconds to answer, as rmcp gives its own calls; then cancelled.
+    assert!(!set_within(&probes.saw_cancel, Duration::from_secs(4)).await);
+    assert!(set_within(&probes.saw_cancel, Duration::from_secs(5)).await);
+    tokio::time::timeout(Duration::from_secs(10), raw.served)
+        .await
+        .expect("the server stops at end of input")
+        .unwrap();
+}
+
+/// Lines that are JSON but not a plain call: each is left to rmcp, which answers (or
+/// not) exactly as it does without the fast path, and the session goes on.
+#[tokio::test]
+async fn unusual_lines_get_rmcps_answers_and_the_session_goes_on() {
+    let unusual = [
+        "[]",
+        r#"[{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}]"#,
+        r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}"#,
+        r#"{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{"name":"echo"}}"#,
+        r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"echo"}}"#,
+        r#"{"jsonrpc":"2.0","id":21.5,"method":"tools/call","params":{"name":"echo"}}"#,
+        r#"{"jsonrpc":"2.0","id":1e30,"method":"tools/call","params":{"name":"echo"}}"#,
+        r#"{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":5}}"#,
+        r#"{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"echo","arguments":[1]}}"#,
+        r#"{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"echo","_meta":3}}"#,
+        r#"{"jsonrpc":"2.0","id":25,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":{}}}}"#,
+        r#"{"jsonrpc":"2.0","id":26,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"},"_meta":{"progressToken":1,"other":2}}}"#,
+        r#"{"jsonrpc":"2.0","id":27,"method":"tools/call","params":{"name":"echo","arguments":{"text":"c"}},"extra":1}"#,
+        r#"{"jsonrpc":"1.0","id":28,"method":"tools/call","params":{"name":"echo","arguments":{"text":"d"}}}"#,
+        r#"{"jsonrpc":"2.0","id":29,"method":"tools\/call","params":{"name":"echo","arguments":{"text":"e"}}}"#,
+        r#"{"jsonrpc":"2.0","id":30,"method":"tools/call"}"#,
+        r#"{"jsonrpc":"2.0","id":31,"method":"tools/call","params":[]}"#,
+        r#"{"jsonrpc":"2.0","id":32,"id":33,"method":"tools/call","params":{"name":"echo","arguments":{"text":"f"}}}"#,
+        r#"{"jsonrpc":"2.0","id":34,"method":"tools/call","params":{"name":"echo","arguments":null}}"#,
+        r#"{"jsonrpc":"2.0","id":36,"method":"tools/call","params":{"name":"echo","arguments":{"text":"h"},"_meta":null}}"#,
+        r#"{"jsonrpc":"2.0","id":37,"method":"tools/call","params":{"name":"echo","arguments":{"text":"i"},"_meta":{"progressToken":null}}}"#,
+        r#"{"jsonrpc":"2.0","id":38,"method":"tools/call","params":{"name":"echo","arguments":{"text":"j"},"_meta":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":39,"method":"tools/call","params":{"name":"echo","arguments":{"text":"k"},"_meta":{"progressToken":-1}}}"#,
+        r#"{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"ech\u006f","arguments":{"text":"l"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}"#,
+        r#"{"jsonrpc":"2.0","id":998,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":35,"method":"tools/call","params":{"name":"echo","arguments":{"text":"g"}}}"#,
+    ];
+    let mut seen = Vec::new();
+    for via in [Via::Rmcp, Via::Stream] {
+        let mut raw = Raw::initialized(tools(&Probes::default()), via, json!({})).await;
+        let mut replies = Vec::new();
+        for (i, line) in unusual.iter().enumerate() {
+            raw.send_line(line).await;
+            // A ping after each line: its answer shows the session goes on.
+            raw.send(&json!({"jsonrpc": "2.0", "id": format!("ping-{i}"), "method": "ping"}))
+                .await;
+            loop {
+                let reply = raw.next().await;
+                if parse(&reply)["id"] == format!("ping-{i}") {
+                    break;
+                }
+                replies.push(reply);
+            }
+        }
+        // A call's answer may come after the ping's.
+        while let Some(reply) = raw.next_within(Duration::from_millis(500)).await {
+            replies.push(reply);
+        }
+        replies.sort();
+        seen.push(replies);
+    }
+    assert_eq!(seen[0], seen[1]);
+    assert!(seen[1].iter().any(|reply| reply.contains("\"id\":35")));
+}
+
+/// Arbitrary lines never stop the session.
+#[tokio::test]
+async fn garbage_never_stops_the_session() {
+    let mut raw = Raw::initialized(tools(&Probes::default()), Via::Stream, json!({})).await;
+    let garbage = [
+        "\u{0}\u{1}\u{2}",
+        "{",
+        "}{",
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"\ud800"}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}} trailing"#,
+        "\"just a string\"",
+        "12345678901234567890123456789",
+        "null",
+    ];
+    for line in garbage {
+        raw.send_line(line).await;
+    }
+    raw.send(&call(json!(40), "echo", json!({"text": "alive"})))
+        .await;
+    loop {
+        let reply = parse(&raw.next().await);
+        if reply["id"] == 40 {
+            assert_eq!(reply["result"]["content"][0]["text"], "alive");
+            break;
+        }
+    }
+}
