@@ -6,7 +6,9 @@
 //!
 //! A load test rather than a criterion measurement: it runs a fixed number of calls and
 //! prints a table of calls/s, p50/p99 latency, server CPU per call and the process's
-//! RSS before and after every round.
+//! RSS before and after every round. Our server answers these calls as
+//! `application/json` on its fast path (the tool cannot need its client mid-call), rmcp
+//! on an event stream; the table's head says which content type each gave.
 //!
 //! ```text
 //! cargo bench --manifest-path bench-mcp/Cargo.toml --bench http_load             # 2,000 calls a client, 3 rounds
@@ -179,8 +181,8 @@ impl Session {
         session
     }
 
-    /// One `tools/call`, checked.
-    async fn call(&self, id: u64) {
+    /// One `tools/call`, checked; the answer's content type.
+    async fn call(&self, id: u64) -> String {
         let response = post(
             &self.http,
             &self.url,
@@ -194,9 +196,16 @@ impl Session {
             }),
         )
         .await;
+        let kind = response
+            .headers()
+            .get("content-type")
+            .and_then(|kind| kind.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
         let body = response.bytes().await.expect("answered");
         let body = String::from_utf8_lossy(&body);
         assert!(body.contains(BEIJING_3_DAYS), "unexpected answer: {body}");
+        kind
     }
 
     async fn close(self) {
@@ -358,6 +367,17 @@ fn main() {
         "MCP tools/call over Streamable HTTP on loopback: {calls} calls a client, {rounds} rounds{}",
         if quick { " (quick)" } else { "" }
     );
+    // How each server answers a call: ours as JSON when the tool cannot need its
+    // client mid-call, rmcp's service on an event stream.
+    for server in &servers {
+        let kind = clients_rt.block_on(async {
+            let session = Session::open(reqwest::Client::new(), &server.url).await;
+            let kind = session.call(1).await;
+            session.close().await;
+            kind
+        });
+        println!("{} answers tools/call as {kind}", server.name);
+    }
     for clients in [8, 50] {
         let mut results: [Vec<Round>; 2] = [Vec::new(), Vec::new()];
         println!();

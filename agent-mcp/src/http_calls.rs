@@ -71,15 +71,23 @@ struct Authority {
 }
 
 impl Authority {
+    /// A `Host` header's value; `None` if it is not an authority.
     fn parse(text: &str) -> Option<Self> {
         let authority = axum::http::uri::Authority::try_from(text.trim()).ok()?;
-        Some(Self {
-            host: authority
-                .host()
-                .trim_matches(['[', ']'])
-                .to_ascii_lowercase(),
-            port: authority.port_u16(),
-        })
+        Some(Self::new(authority.host(), authority.port_u16()))
+    }
+
+    /// An allowed host as rmcp reads it: an authority, or else the bare text as a host
+    /// (`::1`). Never dropped, so a list with entries never allows every host.
+    fn allowed(text: &str) -> Self {
+        Self::parse(text).unwrap_or_else(|| Self::new(text.trim(), None))
+    }
+
+    fn new(host: &str, port: Option<u16>) -> Self {
+        Self {
+            host: host.trim_matches(['[', ']']).to_ascii_lowercase(),
+            port,
+        }
     }
 }
 
@@ -101,7 +109,7 @@ impl HttpSessions {
             cancel,
             allowed_hosts: allowed_hosts
                 .iter()
-                .filter_map(|host| Authority::parse(host))
+                .map(|host| Authority::allowed(host))
                 .collect(),
         }
     }
