@@ -341,10 +341,12 @@ impl Endpoint {
             calls.used(&parts.headers)
         });
         let (parts, bytes) = match &self.calls {
-            Some(calls) if used.is_some() => match calls.fast_call(parts, bytes).await {
-                Ok(call) => return self.answer(call, admitted.permit, used).await,
-                Err(request) => request,
-            },
+            Some(calls) if let Some(session) = &used => {
+                match calls.fast_call(parts, bytes, session).await {
+                    Ok(call) => return self.answer(call, admitted.permit, used).await,
+                    Err(request) => request,
+                }
+            }
             _ => (parts, bytes),
         };
         let opening = used.is_none() && !parts.headers.contains_key(SESSION_HEADER);

@@ -15,8 +15,8 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use rmcp::Service;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, GetExtensions, GetMeta, ProtocolVersion, RequestId,
-    RequestMetaObject, ServerJsonRpcMessage,
+    CallToolRequest, ClientRequest, GetExtensions, GetMeta, JsonRpcRequest, ProtocolVersion,
+    RequestId, RequestMetaObject, ServerJsonRpcMessage,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -233,11 +233,9 @@ impl HttpSessions {
         &self,
         parts: Parts,
         body: Bytes,
+        session: &SessionUse,
     ) -> Result<FastCall, (Parts, Bytes)> {
-        let Some((id, entry)) = self.eligible(&parts.headers, &body) else {
-            return Err((parts, body));
-        };
-        let Some(handler) = entry.handler.get() else {
+        let Some(handler) = self.eligible(&parts.headers, &body, &session.entry) else {
             return Err((parts, body));
         };
         let Some(planned) = plan(handler, &body) else {
@@ -245,7 +243,15 @@ impl HttpSessions {
         };
         // A session closed a moment ago (deleted, expired, at shutdown) is rmcp's to
         // answer: 404.
-        if !self.manager.sessions.read().await.contains_key(id.as_str()) {
+        let id = parts
+            .headers
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok());
+        let live = match id {
+            Some(id) => self.manager.sessions.read().await.contains_key(id),
+            None => false,
+        };
+        if !live {
             return Err((parts, body));
         }
         let Planned {
@@ -265,13 +271,18 @@ impl HttpSessions {
         })
     }
 
-    /// The session of a POST whose headers allow the fast path, if it has initialized.
-    fn eligible(&self, headers: &HeaderMap, body: &[u8]) -> Option<(String, Arc<SessionEntry>)> {
+    /// The handler of a session whose POST's headers allow the fast path, if the
+    /// session has initialized and is still served.
+    fn eligible<'a>(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+        entry: &'a SessionEntry,
+    ) -> Option<&'a SessionHandler> {
         // Only bodies that can be a call are parsed here; the rest is rmcp's to parse.
-        if !body.windows(12).any(|w| w == b"\"tools/call\"") {
+        if !contains(body, b"\"tools/call\"") {
             return None;
         }
-        let id = headers.get(SESSION_HEADER)?.to_str().ok()?;
         // Browser requests (with an Origin) and hosts not plainly allowed are for rmcp
         // to check and refuse.
         if headers.contains_key(header::ORIGIN) || !self.host_allowed(headers) {
@@ -293,12 +304,8 @@ impl HttpSessions {
                 return None;
             }
         }
-        let entry = self.entry(id)?;
         let handler = entry.handler.get()?;
-        if handler.peer.is_transport_closed() {
-            return None;
-        }
-        Some((id.to_owned(), entry))
+        (!handler.peer.is_transport_closed()).then_some(handler)
     }
 
     fn host_allowed(&self, headers: &HeaderMap) -> bool {
@@ -371,11 +378,15 @@ struct Planned {
 /// The call in `body`, if it is one request (not a batch) of `tools/call` that the
 /// session's server can answer without its client.
 fn plan(handler: &SessionHandler, body: &[u8]) -> Option<Planned> {
-    let ClientJsonRpcMessage::Request(request) = serde_json::from_slice(body).ok()? else {
+    // rmcp reads a message as each kind of message, and a request as each kind of
+    // request, in turn: a `tools/call` is read here as one directly. A body naming a
+    // result or an error too is not a plain request; rmcp classifies (and refuses) it.
+    if contains(body, b"\"result\"") || contains(body, b"\"error\"") {
         return None;
-    };
+    }
+    let request: JsonRpcRequest<CallToolRequest> = serde_json::from_slice(body).ok()?;
     let id = request.id;
-    let mut request = request.request;
+    let mut request = ClientRequest::CallToolRequest(request.request);
     let meta = std::mem::take(request.get_meta_mut());
     // A request that states its own protocol version follows the stateless lifecycle,
     // which rmcp validates.
@@ -400,6 +411,12 @@ fn plan(handler: &SessionHandler, body: &[u8]) -> Option<Planned> {
             meta,
             extensions,
         })
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
 }
 
 /// Whether the body is declared JSON, as rmcp requires.

@@ -362,6 +362,23 @@ async fn requests_the_fast_path_does_not_check_go_to_rmcp() {
         .await
         .unwrap();
     assert!(!is_json(&reply) || reply.status != 200, "{reply:?}");
+    // A request that also names a result is not a plain request: rmcp's answer.
+    let odd = json!({
+        "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 1, "b": 1}}, "result": {}
+    })
+    .to_string();
+    let fast = post(server.addr, Some(&session), &[], odd.as_bytes())
+        .await
+        .unwrap();
+    let slow = post(server.addr, Some(&session), &[THROUGH_RMCP], odd.as_bytes())
+        .await
+        .unwrap();
+    assert!(!is_json(&fast) || fast.status != 200, "{fast:?}");
+    assert_eq!(
+        (fast.status, fast.messages()),
+        (slow.status, slow.messages())
+    );
     // The protocol version header is checked: an unknown one is refused.
     let bad_version = [("Mcp-Protocol-Version", "1999-01-01")];
     let refused = post(server.addr, Some(&session), &bad_version, &body)
