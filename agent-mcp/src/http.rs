@@ -195,6 +195,13 @@ impl McpServer {
     ///
     /// A call whose client disconnects before its answer is cancelled (its tool's
     /// cancellation token fires), and the places it held under the limits are freed.
+    ///
+    /// With sessions, a `tools/call` of a tool that cannot talk to its client mid-call
+    /// (it takes no `ToolContext`, state or progress, and needs no approval) is answered
+    /// as `application/json`, which the Streamable HTTP transport allows and clients
+    /// accept; other requests are answered as rmcp's service answers them, calls on an
+    /// event stream. Every request of a session, a call in flight included, keeps it
+    /// from expiring.
     pub fn router_with(&self, options: HttpOptions) -> Router {
         let mut sessions = LocalSessionManager::default();
         // Calls answered by the endpoint itself never reach rmcp's session worker, so
