@@ -15,7 +15,12 @@
 //! cargo bench --manifest-path bench-mcp/Cargo.toml --bench http_load -- --quick  # 200 calls a client, 2 rounds
 //! ```
 //!
-//! `MCP_LOAD_QUICK=1` selects the quick mode too. Each server runs in its own tokio
+//! `MCP_LOAD_QUICK=1` selects the quick mode too; `MCP_LOAD_CALLS` and `MCP_LOAD_ROUNDS`
+//! set the calls a client and the rounds. Instructions per call: run the bench binary
+//! under `valgrind --tool=callgrind --separate-threads=yes` with two call counts; the
+//! client runtime's two threads start first, then ours, then rmcp's (threads 2-3, 4-5
+//! and 6-7 of callgrind's numbering), and the difference between the runs, divided by
+//! the difference in calls, is a server's instructions a call. Each server runs in its own tokio
 //! runtime whose threads record their ids as they start; a server's CPU is the run time
 //! the kernel counts for those threads (`/proc/self/task/<tid>/schedstat`), so the
 //! clients, which run in a third runtime, are not counted. Each client opens a session
@@ -354,6 +359,17 @@ fn main() {
     let quick = std::env::args().any(|arg| arg == "--quick")
         || std::env::var_os("MCP_LOAD_QUICK").is_some_and(|quick| quick != "0");
     let (calls, rounds) = if quick { (200, 2) } else { (2_000, 3) };
+    // Fixed counts, for instructions under callgrind (see the doc comment).
+    let count = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(default)
+    };
+    let (calls, rounds) = (
+        count("MCP_LOAD_CALLS", calls),
+        count("MCP_LOAD_ROUNDS", rounds),
+    );
     // Plain HTTP needs no TLS, but reqwest's client wants a provider installed.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let clients_rt = tokio::runtime::Builder::new_multi_thread()
