@@ -371,7 +371,7 @@ impl Endpoint {
             () = deadline.as_mut() => return self.admission.timed_out(),
         };
         if let (Some(calls), true) = (&self.calls, opening) {
-            calls.opened(response.headers());
+            calls.opened(response.headers()).await;
         }
         if let (Some(auth), Some(checked)) = (&self.auth, checked) {
             auth.answered(checked, response.headers()).await;

@@ -149,7 +149,7 @@ impl HttpSessions {
     }
 
     /// rmcp answered a request without a session by opening one.
-    pub(crate) fn opened(&self, response: &HeaderMap) {
+    pub(crate) async fn opened(&self, response: &HeaderMap) {
         let Some(id) = response.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
             return;
         };
@@ -158,16 +158,26 @@ impl HttpSessions {
             in_flight: AtomicUsize::new(0),
             handler: OnceLock::new(),
         });
-        let mut table = self.table.write().unwrap_or_else(PoisonError::into_inner);
-        if table.len() >= self.max_entries {
-            table.retain(|_, entry| {
-                entry
-                    .handler
-                    .get()
-                    .is_none_or(|handler| !handler.peer.is_transport_closed())
-            });
+        let full = self
+            .table
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+            >= self.max_entries;
+        if full {
+            // Sessions that ended since the last sweep are forgotten now, so the table
+            // never holds many more entries than the sessions cap allows.
+            let live: HashSet<SessionId> =
+                self.manager.sessions.read().await.keys().cloned().collect();
+            self.table
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .retain(|id, _| live.contains(id));
         }
-        table.insert(SessionId::from(id), entry);
+        self.table
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(SessionId::from(id), entry);
     }
 
     /// The session in `headers` was closed by its client.
@@ -463,5 +473,47 @@ async fn sweep(sessions: Weak<HttpSessions>, cancel: CancellationToken, period: 
             return;
         };
         sessions.close_idle().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[tokio::test]
+    async fn the_table_holds_no_more_than_the_sessions_cap_allows() {
+        let manager = Arc::new(LocalSessionManager::default());
+        let sessions = HttpSessions::new(
+            manager.clone(),
+            10,
+            Duration::from_secs(300),
+            &[],
+            CancellationToken::new(),
+        );
+        // Many sessions opened and ended one after another, none swept.
+        for _ in 0..200 {
+            let (id, _transport) = manager.create_session().await.unwrap();
+            let mut headers = HeaderMap::new();
+            headers.insert(SESSION_HEADER, HeaderValue::from_str(&id).unwrap());
+            sessions.opened(&headers).await;
+            manager.close_session(&id).await.unwrap();
+        }
+        let held = sessions.table.read().unwrap().len();
+        assert!(held <= sessions.max_entries, "{held} entries");
+        // A live session is kept through the pruning.
+        let (live, _transport) = manager.create_session().await.unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert(SESSION_HEADER, HeaderValue::from_str(&live).unwrap());
+        sessions.opened(&headers).await;
+        for _ in 0..100 {
+            let (id, _transport) = manager.create_session().await.unwrap();
+            let mut headers = HeaderMap::new();
+            headers.insert(SESSION_HEADER, HeaderValue::from_str(&id).unwrap());
+            sessions.opened(&headers).await;
+            manager.close_session(&id).await.unwrap();
+        }
+        assert!(sessions.entry(&live).is_some());
+        assert!(sessions.table.read().unwrap().len() <= sessions.max_entries);
     }
 }
