@@ -7,9 +7,16 @@
 #[path = "support/raw_http.rs"]
 mod raw_http;
 
-use agent_core::{Principal, Progress, ToolError, tool, tools};
-use agent_mcp::{HttpAuth, HttpOptions, McpHttpServer, McpServer, StaticTokens};
+use agent_core::{Principal, Progress, State, ToolContext, ToolError, tool, tools};
+use agent_mcp::{HttpAuth, HttpOptions, McpHttpServer, McpPeer, McpServer, StaticTokens};
 use raw_http::{MCP_HEADERS, Reply, call, open_session, post, rpc, send};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, Implementation,
+};
+use rmcp::service::{RequestContext, RoleClient};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -47,13 +54,25 @@ async fn admin_reset() -> &'static str {
     "reset"
 }
 
+/// Names the caller's session.
+#[tool]
+async fn whose(ctx: &ToolContext) -> String {
+    format!("session {}", !ctx.session_id().is_empty())
+}
+
+/// Whether the client can be asked questions.
+#[tool]
+async fn can_ask(peer: State<McpPeer>) -> bool {
+    peer.client_supports("elicitation")
+}
+
 struct Running {
     addr: SocketAddr,
     _stop: DropGuard,
 }
 
 async fn serve(options: HttpOptions) -> Running {
-    let server = McpServer::new(tools![add, fail, steps, purge, admin_reset]);
+    let server = McpServer::new(tools![add, fail, steps, purge, admin_reset, whose, can_ask]);
     let http = McpHttpServer::bind(server, "127.0.0.1:0")
         .await
         .unwrap()
@@ -174,6 +193,19 @@ async fn calls_that_may_need_their_client_still_answer_on_an_event_stream() {
         reply.answer().unwrap()["result"]["content"][0]["text"],
         "done"
     );
+    // Tools reading their context or state answer on a stream, where their requests
+    // to the client can go.
+    for tool in ["whose", "can_ask"] {
+        let reply = call(server.addr, Some(&session), &[], tool, json!({}))
+            .await
+            .unwrap();
+        assert!(is_event_stream(&reply), "{tool}: {reply:?}");
+        assert_eq!(
+            reply.answer().unwrap()["result"]["isError"],
+            false,
+            "{reply:?}"
+        );
+    }
     // A call needing approval asks the client's user, through rmcp: this client cannot
     // be asked (no elicitation capability), so nothing runs.
     let reply = call(server.addr, Some(&session), &[], "purge", json!({}))
@@ -417,4 +449,62 @@ async fn shutting_down_ends_fast_calls_with_the_sessions() {
     .await
     .unwrap();
     assert_eq!(after.status, 404, "{after:?}");
+}
+
+/// A client whose user accepts every elicitation.
+#[derive(Clone)]
+struct Accepts;
+
+impl ClientHandler for Accepts {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder().enable_elicitation().build(),
+            Implementation::new("accepts", "0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(ElicitResult::new(ElicitationAction::Accept))
+    }
+}
+
+#[tokio::test]
+async fn rmcps_client_takes_json_answers_and_still_approves_through_elicitation() {
+    let server = serve(HttpOptions::default()).await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let url = format!("http://{}/mcp", server.addr);
+    let client = Accepts
+        .serve(StreamableHttpClientTransport::from_uri(url))
+        .await
+        .unwrap();
+    let call = |name: &str, arguments: Value| {
+        CallToolRequestParams::new(name.to_owned())
+            .with_arguments(arguments.as_object().cloned().unwrap_or_default())
+    };
+    // Answered as JSON on the fast path.
+    let added = client
+        .peer()
+        .call_tool(call("add", json!({"a": 20, "b": 22})))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&added.content).unwrap()[0]["text"],
+        "42"
+    );
+    // Needs approval: the user is asked on the call's stream, accepts, and it runs.
+    let purged = client
+        .peer()
+        .call_tool(call("purge", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(purged.is_error, Some(false), "{purged:?}");
+    assert_eq!(
+        serde_json::to_value(&purged.content).unwrap()[0]["text"],
+        "purged"
+    );
+    let _ = client.cancel().await;
 }
