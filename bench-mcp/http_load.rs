@@ -6,14 +6,21 @@
 //!
 //! A load test rather than a criterion measurement: it runs a fixed number of calls and
 //! prints a table of calls/s, p50/p99 latency, server CPU per call and the process's
-//! RSS before and after every round.
+//! RSS before and after every round. Our server answers these calls as
+//! `application/json` on its fast path (the tool cannot need its client mid-call), rmcp
+//! on an event stream; the table's head says which content type each gave.
 //!
 //! ```text
 //! cargo bench --manifest-path bench-mcp/Cargo.toml --bench http_load             # 2,000 calls a client, 3 rounds
 //! cargo bench --manifest-path bench-mcp/Cargo.toml --bench http_load -- --quick  # 200 calls a client, 2 rounds
 //! ```
 //!
-//! `MCP_LOAD_QUICK=1` selects the quick mode too. Each server runs in its own tokio
+//! `MCP_LOAD_QUICK=1` selects the quick mode too; `MCP_LOAD_CALLS` and `MCP_LOAD_ROUNDS`
+//! set the calls a client and the rounds. Instructions per call: run the bench binary
+//! under `valgrind --tool=callgrind --separate-threads=yes` with two call counts; the
+//! client runtime's two threads start first, then ours, then rmcp's (threads 2-3, 4-5
+//! and 6-7 of callgrind's numbering), and the difference between the runs, divided by
+//! the difference in calls, is a server's instructions a call. Each server runs in its own tokio
 //! runtime whose threads record their ids as they start; a server's CPU is the run time
 //! the kernel counts for those threads (`/proc/self/task/<tid>/schedstat`), so the
 //! clients, which run in a third runtime, are not counted. Each client opens a session
@@ -179,8 +186,8 @@ impl Session {
         session
     }
 
-    /// One `tools/call`, checked.
-    async fn call(&self, id: u64) {
+    /// One `tools/call`, checked; the answer's content type.
+    async fn call(&self, id: u64) -> String {
         let response = post(
             &self.http,
             &self.url,
@@ -194,9 +201,16 @@ impl Session {
             }),
         )
         .await;
+        let kind = response
+            .headers()
+            .get("content-type")
+            .and_then(|kind| kind.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
         let body = response.bytes().await.expect("answered");
         let body = String::from_utf8_lossy(&body);
         assert!(body.contains(BEIJING_3_DAYS), "unexpected answer: {body}");
+        kind
     }
 
     async fn close(self) {
@@ -345,6 +359,17 @@ fn main() {
     let quick = std::env::args().any(|arg| arg == "--quick")
         || std::env::var_os("MCP_LOAD_QUICK").is_some_and(|quick| quick != "0");
     let (calls, rounds) = if quick { (200, 2) } else { (2_000, 3) };
+    // Fixed counts, for instructions under callgrind (see the doc comment).
+    let count = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(default)
+    };
+    let (calls, rounds) = (
+        count("MCP_LOAD_CALLS", calls),
+        count("MCP_LOAD_ROUNDS", rounds),
+    );
     // Plain HTTP needs no TLS, but reqwest's client wants a provider installed.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let clients_rt = tokio::runtime::Builder::new_multi_thread()
@@ -358,6 +383,17 @@ fn main() {
         "MCP tools/call over Streamable HTTP on loopback: {calls} calls a client, {rounds} rounds{}",
         if quick { " (quick)" } else { "" }
     );
+    // How each server answers a call: ours as JSON when the tool cannot need its
+    // client mid-call, rmcp's service on an event stream.
+    for server in &servers {
+        let kind = clients_rt.block_on(async {
+            let session = Session::open(reqwest::Client::new(), &server.url).await;
+            let kind = session.call(1).await;
+            session.close().await;
+            kind
+        });
+        println!("{} answers tools/call as {kind}", server.name);
+    }
     for clients in [8, 50] {
         let mut results: [Vec<Round>; 2] = [Vec::new(), Vec::new()];
         println!();

@@ -2,16 +2,17 @@
 //! [`McpHttpServer`], the standalone server built on that router.
 
 use crate::auth::{self, AuthState, HttpAuth};
+use crate::http_calls::{FastCall, HttpSessions, SessionUse};
 use crate::limits::{self, Admission, BodyLimits, CancelCall, GuardedBody};
 use crate::server::McpServer;
 use agent_core::ToolSet;
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{Method, header};
-use axum::response::Response;
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
-use http_body_util::Full;
+use http_body_util::{BodyExt, Full};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -22,6 +23,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -193,10 +195,29 @@ impl McpServer {
     ///
     /// A call whose client disconnects before its answer is cancelled (its tool's
     /// cancellation token fires), and the places it held under the limits are freed.
+    ///
+    /// With sessions, a `tools/call` of a tool that cannot talk to its client mid-call
+    /// (it takes no `ToolContext`, state or progress, and needs no approval) is answered
+    /// as `application/json`, which the Streamable HTTP transport allows and clients
+    /// accept; other requests are answered as rmcp's service answers them, calls on an
+    /// event stream. Every request of a session, a call in flight included, keeps it
+    /// from expiring.
     pub fn router_with(&self, options: HttpOptions) -> Router {
         let mut sessions = LocalSessionManager::default();
-        sessions.session_config.keep_alive = Some(options.session_idle_timeout);
+        // Calls answered by the endpoint itself never reach rmcp's session worker, so
+        // its idle timer would close sessions in use: the endpoint, which sees every
+        // request, closes idle sessions instead (see `HttpSessions`).
+        sessions.session_config.keep_alive = None;
         let sessions = Arc::new(sessions);
+        let calls = (!options.stateless).then(|| {
+            Arc::new(HttpSessions::new(
+                sessions.clone(),
+                options.max_sessions,
+                options.session_idle_timeout,
+                &options.allowed_hosts,
+                options.cancel.clone(),
+            ))
+        });
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(options.allowed_hosts.clone())
             .with_allowed_origins(options.allowed_origins.clone())
@@ -212,8 +233,14 @@ impl McpServer {
                 .with_json_response(true);
         }
         let server = self.clone();
+        let registry = calls.as_ref().map(Arc::downgrade);
         let service = StreamableHttpService::new(
-            move || Ok(server.for_new_session()),
+            move || {
+                Ok(match &registry {
+                    Some(registry) => server.for_http_session(registry.clone()),
+                    None => server.for_new_session(),
+                })
+            },
             sessions.clone(),
             config,
         );
@@ -233,6 +260,7 @@ impl McpServer {
                 .clone()
                 .map(|auth| AuthState::new(auth, stateful.clone(), options.max_sessions)),
             sessions: stateful,
+            calls,
         };
         let mut router = Router::new().route(
             &options.path,
@@ -257,6 +285,8 @@ struct Endpoint {
     auth: Option<AuthState>,
     /// `None` when serving without sessions.
     sessions: Option<Arc<LocalSessionManager>>,
+    /// The sessions as this endpoint tracks them; `None` when serving without sessions.
+    calls: Option<Arc<HttpSessions>>,
 }
 
 async fn serve_endpoint(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Response {
@@ -278,7 +308,20 @@ impl Endpoint {
                 },
                 None => None,
             };
+            let used = self.calls.as_ref().and_then(|calls| {
+                calls.start_sweeping();
+                calls.used(request.headers())
+            });
+            let deleting = (request.method() == Method::DELETE)
+                .then(|| request.headers().clone())
+                .filter(|_| used.is_some());
             let response = self.service.handle(request).await;
+            drop(used);
+            if let (Some(calls), Some(headers)) = (&self.calls, deleting)
+                && response.status().is_success()
+            {
+                calls.closed(&headers);
+            }
             if let (Some(auth), Some(checked)) = (&self.auth, checked) {
                 auth.answered(checked, response.headers()).await;
             }
@@ -300,6 +343,20 @@ impl Endpoint {
             Ok(bytes) => bytes,
             Err(refused) => return refused,
         };
+        let used = self.calls.as_ref().and_then(|calls| {
+            calls.start_sweeping();
+            calls.used(&parts.headers)
+        });
+        let (parts, bytes) = match &self.calls {
+            Some(calls) if let Some(session) = &used => {
+                match calls.fast_call(parts, bytes, session).await {
+                    Ok(call) => return self.answer(call, admitted.permit, used).await,
+                    Err(request) => request,
+                }
+            }
+            _ => (parts, bytes),
+        };
+        let opening = used.is_none() && !parts.headers.contains_key(SESSION_HEADER);
         // A call of a session answers on an event stream. If that stream is dropped
         // before its end, the client is gone: rmcp would keep the call running (for a
         // client that might resume the stream), holding its places; it is cancelled.
@@ -313,6 +370,9 @@ impl Endpoint {
             response = self.service.handle(request) => response,
             () = deadline.as_mut() => return self.admission.timed_out(),
         };
+        if let (Some(calls), true) = (&self.calls, opening) {
+            calls.opened(response.headers()).await;
+        }
         if let (Some(auth), Some(checked)) = (&self.auth, checked) {
             auth.answered(checked, response.headers()).await;
         }
@@ -322,8 +382,40 @@ impl Endpoint {
             .is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"));
         let cancel = cancel.filter(|_| streamed);
         let (parts, body) = response.into_parts();
-        let body = GuardedBody::new(body, deadline, admitted.permit, cancel);
+        let body = GuardedBody::new(body, deadline, admitted.permit, cancel).with_session(used);
         Response::from_parts(parts, Body::new(body))
+    }
+
+    /// Answers a call on the fast path, as JSON, under the request's deadline. If the
+    /// client disconnects, this future is dropped and the call with it (cancelled).
+    async fn answer(
+        &self,
+        call: FastCall,
+        permit: OwnedSemaphorePermit,
+        used: Option<SessionUse>,
+    ) -> Response {
+        let mut deadline = self.admission.deadline();
+        let answer = tokio::select! {
+            answer = call.answer() => answer,
+            () = deadline.as_mut() => return self.admission.timed_out(),
+        };
+        let Ok(answer) = answer else {
+            return (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal Server Error: the call's answer could not be written as JSON",
+            )
+                .into_response();
+        };
+        let body = Full::new(Bytes::from(answer))
+            .map_err(|never| match never {})
+            .boxed();
+        let body = GuardedBody::new(body, deadline, permit, None).with_session(used);
+        let mut response = Response::new(Body::new(body));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
     }
 }
 

@@ -88,6 +88,7 @@ mod auth;
 mod client;
 mod convert;
 mod http;
+mod http_calls;
 mod http_client;
 mod limits;
 #[cfg(feature = "oauth")]

@@ -3,6 +3,7 @@
 //! request, and calls cancelled when their client disconnects.
 
 use crate::http::HttpOptions;
+use crate::http_calls::SessionUse;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -124,6 +125,8 @@ pub(crate) struct GuardedBody {
     deadline: Pin<Box<Sleep>>,
     _permit: OwnedSemaphorePermit,
     cancel: Option<CancelCall>,
+    /// Keeps the request's session in use (not idle) until the response is sent.
+    _session: Option<SessionUse>,
 }
 
 impl GuardedBody {
@@ -138,7 +141,14 @@ impl GuardedBody {
             deadline,
             _permit: permit,
             cancel,
+            _session: None,
         }
+    }
+
+    /// The response belongs to a session, in use until it has been sent.
+    pub(crate) fn with_session(mut self, session: Option<SessionUse>) -> Self {
+        self._session = session;
+        self
     }
 }
 

@@ -2,6 +2,7 @@
 
 use crate::approval::{ElicitApproval, ServerApproval};
 use crate::convert::{error_result, success_result, tool_to_mcp};
+use crate::http_calls::HttpSessions;
 use crate::peer::{CALL_ORIGIN, CallOrigin, LogLevel, McpPeer};
 use agent_core::AgentResult;
 use agent_core::{
@@ -23,7 +24,7 @@ use rmcp::model::{
 use rmcp::model::SetLevelRequestParams;
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 use serde_json::Value;
-use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError, RwLock, Weak};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -192,6 +193,10 @@ pub struct McpServer {
     /// The state every call of this connection gets (its `McpPeer`), made at the first
     /// call: rmcp serves one connection per handler value.
     connection_state: OnceLock<Extensions>,
+    /// The Streamable HTTP endpoint's sessions, told when this session initializes so
+    /// that its plain calls can be answered without rmcp's session worker. Weak: the
+    /// sessions hold this server.
+    http_sessions: Option<Weak<HttpSessions>>,
 }
 
 // A clone serves another connection: it shares the log level, as before, but not the
@@ -202,6 +207,7 @@ impl Clone for McpServer {
             shared: self.shared.clone(),
             log_level: self.log_level.clone(),
             connection_state: OnceLock::new(),
+            http_sessions: self.http_sessions.clone(),
         }
     }
 }
@@ -224,6 +230,7 @@ impl McpServer {
             }),
             log_level: Arc::default(),
             connection_state: OnceLock::new(),
+            http_sessions: None,
         }
     }
 
@@ -335,6 +342,42 @@ impl McpServer {
             shared: self.shared.clone(),
             log_level: Arc::default(),
             connection_state: OnceLock::new(),
+            http_sessions: None,
+        }
+    }
+
+    /// A clone for a new session of a stateful HTTP endpoint, which registers with
+    /// `sessions` once its client has initialized.
+    pub(crate) fn for_http_session(&self, sessions: Weak<HttpSessions>) -> Self {
+        Self {
+            http_sessions: Some(sessions),
+            ..self.for_new_session()
+        }
+    }
+
+    /// Whether a call of `params` can run without its client: its tool exists, cannot
+    /// reach its client (no `ToolContext`, state or progress), and needs no approval
+    /// that would be asked of the client's user.
+    pub(crate) fn runs_without_client(&self, params: &mut CallToolRequestParams) -> bool {
+        let catalog = self.shared.catalog();
+        let Some(tool) = catalog.runner.tools().get(&params.name) else {
+            return false;
+        };
+        if tool.uses_context() {
+            return false;
+        }
+        match self.shared.options.approval {
+            ServerApproval::TrustClient => true,
+            ServerApproval::Elicit => {
+                // The rule reads a call; the arguments go into it and back, uncopied.
+                let arguments = Value::Object(params.arguments.take().unwrap_or_default());
+                let call = ToolCall::new(String::new(), params.name.to_string(), arguments);
+                let needs = catalog.runner.needs_approval(&call, tool.as_ref());
+                if let Value::Object(arguments) = call.arguments {
+                    params.arguments = Some(arguments);
+                }
+                !needs
+            }
         }
     }
 
@@ -563,6 +606,12 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Over HTTP, the endpoint may now answer this session's plain calls itself.
+        if let Some(sessions) = self.http_sessions.as_ref().and_then(Weak::upgrade)
+            && let Some(parts) = context.extensions.get::<hyper::http::request::Parts>()
+        {
+            sessions.initialized(parts, self.clone(), context.peer.clone());
+        }
         // From now on the session hears of changes to the tools.
         self.shared.live_clients().push(context.peer);
     }

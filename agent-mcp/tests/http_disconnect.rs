@@ -5,7 +5,9 @@
 #[path = "support/raw_http.rs"]
 mod raw_http;
 
-use agent_core::{AgentResult, Content, Tool, ToolConfig, ToolContext, async_trait, tools};
+use agent_core::{
+    AgentResult, Content, Tool, ToolConfig, ToolContext, ToolSet, async_trait, tools,
+};
 use agent_mcp::{HttpOptions, McpHttpServer, McpServer, ServerOptions};
 use raw_http::{MCP_HEADERS, call, open_session, rpc};
 use serde_json::{Value, json};
@@ -29,6 +31,9 @@ enum Seen {
 /// Waits for its cancellation, up to 30 s, and reports what happened to it.
 struct Wait {
     events: mpsc::UnboundedSender<Seen>,
+    /// `wait_fast` says it does not read its context (so the endpoint answers its calls
+    /// itself); it still watches its cancellation, to report it.
+    fast: bool,
 }
 
 /// Reports `Dropped` if the call's future is dropped before it sees its cancellation.
@@ -45,7 +50,11 @@ impl Drop for ReportsDrop {
 #[async_trait]
 impl Tool for Wait {
     fn name(&self) -> &'static str {
-        "wait"
+        if self.fast { "wait_fast" } else { "wait" }
+    }
+
+    fn uses_context(&self) -> bool {
+        !self.fast
     }
 
     fn description(&self) -> &'static str {
@@ -93,7 +102,14 @@ struct Running {
 async fn serve(stateless: bool) -> (Running, mpsc::UnboundedReceiver<Seen>) {
     let (events, seen) = mpsc::unbounded_channel();
     let mut tools = tools![add];
-    tools.register_tool(Wait { events }).unwrap();
+    tools
+        .register_tool(Wait {
+            events: events.clone(),
+            fast: false,
+        })
+        .unwrap()
+        .register_tool(Wait { events, fast: true })
+        .unwrap();
     let mut options = ServerOptions::default();
     options.tool_config = ToolConfig::default().with_max_concurrency(1);
     let http = McpHttpServer::bind(McpServer::with_options(tools, options), "127.0.0.1:0")
@@ -113,15 +129,16 @@ async fn serve(stateless: bool) -> (Running, mpsc::UnboundedReceiver<Seen>) {
     (running, seen)
 }
 
-/// Starts a `wait` call on a raw connection, waits until the tool runs, then drops the
-/// connection without reading the answer.
+/// Starts a call of `tool` on a raw connection, waits until the tool runs, then drops
+/// the connection without reading the answer.
 async fn call_then_disconnect(
     addr: SocketAddr,
     session: Option<&str>,
+    tool: &str,
     seen: &mut mpsc::UnboundedReceiver<Seen>,
 ) {
     let mut stream = TcpStream::connect(addr).await.unwrap();
-    let body = rpc(7, "tools/call", json!({"name": "wait", "arguments": {}}));
+    let body = rpc(7, "tools/call", json!({"name": tool, "arguments": {}}));
     let mut head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\n",
         body.len()
@@ -146,7 +163,7 @@ async fn call_then_disconnect(
     drop(stream);
 }
 
-async fn disconnect_cancels_and_frees(stateless: bool) {
+async fn disconnect_cancels_and_frees(stateless: bool, tool: &str) {
     let (server, mut seen) = serve(stateless).await;
     // Both clients' sessions are open before the call: with one request at a time,
     // opening one during the call would be refused while the call holds its place.
@@ -161,7 +178,7 @@ async fn disconnect_cancels_and_frees(stateless: bool) {
         )
     };
 
-    call_then_disconnect(server.addr, first.as_deref(), &mut seen).await;
+    call_then_disconnect(server.addr, first.as_deref(), tool, &mut seen).await;
     let ended = tokio::time::timeout(Duration::from_secs(5), seen.recv()).await;
     assert!(
         matches!(ended, Ok(Some(Seen::Cancelled | Seen::Dropped))),
@@ -190,10 +207,49 @@ async fn disconnect_cancels_and_frees(stateless: bool) {
 
 #[tokio::test]
 async fn a_call_whose_client_disconnects_is_cancelled_and_frees_its_places() {
-    disconnect_cancels_and_frees(false).await;
+    disconnect_cancels_and_frees(false, "wait").await;
+}
+
+#[tokio::test]
+async fn a_call_answered_by_the_endpoint_itself_is_cancelled_when_its_client_disconnects() {
+    disconnect_cancels_and_frees(false, "wait_fast").await;
 }
 
 #[tokio::test]
 async fn without_sessions_a_call_whose_client_disconnects_is_cancelled_and_frees_its_places() {
-    disconnect_cancels_and_frees(true).await;
+    disconnect_cancels_and_frees(true, "wait").await;
+}
+
+/// A call answered by the endpoint itself ends at the request's deadline: 503, and the
+/// call is cancelled.
+#[tokio::test]
+async fn a_fast_call_past_its_deadline_is_answered_503_and_cancelled() {
+    let (events, mut seen) = mpsc::unbounded_channel();
+    let mut tools = ToolSet::new();
+    tools.register_tool(Wait { events, fast: true }).unwrap();
+    let http = McpHttpServer::bind(McpServer::new(tools), "127.0.0.1:0")
+        .await
+        .unwrap()
+        .with_options(HttpOptions::default().with_request_timeout(Duration::from_millis(300)));
+    let addr = http.local_addr();
+    let _stop = http.shutdown_token().drop_guard();
+    tokio::spawn(http.run());
+    let (_, session) = open_session(addr, &[]).await.unwrap();
+    let reply = call(addr, session.as_deref(), &[], "wait_fast", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 503, "{reply:?}");
+    assert_eq!(
+        reply
+            .header("content-type")
+            .map(|kind| kind.starts_with("text/event-stream")),
+        Some(false),
+        "{reply:?}"
+    );
+    assert_eq!(seen.recv().await, Some(Seen::Started));
+    let ended = tokio::time::timeout(Duration::from_secs(5), seen.recv()).await;
+    assert!(
+        matches!(ended, Ok(Some(Seen::Cancelled | Seen::Dropped))),
+        "the call went on past its deadline: {ended:?}"
+    );
 }
