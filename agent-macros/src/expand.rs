@@ -20,7 +20,7 @@ use crate::errors::Errors;
 use crate::fallback;
 use crate::spans::generated_item;
 use crate::valid::{self, ModelParam, Param, Place, Tool};
-use proc_macro2::TokenStream;
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
@@ -345,7 +345,7 @@ fn call_body(
     });
     // Up to 12 parameters (the tuples `ReadArgs` is implemented for), one shared call.
     let read_args = if fields.len() <= MAX_TUPLE_ARGS {
-        let tys = fields.iter().map(ArgField::ty);
+        let tys: Vec<&Type> = fields.iter().map(ArgField::ty).collect();
         let plan = fields.iter().map(|f| {
             let ty = f.ty();
             let (read, default) = match &f.model.default {
@@ -361,11 +361,13 @@ fn call_body(
             let read = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::#read);
             quote!((#read, #default))
         });
+        // A constant, passed by reference: one pointer, not a tuple built on each call.
         quote! {
+            const __AGENT_PLAN: <(#(#tys,)*) as #p::ReadArgs>::Plan = (#(#plan,)*);
             let (#(#bindings,)*) = match <(#(#tys,)*) as #p::ReadArgs>::__agent_read_all(
                 &__AGENT_SPEC,
                 __agent_args,
-                (#(#plan,)*),
+                &__AGENT_PLAN,
             ) {
                 ::core::result::Result::Ok(__agent_values) => __agent_values,
                 ::core::result::Result::Err(__agent_error) => return #p::failed(__agent_error),
@@ -586,6 +588,7 @@ fn option(value: Option<&impl quote::ToTokens>) -> TokenStream {
 }
 
 /// The `StaticTool` impl `tools![]` reads, and the registration when `register` is given.
+/// Constants only: the `Tool` is built by `static_tool`, generic in the tool type.
 fn static_tool(tool: &Tool, ident: &Ident) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
@@ -595,14 +598,14 @@ fn static_tool(tool: &Tool, ident: &Ident) -> TokenStream {
             span,
             &quote!(__AGENT_NAME),
             &tool.tags,
-            &quote!(<#ident as #p::StaticTool>::tool),
+            &quote!(#p::static_tool::<#ident>),
         )
     });
     quote! {
         impl #p::StaticTool for #ident {
             const NAME: &'static str = __AGENT_NAME;
-            #[inline]
-            fn tool() -> #p::Arc<dyn #k::Tool> { #p::fn_tool(&__AGENT_SPEC, __agent_call) }
+            const SPEC: &'static #p::ToolSpec = &__AGENT_SPEC;
+            const CALL: #p::CallFn = __agent_call;
         }
         #registration
     }
@@ -686,7 +689,19 @@ pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> [TokenS
 
 /// `#[tool]` on an item: the fn, its tool type and impls, or the fallback with errors.
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
-    let mut func: RawFn = match syn::parse2(item.clone()) {
+    // The body is split off before parsing: only the signature is read, and the body's
+    // tokens go back out untouched, never walked (an edit's expansions are rerun for
+    // every tool of the crate).
+    let mut head: Vec<TokenTree> = item.clone().into_iter().collect();
+    let body = match head.last() {
+        Some(TokenTree::Group(group)) if group.delimiter() == Delimiter::Brace => head.pop(),
+        _ => None,
+    };
+    let parsed = syn::parse2::<RawFn>(head.into_iter().collect()).map(|mut func| {
+        func.body.extend(body);
+        func
+    });
+    let mut func: RawFn = match parsed {
         Ok(func) => func,
         Err(_) => {
             let error = syn::Error::new_spanned(
@@ -699,9 +714,6 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let param_attrs = valid::strip_param_attrs(&mut func.sig);
-    let krate = ToolAttr::parse(args.clone(), &mut Errors::default())
-        .krate
-        .map_or_else(|| quote!(::agent_core), |k| quote!(#k));
     let RawFn {
         attrs,
         vis,
@@ -709,7 +721,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         body,
     } = &func;
     let emitted_fn = quote!(#(#attrs)* #vis #sig #body);
-    match valid::check(args, &func, &param_attrs, Place::Free) {
+    match valid::check(args.clone(), &func, &param_attrs, Place::Free) {
         Ok(tool) => {
             let ident = &sig.ident;
             let [tool_struct, struct_impls] = free_struct(&tool, ident, vis);
@@ -722,6 +734,9 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
             let stand_in = if sig.receiver().is_some() {
                 TokenStream::new()
             } else {
+                let krate = ToolAttr::parse(args, &mut Errors::default())
+                    .krate
+                    .map_or_else(|| quote!(::agent_core), |k| quote!(#k));
                 fallback::free_tool(&krate, &sig.ident, vis)
             };
             quote!(#errors #emitted_fn #stand_in)

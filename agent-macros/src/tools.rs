@@ -42,7 +42,10 @@ fn generate(krate: &TokenStream, paths: &[Path]) -> TokenStream {
     });
     let instances = paths.iter().map(|path| {
         quote_spanned! {path.span()=>
-            <#path as #p::StaticTool>::tool()
+            #p::fn_tool(
+                <#path as #p::StaticTool>::SPEC,
+                <#path as #p::StaticTool>::CALL,
+            )
         }
     });
     let checks = paths.iter().enumerate().skip(1).map(|(i, path)| {

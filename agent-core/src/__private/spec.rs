@@ -299,6 +299,18 @@ pub fn fn_tool(spec: &'static ToolSpec, call: CallFn) -> Arc<dyn Tool> {
     Arc::new(FnTool { spec, call })
 }
 
+/// The `Tool` of the `#[tool]` fn whose type is `T`, for `tools![]` and the registry.
+/// Generic rather than a fn per tool: its copies are compiled with this crate's code, not
+/// in the module of the tools, so editing a tool does not recompile them.
+pub fn static_tool<T: super::StaticTool>() -> Arc<dyn Tool> {
+    fn_tool(T::SPEC, T::CALL)
+}
+
+/// The call of a `#[tool]` fn that did not compile (its errors are reported already).
+pub fn broken_call<'a>(_: &Value, _: &'a ToolContext) -> BoxFuture<'a, AgentResult<Vec<Content>>> {
+    super::failed(ToolError::execution("this tool did not compile"))
+}
+
 impl Tool for FnTool {
     fn name(&self) -> &str {
         self.spec.name()
@@ -439,14 +451,14 @@ pub trait ReadArgs: Sized {
     fn __agent_read_all(
         spec: &'static ToolSpec,
         args: &Value,
-        plan: Self::Plan,
+        plan: &Self::Plan,
     ) -> Result<Self, ToolError>;
 }
 
 impl ReadArgs for () {
     type Plan = ();
 
-    fn __agent_read_all(spec: &'static ToolSpec, args: &Value, (): ()) -> Result<(), ToolError> {
+    fn __agent_read_all(spec: &'static ToolSpec, args: &Value, (): &()) -> Result<(), ToolError> {
         let reader = spec.reader(args, &mut [])?;
         if reader.failed() {
             return Err(reader.into_error());
@@ -465,7 +477,7 @@ macro_rules! read_args_tuple {
             fn __agent_read_all(
                 spec: &'static ToolSpec,
                 args: &Value,
-                plan: Self::Plan,
+                plan: &Self::Plan,
             ) -> Result<Self, ToolError> {
                 let mut slots = [None; $n];
                 let mut reader = spec.reader(args, &mut slots)?;
