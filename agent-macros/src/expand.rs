@@ -18,13 +18,22 @@ use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
 use crate::errors::Errors;
 use crate::fallback;
-use crate::spans::generated_item;
+use crate::spans::{anchored_item, resolved, with_anchor};
 use crate::valid::{self, ModelParam, Param, Place, Tool};
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
-use quote::{format_ident, quote, quote_spanned};
+use quote::format_ident;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
+
+// Every token this module makes is resolved as user code as it is made (see `spans`):
+// `quote!` and `quote_spanned!` here resolve their spans at the tool's anchor.
+macro_rules! quote {
+    ($($tokens:tt)*) => { ::quote::quote_spanned!(crate::spans::site()=> $($tokens)*) };
+}
+macro_rules! quote_spanned {
+    ($span:expr=> $($tokens:tt)*) => { ::quote::quote_spanned!(crate::spans::at($span)=> $($tokens)*) };
+}
 
 /// How the generated code reaches the user's fn.
 pub enum Target<'a> {
@@ -97,7 +106,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
 /// constants of their own: each is an expansion that the incremental cache fingerprints
 /// by position (see `spans`).
 fn constants(tool: &Tool) -> TokenStream {
-    let name = &tool.name;
+    let name = resolved(&tool.name);
     let description = &tool.description;
     let origin = match &tool.origin {
         Some(o) => quote!(#o),
@@ -136,7 +145,7 @@ impl<'a> ArgField<'a> {
                 .rename
                 .as_ref()
                 .map_or_else(|| model.field.unraw().to_string(), syn::LitStr::value),
-            default_fn: format_ident!("__agent_default_{}", index),
+            default_fn: format_ident!("__agent_default_{}", index, span = crate::spans::site()),
         }
     }
 
@@ -165,9 +174,9 @@ fn default_fn(f: &ArgField<'_>) -> Option<TokenStream> {
 fn field_schema(p: &TokenStream, f: &ArgField<'_>) -> TokenStream {
     let ty = f.ty();
     let schema_fn = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::__agent_schema);
-    let name = &f.wire_name;
-    let optional = f.model.default.is_some() || f.model.optional;
-    let description = f.model.description.as_deref().unwrap_or("");
+    let name = resolved(&f.wire_name);
+    let optional = resolved(f.model.default.is_some() || f.model.optional);
+    let description = resolved(f.model.description.as_deref().unwrap_or(""));
     let default = match &f.model.default {
         Some(_) => {
             let default_fn = &f.default_fn;
@@ -200,11 +209,12 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
     let p = quote!(#k::__private);
     let output = &tool.output;
     let requirements = &tool.requirements;
-    let wire_names = fields.iter().map(|f| &f.wire_name);
+    let wire_names = fields.iter().map(|f| resolved(&f.wire_name));
     let field_schemas = fields.iter().map(|f| field_schema(&p, f));
     let mut keys = Vec::new();
     let mut items = Vec::new();
     if let Some(ms) = tool.timeout_ms {
+        let ms = resolved(ms);
         keys.push(quote!(.with_timeout_ms(#ms)));
     }
     match tool.exposure {
@@ -242,19 +252,24 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
         keys.push(quote!(.with_on_error(#k::ErrorPolicy::FailRun)));
     }
     let (r, d, i, o) = (
-        tool.read_only,
-        tool.destructive,
-        tool.idempotent,
-        tool.open_world,
+        resolved(tool.read_only),
+        resolved(tool.destructive),
+        resolved(tool.idempotent),
+        resolved(tool.open_world),
     );
-    if tool.title.is_some() || r || d || i || o {
+    if tool.title.is_some()
+        || tool.read_only
+        || tool.destructive
+        || tool.idempotent
+        || tool.open_world
+    {
         let title = option(tool.title.as_ref());
         keys.push(quote!(.with_annotations(#title, [#r, #d, #i, #o])));
     }
     if tool.max_in_flight.is_some() || tool.exclusive.is_some() || tool.sequential {
         let max = option(tool.max_in_flight.as_ref());
         let group = option(tool.exclusive.as_ref());
-        let seq = tool.sequential;
+        let seq = resolved(tool.sequential);
         keys.push(quote!(.with_concurrency(#max, #group, #seq)));
     }
     if context_free(tool) {
@@ -316,13 +331,14 @@ fn call_body(
     let n = fields.len();
     let bindings: Vec<&Ident> = fields.iter().map(|f| &f.param.binding).collect();
     let reads = fields.iter().enumerate().map(|(index, f)| {
+        let index_tokens = resolved(index);
         let (ty, binding) = (f.ty(), &f.param.binding);
         let read = match &f.model.default {
             Some(_) => quote!(__agent_read),
             None => quote!(__agent_arg),
         };
         quote_spanned! {ty.span()=>
-            let #binding = <#ty as #p::ModelArg>::#read(&mut __agent_reader, #index);
+            let #binding = <#ty as #p::ModelArg>::#read(&mut __agent_reader, #index_tokens);
         }
     });
     // Defaults are applied once every parameter was read without an error.
@@ -405,8 +421,10 @@ fn call_body(
         let __agent_future: #p::BoxFuture<#lifetime, _> =
             ::std::boxed::Box::pin(#call(#(#all_bindings),*));
     };
-    let slots = (fields.len() > MAX_TUPLE_ARGS)
-        .then(|| quote!(let mut __agent_slots = [::core::option::Option::None; #n];));
+    let slots = (fields.len() > MAX_TUPLE_ARGS).then(|| {
+        let n = resolved(n);
+        quote!(let mut __agent_slots = [::core::option::Option::None; #n];)
+    });
     quote! {
         #slots
         #read_args
@@ -638,25 +656,30 @@ pub fn registration(
 }
 
 /// The tool type of a free fn: a braced struct named like the fn, so it lives in the type
-/// namespace only and the fn stays callable; then its impls of the std traits.
-pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> [TokenStream; 2] {
+/// namespace only and the fn stays callable.
+pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> TokenStream {
     let doc = format!(
         "The tool `{}` made by `#[tool]` from the fn of the same name: register it with \
          `set.register_tool({} {{}})`, or list the fn in `tools![]`.",
         tool.name, ident
     );
     let cfgs = &tool.cfgs;
-    let name = ident.unraw().to_string();
-    // Written out rather than derived: a derive is an expansion of its own, which the
-    // incremental cache fingerprints by position (see `spans`). `#[inline]`, so a tool
-    // whose value is never printed, cloned or defaulted compiles none of them.
-    let tool_struct = quote! {
+    ::quote::quote! {
         #(#cfgs)*
         #[doc = #doc]
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #ident {}
-    };
-    let std_impls = quote! {
+    }
+}
+
+/// The tool type's impls of the std traits, written out rather than derived: a derive is
+/// an expansion of its own, which the incremental cache fingerprints by position (see
+/// `spans`). `#[inline]`, so a tool whose value is never printed, cloned or defaulted
+/// compiles none of them.
+fn std_impls(tool: &Tool, ident: &Ident) -> TokenStream {
+    let cfgs = &tool.cfgs;
+    let name = resolved(ident.unraw().to_string());
+    quote! {
         #(#cfgs)*
         const _: () = {
             #[automatically_derived]
@@ -683,8 +706,7 @@ pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> [TokenS
                 }
             }
         };
-    };
-    [tool_struct, std_impls]
+    }
 }
 
 /// `#[tool]` on an item: the fn, its tool type and impls, or the fallback with errors.
@@ -722,13 +744,20 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     } = &func;
     let emitted_fn = quote!(#(#attrs)* #vis #sig #body);
     match valid::check(args.clone(), &func, &param_attrs, Place::Free) {
-        Ok(tool) => {
+        Ok(mut tool) => {
             let ident = &sig.ident;
-            let [tool_struct, struct_impls] = free_struct(&tool, ident, vis);
-            let impls = impls(&tool, Target::Free { ident });
-            let struct_impls = generated_item(struct_impls, ident.span());
-            let impls = generated_item(impls, ident.span());
-            quote!(#emitted_fn #tool_struct #struct_impls #impls)
+            let tool_struct = free_struct(&tool, ident, vis);
+            let impls = with_anchor(ident.span(), || {
+                tool.krate = resolved(&tool.krate);
+                tool.description = resolved(&tool.description);
+                for param in &mut tool.params {
+                    param.binding.set_span(crate::spans::site());
+                }
+                let struct_impls = anchored_item(std_impls(&tool, ident));
+                let impls = anchored_item(impls(&tool, Target::Free { ident }));
+                quote!(#struct_impls #impls)
+            });
+            quote!(#emitted_fn #tool_struct #impls)
         }
         Err(errors) => {
             let stand_in = if sig.receiver().is_some() {
