@@ -10,6 +10,7 @@ use super::{
     ApprovalFn, BoxFuture, FieldSchema, ValidateOutputFn, ValidateProgressFn, annotations,
     cached_args_schema, cached_output_schema, concurrency, metadata,
 };
+use crate::ToolSet;
 use crate::args::ArgsReader;
 use crate::content::Content;
 use crate::context::{ActivationContext, ToolContext};
@@ -304,6 +305,19 @@ pub fn fn_tool(spec: &'static ToolSpec, call: CallFn) -> Arc<dyn Tool> {
 /// in the module of the tools, so editing a tool does not recompile them.
 pub fn static_tool<T: super::StaticTool>() -> Arc<dyn Tool> {
     fn_tool(T::SPEC, T::CALL)
+}
+
+/// The set `tools![]` names, from a constant table of each tool's spec and call: the code
+/// listing the tools is one call, however many there are. The macro has already proven
+/// the names valid and distinct, so registration cannot fail for them.
+pub fn static_toolset(tools: &[(&'static ToolSpec, CallFn)]) -> ToolSet {
+    let mut set = ToolSet::new();
+    for &(spec, call) in tools {
+        if let Err(error) = set.register_arc(fn_tool(spec, call)) {
+            unreachable!("tools![] registered a tool it had checked: {error}");
+        }
+    }
+    set
 }
 
 /// The call of a `#[tool]` fn that did not compile (its errors are reported already).
