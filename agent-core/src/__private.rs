@@ -17,8 +17,8 @@ mod spec;
 
 pub use crate::args::ArgsReader;
 pub use spec::{
-    ActivateFn, ApprovalRule, CallFn, FnTool, ReadArgs, ReadFn, ToolOutput, ToolSpec, broken_call,
-    converted, fn_tool, output_result, static_tool, static_toolset,
+    ActivateFn, ApprovalRule, CallFn, FnTool, ReadArgs, ReadFn, ToolOutput, ToolRun, ToolSpec,
+    broken_call, call_tool, converted, fn_tool, output_result, static_tool, static_toolset,
 };
 
 use crate::content::Content;

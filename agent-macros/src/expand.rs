@@ -62,11 +62,34 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let constants = constants(tool);
     let default_fns = fields.iter().filter_map(default_fn);
     let spec = spec(tool, &fields);
-    let (call_fn, call) = match target {
+    let k = &tool.krate;
+    let p = quote!(#k::__private);
+    let (call_fn, call, call_path) = match target {
+        // Up to 12 parameters: the arguments are read by `call_tool`, generic in the tool
+        // type and compiled with agent-core's code (not in the tools' module, which an
+        // edit recompiles); the tool's own code is `ToolRun::run`, given them as a tuple.
+        Target::Free { ident } if fields.len() <= MAX_TUPLE_ARGS => {
+            let (tys, plan) = plan(&p, &fields);
+            let bindings = fields.iter().map(|f| &f.param.binding);
+            let body = call_body(tool, &target, &fields, &quote!('a), false);
+            let run = quote! {
+                impl #p::ToolRun for #ident {
+                    type Args = (#(#tys,)*);
+                    const PLAN: <(#(#tys,)*) as #p::ReadArgs>::Plan = #plan;
+                    fn run<'a>(
+                        (#(#bindings,)*): (#(#tys,)*),
+                        __agent_ctx: &'a #k::ToolContext,
+                    ) -> #p::BoxFuture<'a, #k::AgentResult<::std::vec::Vec<#k::Content>>> {
+                        #body
+                    }
+                }
+            };
+            let call_path = quote!(#p::call_tool::<#ident>);
+            let call = quote!(#call_path(__agent_args, __agent_ctx));
+            (run, call, call_path)
+        }
         Target::Free { .. } => {
-            let body = call_body(tool, &target, &fields, &quote!('a));
-            let k = &tool.krate;
-            let p = quote!(#k::__private);
+            let body = call_body(tool, &target, &fields, &quote!('a), true);
             let call_fn = quote! {
                 fn __agent_call<'a>(
                     __agent_args: &#p::serde_json::Value,
@@ -75,16 +98,18 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                     #body
                 }
             };
-            (call_fn, quote!(__agent_call(__agent_args, __agent_ctx)))
+            let call = quote!(__agent_call(__agent_args, __agent_ctx));
+            (call_fn, call, quote!(__agent_call))
         }
         Target::Method { .. } => (
             TokenStream::new(),
-            call_body(tool, &target, &fields, &quote!('async_trait)),
+            call_body(tool, &target, &fields, &quote!('async_trait), true),
+            TokenStream::new(),
         ),
     };
     let tool_impl = tool_impl(tool, &target, &call);
     let static_tool = match target {
-        Target::Free { ident } => static_tool(tool, ident),
+        Target::Free { ident } => static_tool(tool, ident, &call_path),
         Target::Method { .. } => TokenStream::new(),
     };
     let cfgs = &tool.cfgs;
@@ -321,6 +346,7 @@ fn call_body(
     target: &Target<'_>,
     fields: &[ArgField<'_>],
     lifetime: &TokenStream,
+    read: bool,
 ) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
@@ -360,26 +386,13 @@ fn call_body(
         }
     });
     // Up to 12 parameters (the tuples `ReadArgs` is implemented for), one shared call.
-    let read_args = if fields.len() <= MAX_TUPLE_ARGS {
-        let tys: Vec<&Type> = fields.iter().map(ArgField::ty).collect();
-        let plan = fields.iter().map(|f| {
-            let ty = f.ty();
-            let (read, default) = match &f.model.default {
-                Some(_) => {
-                    let default_fn = &f.default_fn;
-                    (
-                        quote!(__agent_read),
-                        quote!(::core::option::Option::Some(#default_fn)),
-                    )
-                }
-                None => (quote!(__agent_arg), quote!(::core::option::Option::None)),
-            };
-            let read = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::#read);
-            quote!((#read, #default))
-        });
+    let read_args = if !read {
+        TokenStream::new()
+    } else if fields.len() <= MAX_TUPLE_ARGS {
+        let (tys, plan) = plan(&p, fields);
         // A constant, passed by reference: one pointer, not a tuple built on each call.
         quote! {
-            const __AGENT_PLAN: <(#(#tys,)*) as #p::ReadArgs>::Plan = (#(#plan,)*);
+            const __AGENT_PLAN: <(#(#tys,)*) as #p::ReadArgs>::Plan = #plan;
             let (#(#bindings,)*) = match <(#(#tys,)*) as #p::ReadArgs>::__agent_read_all(
                 &__AGENT_SPEC,
                 __agent_args,
@@ -421,7 +434,7 @@ fn call_body(
         let __agent_future: #p::BoxFuture<#lifetime, _> =
             ::std::boxed::Box::pin(#call(#(#all_bindings),*));
     };
-    let slots = (fields.len() > MAX_TUPLE_ARGS).then(|| {
+    let slots = (read && fields.len() > MAX_TUPLE_ARGS).then(|| {
         let n = resolved(n);
         quote!(let mut __agent_slots = [::core::option::Option::None; #n];)
     });
@@ -432,6 +445,29 @@ fn call_body(
         #run
         #p::converted(__agent_future, #convert)
     }
+}
+
+/// The parameters' types, and how `ReadArgs` reads each: its read fn, named at the
+/// parameter's type (so a type that cannot be a parameter is reported there, once), and
+/// its default when it has one.
+fn plan<'f>(p: &TokenStream, fields: &'f [ArgField<'_>]) -> (Vec<&'f Type>, TokenStream) {
+    let tys = fields.iter().map(ArgField::ty).collect();
+    let plan = fields.iter().map(|f| {
+        let ty = f.ty();
+        let (read, default) = match &f.model.default {
+            Some(_) => {
+                let default_fn = &f.default_fn;
+                (
+                    quote!(__agent_read),
+                    quote!(::core::option::Option::Some(#default_fn)),
+                )
+            }
+            None => (quote!(__agent_arg), quote!(::core::option::Option::None)),
+        };
+        let read = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::#read);
+        quote!((#read, #default))
+    });
+    (tys, quote!((#(#plan,)*)))
 }
 
 /// The fn turning the user's output into the call's result: `Ok` as content, an error
@@ -607,7 +643,7 @@ fn option(value: Option<&impl quote::ToTokens>) -> TokenStream {
 
 /// The `StaticTool` impl `tools![]` reads, and the registration when `register` is given.
 /// Constants only: the `Tool` is built by `static_tool`, generic in the tool type.
-fn static_tool(tool: &Tool, ident: &Ident) -> TokenStream {
+fn static_tool(tool: &Tool, ident: &Ident, call: &TokenStream) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
     let registration = tool.register.map(|span| {
@@ -623,7 +659,7 @@ fn static_tool(tool: &Tool, ident: &Ident) -> TokenStream {
         impl #p::StaticTool for #ident {
             const NAME: &'static str = __AGENT_NAME;
             const SPEC: &'static #p::ToolSpec = &__AGENT_SPEC;
-            const CALL: #p::CallFn = __agent_call;
+            const CALL: #p::CallFn = #call;
         }
         #registration
     }

@@ -307,6 +307,31 @@ pub fn static_tool<T: super::StaticTool>() -> Arc<dyn Tool> {
     fn_tool(T::SPEC, T::CALL)
 }
 
+/// The part of a `#[tool]` fn's call that is its own, implemented by its tool type: the
+/// fn run on its arguments. Reading them is [`call_tool`]'s.
+pub trait ToolRun: super::StaticTool {
+    /// The parameters the model fills, in order, as a tuple.
+    type Args: ReadArgs;
+    /// How each is read.
+    const PLAN: <Self::Args as ReadArgs>::Plan;
+    /// The fn's future on those arguments (and on the context, for the parameters the
+    /// runtime supplies), its output converted.
+    fn run<'a>(args: Self::Args, ctx: &'a ToolContext) -> BoxFuture<'a, AgentResult<Vec<Content>>>;
+}
+
+/// The call of a `#[tool]` fn: its arguments read, then [`ToolRun::run`]. Generic in the
+/// tool type, so its copies are compiled with agent-core's code rather than in the
+/// tools' module, which an edit to any tool recompiles.
+pub fn call_tool<'a, T: ToolRun>(
+    args: &Value,
+    ctx: &'a ToolContext,
+) -> BoxFuture<'a, AgentResult<Vec<Content>>> {
+    match T::Args::__agent_read_all(T::SPEC, args, &T::PLAN) {
+        Ok(args) => T::run(args, ctx),
+        Err(error) => super::failed(error),
+    }
+}
+
 /// The set `tools![]` names, from a constant table of each tool's spec and call: the code
 /// listing the tools is one call, however many there are. The macro has already proven
 /// the names valid and distinct, so registration cannot fail for them.
