@@ -2,14 +2,16 @@
 //!
 //! Beside the fn (kept as written, less its parameter attributes) come the tool type and,
 //! inside `const _: () = { ... };` so no name leaks: the tool as data (a `ToolSpec`
-//! static), one fn reading the arguments and calling the user's fn, the `Tool` impl
-//! (`#[inline]` forwards to the spec) and, for free fns, the `StaticTool` impl
-//! `tools![]` reads. That code is resolved as the user's and free of desugarings and
-//! macro calls, so that an edit does not re-check every later tool (see `spans`).
+//! static), the `ToolRun` impl (the user's fn called on its arguments, which the shared
+//! `call_tool` reads), the `Tool` impl (`#[inline]` forwards to the spec) and, for free
+//! fns, the `StaticTool` impl `tools![]` reads. That code is resolved as the user's as it
+//! is made and is free of desugarings and macro calls, so that an edit does not re-check
+//! every later tool (see `spans`).
 //!
 //! It is also small, since every line of it is compiled once per tool: what does not
 //! depend on the tool is a fn in `agent_core::__private`, generic in a parameter or
-//! output type at most (so every tool with a parameter of that type shares it), and what
+//! output type (so every tool with a parameter of that type shares it) or in the tool
+//! type (compiled with agent-core's code, apart from the tools an edit recompiles), and what
 //! a tool only describes is data read by one `Tool` implementation, `FnTool`, which
 //! `tools![]` and the registry use: no per-tool vtable, decoder or trait method is
 //! compiled for them.

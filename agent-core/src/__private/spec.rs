@@ -1,10 +1,10 @@
 //! A `#[tool]` as data: a [`ToolSpec`] static per tool, read by one `Tool`
 //! implementation, [`FnTool`], compiled once here for every tool of every crate.
 //!
-//! What is left per tool is the static and one non-generic fn decoding the arguments and
-//! calling the user's fn (see `agent-macros/src/expand.rs`): no trait impl, vtable or
-//! decoder is compiled per tool when the tool is reached through `tools![]` or the
-//! registry.
+//! What is left per tool is the static and [`ToolRun::run`], the user's fn called on its
+//! decoded arguments (see `agent-macros/src/expand.rs`); reading them is [`call_tool`],
+//! generic in the tool type: no trait impl, vtable or decoder of its own is compiled per
+//! tool when the tool is reached through `tools![]` or the registry.
 
 use super::{
     ApprovalFn, BoxFuture, FieldSchema, ValidateOutputFn, ValidateProgressFn, annotations,
