@@ -6,11 +6,16 @@
 #   2. `cargo llvm-lines`: the LLVM IR the crate makes, by function (ours, top 25).
 #   3. `-Z time-passes`: rustc's passes over 0.05 s, for a clean build of each crate and
 #      for an incremental rebuild of ours after one literal is edited in place.
+#   4. With CALLGRIND=1: the in-place edit of each crate run under valgrind's callgrind,
+#      in instructions executed, split by phase (macro expansion and, within it, our
+#      macro; LLVM; metadata; the incremental cache). Exact and repeatable where wall
+#      and CPU time are not on a shared machine; takes a minute or two.
 # Needs cargo-llvm-lines (`cargo install cargo-llvm-lines`); uses RUSTC_BOOTSTRAP=1 for
-# the -Z flags on a stable toolchain.
+# the -Z flags on a stable toolchain; CALLGRIND=1 needs valgrind.
 #
 #   scripts/compile-profile.sh              # 200 tools
 #   TOOLS=50 scripts/compile-profile.sh
+#   CALLGRIND=1 scripts/compile-profile.sh
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tools=${TOOLS:-200}
@@ -63,5 +68,41 @@ echo "== -Z time-passes, ours after one literal edited in place"
   && sed -i -E 's/ in \{days\} days: 0[0-9]*°/ in {days} days: 0'$((10000 + RANDOM % 90000))'°/' src/lib.rs \
   && RUSTC_BOOTSTRAP=1 cargo rustc -q --lib -- -Ztime-passes > "$report/ours-edit-passes.txt" 2>&1)
 passes "$report/ours-edit-passes.txt"
+
+if [ "${CALLGRIND:-0}" = 1 ]; then
+  # rustc, under callgrind for the bench crate only (dependencies run as usual).
+  cat > "$report/callgrind-rustc.sh" <<'SH'
+#!/usr/bin/env bash
+rustc=$1; shift
+case " $* " in
+  *" --crate-name bench_"*) exec valgrind -q --tool=callgrind --callgrind-out-file="$CALLGRIND_OUT" "$rustc" "$@" ;;
+esac
+exec "$rustc" "$@"
+SH
+  chmod +x "$report/callgrind-rustc.sh"
+  # Inclusive instructions of the functions naming each phase (the first match).
+  phase() {
+    local file=$1 label=$2 pattern=$3
+    callgrind_annotate --inclusive=yes "$file" 2>/dev/null | grep -v "'2" | grep -m1 -E "$pattern" \
+      | awk -v l="$label" '{gsub(",", "", $1); printf "  %-34s %8.2f G\n", l, $1 / 1e9}'
+  }
+  echo
+  echo "== callgrind, one literal edited in place (instructions)"
+  for name in ours plain; do
+    (cd "$out/$name" && cargo build -q \
+      && sed -i -E 's/ in \{days\} days: 0[0-9]*°/ in {days} days: 0'$((10000 + RANDOM % 90000))'°/' src/lib.rs \
+      && CALLGRIND_OUT="$report/$name-edit.callgrind" RUSTC_WRAPPER="$report/callgrind-rustc.sh" cargo build -q)
+    file=$report/$name-edit.callgrind
+    echo "$name"
+    phase "$file" "total" "PROGRAM TOTALS"
+    phase "$file" "macro expansion" "MacroExpander>::expand_crate "
+    phase "$file" "  #[tool] itself" "agent_macros::expand::tool "
+    phase "$file" "LLVM (codegen threads)" "spawn_named_thread<rustc_codegen_ssa::back::write"
+    phase "$file" "MIR to LLVM IR" "rustc_codegen_ssa::base::codegen_crate::<"
+    phase "$file" "metadata" "rustc_metadata::rmeta::encoder::encode_metadata "
+    phase "$file" "incremental: verify cached results" "DepGraphData>::try_mark_previous_green"
+    phase "$file" "incremental: save" "rustc_incremental::persist::save::save_dep_graph "
+  done
+fi
 echo
 echo "full reports in $report"

@@ -891,3 +891,101 @@ async fn a_tool_says_whether_it_reads_its_context() {
     assert!(!library.get("search").unwrap().uses_context());
     assert!(library.get("add_book").unwrap().uses_context());
 }
+
+/// Adds twelve numbers: the most parameters read as one tuple.
+#[tool]
+#[allow(clippy::too_many_arguments)]
+async fn sum12(
+    a: u8,
+    b: u8,
+    c: u8,
+    d: u8,
+    e: u8,
+    f: u8,
+    g: u8,
+    h: u8,
+    i: u8,
+    j: u8,
+    k: u8,
+    greeting: State<Greeting>,
+    #[arg(default = 100)] l: u32,
+) -> String {
+    let total: u32 = [a, b, c, d, e, f, g, h, i, j, k]
+        .map(u32::from)
+        .iter()
+        .sum();
+    format!("{} {}", greeting.0.0, total + l)
+}
+
+/// Adds thirteen numbers: one parameter more than a tuple read.
+#[tool]
+#[allow(clippy::too_many_arguments)]
+async fn sum13(
+    a: u8,
+    b: u8,
+    c: u8,
+    d: u8,
+    e: u8,
+    f: u8,
+    g: u8,
+    h: u8,
+    i: u8,
+    j: u8,
+    k: u8,
+    greeting: State<Greeting>,
+    l: u8,
+    #[arg(default = 100)] m: u32,
+) -> String {
+    let total: u32 = [a, b, c, d, e, f, g, h, i, j, k, l]
+        .map(u32::from)
+        .iter()
+        .sum();
+    format!("{} {}", greeting.0.0, total + m)
+}
+
+#[tokio::test]
+async fn many_parameters_are_read_by_name_with_defaults_and_errors() {
+    let ones = |names: &str| -> Value {
+        Value::Object(names.chars().map(|n| (n.to_string(), json!(1))).collect())
+    };
+    let greeted = ctx().with_state(Greeting("Sum".into()));
+    let set = tools![sum12, sum13];
+    // Every way to reach a tool: the set `tools![]` makes, and the tool type's own impl.
+    for (name, names, defaulted, total, direct) in [
+        ("sum12", "abcdefghijk", "l", 111, tool_of(sum12 {})),
+        ("sum13", "abcdefghijkl", "m", 112, tool_of(sum13 {})),
+    ] {
+        let listed = set.get(name).unwrap();
+        for tool in [listed, &direct] {
+            // The default fills the absent last parameter; a given one wins.
+            let out = tool.call(&ones(names), &greeted).await.unwrap();
+            assert_eq!(out[0].as_text(), Some(format!("Sum {total}").as_str()));
+            let mut args = ones(names);
+            args[defaulted] = json!(7);
+            let out = tool.call(&args, &greeted).await.unwrap();
+            assert_eq!(
+                out[0].as_text(),
+                Some(format!("Sum {}", total - 100 + 7).as_str())
+            );
+            // A missing parameter is named, a mistyped one too, and neither runs the fn.
+            let mut args = ones(names);
+            args.as_object_mut().unwrap().remove("c");
+            let err = tool.call(&args, &greeted).await.unwrap_err();
+            assert!(
+                err.to_string().contains("missing field `c`"),
+                "{name}: {err}"
+            );
+            let mut args = ones(names);
+            args["e"] = json!("five");
+            let err = tool.call(&args, &greeted).await.unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("e: invalid type: string \"five\", expected u8"),
+                "{name}: {err}"
+            );
+            // The runtime-supplied parameter, missing, is reported as such.
+            let err = tool.call(&ones(names), &ctx()).await.unwrap_err();
+            assert!(err.to_string().contains("Greeting"), "{name}: {err}");
+        }
+    }
+}

@@ -17,8 +17,8 @@ mod spec;
 
 pub use crate::args::ArgsReader;
 pub use spec::{
-    ActivateFn, ApprovalRule, CallFn, FnTool, ReadArgs, ReadFn, ToolOutput, ToolSpec, converted,
-    fn_tool, output_result,
+    ActivateFn, ApprovalRule, CallFn, FnTool, ReadArgs, ReadFn, ToolOutput, ToolRun, ToolSpec,
+    broken_call, call_tool, converted, fn_tool, output_result, static_tool, static_toolset,
 };
 
 use crate::content::Content;
@@ -172,8 +172,10 @@ impl ConstMessage {
 pub trait StaticTool: 'static {
     /// The tool's name.
     const NAME: &'static str;
-    /// The tool, shared.
-    fn tool() -> Arc<dyn Tool>;
+    /// The tool as data.
+    const SPEC: &'static ToolSpec;
+    /// Its call.
+    const CALL: CallFn;
 }
 
 /// The bound on a parameter the model fills; its message explains what to do. The

@@ -2,14 +2,16 @@
 //!
 //! Beside the fn (kept as written, less its parameter attributes) come the tool type and,
 //! inside `const _: () = { ... };` so no name leaks: the tool as data (a `ToolSpec`
-//! static), one fn reading the arguments and calling the user's fn, the `Tool` impl
-//! (`#[inline]` forwards to the spec) and, for free fns, the `StaticTool` impl
-//! `tools![]` reads. That code is resolved as the user's and free of desugarings and
-//! macro calls, so that an edit does not re-check every later tool (see `spans`).
+//! static), the `ToolRun` impl (the user's fn called on its arguments, which the shared
+//! `call_tool` reads), the `Tool` impl (`#[inline]` forwards to the spec) and, for free
+//! fns, the `StaticTool` impl `tools![]` reads. That code is resolved as the user's as it
+//! is made and is free of desugarings and macro calls, so that an edit does not re-check
+//! every later tool (see `spans`).
 //!
 //! It is also small, since every line of it is compiled once per tool: what does not
 //! depend on the tool is a fn in `agent_core::__private`, generic in a parameter or
-//! output type at most (so every tool with a parameter of that type shares it), and what
+//! output type (so every tool with a parameter of that type shares it) or in the tool
+//! type (compiled with agent-core's code, apart from the tools an edit recompiles), and what
 //! a tool only describes is data read by one `Tool` implementation, `FnTool`, which
 //! `tools![]` and the registry use: no per-tool vtable, decoder or trait method is
 //! compiled for them.
@@ -18,13 +20,22 @@ use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
 use crate::errors::Errors;
 use crate::fallback;
-use crate::spans::generated_item;
+use crate::spans::{anchored_item, resolved, with_anchor};
 use crate::valid::{self, ModelParam, Param, Place, Tool};
-use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use quote::format_ident;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
+
+// Every token this module makes is resolved as user code as it is made (see `spans`):
+// `quote!` and `quote_spanned!` here resolve their spans at the tool's anchor.
+macro_rules! quote {
+    ($($tokens:tt)*) => { ::quote::quote_spanned!(crate::spans::site()=> $($tokens)*) };
+}
+macro_rules! quote_spanned {
+    ($span:expr=> $($tokens:tt)*) => { ::quote::quote_spanned!(crate::spans::at($span)=> $($tokens)*) };
+}
 
 /// How the generated code reaches the user's fn.
 pub enum Target<'a> {
@@ -53,11 +64,34 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let constants = constants(tool);
     let default_fns = fields.iter().filter_map(default_fn);
     let spec = spec(tool, &fields);
-    let (call_fn, call) = match target {
+    let k = &tool.krate;
+    let p = quote!(#k::__private);
+    let (call_fn, call, call_path) = match target {
+        // Up to 12 parameters: the arguments are read by `call_tool`, generic in the tool
+        // type and compiled with agent-core's code (not in the tools' module, which an
+        // edit recompiles); the tool's own code is `ToolRun::run`, given them as a tuple.
+        Target::Free { ident } if fields.len() <= MAX_TUPLE_ARGS => {
+            let (tys, plan) = plan(&p, &fields);
+            let bindings = fields.iter().map(|f| &f.param.binding);
+            let body = call_body(tool, &target, &fields, &quote!('a), false);
+            let run = quote! {
+                impl #p::ToolRun for #ident {
+                    type Args = (#(#tys,)*);
+                    const PLAN: <(#(#tys,)*) as #p::ReadArgs>::Plan = #plan;
+                    fn run<'a>(
+                        (#(#bindings,)*): (#(#tys,)*),
+                        __agent_ctx: &'a #k::ToolContext,
+                    ) -> #p::BoxFuture<'a, #k::AgentResult<::std::vec::Vec<#k::Content>>> {
+                        #body
+                    }
+                }
+            };
+            let call_path = quote!(#p::call_tool::<#ident>);
+            let call = quote!(#call_path(__agent_args, __agent_ctx));
+            (run, call, call_path)
+        }
         Target::Free { .. } => {
-            let body = call_body(tool, &target, &fields, &quote!('a));
-            let k = &tool.krate;
-            let p = quote!(#k::__private);
+            let body = call_body(tool, &target, &fields, &quote!('a), true);
             let call_fn = quote! {
                 fn __agent_call<'a>(
                     __agent_args: &#p::serde_json::Value,
@@ -66,16 +100,18 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                     #body
                 }
             };
-            (call_fn, quote!(__agent_call(__agent_args, __agent_ctx)))
+            let call = quote!(__agent_call(__agent_args, __agent_ctx));
+            (call_fn, call, quote!(__agent_call))
         }
         Target::Method { .. } => (
             TokenStream::new(),
-            call_body(tool, &target, &fields, &quote!('async_trait)),
+            call_body(tool, &target, &fields, &quote!('async_trait), true),
+            TokenStream::new(),
         ),
     };
     let tool_impl = tool_impl(tool, &target, &call);
     let static_tool = match target {
-        Target::Free { ident } => static_tool(tool, ident),
+        Target::Free { ident } => static_tool(tool, ident, &call_path),
         Target::Method { .. } => TokenStream::new(),
     };
     let cfgs = &tool.cfgs;
@@ -97,7 +133,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
 /// constants of their own: each is an expansion that the incremental cache fingerprints
 /// by position (see `spans`).
 fn constants(tool: &Tool) -> TokenStream {
-    let name = &tool.name;
+    let name = resolved(&tool.name);
     let description = &tool.description;
     let origin = match &tool.origin {
         Some(o) => quote!(#o),
@@ -136,7 +172,7 @@ impl<'a> ArgField<'a> {
                 .rename
                 .as_ref()
                 .map_or_else(|| model.field.unraw().to_string(), syn::LitStr::value),
-            default_fn: format_ident!("__agent_default_{}", index),
+            default_fn: format_ident!("__agent_default_{}", index, span = crate::spans::site()),
         }
     }
 
@@ -165,9 +201,9 @@ fn default_fn(f: &ArgField<'_>) -> Option<TokenStream> {
 fn field_schema(p: &TokenStream, f: &ArgField<'_>) -> TokenStream {
     let ty = f.ty();
     let schema_fn = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::__agent_schema);
-    let name = &f.wire_name;
-    let optional = f.model.default.is_some() || f.model.optional;
-    let description = f.model.description.as_deref().unwrap_or("");
+    let name = resolved(&f.wire_name);
+    let optional = resolved(f.model.default.is_some() || f.model.optional);
+    let description = resolved(f.model.description.as_deref().unwrap_or(""));
     let default = match &f.model.default {
         Some(_) => {
             let default_fn = &f.default_fn;
@@ -200,11 +236,12 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
     let p = quote!(#k::__private);
     let output = &tool.output;
     let requirements = &tool.requirements;
-    let wire_names = fields.iter().map(|f| &f.wire_name);
+    let wire_names = fields.iter().map(|f| resolved(&f.wire_name));
     let field_schemas = fields.iter().map(|f| field_schema(&p, f));
     let mut keys = Vec::new();
     let mut items = Vec::new();
     if let Some(ms) = tool.timeout_ms {
+        let ms = resolved(ms);
         keys.push(quote!(.with_timeout_ms(#ms)));
     }
     match tool.exposure {
@@ -242,19 +279,24 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
         keys.push(quote!(.with_on_error(#k::ErrorPolicy::FailRun)));
     }
     let (r, d, i, o) = (
-        tool.read_only,
-        tool.destructive,
-        tool.idempotent,
-        tool.open_world,
+        resolved(tool.read_only),
+        resolved(tool.destructive),
+        resolved(tool.idempotent),
+        resolved(tool.open_world),
     );
-    if tool.title.is_some() || r || d || i || o {
+    if tool.title.is_some()
+        || tool.read_only
+        || tool.destructive
+        || tool.idempotent
+        || tool.open_world
+    {
         let title = option(tool.title.as_ref());
         keys.push(quote!(.with_annotations(#title, [#r, #d, #i, #o])));
     }
     if tool.max_in_flight.is_some() || tool.exclusive.is_some() || tool.sequential {
         let max = option(tool.max_in_flight.as_ref());
         let group = option(tool.exclusive.as_ref());
-        let seq = tool.sequential;
+        let seq = resolved(tool.sequential);
         keys.push(quote!(.with_concurrency(#max, #group, #seq)));
     }
     if context_free(tool) {
@@ -306,6 +348,7 @@ fn call_body(
     target: &Target<'_>,
     fields: &[ArgField<'_>],
     lifetime: &TokenStream,
+    read: bool,
 ) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
@@ -316,13 +359,14 @@ fn call_body(
     let n = fields.len();
     let bindings: Vec<&Ident> = fields.iter().map(|f| &f.param.binding).collect();
     let reads = fields.iter().enumerate().map(|(index, f)| {
+        let index_tokens = resolved(index);
         let (ty, binding) = (f.ty(), &f.param.binding);
         let read = match &f.model.default {
             Some(_) => quote!(__agent_read),
             None => quote!(__agent_arg),
         };
         quote_spanned! {ty.span()=>
-            let #binding = <#ty as #p::ModelArg>::#read(&mut __agent_reader, #index);
+            let #binding = <#ty as #p::ModelArg>::#read(&mut __agent_reader, #index_tokens);
         }
     });
     // Defaults are applied once every parameter was read without an error.
@@ -344,28 +388,17 @@ fn call_body(
         }
     });
     // Up to 12 parameters (the tuples `ReadArgs` is implemented for), one shared call.
-    let read_args = if fields.len() <= MAX_TUPLE_ARGS {
-        let tys = fields.iter().map(ArgField::ty);
-        let plan = fields.iter().map(|f| {
-            let ty = f.ty();
-            let (read, default) = match &f.model.default {
-                Some(_) => {
-                    let default_fn = &f.default_fn;
-                    (
-                        quote!(__agent_read),
-                        quote!(::core::option::Option::Some(#default_fn)),
-                    )
-                }
-                None => (quote!(__agent_arg), quote!(::core::option::Option::None)),
-            };
-            let read = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::#read);
-            quote!((#read, #default))
-        });
+    let read_args = if !read {
+        TokenStream::new()
+    } else if fields.len() <= MAX_TUPLE_ARGS {
+        let (tys, plan) = plan(&p, fields);
+        // A constant, passed by reference: one pointer, not a tuple built on each call.
         quote! {
+            const __AGENT_PLAN: <(#(#tys,)*) as #p::ReadArgs>::Plan = #plan;
             let (#(#bindings,)*) = match <(#(#tys,)*) as #p::ReadArgs>::__agent_read_all(
                 &__AGENT_SPEC,
                 __agent_args,
-                (#(#plan,)*),
+                &__AGENT_PLAN,
             ) {
                 ::core::result::Result::Ok(__agent_values) => __agent_values,
                 ::core::result::Result::Err(__agent_error) => return #p::failed(__agent_error),
@@ -403,8 +436,10 @@ fn call_body(
         let __agent_future: #p::BoxFuture<#lifetime, _> =
             ::std::boxed::Box::pin(#call(#(#all_bindings),*));
     };
-    let slots = (fields.len() > MAX_TUPLE_ARGS)
-        .then(|| quote!(let mut __agent_slots = [::core::option::Option::None; #n];));
+    let slots = (read && fields.len() > MAX_TUPLE_ARGS).then(|| {
+        let n = resolved(n);
+        quote!(let mut __agent_slots = [::core::option::Option::None; #n];)
+    });
     quote! {
         #slots
         #read_args
@@ -412,6 +447,29 @@ fn call_body(
         #run
         #p::converted(__agent_future, #convert)
     }
+}
+
+/// The parameters' types, and how `ReadArgs` reads each: its read fn, named at the
+/// parameter's type (so a type that cannot be a parameter is reported there, once), and
+/// its default when it has one.
+fn plan<'f>(p: &TokenStream, fields: &'f [ArgField<'_>]) -> (Vec<&'f Type>, TokenStream) {
+    let tys = fields.iter().map(ArgField::ty).collect();
+    let plan = fields.iter().map(|f| {
+        let ty = f.ty();
+        let (read, default) = match &f.model.default {
+            Some(_) => {
+                let default_fn = &f.default_fn;
+                (
+                    quote!(__agent_read),
+                    quote!(::core::option::Option::Some(#default_fn)),
+                )
+            }
+            None => (quote!(__agent_arg), quote!(::core::option::Option::None)),
+        };
+        let read = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::#read);
+        quote!((#read, #default))
+    });
+    (tys, quote!((#(#plan,)*)))
 }
 
 /// The fn turning the user's output into the call's result: `Ok` as content, an error
@@ -586,7 +644,8 @@ fn option(value: Option<&impl quote::ToTokens>) -> TokenStream {
 }
 
 /// The `StaticTool` impl `tools![]` reads, and the registration when `register` is given.
-fn static_tool(tool: &Tool, ident: &Ident) -> TokenStream {
+/// Constants only: the `Tool` is built by `static_tool`, generic in the tool type.
+fn static_tool(tool: &Tool, ident: &Ident, call: &TokenStream) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
     let registration = tool.register.map(|span| {
@@ -595,14 +654,14 @@ fn static_tool(tool: &Tool, ident: &Ident) -> TokenStream {
             span,
             &quote!(__AGENT_NAME),
             &tool.tags,
-            &quote!(<#ident as #p::StaticTool>::tool),
+            &quote!(#p::static_tool::<#ident>),
         )
     });
     quote! {
         impl #p::StaticTool for #ident {
             const NAME: &'static str = __AGENT_NAME;
-            #[inline]
-            fn tool() -> #p::Arc<dyn #k::Tool> { #p::fn_tool(&__AGENT_SPEC, __agent_call) }
+            const SPEC: &'static #p::ToolSpec = &__AGENT_SPEC;
+            const CALL: #p::CallFn = #call;
         }
         #registration
     }
@@ -635,25 +694,30 @@ pub fn registration(
 }
 
 /// The tool type of a free fn: a braced struct named like the fn, so it lives in the type
-/// namespace only and the fn stays callable; then its impls of the std traits.
-pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> [TokenStream; 2] {
+/// namespace only and the fn stays callable.
+pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> TokenStream {
     let doc = format!(
         "The tool `{}` made by `#[tool]` from the fn of the same name: register it with \
          `set.register_tool({} {{}})`, or list the fn in `tools![]`.",
         tool.name, ident
     );
     let cfgs = &tool.cfgs;
-    let name = ident.unraw().to_string();
-    // Written out rather than derived: a derive is an expansion of its own, which the
-    // incremental cache fingerprints by position (see `spans`). `#[inline]`, so a tool
-    // whose value is never printed, cloned or defaulted compiles none of them.
-    let tool_struct = quote! {
+    ::quote::quote! {
         #(#cfgs)*
         #[doc = #doc]
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #ident {}
-    };
-    let std_impls = quote! {
+    }
+}
+
+/// The tool type's impls of the std traits, written out rather than derived: a derive is
+/// an expansion of its own, which the incremental cache fingerprints by position (see
+/// `spans`). `#[inline]`, so a tool whose value is never printed, cloned or defaulted
+/// compiles none of them.
+fn std_impls(tool: &Tool, ident: &Ident) -> TokenStream {
+    let cfgs = &tool.cfgs;
+    let name = resolved(ident.unraw().to_string());
+    quote! {
         #(#cfgs)*
         const _: () = {
             #[automatically_derived]
@@ -680,13 +744,24 @@ pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> [TokenS
                 }
             }
         };
-    };
-    [tool_struct, std_impls]
+    }
 }
 
 /// `#[tool]` on an item: the fn, its tool type and impls, or the fallback with errors.
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
-    let mut func: RawFn = match syn::parse2(item.clone()) {
+    // The body is split off before parsing: only the signature is read, and the body's
+    // tokens go back out untouched, never walked (an edit's expansions are rerun for
+    // every tool of the crate).
+    let mut head: Vec<TokenTree> = item.clone().into_iter().collect();
+    let body = match head.last() {
+        Some(TokenTree::Group(group)) if group.delimiter() == Delimiter::Brace => head.pop(),
+        _ => None,
+    };
+    let parsed = syn::parse2::<RawFn>(head.into_iter().collect()).map(|mut func| {
+        func.body.extend(body);
+        func
+    });
+    let mut func: RawFn = match parsed {
         Ok(func) => func,
         Err(_) => {
             let error = syn::Error::new_spanned(
@@ -699,9 +774,6 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let param_attrs = valid::strip_param_attrs(&mut func.sig);
-    let krate = ToolAttr::parse(args.clone(), &mut Errors::default())
-        .krate
-        .map_or_else(|| quote!(::agent_core), |k| quote!(#k));
     let RawFn {
         attrs,
         vis,
@@ -709,19 +781,29 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         body,
     } = &func;
     let emitted_fn = quote!(#(#attrs)* #vis #sig #body);
-    match valid::check(args, &func, &param_attrs, Place::Free) {
-        Ok(tool) => {
+    match valid::check(args.clone(), &func, &param_attrs, Place::Free) {
+        Ok(mut tool) => {
             let ident = &sig.ident;
-            let [tool_struct, struct_impls] = free_struct(&tool, ident, vis);
-            let impls = impls(&tool, Target::Free { ident });
-            let struct_impls = generated_item(struct_impls, ident.span());
-            let impls = generated_item(impls, ident.span());
-            quote!(#emitted_fn #tool_struct #struct_impls #impls)
+            let tool_struct = free_struct(&tool, ident, vis);
+            let impls = with_anchor(ident.span(), || {
+                tool.krate = resolved(&tool.krate);
+                tool.description = resolved(&tool.description);
+                for param in &mut tool.params {
+                    param.binding.set_span(crate::spans::site());
+                }
+                let struct_impls = anchored_item(std_impls(&tool, ident));
+                let impls = anchored_item(impls(&tool, Target::Free { ident }));
+                quote!(#struct_impls #impls)
+            });
+            quote!(#emitted_fn #tool_struct #impls)
         }
         Err(errors) => {
             let stand_in = if sig.receiver().is_some() {
                 TokenStream::new()
             } else {
+                let krate = ToolAttr::parse(args, &mut Errors::default())
+                    .krate
+                    .map_or_else(|| quote!(::agent_core), |k| quote!(#k));
                 fallback::free_tool(&krate, &sig.ident, vis)
             };
             quote!(#errors #emitted_fn #stand_in)

@@ -36,7 +36,13 @@ pub fn free_tool(krate: &TokenStream, ident: &Ident, vis: &Visibility) -> TokenS
 
             impl #p::StaticTool for #ident {
                 const NAME: &'static str = #name;
-                fn tool() -> #p::Arc<dyn #krate::Tool> { #p::Arc::new(#ident {}) }
+                const SPEC: &'static #p::ToolSpec = {
+                    static SPEC: #p::ToolSpec = #p::ToolSpec::new(
+                        #name, "", "", "", &[], &[], &[], #p::no_output_schema,
+                    );
+                    &SPEC
+                };
+                const CALL: #p::CallFn = #p::broken_call;
             }
         };
     }

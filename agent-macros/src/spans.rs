@@ -8,6 +8,36 @@
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::quote;
+use std::cell::Cell;
+
+thread_local! {
+    /// The span generated code is resolved at while one tool is expanded.
+    static ANCHOR: Cell<Option<Span>> = const { Cell::new(None) };
+}
+
+/// Runs `expand` with the generated code's tokens resolved at `anchor` as they are made
+/// (`site`, `at`), rather than by a walk over the finished output: every token a proc
+/// macro hands to rustc costs a round trip, and the walk made each one twice more.
+pub fn with_anchor<R>(anchor: Span, expand: impl FnOnce() -> R) -> R {
+    let outer = ANCHOR.with(|cell| cell.replace(Some(anchor)));
+    let result = expand();
+    ANCHOR.with(|cell| cell.set(outer));
+    result
+}
+
+/// The span of a token the macro makes: the call site resolved at the anchor, when one
+/// is set.
+pub fn site() -> Span {
+    at(Span::call_site())
+}
+
+/// `span` resolved at the anchor, when one is set: same location, the user's hygiene.
+pub fn at(span: Span) -> Span {
+    match ANCHOR.with(Cell::get) {
+        Some(anchor) => span.resolved_at(anchor),
+        None => span,
+    }
+}
 
 /// `tokens` with every span resolved at `anchor`, a span of the user's own code: each
 /// token keeps its location and loses the expansion's mark. Name resolution is unchanged,
@@ -42,6 +72,23 @@ fn resolved_as_user_code(tokens: TokenStream, anchor: Span) -> TokenStream {
 pub fn generated_item(item: TokenStream, anchor: Span) -> TokenStream {
     let exempt = clippy_exemption();
     let item = resolved_as_user_code(item, anchor);
+    quote!(#exempt #item)
+}
+
+/// A value interpolated into generated code (a literal, a path made elsewhere) with its
+/// tokens resolved at the anchor, when one is set: a walk over a few tokens only.
+pub fn resolved(value: impl quote::ToTokens) -> TokenStream {
+    let tokens = value.into_token_stream();
+    match ANCHOR.with(Cell::get) {
+        Some(anchor) => resolved_as_user_code(tokens, anchor),
+        None => tokens,
+    }
+}
+
+/// A generated item made under `with_anchor` as it is emitted: behind the clippy
+/// exemption, its tokens already resolved as user code.
+pub fn anchored_item(item: TokenStream) -> TokenStream {
+    let exempt = clippy_exemption();
     quote!(#exempt #item)
 }
 

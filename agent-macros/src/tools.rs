@@ -40,9 +40,9 @@ fn generate(krate: &TokenStream, paths: &[Path]) -> TokenStream {
     let names = paths.iter().map(|path| {
         quote_spanned! {path.span()=> <#path as #p::StaticTool>::NAME }
     });
-    let instances = paths.iter().map(|path| {
+    let entries = paths.iter().map(|path| {
         quote_spanned! {path.span()=>
-            <#path as #p::StaticTool>::tool()
+            (<#path as #p::StaticTool>::SPEC, <#path as #p::StaticTool>::CALL)
         }
     });
     let checks = paths.iter().enumerate().skip(1).map(|(i, path)| {
@@ -68,10 +68,13 @@ fn generate(krate: &TokenStream, paths: &[Path]) -> TokenStream {
     } else {
         TokenStream::new()
     };
+    // A constant table and one call: the fn listing the tools compiles to a few lines,
+    // however many tools it lists.
     quote! {
         {
             #check_block
-            #p::toolset([#(#instances),*])
+            const __AGENT_TOOLS: &[(&'static #p::ToolSpec, #p::CallFn)] = &[#(#entries),*];
+            #p::static_toolset(__AGENT_TOOLS)
         }
     }
 }

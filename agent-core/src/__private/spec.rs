@@ -1,15 +1,16 @@
 //! A `#[tool]` as data: a [`ToolSpec`] static per tool, read by one `Tool`
 //! implementation, [`FnTool`], compiled once here for every tool of every crate.
 //!
-//! What is left per tool is the static and one non-generic fn decoding the arguments and
-//! calling the user's fn (see `agent-macros/src/expand.rs`): no trait impl, vtable or
-//! decoder is compiled per tool when the tool is reached through `tools![]` or the
-//! registry.
+//! What is left per tool is the static and [`ToolRun::run`], the user's fn called on its
+//! decoded arguments (see `agent-macros/src/expand.rs`); reading them is [`call_tool`],
+//! generic in the tool type: no trait impl, vtable or decoder of its own is compiled per
+//! tool when the tool is reached through `tools![]` or the registry.
 
 use super::{
     ApprovalFn, BoxFuture, FieldSchema, ValidateOutputFn, ValidateProgressFn, annotations,
     cached_args_schema, cached_output_schema, concurrency, metadata,
 };
+use crate::ToolSet;
 use crate::args::ArgsReader;
 use crate::content::Content;
 use crate::context::{ActivationContext, ToolContext};
@@ -299,6 +300,56 @@ pub fn fn_tool(spec: &'static ToolSpec, call: CallFn) -> Arc<dyn Tool> {
     Arc::new(FnTool { spec, call })
 }
 
+/// The `Tool` of the `#[tool]` fn whose type is `T`, for `tools![]` and the registry.
+/// Generic rather than a fn per tool: its copies are compiled with this crate's code, not
+/// in the module of the tools, so editing a tool does not recompile them.
+pub fn static_tool<T: super::StaticTool>() -> Arc<dyn Tool> {
+    fn_tool(T::SPEC, T::CALL)
+}
+
+/// The part of a `#[tool]` fn's call that is its own, implemented by its tool type: the
+/// fn run on its arguments. Reading them is [`call_tool`]'s.
+pub trait ToolRun: super::StaticTool {
+    /// The parameters the model fills, in order, as a tuple.
+    type Args: ReadArgs;
+    /// How each is read.
+    const PLAN: <Self::Args as ReadArgs>::Plan;
+    /// The fn's future on those arguments (and on the context, for the parameters the
+    /// runtime supplies), its output converted.
+    fn run<'a>(args: Self::Args, ctx: &'a ToolContext) -> BoxFuture<'a, AgentResult<Vec<Content>>>;
+}
+
+/// The call of a `#[tool]` fn: its arguments read, then [`ToolRun::run`]. Generic in the
+/// tool type, so its copies are compiled with agent-core's code rather than in the
+/// tools' module, which an edit to any tool recompiles.
+pub fn call_tool<'a, T: ToolRun>(
+    args: &Value,
+    ctx: &'a ToolContext,
+) -> BoxFuture<'a, AgentResult<Vec<Content>>> {
+    match T::Args::__agent_read_all(T::SPEC, args, &T::PLAN) {
+        Ok(args) => T::run(args, ctx),
+        Err(error) => super::failed(error),
+    }
+}
+
+/// The set `tools![]` names, from a constant table of each tool's spec and call: the code
+/// listing the tools is one call, however many there are. The macro has already proven
+/// the names valid and distinct, so registration cannot fail for them.
+pub fn static_toolset(tools: &[(&'static ToolSpec, CallFn)]) -> ToolSet {
+    let mut set = ToolSet::new();
+    for &(spec, call) in tools {
+        if let Err(error) = set.register_arc(fn_tool(spec, call)) {
+            unreachable!("tools![] registered a tool it had checked: {error}");
+        }
+    }
+    set
+}
+
+/// The call of a `#[tool]` fn that did not compile (its errors are reported already).
+pub fn broken_call<'a>(_: &Value, _: &'a ToolContext) -> BoxFuture<'a, AgentResult<Vec<Content>>> {
+    super::failed(ToolError::execution("this tool did not compile"))
+}
+
 impl Tool for FnTool {
     fn name(&self) -> &str {
         self.spec.name()
@@ -439,14 +490,14 @@ pub trait ReadArgs: Sized {
     fn __agent_read_all(
         spec: &'static ToolSpec,
         args: &Value,
-        plan: Self::Plan,
+        plan: &Self::Plan,
     ) -> Result<Self, ToolError>;
 }
 
 impl ReadArgs for () {
     type Plan = ();
 
-    fn __agent_read_all(spec: &'static ToolSpec, args: &Value, (): ()) -> Result<(), ToolError> {
+    fn __agent_read_all(spec: &'static ToolSpec, args: &Value, (): &()) -> Result<(), ToolError> {
         let reader = spec.reader(args, &mut [])?;
         if reader.failed() {
             return Err(reader.into_error());
@@ -465,7 +516,7 @@ macro_rules! read_args_tuple {
             fn __agent_read_all(
                 spec: &'static ToolSpec,
                 args: &Value,
-                plan: Self::Plan,
+                plan: &Self::Plan,
             ) -> Result<Self, ToolError> {
                 let mut slots = [None; $n];
                 let mut reader = spec.reader(args, &mut slots)?;
