@@ -110,9 +110,9 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         ),
     };
     let tool_impl = tool_impl(tool, &target, &call);
-    let static_tool = match target {
-        Target::Free { ident } => static_tool(tool, ident, &call_path),
-        Target::Method { .. } => TokenStream::new(),
+    let (static_tool, debug) = match target {
+        Target::Free { ident } => (static_tool(tool, ident, &call_path), debug_impl(ident)),
+        Target::Method { .. } => (TokenStream::new(), TokenStream::new()),
     };
     let cfgs = &tool.cfgs;
     quote! {
@@ -125,16 +125,16 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             #call_fn
             #tool_impl
             #static_tool
+            #debug
         };
     }
 }
 
-/// The tool's name, description and metadata as constants. Macro calls stay in
-/// constants of their own: each is an expansion that the incremental cache fingerprints
-/// by position (see `spans`).
+/// The tool's origin and version as constants. Macro calls stay in constants of their
+/// own: each is an expansion that the incremental cache fingerprints by position (see
+/// `spans`). The name and description are literals, written where they are used: an item
+/// less each, for every tool.
 fn constants(tool: &Tool) -> TokenStream {
-    let name = resolved(&tool.name);
-    let description = &tool.description;
     let origin = match &tool.origin {
         Some(o) => quote!(#o),
         None => quote!(::core::env!("CARGO_PKG_NAME")),
@@ -144,8 +144,6 @@ fn constants(tool: &Tool) -> TokenStream {
         None => quote!(::core::env!("CARGO_PKG_VERSION")),
     };
     quote! {
-        const __AGENT_NAME: &str = #name;
-        const __AGENT_DESCRIPTION: &str = #description;
         const __AGENT_ORIGIN: &str = #origin;
         const __AGENT_VERSION: &str = #version;
     }
@@ -236,6 +234,7 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
     let p = quote!(#k::__private);
     let output = &tool.output;
     let requirements = &tool.requirements;
+    let (name, description) = (resolved(&tool.name), &tool.description);
     let wire_names = fields.iter().map(|f| resolved(&f.wire_name));
     let field_schemas = fields.iter().map(|f| field_schema(&p, f));
     let mut keys = Vec::new();
@@ -320,8 +319,8 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
         #(#items)*
 
         static __AGENT_SPEC: #p::ToolSpec = #p::ToolSpec::new(
-            __AGENT_NAME,
-            __AGENT_DESCRIPTION,
+            #name,
+            #description,
             __AGENT_ORIGIN,
             __AGENT_VERSION,
             &[#(#requirements),*],
@@ -648,18 +647,19 @@ fn option(value: Option<&impl quote::ToTokens>) -> TokenStream {
 fn static_tool(tool: &Tool, ident: &Ident, call: &TokenStream) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
+    let name = resolved(&tool.name);
     let registration = tool.register.map(|span| {
         registration(
             k,
             span,
-            &quote!(__AGENT_NAME),
+            &name,
             &tool.tags,
             &quote!(#p::static_tool::<#ident>),
         )
     });
     quote! {
         impl #p::StaticTool for #ident {
-            const NAME: &'static str = __AGENT_NAME;
+            const NAME: &'static str = #name;
             const SPEC: &'static #p::ToolSpec = &__AGENT_SPEC;
             const CALL: #p::CallFn = #call;
         }
@@ -710,40 +710,20 @@ pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> TokenSt
     }
 }
 
-/// The tool type's impls of the std traits, written out rather than derived: a derive is
-/// an expansion of its own, which the incremental cache fingerprints by position (see
-/// `spans`). `#[inline]`, so a tool whose value is never printed, cloned or defaulted
-/// compiles none of them.
-fn std_impls(tool: &Tool, ident: &Ident) -> TokenStream {
-    let cfgs = &tool.cfgs;
+/// The tool type's `Debug`, written out rather than derived: a derive is an expansion of
+/// its own, which the incremental cache fingerprints by position (see `spans`). Its only
+/// std impl (`missing_debug_implementations`): every impl is items to check and record
+/// for each tool, and the type is built as `name {}`, so it needs no `Clone` or `Default`.
+fn debug_impl(ident: &Ident) -> TokenStream {
     let name = resolved(ident.unraw().to_string());
     quote! {
-        #(#cfgs)*
-        const _: () = {
-            #[automatically_derived]
-            impl ::core::fmt::Debug for #ident {
-                #[inline]
-                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                    f.write_str(#name)
-                }
+        #[automatically_derived]
+        impl ::core::fmt::Debug for #ident {
+            #[inline]
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(#name)
             }
-            #[automatically_derived]
-            impl ::core::clone::Clone for #ident {
-                #[inline]
-                fn clone(&self) -> Self {
-                    *self
-                }
-            }
-            #[automatically_derived]
-            impl ::core::marker::Copy for #ident {}
-            #[automatically_derived]
-            impl ::core::default::Default for #ident {
-                #[inline]
-                fn default() -> Self {
-                    Self {}
-                }
-            }
-        };
+        }
     }
 }
 
@@ -791,9 +771,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
                 for param in &mut tool.params {
                     param.binding.set_span(crate::spans::site());
                 }
-                let struct_impls = anchored_item(std_impls(&tool, ident));
-                let impls = anchored_item(impls(&tool, Target::Free { ident }));
-                quote!(#struct_impls #impls)
+                anchored_item(impls(&tool, Target::Free { ident }))
             });
             quote!(#emitted_fn #tool_struct #impls)
         }

@@ -15,7 +15,7 @@ pub fn free_tool(krate: &TokenStream, ident: &Ident, vis: &Visibility) -> TokenS
     let name = name.strip_prefix("r#").unwrap_or(&name);
     quote! {
         #[allow(non_camel_case_types, dead_code, missing_docs)]
-        #[derive(Debug, Clone, Copy, Default)]
+        #[derive(Debug)]
         #vis struct #ident {}
 
         #[doc(hidden)]
