@@ -296,6 +296,10 @@ async fn serve_endpoint(State(endpoint): State<Arc<Endpoint>>, request: Request)
 impl Endpoint {
     /// Admission (POST only), then authentication, then the body's limits (POST only),
     /// then rmcp, under the request's deadline.
+    ///
+    /// rmcp's future and the fast path's are boxed where they start: held inline, they
+    /// made this future kilobytes large, copied whole as tower and hyper moved it before
+    /// its first poll (callgrind: most of a request's `memcpy`).
     async fn handle(&self, mut request: Request) -> Response {
         // A client's standalone event stream (GET) stays open for the whole session: it
         // is bounded by the sessions cap, not counted as a request in flight. DELETE
@@ -315,7 +319,7 @@ impl Endpoint {
             let deleting = (request.method() == Method::DELETE)
                 .then(|| request.headers().clone())
                 .filter(|_| used.is_some());
-            let response = self.service.handle(request).await;
+            let response = Box::pin(self.service.handle(request)).await;
             drop(used);
             if let (Some(calls), Some(headers)) = (&self.calls, deleting)
                 && response.status().is_success()
@@ -367,7 +371,7 @@ impl Endpoint {
         let request = Request::from_parts(parts, Full::new(bytes));
         let mut deadline = self.admission.deadline();
         let response = tokio::select! {
-            response = self.service.handle(request) => response,
+            response = Box::pin(self.service.handle(request)) => response,
             () = deadline.as_mut() => return self.admission.timed_out(),
         };
         if let (Some(calls), true) = (&self.calls, opening) {
@@ -396,7 +400,7 @@ impl Endpoint {
     ) -> Response {
         let mut deadline = self.admission.deadline();
         let answer = tokio::select! {
-            answer = call.answer() => answer,
+            answer = Box::pin(call.answer()) => answer,
             () = deadline.as_mut() => return self.admission.timed_out(),
         };
         let Ok(answer) = answer else {

@@ -141,6 +141,8 @@ async fn fast_answers_equal_rmcps_for_success_tool_error_and_invalid_arguments()
         json!({"name": "fail", "arguments": {}}),
         json!({"name": "add", "arguments": {"a": "two"}}),
         json!({"name": "add"}),
+        // Metadata that does not change the lifecycle still takes the fast path.
+        json!({"name": "add", "arguments": {"a": 1, "b": 1}, "_meta": {"note": "x"}}),
     ] {
         let body = rpc(41, "tools/call", params.clone());
         let fast = post(server.addr, Some(&session), &[], &body).await.unwrap();
