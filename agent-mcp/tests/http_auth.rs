@@ -8,16 +8,14 @@
 mod raw_http;
 
 use agent_core::{Principal, ToolContext, tool, tools};
-use agent_mcp::{HttpAuth, HttpOptions, JwtValidator, McpHttpServer, McpServer, StaticTokens};
+use agent_mcp::{HttpAuth, HttpOptions, JwtValidator, McpServer, StaticTokens};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use p256::elliptic_curve::Generate;
 use p256::elliptic_curve::pkcs8::EncodePrivateKey;
-use raw_http::{Reply, call, open_session, post, rpc, send};
+use raw_http::{Reply, Running, call, open_session, post, rpc, send, serve_on_loopback};
 use serde_json::{Value, json};
-use std::net::SocketAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
-use tokio_util::sync::CancellationToken;
 
 /// Answers who is calling.
 #[tool]
@@ -33,29 +31,9 @@ async fn admin_reset() -> &'static str {
     "reset"
 }
 
-struct Running {
-    addr: SocketAddr,
-    stop: CancellationToken,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
 async fn serve(auth: HttpAuth) -> Running {
     let options = HttpOptions::default().with_auth(auth.require_scopes("admin_reset", ["admin"]));
-    let http = McpHttpServer::bind(McpServer::new(tools![whoami, admin_reset]), "127.0.0.1:0")
-        .await
-        .unwrap()
-        .with_options(options);
-    let running = Running {
-        addr: http.local_addr(),
-        stop: http.shutdown_token(),
-    };
-    tokio::spawn(http.run());
-    running
+    serve_on_loopback(McpServer::new(tools![whoami, admin_reset]), options).await
 }
 
 fn static_tokens() -> HttpAuth {

@@ -9,14 +9,13 @@ use agent_core::{
     AgentResult, Content, Tool, ToolConfig, ToolContext, ToolSet, async_trait, tools,
 };
 use agent_mcp::{HttpOptions, McpHttpServer, McpServer, ServerOptions};
-use raw_http::{MCP_HEADERS, call, open_session, rpc};
+use raw_http::{MCP_HEADERS, Running, call, open_session, rpc, serve_on_loopback};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
-use tokio_util::sync::DropGuard;
 
 /// What the waiting tool went through.
 #[derive(Debug, PartialEq)]
@@ -93,12 +92,6 @@ async fn add(a: i64, b: i64) -> i64 {
 }
 
 /// A server that answers one request and runs one call at a time.
-/// The server stops when its guard is dropped.
-struct Running {
-    addr: SocketAddr,
-    _stop: DropGuard,
-}
-
 async fn serve(stateless: bool) -> (Running, mpsc::UnboundedReceiver<Seen>) {
     let (events, seen) = mpsc::unbounded_channel();
     let mut tools = tools![add];
@@ -112,20 +105,10 @@ async fn serve(stateless: bool) -> (Running, mpsc::UnboundedReceiver<Seen>) {
         .unwrap();
     let mut options = ServerOptions::default();
     options.tool_config = ToolConfig::default().with_max_concurrency(1);
-    let http = McpHttpServer::bind(McpServer::with_options(tools, options), "127.0.0.1:0")
-        .await
-        .unwrap()
-        .with_options(
-            HttpOptions::default()
-                .with_max_concurrent_requests(1)
-                .stateless(stateless),
-        )
-        .with_shutdown_grace(Duration::from_millis(100));
-    let running = Running {
-        addr: http.local_addr(),
-        _stop: http.shutdown_token().drop_guard(),
-    };
-    tokio::spawn(http.run());
+    let http = HttpOptions::default()
+        .with_max_concurrent_requests(1)
+        .stateless(stateless);
+    let running = serve_on_loopback(McpServer::with_options(tools, options), http).await;
     (running, seen)
 }
 

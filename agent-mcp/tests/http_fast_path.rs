@@ -8,8 +8,10 @@
 mod raw_http;
 
 use agent_core::{Principal, Progress, State, ToolContext, ToolError, tool, tools};
-use agent_mcp::{HttpAuth, HttpOptions, McpHttpServer, McpPeer, McpServer, StaticTokens};
-use raw_http::{MCP_HEADERS, Reply, call, open_session, post, rpc, send};
+use agent_mcp::{HttpAuth, HttpOptions, McpPeer, McpServer, StaticTokens};
+use raw_http::{
+    MCP_HEADERS, Reply, Running, call, open_session, post, rpc, send, serve_on_loopback,
+};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, Implementation,
@@ -20,7 +22,7 @@ use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::time::Duration;
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::CancellationToken;
 
 /// Adds two numbers.
 #[tool]
@@ -66,24 +68,9 @@ async fn can_ask(peer: State<McpPeer>) -> bool {
     peer.client_supports("elicitation")
 }
 
-struct Running {
-    addr: SocketAddr,
-    _stop: DropGuard,
-}
-
 async fn serve(options: HttpOptions) -> Running {
     let server = McpServer::new(tools![add, fail, steps, purge, admin_reset, whose, can_ask]);
-    let http = McpHttpServer::bind(server, "127.0.0.1:0")
-        .await
-        .unwrap()
-        .with_options(options)
-        .with_shutdown_grace(Duration::from_millis(100));
-    let running = Running {
-        addr: http.local_addr(),
-        _stop: http.shutdown_token().drop_guard(),
-    };
-    tokio::spawn(http.run());
-    running
+    serve_on_loopback(server, options).await
 }
 
 async fn session(addr: SocketAddr, extra: &[(&str, &str)]) -> String {

@@ -6,13 +6,12 @@ mod raw_http;
 
 use agent_core::{tool, tools};
 use agent_mcp::{HttpOptions, McpHttpServer, McpServer};
-use raw_http::{call, open_session, post, send};
+use raw_http::{Running, call, open_session, post, send, serve_on_loopback};
 use serde_json::json;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio_util::sync::CancellationToken;
 
 /// Adds two numbers.
 #[tool]
@@ -27,29 +26,8 @@ async fn sleep_ms(ms: u64) -> String {
     "slept".to_owned()
 }
 
-struct Running {
-    addr: SocketAddr,
-    stop: CancellationToken,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
 async fn serve(options: HttpOptions) -> Running {
-    let http = McpHttpServer::bind(McpServer::new(tools![add, sleep_ms]), "127.0.0.1:0")
-        .await
-        .unwrap()
-        .with_options(options)
-        .with_shutdown_grace(Duration::from_millis(100));
-    let running = Running {
-        addr: http.local_addr(),
-        stop: http.shutdown_token(),
-    };
-    tokio::spawn(http.run());
-    running
+    serve_on_loopback(McpServer::new(tools![add, sleep_ms]), options).await
 }
 
 /// A client that does nothing wrong is served: a session, then `add`.

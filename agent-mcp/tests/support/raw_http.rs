@@ -212,3 +212,27 @@ pub async fn call(
     );
     post(addr, session, extra, &body).await
 }
+
+/// A server listening on a free loopback port; it shuts down when dropped.
+pub struct Running {
+    pub addr: std::net::SocketAddr,
+    _stop: tokio_util::sync::DropGuard,
+}
+
+/// Serves `server` as `options` say on a free loopback port, with a short shutdown grace.
+pub async fn serve_on_loopback(
+    server: agent_mcp::McpServer,
+    options: agent_mcp::HttpOptions,
+) -> Running {
+    let http = agent_mcp::McpHttpServer::bind(server, "127.0.0.1:0")
+        .await
+        .unwrap()
+        .with_options(options)
+        .with_shutdown_grace(Duration::from_millis(100));
+    let running = Running {
+        addr: http.local_addr(),
+        _stop: http.shutdown_token().drop_guard(),
+    };
+    tokio::spawn(http.run());
+    running
+}
