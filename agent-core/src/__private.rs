@@ -40,18 +40,6 @@ pub fn failed<'a, T: Send + 'a>(error: ToolError) -> BoxFuture<'a, crate::AgentR
     Box::pin(std::future::ready(Err(error.into())))
 }
 
-/// Builds the set `tools![]` names. The macro has already proven the names valid and
-/// distinct, so registration cannot fail for them.
-pub fn toolset<const N: usize>(tools: [Arc<dyn Tool>; N]) -> ToolSet {
-    let mut set = ToolSet::new();
-    for tool in tools {
-        if let Err(error) = set.register_arc(tool) {
-            unreachable!("tools![] registered a tool it had checked: {error}");
-        }
-    }
-    set
-}
-
 /// Builds the set of a `#[toolbox]` impl. Names were checked distinct by the macro.
 pub fn toolbox_set(tools: Vec<Arc<dyn Tool>>) -> ToolSet {
     let mut set = ToolSet::new();
