@@ -1,6 +1,6 @@
 //! `ToolSet::call` on a tool with three parameters (a string, an integer, an optional
 //! enum) returning text, against the same work written by hand (decode into an
-//! equivalent struct, call directly, wrap in `Content::text`), in two forms: the issue's
+//! equivalent struct, call directly, wrap in `Content::text`), in two forms: the common
 //! `serde_json::from_value` of the `&Value` a tool receives, and the physical limit,
 //! `Deserialize` from the borrowed value.
 
@@ -62,8 +62,8 @@ impl TypedTool for Forecast {
     }
 }
 
-/// The hand-written tool as the issue words it: `serde_json::from_value` into the
-/// struct. The seed's `Tool::call` receives `&Value`, so the value is cloned first.
+/// The hand-written tool as most are written: `serde_json::from_value` into the
+/// struct. `Tool::call` receives `&Value`, so the value is cloned first.
 async fn by_hand_from_value(args: &Value) -> AgentResult<Vec<Content>> {
     let args: ForecastArgs = serde_json::from_value(args.clone())
         .map_err(|e| agent_core::ToolError::invalid_arguments(e.to_string()))?;

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Every tools scenario of the suite, plus the lifecycle and schema ones the issue names.
+# Every tools scenario of the suite, plus the lifecycle and schema ones a tools server needs.
 SCENARIOS=(
   server-initialize
   ping
@@ -22,7 +22,7 @@ SCENARIOS=(
   tools-call-with-progress
   tools-call-sampling
   tools-call-elicitation
-  # Beyond the issue's list, the other scenarios a tools-only server can pass:
+  # Beyond those, the other scenarios a tools-only server can pass:
   logging-set-level
   elicitation-sep1034-defaults
   elicitation-sep1330-enums
