@@ -3,6 +3,7 @@
 //! scopes hidden from callers without them, sessions bound to the principal that
 //! opened them.
 
+use crate::http::session_id;
 use agent_core::{Principal, async_trait};
 use axum::extract::{OriginalUri, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -414,8 +415,6 @@ impl AuthState {
     }
 }
 
-const SESSION_HEADER: &str = "mcp-session-id";
-
 /// What to record about a request [`AuthState::check`] admitted once it is answered.
 pub(crate) struct Checked {
     session: Option<String>,
@@ -447,11 +446,7 @@ impl AuthState {
                 return Err(response);
             }
         };
-        let session = request
-            .headers()
-            .get(SESSION_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let session = session_id(request.headers()).map(str::to_owned);
         if let Some(session) = &session {
             let owners = lock(&self.owners);
             if let Some(owner) = owners.get(session)
@@ -485,7 +480,7 @@ impl AuthState {
             }
             Some(_) => {}
             None => {
-                if let Some(opened) = response.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+                if let Some(opened) = session_id(response) {
                     bind(self, opened.to_owned(), checked.subject).await;
                 }
             }

@@ -9,7 +9,7 @@ use agent_core::ToolSet;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use http_body_util::{BodyExt, Full};
@@ -26,7 +26,13 @@ use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
-const SESSION_HEADER: &str = "mcp-session-id";
+/// The header that names a Streamable HTTP session.
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The session `headers` name, if they name one readably.
+pub(crate) fn session_id(headers: &HeaderMap) -> Option<&str> {
+    headers.get(SESSION_HEADER)?.to_str().ok()
+}
 
 /// How the HTTP endpoint is served: who may reach it, the limits that keep one client
 /// from exhausting it, and authentication. The defaults are safe for a server on
@@ -312,10 +318,7 @@ impl Endpoint {
                 },
                 None => None,
             };
-            let used = self.calls.as_ref().and_then(|calls| {
-                calls.start_sweeping();
-                calls.used(request.headers())
-            });
+            let used = self.session_use(request.headers());
             let deleting = (request.method() == Method::DELETE)
                 .then(|| request.headers().clone())
                 .filter(|_| used.is_some());
@@ -347,10 +350,7 @@ impl Endpoint {
             Ok(bytes) => bytes,
             Err(refused) => return refused,
         };
-        let used = self.calls.as_ref().and_then(|calls| {
-            calls.start_sweeping();
-            calls.used(&parts.headers)
-        });
+        let used = self.session_use(&parts.headers);
         let (parts, bytes) = match &self.calls {
             Some(calls) if let Some(session) = &used => {
                 match calls.fast_call(parts, bytes, session).await {
@@ -388,6 +388,14 @@ impl Endpoint {
         let (parts, body) = response.into_parts();
         let body = GuardedBody::new(body, deadline, admitted.permit, cancel).with_session(used);
         Response::from_parts(parts, Body::new(body))
+    }
+
+    /// The session of a request, in use until the guard is dropped (`None` without
+    /// sessions, or for a session this endpoint does not know).
+    fn session_use(&self, headers: &HeaderMap) -> Option<SessionUse> {
+        let calls = self.calls.as_ref()?;
+        calls.start_sweeping();
+        calls.used(headers)
     }
 
     /// Answers a call on the fast path, as JSON, under the request's deadline. If the

@@ -9,6 +9,7 @@
 //! worker, service loop and event stream. Anything else (other methods, batches, a tool that reads its
 //! context or needs approval, unusual headers) goes to rmcp.
 
+use crate::http::session_id;
 use crate::server::McpServer;
 use axum::body::Bytes;
 use axum::http::request::Parts;
@@ -29,7 +30,6 @@ use std::sync::{Arc, Once, OnceLock, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-const SESSION_HEADER: &str = "mcp-session-id";
 const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 /// The room a call's answer is written into at first.
 const ANSWER_CAPACITY: usize = 1024;
@@ -65,6 +65,22 @@ struct SessionEntry {
 struct SessionHandler {
     server: McpServer,
     peer: Peer<RoleServer>,
+}
+
+impl SessionEntry {
+    /// A session last used `now`, with nothing in flight and not yet initialized.
+    fn new(now: u64) -> Arc<Self> {
+        Arc::new(Self {
+            last_use: AtomicU64::new(now),
+            in_flight: AtomicUsize::new(0),
+            handler: OnceLock::new(),
+        })
+    }
+}
+
+/// Milliseconds since `base`, the clock session stamps count on.
+fn millis_since(base: Instant) -> u64 {
+    u64::try_from(base.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 /// A host and optional port, normalised as a `Host` header is compared.
@@ -119,7 +135,7 @@ impl HttpSessions {
     }
 
     fn now(&self) -> u64 {
-        u64::try_from(self.base.elapsed().as_millis()).unwrap_or(u64::MAX)
+        millis_since(self.base)
     }
 
     fn entry(&self, id: &str) -> Option<Arc<SessionEntry>> {
@@ -142,8 +158,7 @@ impl HttpSessions {
     /// A request of the session in `headers` has arrived: the session is in use until
     /// the returned guard is dropped.
     pub(crate) fn used(&self, headers: &HeaderMap) -> Option<SessionUse> {
-        let id = headers.get(SESSION_HEADER)?.to_str().ok()?;
-        let entry = self.entry(id)?;
+        let entry = self.entry(session_id(headers)?)?;
         entry.last_use.store(self.now(), Ordering::Relaxed);
         entry.in_flight.fetch_add(1, Ordering::Relaxed);
         Some(SessionUse {
@@ -154,14 +169,10 @@ impl HttpSessions {
 
     /// rmcp answered a request without a session by opening one.
     pub(crate) async fn opened(&self, response: &HeaderMap) {
-        let Some(id) = response.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+        let Some(id) = session_id(response) else {
             return;
         };
-        let entry = Arc::new(SessionEntry {
-            last_use: AtomicU64::new(self.now()),
-            in_flight: AtomicUsize::new(0),
-            handler: OnceLock::new(),
-        });
+        let entry = SessionEntry::new(self.now());
         let full = self
             .table
             .read()
@@ -186,7 +197,7 @@ impl HttpSessions {
 
     /// The session in `headers` was closed by its client.
     pub(crate) fn closed(&self, headers: &HeaderMap) {
-        if let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+        if let Some(id) = session_id(headers) {
             self.table
                 .write()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -197,12 +208,7 @@ impl HttpSessions {
     /// The client initialized the session whose `initialized` notification carried
     /// `parts`: its calls may now be answered here, by `server` with `peer`.
     pub(crate) fn initialized(&self, parts: &Parts, server: McpServer, peer: Peer<RoleServer>) {
-        let Some(entry) = parts
-            .headers
-            .get(SESSION_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|id| self.entry(id))
-        else {
+        let Some(entry) = session_id(&parts.headers).and_then(|id| self.entry(id)) else {
             return;
         };
         let _ = entry.handler.set(SessionHandler { server, peer });
@@ -219,13 +225,9 @@ impl HttpSessions {
             table.retain(|id, _| live.contains(id));
             for id in live {
                 // A session the endpoint did not see open is counted from now.
-                let entry = table.entry(id.clone()).or_insert_with(|| {
-                    Arc::new(SessionEntry {
-                        last_use: AtomicU64::new(now),
-                        in_flight: AtomicUsize::new(0),
-                        handler: OnceLock::new(),
-                    })
-                });
+                let entry = table
+                    .entry(id.clone())
+                    .or_insert_with(|| SessionEntry::new(now));
                 let unused = now.saturating_sub(entry.last_use.load(Ordering::Relaxed));
                 if entry.in_flight.load(Ordering::Relaxed) == 0 && unused >= idle_ms {
                     idle.push(id);
@@ -257,11 +259,7 @@ impl HttpSessions {
         };
         // A session closed a moment ago (deleted, expired, at shutdown) is rmcp's to
         // answer: 404.
-        let id = parts
-            .headers
-            .get(SESSION_HEADER)
-            .and_then(|v| v.to_str().ok());
-        let live = match id {
+        let live = match session_id(&parts.headers) {
             Some(id) => self.manager.sessions.read().await.contains_key(id),
             None => false,
         };
@@ -379,8 +377,9 @@ pub(crate) struct SessionUse {
 
 impl Drop for SessionUse {
     fn drop(&mut self) {
-        let now = u64::try_from(self.base.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.entry.last_use.store(now, Ordering::Relaxed);
+        self.entry
+            .last_use
+            .store(millis_since(self.base), Ordering::Relaxed);
         self.entry.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 }
@@ -515,6 +514,7 @@ async fn sweep(sessions: Weak<HttpSessions>, cancel: CancellationToken, period: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::SESSION_HEADER;
     use axum::http::HeaderValue;
 
     #[tokio::test]
@@ -527,26 +527,26 @@ mod tests {
             &[],
             CancellationToken::new(),
         );
-        // Many sessions opened and ended one after another, none swept.
-        for _ in 0..200 {
-            let (id, _transport) = manager.create_session().await.unwrap();
+        // A session as rmcp opens one and the endpoint sees it opened, with its
+        // transport (the session lives while it is held).
+        let open = async || {
+            let (id, transport) = manager.create_session().await.unwrap();
             let mut headers = HeaderMap::new();
             headers.insert(SESSION_HEADER, HeaderValue::from_str(&id).unwrap());
             sessions.opened(&headers).await;
+            (id, transport)
+        };
+        // Many sessions opened and ended one after another, none swept.
+        for _ in 0..200 {
+            let (id, _transport) = open().await;
             manager.close_session(&id).await.unwrap();
         }
         let held = sessions.table.read().unwrap().len();
         assert!(held <= sessions.max_entries, "{held} entries");
         // A live session is kept through the pruning.
-        let (live, _transport) = manager.create_session().await.unwrap();
-        let mut headers = HeaderMap::new();
-        headers.insert(SESSION_HEADER, HeaderValue::from_str(&live).unwrap());
-        sessions.opened(&headers).await;
+        let (live, _live_transport) = open().await;
         for _ in 0..100 {
-            let (id, _transport) = manager.create_session().await.unwrap();
-            let mut headers = HeaderMap::new();
-            headers.insert(SESSION_HEADER, HeaderValue::from_str(&id).unwrap());
-            sessions.opened(&headers).await;
+            let (id, _transport) = open().await;
             manager.close_session(&id).await.unwrap();
         }
         assert!(sessions.entry(&live).is_some());

@@ -2,7 +2,7 @@
 //! (503 with `Retry-After` beyond them), bounded request bodies, a deadline on every
 //! request, and calls cancelled when their client disconnects.
 
-use crate::http::HttpOptions;
+use crate::http::{HttpOptions, SESSION_HEADER};
 use crate::http_calls::SessionUse;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -79,7 +79,7 @@ impl Admission {
                 self.max_requests
             )));
         };
-        let opens_session = !headers.contains_key("mcp-session-id");
+        let opens_session = !headers.contains_key(SESSION_HEADER);
         let opening = match (&self.sessions, opens_session) {
             (Some(sessions), true) => {
                 let opening = Opening::new(&self.opening);

@@ -503,8 +503,7 @@ fn session_id(context: &RequestContext<RoleServer>) -> Arc<str> {
     match context
         .extensions
         .get::<hyper::http::request::Parts>()
-        .and_then(|parts| parts.headers.get("mcp-session-id"))
-        .and_then(|value| value.to_str().ok())
+        .and_then(|parts| crate::http::session_id(&parts.headers))
     {
         Some(id) => Arc::from(id),
         None => NONE.clone(),
