@@ -61,7 +61,6 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         .iter()
         .filter_map(|param| Some(ArgField::new(param, param.model.as_ref()?)))
         .collect();
-    let constants = constants(tool);
     let default_fns = fields.iter().filter_map(default_fn);
     let spec = spec(tool, &fields);
     let k = &tool.krate;
@@ -119,7 +118,6 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         #(#cfgs)*
         #[doc(hidden)]
         const _: () = {
-            #constants
             #(#default_fns)*
             #spec
             #call_fn
@@ -130,23 +128,24 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     }
 }
 
-/// The tool's origin and version as constants. Macro calls stay in constants of their
-/// own: each is an expansion that the incremental cache fingerprints by position (see
-/// `spans`). The name and description are literals, written where they are used: an item
-/// less each, for every tool.
-fn constants(tool: &Tool) -> TokenStream {
+/// The tool's origin and version: the keys when given, else the defining package's name
+/// and version. Cargo sets those for the compiler running this macro, so they are written
+/// as literals: an `env!` call would be one more expansion per tool, which the
+/// incremental cache fingerprints by position (see `spans`). Outside Cargo, `env!` it is.
+fn origin_and_version(tool: &Tool) -> (TokenStream, TokenStream) {
+    let from_package = |key: &str| match std::env::var(key) {
+        Ok(value) => resolved(value),
+        Err(_) => quote!(::core::env!(#key)),
+    };
     let origin = match &tool.origin {
         Some(o) => quote!(#o),
-        None => quote!(::core::env!("CARGO_PKG_NAME")),
+        None => from_package("CARGO_PKG_NAME"),
     };
     let version = match &tool.version {
         Some(v) => quote!(#v),
-        None => quote!(::core::env!("CARGO_PKG_VERSION")),
+        None => from_package("CARGO_PKG_VERSION"),
     };
-    quote! {
-        const __AGENT_ORIGIN: &str = #origin;
-        const __AGENT_VERSION: &str = #version;
-    }
+    (origin, version)
 }
 
 /// A parameter the model fills, with the names its generated code uses.
@@ -235,6 +234,7 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
     let output = &tool.output;
     let requirements = &tool.requirements;
     let (name, description) = (resolved(&tool.name), &tool.description);
+    let (origin, version) = origin_and_version(tool);
     let wire_names = fields.iter().map(|f| resolved(&f.wire_name));
     let field_schemas = fields.iter().map(|f| field_schema(&p, f));
     let mut keys = Vec::new();
@@ -321,8 +321,8 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
         static __AGENT_SPEC: #p::ToolSpec = #p::ToolSpec::new(
             #name,
             #description,
-            __AGENT_ORIGIN,
-            __AGENT_VERSION,
+            #origin,
+            #version,
             &[#(#requirements),*],
             &[#(#wire_names),*],
             &[#(#field_schemas),*],
