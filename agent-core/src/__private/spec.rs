@@ -321,13 +321,26 @@ pub trait ToolRun: super::StaticTool {
 
 /// The call of a `#[tool]` fn: its arguments read, then [`ToolRun::run`]. Generic in the
 /// tool type, so its copies are compiled with agent-core's code rather than in the
-/// tools' module, which an edit to any tool recompiles.
+/// tools' module, which an edit to any tool recompiles; and only a hand-over to
+/// [`call_with`], which the tools of one signature share.
 pub fn call_tool<'a, T: ToolRun>(
     args: &Value,
     ctx: &'a ToolContext,
 ) -> BoxFuture<'a, AgentResult<Vec<Content>>> {
-    match T::Args::__agent_read_all(T::SPEC, args, &T::PLAN) {
-        Ok(args) => T::run(args, ctx),
+    call_with::<T::Args>(T::SPEC, &T::PLAN, T::run, args, ctx)
+}
+
+/// The body of [`call_tool`], generic in the parameter types only: the arguments read by
+/// `plan`, then `run` on them, or the first error.
+fn call_with<'a, A: ReadArgs>(
+    spec: &'static ToolSpec,
+    plan: &A::Plan,
+    run: fn(A, &'a ToolContext) -> BoxFuture<'a, AgentResult<Vec<Content>>>,
+    args: &Value,
+    ctx: &'a ToolContext,
+) -> BoxFuture<'a, AgentResult<Vec<Content>>> {
+    match A::__agent_read_all(spec, args, plan) {
+        Ok(args) => run(args, ctx),
         Err(error) => super::failed(error),
     }
 }
