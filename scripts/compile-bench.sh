@@ -13,6 +13,7 @@
 #   GEN_ONLY=1 scripts/compile-bench.sh                    # write the crates, print where
 #   BASELINE=/path/to/checkout scripts/compile-bench.sh    # also ours over that checkout
 #   CLOCK=cpu scripts/compile-bench.sh                     # CPU seconds, not wall time
+#   MACROS_OPT=1 scripts/compile-bench.sh                  # also ours with optimized macros
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tools=${TOOLS:-200}
@@ -31,6 +32,10 @@ gen_forecasts() {
   local name=$1 dir=$out/$1 core=${2:-$repo}/agent-core
   local attr='#[tool]' doc='///'
   [ "$name" = plain ] && attr='' doc='//'
+  # `ours-opt`: proc macros (ours, serde's, schemars') and their dependencies optimized,
+  # the setting BENCHMARKS.md suggests for crates with many tools.
+  local profile=''
+  [ "$name" = ours-opt ] && profile=$'\n[profile.dev.build-override]\nopt-level = 3\n'
   mkdir -p "$dir/src"
   cat > "$dir/Cargo.toml" <<TOML
 [package]
@@ -45,6 +50,7 @@ publish = false
 agent-core = { path = "$core" }
 schemars = { version = "1", default-features = false, features = ["derive", "std"] }
 serde = { version = "1", features = ["derive"] }
+$profile
 TOML
   {
     [ "$name" != plain ] && echo 'use agent_core::{ToolSet, tool, tools};'
@@ -174,6 +180,7 @@ gen_forecasts plain
 # BASELINE=/path/to/another/checkout: the same `#[tool]` crate over that checkout's
 # agent-core too, measured in the same run (before/after a change, side by side).
 [ -n "${BASELINE:-}" ] && gen_forecasts base "$BASELINE"
+[ "${MACROS_OPT:-0}" = 1 ] && gen_forecasts ours-opt
 gen_rmcp
 # GEN_ONLY=1: write the crates and stop (scripts/compile-profile.sh profiles them).
 [ "${GEN_ONLY:-0}" = 1 ] && { echo "$out"; exit 0; }
@@ -181,6 +188,9 @@ read -r ours_clean ours_incr ours_shifted < <(measure ours bench-ours)
 read -r plain_clean plain_incr plain_shifted < <(measure plain bench-plain)
 if [ -n "${BASELINE:-}" ]; then
   read -r base_clean base_incr base_shifted < <(measure base bench-base)
+fi
+if [ "${MACROS_OPT:-0}" = 1 ]; then
+  read -r opt_clean opt_incr opt_shifted < <(measure ours-opt bench-ours-opt)
 fi
 if [ "${SKIP_RMCP:-0}" = 1 ]; then
   rmcp_clean=nan rmcp_incr=nan rmcp_shifted=nan
@@ -196,6 +206,11 @@ row() {
 row "clean build of the crate" "$ours_clean" "$plain_clean" "$rmcp_clean"
 row "incremental, one fn edited" "$ours_incr" "$plain_incr" "$rmcp_incr"
 row "incremental, one line added" "$ours_shifted" "$plain_shifted" "$rmcp_shifted"
+if [ "${MACROS_OPT:-0}" = 1 ]; then
+  row "optimized macros: clean" "$opt_clean" "$plain_clean" "$rmcp_clean"
+  row "optimized macros: edited" "$opt_incr" "$plain_incr" "$rmcp_incr"
+  row "optimized macros: line" "$opt_shifted" "$plain_shifted" "$rmcp_shifted"
+fi
 if [ -n "${BASELINE:-}" ]; then
   echo
   echo "baseline: the same #[tool] crate over $BASELINE"
