@@ -93,6 +93,8 @@ mod http_client;
 mod limits;
 #[cfg(feature = "oauth")]
 mod oauth;
+#[cfg(feature = "oauth")]
+mod oauth_reach;
 mod peer;
 mod server;
 mod stream_calls;

@@ -8,6 +8,7 @@
 //! authentication method; a `403 insufficient_scope`
 //! asks for the larger scope, a bounded number of times.
 
+use crate::oauth_reach::{GuardedResolver, ReachGuard};
 use futures::future::BoxFuture;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
@@ -68,6 +69,7 @@ pub struct OAuthOptions {
     client_name: Option<String>,
     scopes: Vec<String>,
     max_scope_upgrades: u32,
+    any_address: bool,
 }
 
 #[derive(Clone)]
@@ -210,6 +212,7 @@ impl OAuthOptions {
             client_name: None,
             scopes: Vec::new(),
             max_scope_upgrades: 2,
+            any_address: false,
         }
     }
 
@@ -254,6 +257,17 @@ impl OAuthOptions {
         self.max_scope_upgrades = upgrades;
         self
     }
+
+    /// Lets OAuth requests go to any address. By default they reach only as far inside
+    /// as the MCP server itself: a server on the public internet cannot send the client
+    /// to private, loopback or link-local addresses through the URLs it hands out
+    /// (metadata, authorization servers, endpoints, redirects), nor a server on a
+    /// private network to link-local ones, where cloud metadata services live. Lift it
+    /// for a public MCP server whose authorization server is on your own network.
+    pub fn allow_any_address(mut self) -> Self {
+        self.any_address = true;
+        self
+    }
 }
 
 impl fmt::Debug for OAuthOptions {
@@ -285,6 +299,7 @@ impl fmt::Debug for OAuthOptions {
             .field("client_name", &self.client_name)
             .field("scopes", &self.scopes)
             .field("max_scope_upgrades", &self.max_scope_upgrades)
+            .field("any_address", &self.any_address)
             .finish()
     }
 }
@@ -315,7 +330,10 @@ impl OAuthSession {
         server: &str,
         http: reqwest::Client,
     ) -> Result<Self, String> {
-        let oauth_http = Arc::new(OAuthHttp::new()?);
+        let oauth_http = Arc::new(OAuthHttp::new(ReachGuard::new(
+            server,
+            options.any_address,
+        ))?);
         Ok(Self {
             client: tokio::sync::OnceCell::new(),
             http,
@@ -356,7 +374,7 @@ impl OAuthSession {
                 Err(StreamableHttpError::AuthRequired(refusal)) if !authorized => {
                     self.authorize(client, seen, &refusal.www_authenticate_header)
                         .await
-                        .map_err(|e| authorization_failed(&self.server, e))?;
+                        .map_err(|e| self.failed(e))?;
                     authorized = true;
                 }
                 Err(StreamableHttpError::AuthRequired(refusal)) => {
@@ -364,7 +382,7 @@ impl OAuthSession {
                         "the server refused the access token just obtained ({})",
                         refusal.www_authenticate_header
                     ));
-                    return Err(authorization_failed(&self.server, error));
+                    return Err(self.failed(error));
                 }
                 Err(StreamableHttpError::InsufficientScope(refusal)) => {
                     if upgrades >= self.options.max_scope_upgrades {
@@ -373,16 +391,26 @@ impl OAuthSession {
                              upgrade(s), the most allowed ({})",
                             refusal.www_authenticate_header
                         ));
-                        return Err(authorization_failed(&self.server, error));
+                        return Err(self.failed(error));
                     }
                     upgrades += 1;
                     self.upgrade_scope(client, seen, &refusal)
                         .await
-                        .map_err(|e| authorization_failed(&self.server, e))?;
+                        .map_err(|e| self.failed(e))?;
                 }
                 other => return other,
             }
         }
+    }
+
+    /// `error` as the connection's failure, with the reason of an OAuth request the
+    /// address guard refused on the way, if one was.
+    fn failed(&self, error: AuthError) -> HttpError {
+        let error = match self.oauth_http.guard.take_refusal() {
+            Some(refusal) => AuthError::AuthorizationFailed(format!("{error} ({refusal})")),
+            None => error,
+        };
+        authorization_failed(&self.server, error)
     }
 
     async fn authorize(
@@ -750,24 +778,35 @@ fn authorization_failed(server: &str, error: AuthError) -> HttpError {
 }
 
 /// rmcp's OAuth requests over this crate's reqwest clients (TLS set up for them alone),
-/// following redirects or not as each request asks, with a timeout and a bounded body.
+/// following redirects or not as each request asks, with a timeout and a bounded body,
+/// and only as far inside the network as `guard` allows.
 struct OAuthHttp {
     follow: reqwest::Client,
     stop: reqwest::Client,
+    guard: Arc<ReachGuard>,
 }
 
 impl OAuthHttp {
-    fn new() -> Result<Self, String> {
+    fn new(guard: Arc<ReachGuard>) -> Result<Self, String> {
         let build = |redirect| {
             crate::tls::http_client_builder()?
                 .redirect(redirect)
+                .dns_resolver(GuardedResolver(Arc::clone(&guard)))
                 .build()
                 .map_err(|e| format!("the OAuth HTTP client could not be built: {e}"))
         };
         Ok(Self {
-            follow: build(reqwest::redirect::Policy::limited(MAX_REDIRECTS))?,
+            follow: build(guard.redirects(MAX_REDIRECTS))?,
             stop: build(reqwest::redirect::Policy::none())?,
+            guard,
         })
+    }
+
+    /// Refuses `url` when it is a literal address the guard does not allow (names are
+    /// checked as they resolve).
+    async fn check(&self, url: &reqwest::Url) -> Result<(), OAuthHttpClientError> {
+        self.guard.server_reach().await;
+        Ok(self.guard.check_literal(url)?)
     }
 
     async fn send(
@@ -780,6 +819,7 @@ impl OAuthHttp {
         };
         let timeout = request.timeout.unwrap_or(OAUTH_TIMEOUT).min(OAUTH_TIMEOUT);
         let mut outgoing = reqwest::Request::try_from(request.request)?;
+        self.check(outgoing.url()).await?;
         *outgoing.timeout_mut() = Some(timeout);
         let response = client.execute(outgoing).await?;
         let mut answer = axum::http::Response::builder()
@@ -793,6 +833,7 @@ impl OAuthHttp {
 
     /// The body of a successful GET of `url`, without following redirects.
     async fn get(&self, url: reqwest::Url) -> Result<Vec<u8>, OAuthHttpClientError> {
+        self.check(&url).await?;
         let response = self.stop.get(url).timeout(OAUTH_TIMEOUT).send().await?;
         read_body(response.error_for_status()?).await
     }

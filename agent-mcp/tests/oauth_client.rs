@@ -480,3 +480,72 @@ fn the_secret_stays_out_of_debug_output() {
     assert!(shown.contains(SERVICE_ID), "{shown}");
     assert!(!shown.contains(SERVICE_SECRET), "{shown}");
 }
+
+/// An MCP server on loopback requiring tokens from the authorization server at
+/// `authorization_server`; its URL.
+async fn mcp_server_naming(authorization_server: &str) -> String {
+    let auth = HttpAuth::new(StaticTokens::new().with_token(SERVICE_TOKEN, Principal::new("x")))
+        .with_authorization_server(authorization_server);
+    let http = McpHttpServer::bind(McpServer::new(tools![whoami]), "127.0.0.1:0")
+        .await
+        .unwrap()
+        .with_options(agent_mcp::HttpOptions::default().with_auth(auth));
+    let url = http.url();
+    tokio::spawn(http.run());
+    url
+}
+
+async fn connect_error(mcp_url: &str, oauth: OAuthOptions) -> String {
+    let options = HttpClientOptions::new().with_oauth(oauth);
+    McpClient::connect_http_with(mcp_url, &options)
+        .await
+        .expect_err("the connection is refused")
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_server_naming_a_cloud_metadata_address_cannot_send_the_client_there() {
+    let mcp_url = mcp_server_naming("http://169.254.169.254/latest/meta-data").await;
+    let oauth = OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET);
+    let started = std::time::Instant::now();
+    let error = connect_error(&mcp_url, oauth).await;
+    assert!(error.contains("169.254.169.254"), "{error}");
+    assert!(error.contains("none published usable metadata"), "{error}");
+    // Refused before any connection was tried, not after one timed out.
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[tokio::test]
+async fn a_token_endpoint_at_a_cloud_metadata_address_is_not_sent_the_secret() {
+    // An authorization server on loopback, as the MCP server is, whose metadata points
+    // its token endpoint (where the client sends its secret) at a link-local address.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let issuer = format!("http://{}", listener.local_addr().unwrap());
+    let metadata = json!({
+        "issuer": issuer,
+        "authorization_endpoint": format!("{issuer}/authorize"),
+        "token_endpoint": "http://169.254.169.254/latest/api/token",
+        "response_types_supported": ["code"],
+        "grant_types_supported": ["client_credentials"],
+        "token_endpoint_auth_methods_supported": ["client_secret_post"],
+    });
+    let app = Router::new().route(
+        "/.well-known/oauth-authorization-server",
+        get(move || async move { json_response(StatusCode::OK, metadata) }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let mcp_url = mcp_server_naming(&issuer).await;
+    let started = std::time::Instant::now();
+    let error = connect_error(
+        &mcp_url,
+        OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET),
+    )
+    .await;
+    assert!(error.contains("needs OAuth authorization"), "{error}");
+    assert!(
+        error.contains("http://169.254.169.254/latest/api/token refused"),
+        "{error}"
+    );
+    assert!(error.contains("link-local"), "{error}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
