@@ -6,10 +6,11 @@
 #   2. `cargo llvm-lines`: the LLVM IR the crate makes, by function (ours, top 25).
 #   3. `-Z time-passes`: rustc's passes over 0.05 s, for a clean build of each crate and
 #      for an incremental rebuild of ours after one literal is edited in place.
-#   4. With CALLGRIND=1: the in-place edit of each crate run under valgrind's callgrind,
-#      in instructions executed, split by phase (macro expansion and, within it, our
-#      macro; LLVM; metadata; the incremental cache). Exact and repeatable where wall
-#      and CPU time are not on a shared machine; takes a minute or two.
+#   4. With CALLGRIND=1: an in-place edit, an added line and a clean build of each crate
+#      run under valgrind's callgrind, in instructions executed, split by phase (macro
+#      expansion and, within it, our macro; type checking; LLVM; metadata; the
+#      incremental cache). Exact and repeatable where wall and CPU time are not on a
+#      shared machine; takes about ten minutes.
 # Needs cargo-llvm-lines (`cargo install cargo-llvm-lines`); uses RUSTC_BOOTSTRAP=1 for
 # the -Z flags on a stable toolchain; CALLGRIND=1 needs valgrind.
 #
@@ -80,28 +81,40 @@ esac
 exec "$rustc" "$@"
 SH
   chmod +x "$report/callgrind-rustc.sh"
-  # Inclusive instructions of the functions naming each phase (the first match).
+  # Inclusive instructions of the functions naming each phase (the first match), from
+  # the profile's annotation, written once beside it.
   phase() {
     local file=$1 label=$2 pattern=$3
-    callgrind_annotate --inclusive=yes "$file" 2>/dev/null | grep -v "'2" | grep -m1 -E "$pattern" \
-      | awk -v l="$label" '{gsub(",", "", $1); printf "  %-34s %8.2f G\n", l, $1 / 1e9}'
+    [ -s "$file.txt" ] || callgrind_annotate --inclusive=yes "$file" 2>/dev/null | grep -v "'2" > "$file.txt"
+    grep -m1 -E "$pattern" "$file.txt" \
+      | awk -v l="$label" '{gsub(",", "", $1); printf "  %-34s %8.2f G\n", l, $1 / 1e9}' || true
   }
-  echo
-  echo "== callgrind, one literal edited in place (instructions)"
-  for name in ours plain; do
-    (cd "$out/$name" && cargo build -q \
-      && sed -i -E 's/ in \{days\} days: 0[0-9]*°/ in {days} days: 0'$((10000 + RANDOM % 90000))'°/' src/lib.rs \
-      && CALLGRIND_OUT="$report/$name-edit.callgrind" RUSTC_WRAPPER="$report/callgrind-rustc.sh" cargo build -q)
-    file=$report/$name-edit.callgrind
-    echo "$name"
+  edit_in_place="sed -i -E 's/ in \\{days\\} days: 0[0-9]*°/ in {days} days: 0'\$((10000 + RANDOM % 90000))'°/' src/lib.rs"
+  add_line="sed -i -E '/ in \\{days\\} days: 0[0-9]*°/i\\    let _ = '\$RANDOM';' src/lib.rs"
+  # build KIND PREPARE: the crate built under callgrind after PREPARE, phases printed.
+  build() {
+    local kind=$1 prepare=$2
+    echo "$name, $kind"
+    rm -f "$report/$name-$kind.callgrind.txt"
+    (cd "$out/$name" && cargo build -q && eval "$prepare" \
+      && CALLGRIND_OUT="$report/$name-$kind.callgrind" RUSTC_WRAPPER="$report/callgrind-rustc.sh" cargo build -q)
+    file=$report/$name-$kind.callgrind
     phase "$file" "total" "PROGRAM TOTALS"
     phase "$file" "macro expansion" "MacroExpander>::expand_crate "
     phase "$file" "  #[tool] itself" "agent_macros::expand::tool "
+    phase "$file" "type checking" "rustc_hir_typeck::typeck_with_inspect::\\{closure#0\\} "
     phase "$file" "LLVM (codegen threads)" "spawn_named_thread<rustc_codegen_ssa::back::write"
     phase "$file" "MIR to LLVM IR" "rustc_codegen_ssa::base::codegen_crate::<"
     phase "$file" "metadata" "rustc_metadata::rmeta::encoder::encode_metadata "
     phase "$file" "incremental: verify cached results" "DepGraphData>::try_mark_previous_green"
     phase "$file" "incremental: save" "rustc_incremental::persist::save::save_dep_graph "
+  }
+  echo
+  echo "== callgrind: one literal edited in place, one line added, a clean build (instructions)"
+  for name in ours plain; do
+    build edit "$edit_in_place"
+    build line "$add_line"
+    build clean "cargo clean -q -p bench-$name"
   done
 fi
 echo
