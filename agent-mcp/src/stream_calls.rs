@@ -149,7 +149,20 @@ pub(crate) struct InFlight {
 pub(crate) struct Finished {
     id: RequestId,
     started: u64,
+    /// Its tool cannot reach the client (see [`Response::quiet`]).
+    quiet: bool,
     result: Result<rmcp::model::CallToolResult, ErrorData>,
+}
+
+/// The response line of a fast call.
+pub(crate) struct Response {
+    /// The line, newline included.
+    pub(crate) line: Vec<u8>,
+    /// The call wrote nothing through the session before answering: its tool does not
+    /// read its context (so it has no progress to report and no log to write), or does
+    /// not exist. Its response needs not wait behind rmcp's lines, so it may be written
+    /// as soon as it is ready.
+    pub(crate) quiet: bool,
 }
 
 impl InFlight {
@@ -178,7 +191,16 @@ impl InFlight {
         self.calls.insert(call.id.clone(), (ct.clone(), started));
         let mut context = RequestContext::new(call.id.clone(), fast.peer.clone());
         context.ct = ct;
-        if let Some(progress) = call.progress {
+        // A tool that does not read its context cannot report progress: no token, and so
+        // no reporter for the call.
+        let quiet = fast
+            .server
+            .tools()
+            .get(&call.params.name)
+            .is_none_or(|tool| !tool.uses_context());
+        if let Some(progress) = call.progress
+            && !quiet
+        {
             context.meta.set_progress_token(progress);
         }
         let server = fast.server.clone();
@@ -187,6 +209,7 @@ impl InFlight {
             Finished {
                 id: call.id,
                 started,
+                quiet,
                 result,
             }
         })
@@ -203,8 +226,8 @@ impl InFlight {
         }
     }
 
-    /// The response line of a call that answered, or `None` when its client cancelled it.
-    pub(crate) fn finish(&mut self, finished: Finished) -> Option<Vec<u8>> {
+    /// The response of a call that answered, or `None` when its client cancelled it.
+    pub(crate) fn finish(&mut self, finished: Finished) -> Option<Response> {
         match self.calls.get(&finished.id) {
             Some((_, started)) if *started == finished.started => {
                 self.calls.remove(&finished.id);
@@ -242,7 +265,10 @@ impl InFlight {
             serde_json::to_vec(&ServerJsonRpcMessage::error(error, None)).unwrap_or_default()
         });
         line.push(b'\n');
-        Some(line)
+        Some(Response {
+            line,
+            quiet: finished.quiet,
+        })
     }
 
     /// Ends the session's calls: each is cancelled, and left to finish in a task of its

@@ -1,7 +1,7 @@
 //! Serving an [`McpServer`] over stdio, or any byte stream pair.
 
 use crate::server::McpServer;
-use crate::stream_calls::{self, InFlight, Read, StreamCalls};
+use crate::stream_calls::{self, InFlight, Read, Response, StreamCalls};
 use agent_core::ToolSet;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -15,7 +15,7 @@ use tokio::io::{
     AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream, ReadHalf,
     WriteHalf,
 };
-use tokio::sync::mpsc;
+use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 
 /// Serves `tools` over stdio (newline-delimited JSON-RPC on stdin/stdout) until the
@@ -62,10 +62,15 @@ where
     let server = Arc::new(server);
     let fast = Arc::new(OnceLock::new());
     let stop = CancellationToken::new();
+    // Both pumps write to the client, a whole line under the lock at a time.
+    let output = Arc::new(Mutex::new(output));
     let inbound = tokio::spawn(pump_inbound(
         input,
         to_rmcp,
-        lines_tx,
+        Answers {
+            lines: lines_tx,
+            output: output.clone(),
+        },
         fast.clone(),
         stop.clone(),
     ));
@@ -107,12 +112,36 @@ where
     result
 }
 
+/// Where the inbound pump's answers go.
+struct Answers<W> {
+    /// To the outbound pump, which writes them after what rmcp has written before.
+    lines: mpsc::UnboundedSender<Vec<u8>>,
+    /// The client's end, for answers written here.
+    output: Arc<Mutex<W>>,
+}
+
+impl<W: AsyncWrite + Unpin> Answers<W> {
+    /// Sends a fast call's response on its way; `false` once the client's end is gone.
+    ///
+    /// A quiet call's response is written here, saving the outbound pump's turn (a
+    /// task's wake and poll, and a channel's send and receive, in every round trip):
+    /// nothing of its own can be waiting in rmcp's pipe. Any other call's goes behind
+    /// what rmcp wrote before it answered, its progress and log messages.
+    async fn respond(&self, response: Response) -> bool {
+        if response.quiet {
+            write_line(&mut *self.output.lock().await, &response.line).await
+        } else {
+            self.lines.send(response.line).is_ok()
+        }
+    }
+}
+
 /// Client to rmcp: whole lines that are JSON pass, except the `tools/call` requests (and
 /// their cancellations) answered here; the rest are answered here as parse errors.
-async fn pump_inbound<R: AsyncRead + Unpin>(
+async fn pump_inbound<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     input: R,
     mut to_rmcp: WriteHalf<DuplexStream>,
-    lines: mpsc::UnboundedSender<Vec<u8>>,
+    answers: Answers<W>,
     fast: Arc<OnceLock<StreamCalls>>,
     stop: CancellationToken,
 ) {
@@ -127,7 +156,7 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
             biased;
             Some(finished) = running.next(), if !running.is_empty() => {
                 if let Some(response) = in_flight.finish(finished)
-                    && lines.send(response).is_err()
+                    && !answers.respond(response).await
                 {
                     // The output is gone: nothing left to answer to.
                     session_open = false;
@@ -190,7 +219,7 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
                         "id": null,
                         "error": {"code": -32700, "message": format!("Parse error: {problem}")},
                     });
-                    let _ = lines.send(format!("{error}\n").into_bytes());
+                    let _ = answers.lines.send(format!("{error}\n").into_bytes());
                     continue;
                 }
             }
@@ -209,7 +238,7 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
         let answered = async {
             while let Some(finished) = running.next().await {
                 if let Some(response) = in_flight.finish(finished) {
-                    let _ = lines.send(response);
+                    answers.respond(response).await;
                 }
             }
         };
@@ -288,7 +317,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 async fn pump_outbound<W: AsyncWrite + Unpin>(
     from_rmcp: ReadHalf<DuplexStream>,
     mut ours: mpsc::UnboundedReceiver<Vec<u8>>,
-    mut output: W,
+    output: Arc<Mutex<W>>,
 ) {
     let mut from_rmcp = BufReader::new(from_rmcp);
     // Kept across iterations: a read interrupted by one of our lines resumes where it was.
@@ -302,13 +331,13 @@ async fn pump_outbound<W: AsyncWrite + Unpin>(
             read = from_rmcp.read_until(b'\n', &mut rmcp_line) => match read {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
-                    let written = write_line(&mut output, &rmcp_line).await;
+                    let written = write_line(&mut *output.lock().await, &rmcp_line).await;
                     rmcp_line.clear();
                     written
                 }
             },
             line = ours.recv(), if ours_open => match line {
-                Some(line) => write_line(&mut output, &line).await,
+                Some(line) => write_line(&mut *output.lock().await, &line).await,
                 None => {
                     ours_open = false;
                     continue;
@@ -321,7 +350,7 @@ async fn pump_outbound<W: AsyncWrite + Unpin>(
     }
     // rmcp is done; what we answer until our calls have ended still goes out.
     while let Some(line) = ours.recv().await {
-        if !write_line(&mut output, &line).await {
+        if !write_line(&mut *output.lock().await, &line).await {
             return;
         }
     }
