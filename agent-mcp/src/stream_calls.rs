@@ -140,8 +140,6 @@ fn request_id(id: &Value) -> Option<RequestId> {
 
 /// The fast calls of one session that have not answered yet.
 pub(crate) struct InFlight {
-    /// Cancelled when the session ends; every call's token is its child.
-    session: CancellationToken,
     /// Each running call's token, and the number it was started under: a call
     /// cancelled by its client is removed, so its answer is dropped, as rmcp drops the
     /// answer of a request it cancelled, even when the client reused the id since.
@@ -172,7 +170,6 @@ pub(crate) struct Response {
 impl InFlight {
     pub(crate) fn new() -> Self {
         Self {
-            session: CancellationToken::new(),
             calls: HashMap::new(),
             started: 0,
         }
@@ -190,11 +187,12 @@ impl InFlight {
         }
         self.started += 1;
         let started = self.started;
-        // As rmcp does for a request: a token of the call's own, under the session's.
-        let ct = self.session.child_token();
-        self.calls.insert(call.id.clone(), (ct.clone(), started));
+        // A token of the call's own, as rmcp gives a request. Not a child of a session
+        // token, as rmcp's are: every call's is in `calls`, cancelled from there when the
+        // session ends, which spares each call the parent's lock twice.
         let mut context = RequestContext::new(call.id.clone(), fast.peer.clone());
-        context.ct = ct;
+        self.calls
+            .insert(call.id.clone(), (context.ct.clone(), started));
         // A tool that does not read its context cannot report progress: no token, and so
         // no reporter for the call.
         let quiet = fast
@@ -270,14 +268,22 @@ impl InFlight {
         })
     }
 
+    /// Cancels every call still running.
+    fn cancel_all(&mut self) {
+        for (ct, _) in self.calls.values() {
+            ct.cancel();
+        }
+        self.calls.clear();
+    }
+
     /// Ends the session's calls: each is cancelled, and left to finish in a task of its
     /// own (as rmcp leaves its handlers), unanswered, so a tool sees its cancellation
     /// rather than being dropped mid-step.
-    pub(crate) fn end<F>(self, running: futures::stream::FuturesUnordered<F>)
+    pub(crate) fn end<F>(mut self, running: futures::stream::FuturesUnordered<F>)
     where
         F: Future<Output = Finished> + Send + 'static,
     {
-        self.session.cancel();
+        self.cancel_all();
         if !running.is_empty() {
             tokio::spawn(running.for_each(|_| async {}));
         }
@@ -334,7 +340,7 @@ fn is_plain(result: &CallToolResult) -> bool {
 impl Drop for InFlight {
     fn drop(&mut self) {
         // The session is over: whatever still runs is told to stop.
-        self.session.cancel();
+        self.cancel_all();
     }
 }
 

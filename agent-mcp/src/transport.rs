@@ -154,6 +154,9 @@ async fn pump_inbound<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     // The allocation a call is first polled in, kept while calls answer at once.
     let mut spare = None;
     let mut session_open = true;
+    // One wait for the whole session, rather than one made and dropped at every turn.
+    let stopped = stop.cancelled();
+    tokio::pin!(stopped);
     loop {
         let too_long = tokio::select! {
             // Answers first: a finished call need not wait for the next line.
@@ -168,7 +171,7 @@ async fn pump_inbound<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
                 }
                 continue;
             }
-            () = stop.cancelled() => {
+            () = &mut stopped => {
                 session_open = false;
                 break;
             }
