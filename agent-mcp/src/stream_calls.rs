@@ -17,6 +17,7 @@ use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -147,6 +148,31 @@ pub(crate) struct InFlight {
     started: u64,
 }
 
+/// A fast call started: what [`run`](Self::run) needs. Kept apart from the future that
+/// runs it so the transport makes that future where it keeps it: the future is
+/// kilobytes, and each move of it a copy.
+pub(crate) struct Started {
+    server: Arc<McpServer>,
+    params: CallToolRequestParams,
+    context: RequestContext<RoleServer>,
+    id: RequestId,
+    started: u64,
+    quiet: bool,
+}
+
+impl Started {
+    /// Runs the call.
+    pub(crate) async fn run(self) -> Finished {
+        let result = self.server.run_call(self.params, self.context).await;
+        Finished {
+            id: self.id,
+            started: self.started,
+            quiet: self.quiet,
+            result,
+        }
+    }
+}
+
 /// A fast call that has answered.
 pub(crate) struct Finished {
     id: RequestId,
@@ -177,22 +203,17 @@ impl InFlight {
 
     /// The future that runs `call`, or `None` when a call with its id is running
     /// already (a client's mistake, left to rmcp).
-    pub(crate) fn start(
-        &mut self,
-        fast: &StreamCalls,
-        call: Call,
-    ) -> Option<impl Future<Output = Finished> + Send + 'static> {
-        if self.calls.contains_key(&call.id) {
-            return None;
-        }
-        self.started += 1;
-        let started = self.started;
+    pub(crate) fn start(&mut self, fast: &StreamCalls, call: Call) -> Option<Started> {
         // A token of the call's own, as rmcp gives a request. Not a child of a session
         // token, as rmcp's are: every call's is in `calls`, cancelled from there when the
         // session ends, which spares each call the parent's lock twice.
         let mut context = RequestContext::new(call.id.clone(), fast.peer.clone());
-        self.calls
-            .insert(call.id.clone(), (context.ct.clone(), started));
+        let Entry::Vacant(slot) = self.calls.entry(call.id.clone()) else {
+            return None;
+        };
+        self.started += 1;
+        let started = self.started;
+        slot.insert((context.ct.clone(), started));
         // A tool that does not read its context cannot report progress: no token, and so
         // no reporter for the call.
         let quiet = fast
@@ -205,15 +226,13 @@ impl InFlight {
         {
             context.meta.set_progress_token(progress);
         }
-        let server = fast.server.clone();
-        Some(async move {
-            let result = server.run_call(call.params, context).await;
-            Finished {
-                id: call.id,
-                started,
-                quiet,
-                result,
-            }
+        Some(Started {
+            server: fast.server.clone(),
+            params: call.params,
+            context,
+            id: call.id,
+            started,
+            quiet,
         })
     }
 
@@ -230,11 +249,14 @@ impl InFlight {
 
     /// The response of a call that answered, or `None` when its client cancelled it.
     pub(crate) fn finish(&mut self, finished: Finished) -> Option<Response> {
-        match self.calls.get(&finished.id) {
-            Some((_, started)) if *started == finished.started => {
-                self.calls.remove(&finished.id);
+        match self.calls.remove(&finished.id) {
+            Some((_, started)) if started == finished.started => {}
+            // Cancelled, and its id taken by a call running now: that one stays.
+            Some(other) => {
+                self.calls.insert(finished.id, other);
+                return None;
             }
-            _ => return None,
+            None => return None,
         }
         let mut line = match finished.result {
             // The envelope rmcp's `JsonRpcResponse` writes, around the result as rmcp

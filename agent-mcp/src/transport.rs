@@ -192,7 +192,7 @@ async fn pump_inbound<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
                 Some(Read::Call(call)) => match in_flight.start(fast_path, call) {
                     Some(call) => {
                         let mut slot = spare.take().unwrap_or_else(|| Box::pin(None));
-                        slot.as_mut().set(Some(call));
+                        slot.as_mut().set(Some(call.run()));
                         match first_poll(&mut slot).await {
                             Some(finished) => {
                                 slot.as_mut().set(None);
