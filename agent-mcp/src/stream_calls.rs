@@ -17,7 +17,6 @@ use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -173,6 +172,13 @@ impl Started {
     }
 }
 
+/// What tracks a call that did not answer at its first poll.
+pub(crate) struct Tracking {
+    id: RequestId,
+    ct: CancellationToken,
+    started: u64,
+}
+
 /// A fast call that has answered.
 pub(crate) struct Finished {
     id: RequestId,
@@ -201,19 +207,24 @@ impl InFlight {
         }
     }
 
-    /// The future that runs `call`, or `None` when a call with its id is running
-    /// already (a client's mistake, left to rmcp).
-    pub(crate) fn start(&mut self, fast: &StreamCalls, call: Call) -> Option<Started> {
-        // A token of the call's own, as rmcp gives a request. Not a child of a session
-        // token, as rmcp's are: every call's is in `calls`, cancelled from there when the
-        // session ends, which spares each call the parent's lock twice.
-        let mut context = RequestContext::new(call.id.clone(), fast.peer.clone());
-        let Entry::Vacant(slot) = self.calls.entry(call.id.clone()) else {
+    /// What runs `call`, and what tracks it should it not answer at its first poll; or
+    /// `None` when a call with its id is running already (a client's mistake, left to
+    /// rmcp).
+    pub(crate) fn start(&mut self, fast: &StreamCalls, call: Call) -> Option<(Started, Tracking)> {
+        // Cheap while no call is tracked, the usual case: no hash of an empty map.
+        if self.calls.contains_key(&call.id) {
             return None;
-        };
+        }
         self.started += 1;
-        let started = self.started;
-        slot.insert((context.ct.clone(), started));
+        // A token of the call's own, as rmcp gives a request. Not a child of a session
+        // token, as rmcp's are: every running call's is in `calls`, cancelled from there
+        // when the session ends, which spares each call the parent's lock twice.
+        let mut context = RequestContext::new(call.id.clone(), fast.peer.clone());
+        let tracking = Tracking {
+            id: call.id.clone(),
+            ct: context.ct.clone(),
+            started: self.started,
+        };
         // A tool that does not read its context cannot report progress: no token, and so
         // no reporter for the call.
         let quiet = fast
@@ -226,14 +237,22 @@ impl InFlight {
         {
             context.meta.set_progress_token(progress);
         }
-        Some(Started {
+        let started = Started {
             server: fast.server.clone(),
             params: call.params,
             context,
             id: call.id,
-            started,
+            started: tracking.started,
             quiet,
-        })
+        };
+        Some((started, tracking))
+    }
+
+    /// Tracks a call still running after its first poll, so that its cancellation and
+    /// the session's end reach it. One that answered at once was never tracked: no
+    /// line was read meanwhile that could have cancelled it or reused its id.
+    pub(crate) fn track(&mut self, call: Tracking) {
+        self.calls.insert(call.id, (call.ct, call.started));
     }
 
     /// Cancels the running call `id`; `false` when no fast call has that id.
@@ -247,7 +266,8 @@ impl InFlight {
         }
     }
 
-    /// The response of a call that answered, or `None` when its client cancelled it.
+    /// The response of a tracked call that answered, or `None` when its client cancelled
+    /// it.
     pub(crate) fn finish(&mut self, finished: Finished) -> Option<Response> {
         match self.calls.remove(&finished.id) {
             Some((_, started)) if started == finished.started => {}
@@ -258,6 +278,11 @@ impl InFlight {
             }
             None => return None,
         }
+        Some(Self::answer(finished))
+    }
+
+    /// The response of a call that answered at its first poll (never tracked).
+    pub(crate) fn answer(finished: Finished) -> Response {
         let mut line = match finished.result {
             // The envelope rmcp's `JsonRpcResponse` writes, around the result as rmcp
             // writes it.
@@ -284,10 +309,10 @@ impl InFlight {
             serde_json::to_vec(&ServerJsonRpcMessage::error(error, None)).unwrap_or_default()
         });
         line.push(b'\n');
-        Some(Response {
+        Response {
             line,
             quiet: finished.quiet,
-        })
+        }
     }
 
     /// Cancels every call still running.

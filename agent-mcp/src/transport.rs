@@ -190,21 +190,22 @@ async fn pump_inbound<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
         let read = match fast_path {
             Some(fast_path) if !too_long => match stream_calls::read_call(line) {
                 Some(Read::Call(call)) => match in_flight.start(fast_path, call) {
-                    Some(call) => {
+                    Some((call, tracking)) => {
                         let mut slot = spare.take().unwrap_or_else(|| Box::pin(None));
                         slot.as_mut().set(Some(call.run()));
                         match first_poll(&mut slot).await {
                             Some(finished) => {
                                 slot.as_mut().set(None);
                                 spare = Some(slot);
-                                if let Some(response) = in_flight.finish(finished)
-                                    && !answers.respond(response).await
-                                {
+                                if !answers.respond(InFlight::answer(finished)).await {
                                     session_open = false;
                                     break;
                                 }
                             }
-                            None => running.push(CallSlot(slot)),
+                            None => {
+                                in_flight.track(tracking);
+                                running.push(CallSlot(slot));
+                            }
                         }
                         continue;
                     }
