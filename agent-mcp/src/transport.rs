@@ -347,7 +347,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 return Ok(self.read_any.then_some(self.too_long));
             }
             self.read_any = true;
-            let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+            let (chunk, done) = match memchr::memchr(b'\n', buf) {
                 Some(i) => (&buf[..i], Some(i + 1)),
                 None => (buf, None),
             };
