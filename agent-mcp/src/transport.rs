@@ -4,6 +4,7 @@ use crate::server::McpServer;
 use crate::stream_calls::{self, InFlight, Read, Response, StreamCalls};
 use agent_core::ToolSet;
 use futures::StreamExt;
+use futures::lock::Mutex;
 use futures::stream::FuturesUnordered;
 use rmcp::ServiceExt;
 use rmcp::model::ProtocolVersion;
@@ -17,7 +18,7 @@ use tokio::io::{
     AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream, ReadHalf,
     WriteHalf,
 };
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// Serves `tools` over stdio (newline-delimited JSON-RPC on stdin/stdout) until the
@@ -64,7 +65,9 @@ where
     let server = Arc::new(server);
     let fast = Arc::new(OnceLock::new());
     let stop = CancellationToken::new();
-    // Both pumps write to the client, a whole line under the lock at a time.
+    // Both pumps write to the client, a whole line under the lock at a time. futures'
+    // lock rather than tokio's: taken and given back with an atomic operation each while
+    // nobody waits, where tokio's semaphore locks its list of waiters on every release.
     let output = Arc::new(Mutex::new(output));
     let inbound = tokio::spawn(pump_inbound(
         input,
