@@ -385,6 +385,44 @@ async fn calls_are_answered_without_rmcp_in_the_bytes_rmcp_writes() {
     assert_eq!(ours[10]["result"]["content"][0]["text"], "AGAIN");
 }
 
+/// A client that writes calls and reads no answer is not read from for long: once its
+/// end of the pipe is full, the reader waits to write, and stops reading. Nothing piles
+/// up in the server's memory meanwhile, and once the client reads, every call is
+/// answered.
+#[tokio::test]
+async fn a_client_that_does_not_read_is_not_read_from() {
+    const CALLS: i64 = 5_000;
+    let raw = Raw::initialized(tools(&Probes::default()), Via::Stream, json!({})).await;
+    let (mut write, mut lines) = (raw.write, raw.lines);
+    let writer = tokio::spawn(async move {
+        for id in 0..CALLS {
+            let line = call(json!(id), "shout", json!({"text": "more"}));
+            write
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        write
+    });
+    // About 500 KB of calls against pipes of 64 KB each way: the writer is held up.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !writer.is_finished(),
+        "every call was read with no answer read"
+    );
+    let mut answered = 0;
+    while answered < CALLS {
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("a line within 20s")
+            .unwrap()
+            .expect("the server still writes");
+        assert_eq!(parse(&line)["id"], answered, "{line}");
+        answered += 1;
+    }
+    drop(writer.await.unwrap());
+}
+
 /// Responses written straight from the reader and rmcp's lines share the client's end:
 /// with lines far longer than one write of the pipe, none is cut into by another.
 #[tokio::test]
