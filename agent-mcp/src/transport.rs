@@ -50,9 +50,12 @@ pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// it, its progress, log messages and requests to the client go out through the
 /// session as before, and its response is the JSON rmcp would write.
 /// `notifications/cancelled` cancels such a call. Calls run concurrently, and input is
-/// read while they run. When input ends, calls still running have five seconds to
-/// answer, as rmcp gives its own, and are then cancelled; when the session ends
-/// otherwise, they are cancelled at once.
+/// read while they run. The answer of a call whose tool reads no context is written as
+/// soon as it is ready, before the next line is read: a client that reads no answers is
+/// soon not read from either, rather than having them pile up in memory. A call's
+/// progress and log messages go out before its answer. When input ends, calls still
+/// running have five seconds to answer, as rmcp gives its own, and are then cancelled;
+/// when the session ends otherwise, they are cancelled at once.
 pub async fn serve_io<R, W>(server: McpServer, input: R, output: W) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
