@@ -418,7 +418,8 @@ impl McpServer {
             ctx = ctx.with_state(principal);
         }
         let tools = catalog.runner.tools();
-        let reporter = match (context.meta.get_progress_token(), tools.get(&call.name)) {
+        let tool = tools.get(&call.name);
+        let reporter = match (context.meta.get_progress_token(), tool) {
             (Some(progress_token), Some(tool)) => {
                 let reporter = Arc::new(ProgressReporter {
                     tool: tool.clone(),
@@ -442,8 +443,12 @@ impl McpServer {
             ServerApproval::TrustClient => &ApproveAll,
         };
         // The tool runs in the pipeline's own task; a request it makes of its client
-        // belongs to this call (see `CALL_ORIGIN`).
-        let options = CallOptions::new().with_scope(Arc::new(RequestScope(context.id.clone())));
+        // belongs to this call (see `CALL_ORIGIN`). A tool that does not read its context
+        // has no client to ask, and is spared the scope's allocations.
+        let mut options = CallOptions::new();
+        if tool.is_some_and(|tool| tool.uses_context()) {
+            options = options.with_scope(Arc::new(RequestScope(context.id.clone())));
+        }
         let result = catalog.runner.run_with(call, ctx, approver, options).await;
         // Whatever ended the call, the tool's own work is told to stop.
         context.ct.cancel();

@@ -1,15 +1,18 @@
 //! Serving an [`McpServer`] over stdio, or any byte stream pair.
 
 use crate::server::McpServer;
-use crate::stream_calls::{self, InFlight, Read, StreamCalls};
+use crate::stream_calls::{self, InFlight, Read, Response, StreamCalls};
 use agent_core::ToolSet;
 use futures::StreamExt;
+use futures::lock::Mutex;
 use futures::stream::FuturesUnordered;
 use rmcp::ServiceExt;
 use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 use std::io;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{
     AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream, ReadHalf,
@@ -47,9 +50,12 @@ pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// it, its progress, log messages and requests to the client go out through the
 /// session as before, and its response is the JSON rmcp would write.
 /// `notifications/cancelled` cancels such a call. Calls run concurrently, and input is
-/// read while they run. When input ends, calls still running have five seconds to
-/// answer, as rmcp gives its own, and are then cancelled; when the session ends
-/// otherwise, they are cancelled at once.
+/// read while they run. The answer of a call whose tool reads no context is written as
+/// soon as it is ready, before the next line is read: a client that reads no answers is
+/// soon not read from either, rather than having them pile up in memory. A call's
+/// progress and log messages go out before its answer. When input ends, calls still
+/// running have five seconds to answer, as rmcp gives its own, and are then cancelled;
+/// when the session ends otherwise, they are cancelled at once.
 pub async fn serve_io<R, W>(server: McpServer, input: R, output: W) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -62,10 +68,17 @@ where
     let server = Arc::new(server);
     let fast = Arc::new(OnceLock::new());
     let stop = CancellationToken::new();
+    // Both pumps write to the client, a whole line under the lock at a time. futures'
+    // lock rather than tokio's: taken and given back with an atomic operation each while
+    // nobody waits, where tokio's semaphore locks its list of waiters on every release.
+    let output = Arc::new(Mutex::new(output));
     let inbound = tokio::spawn(pump_inbound(
         input,
         to_rmcp,
-        lines_tx,
+        Answers {
+            lines: lines_tx,
+            output: output.clone(),
+        },
         fast.clone(),
         stop.clone(),
     ));
@@ -107,12 +120,36 @@ where
     result
 }
 
+/// Where the inbound pump's answers go.
+struct Answers<W> {
+    /// To the outbound pump, which writes them after what rmcp has written before.
+    lines: mpsc::UnboundedSender<Vec<u8>>,
+    /// The client's end, for answers written here.
+    output: Arc<Mutex<W>>,
+}
+
+impl<W: AsyncWrite + Unpin> Answers<W> {
+    /// Sends a fast call's response on its way; `false` once the client's end is gone.
+    ///
+    /// A quiet call's response is written here, saving the outbound pump's turn (a
+    /// task's wake and poll, and a channel's send and receive, in every round trip):
+    /// nothing of its own can be waiting in rmcp's pipe. Any other call's goes behind
+    /// what rmcp wrote before it answered, its progress and log messages.
+    async fn respond(&self, response: Response) -> bool {
+        if response.quiet {
+            write_line(&mut *self.output.lock().await, &response.line).await
+        } else {
+            self.lines.send(response.line).is_ok()
+        }
+    }
+}
+
 /// Client to rmcp: whole lines that are JSON pass, except the `tools/call` requests (and
 /// their cancellations) answered here; the rest are answered here as parse errors.
-async fn pump_inbound<R: AsyncRead + Unpin>(
+async fn pump_inbound<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     input: R,
     mut to_rmcp: WriteHalf<DuplexStream>,
-    lines: mpsc::UnboundedSender<Vec<u8>>,
+    answers: Answers<W>,
     fast: Arc<OnceLock<StreamCalls>>,
     stop: CancellationToken,
 ) {
@@ -120,14 +157,19 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
     let mut in_flight = InFlight::new();
     // Polled beside the reader rather than spawned: no task per call (see BENCHMARKS.md).
     let mut running = FuturesUnordered::new();
+    // The allocation a call is first polled in, kept while calls answer at once.
+    let mut spare = None;
     let mut session_open = true;
+    // One wait for the whole session, rather than one made and dropped at every turn.
+    let stopped = stop.cancelled();
+    tokio::pin!(stopped);
     loop {
         let too_long = tokio::select! {
             // Answers first: a finished call need not wait for the next line.
             biased;
             Some(finished) = running.next(), if !running.is_empty() => {
                 if let Some(response) = in_flight.finish(finished)
-                    && lines.send(response).is_err()
+                    && !answers.respond(response).await
                 {
                     // The output is gone: nothing left to answer to.
                     session_open = false;
@@ -135,7 +177,7 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
                 }
                 continue;
             }
-            () = stop.cancelled() => {
+            () = &mut stopped => {
                 session_open = false;
                 break;
             }
@@ -154,8 +196,23 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
         let read = match fast_path {
             Some(fast_path) if !too_long => match stream_calls::read_call(line) {
                 Some(Read::Call(call)) => match in_flight.start(fast_path, call) {
-                    Some(call) => {
-                        running.push(call);
+                    Some((call, tracking)) => {
+                        let mut slot = spare.take().unwrap_or_else(|| Box::pin(None));
+                        slot.as_mut().set(Some(call.run()));
+                        match first_poll(&mut slot).await {
+                            Some(finished) => {
+                                slot.as_mut().set(None);
+                                spare = Some(slot);
+                                if !answers.respond(InFlight::answer(finished)).await {
+                                    session_open = false;
+                                    break;
+                                }
+                            }
+                            None => {
+                                in_flight.track(tracking);
+                                running.push(CallSlot(slot));
+                            }
+                        }
                         continue;
                     }
                     // Its id is in use by a call still running: rmcp answers as it does.
@@ -190,7 +247,7 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
                         "id": null,
                         "error": {"code": -32700, "message": format!("Parse error: {problem}")},
                     });
-                    let _ = lines.send(format!("{error}\n").into_bytes());
+                    let _ = answers.lines.send(format!("{error}\n").into_bytes());
                     continue;
                 }
             }
@@ -209,7 +266,7 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
         let answered = async {
             while let Some(finished) = running.next().await {
                 if let Some(response) = in_flight.finish(finished) {
-                    let _ = lines.send(response);
+                    answers.respond(response).await;
                 }
             }
         };
@@ -217,6 +274,39 @@ async fn pump_inbound<R: AsyncRead + Unpin>(
     }
     // Calls still running are cancelled.
     in_flight.end(running);
+}
+
+/// A call's future in an allocation of its own, which a call that answers at its first
+/// poll (most do) leaves to the next call: a call's state is kilobytes, and a new
+/// allocation of it, and the moves into it, cost about a tenth of our side of a round
+/// trip (callgrind).
+type Slot<F> = Pin<Box<Option<F>>>;
+
+/// Polls the call in `slot` once, with the pump's waker: its output when it answered.
+/// One still running is then polled by [`CallSlot`], under a waker of its own.
+async fn first_poll<F: Future>(slot: &mut Slot<F>) -> Option<F::Output> {
+    std::future::poll_fn(|cx| {
+        Poll::Ready(match slot.as_mut().as_pin_mut().map(|call| call.poll(cx)) {
+            Some(Poll::Ready(output)) => Some(output),
+            Some(Poll::Pending) | None => None,
+        })
+    })
+    .await
+}
+
+/// A call still running after its first poll, in its slot.
+struct CallSlot<F>(Slot<F>);
+
+impl<F: Future> Future for CallSlot<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        match self.get_mut().0.as_mut().as_pin_mut() {
+            Some(call) => call.poll(cx),
+            // Never: a slot is pushed with its call in it, and not polled once done.
+            None => Poll::Pending,
+        }
+    }
 }
 
 /// How long calls in flight when input ends may still answer: rmcp's own grace for its
@@ -263,7 +353,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 return Ok(self.read_any.then_some(self.too_long));
             }
             self.read_any = true;
-            let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+            let (chunk, done) = match memchr::memchr(b'\n', buf) {
                 Some(i) => (&buf[..i], Some(i + 1)),
                 None => (buf, None),
             };
@@ -288,7 +378,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 async fn pump_outbound<W: AsyncWrite + Unpin>(
     from_rmcp: ReadHalf<DuplexStream>,
     mut ours: mpsc::UnboundedReceiver<Vec<u8>>,
-    mut output: W,
+    output: Arc<Mutex<W>>,
 ) {
     let mut from_rmcp = BufReader::new(from_rmcp);
     // Kept across iterations: a read interrupted by one of our lines resumes where it was.
@@ -302,13 +392,13 @@ async fn pump_outbound<W: AsyncWrite + Unpin>(
             read = from_rmcp.read_until(b'\n', &mut rmcp_line) => match read {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
-                    let written = write_line(&mut output, &rmcp_line).await;
+                    let written = write_line(&mut *output.lock().await, &rmcp_line).await;
                     rmcp_line.clear();
                     written
                 }
             },
             line = ours.recv(), if ours_open => match line {
-                Some(line) => write_line(&mut output, &line).await,
+                Some(line) => write_line(&mut *output.lock().await, &line).await,
                 None => {
                     ours_open = false;
                     continue;
@@ -321,7 +411,7 @@ async fn pump_outbound<W: AsyncWrite + Unpin>(
     }
     // rmcp is done; what we answer until our calls have ended still goes out.
     while let Some(line) = ours.recv().await {
-        if !write_line(&mut output, &line).await {
+        if !write_line(&mut *output.lock().await, &line).await {
             return;
         }
     }

@@ -151,8 +151,15 @@ impl Tool for Probe {
     }
 }
 
+/// Shouts its text. It reads no context, so its response is written as soon as it is
+/// ready, not behind what rmcp writes.
+#[agent_core::tool]
+async fn shout(text: String) -> String {
+    text.to_uppercase()
+}
+
 fn tools(probes: &Probes) -> ToolSet {
-    let mut tools = ToolSet::new();
+    let mut tools = agent_core::tools![shout];
     tools.register_tool(Echo).unwrap();
     for kind in [
         Kind::Fails,
@@ -332,6 +339,13 @@ async fn calls_are_answered_without_rmcp_in_the_bytes_rmcp_writes() {
             "params": {"name": "echo", "arguments": {"text": "t"}, "_meta": {"progressToken": "p"}}}),
         json!({"jsonrpc": "2.0", "id": -8, "method": "tools/call",
             "params": {"name": "echo", "arguments": {"text": "negative id"}}}),
+        // A tool that reads no context: its response is written straight away.
+        call(json!(9), "shout", json!({"text": "quiet \"one\" ✓ \u{1}"})),
+        json!({"jsonrpc": "2.0", "id": "q-10", "method": "tools/call",
+            "params": {"name": "shout", "arguments": {"text": "p"}, "_meta": {"progressToken": 3}}}),
+        call(json!(11), "shout", json!({"text": 11})),
+        // The id of a call that has answered is free again.
+        call(json!(9), "shout", json!({"text": "again"})),
     ];
     let (ours, handled_by_rmcp) = replies(Via::Stream, &lines).await;
     let (theirs, handled_by_rmcp_alone) = replies(Via::Rmcp, &lines).await;
@@ -361,6 +375,102 @@ async fn calls_are_answered_without_rmcp_in_the_bytes_rmcp_writes() {
     }
     assert_eq!(ours[5]["result"]["content"][0]["text"], "t");
     assert_eq!(ours[6]["id"], -8);
+    assert_eq!(
+        ours[7]["result"]["content"][0]["text"],
+        "QUIET \"ONE\" ✓ \u{1}"
+    );
+    assert_eq!(ours[8]["result"]["content"][0]["text"], "P");
+    assert_eq!(ours[9]["result"]["isError"], true, "{}", ours[9]);
+    assert_eq!(ours[10]["id"], 9);
+    assert_eq!(ours[10]["result"]["content"][0]["text"], "AGAIN");
+}
+
+/// A client that writes calls and reads no answer is not read from for long: once its
+/// end of the pipe is full, the reader waits to write, and stops reading. Nothing piles
+/// up in the server's memory meanwhile, and once the client reads, every call is
+/// answered.
+#[tokio::test]
+async fn a_client_that_does_not_read_is_not_read_from() {
+    const CALLS: i64 = 5_000;
+    let raw = Raw::initialized(tools(&Probes::default()), Via::Stream, json!({})).await;
+    let (mut write, mut lines) = (raw.write, raw.lines);
+    let writer = tokio::spawn(async move {
+        for id in 0..CALLS {
+            let line = call(json!(id), "shout", json!({"text": "more"}));
+            write
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        write
+    });
+    // About 500 KB of calls against pipes of 64 KB each way: the writer is held up.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !writer.is_finished(),
+        "every call was read with no answer read"
+    );
+    let mut answered = 0;
+    while answered < CALLS {
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("a line within 20s")
+            .unwrap()
+            .expect("the server still writes");
+        assert_eq!(parse(&line)["id"], answered, "{line}");
+        answered += 1;
+    }
+    drop(writer.await.unwrap());
+}
+
+/// Responses written straight from the reader and rmcp's lines share the client's end:
+/// with lines far longer than one write of the pipe, none is cut into by another.
+#[tokio::test]
+async fn straight_answers_and_rmcps_lines_never_interleave() {
+    let mut raw = Raw::initialized(tools(&Probes::default()), Via::Stream, json!({})).await;
+    let long = "x".repeat(48 * 1024);
+    let mut sent = Vec::new();
+    let mut lines = Vec::new();
+    for i in 0..40 {
+        // A quiet call's long answer, a request rmcp answers, and a call whose progress
+        // rmcp writes, back to back.
+        lines.push(call(json!(i * 3), "shout", json!({"text": long})));
+        lines.push(json!({"jsonrpc": "2.0", "id": i * 3 + 1, "method": "tools/list"}));
+        lines.push(
+            json!({"jsonrpc": "2.0", "id": i * 3 + 2, "method": "tools/call",
+            "params": {"name": "reports", "_meta": {"progressToken": i}}}),
+        );
+        sent.extend([i * 3, i * 3 + 1, i * 3 + 2]);
+    }
+    // Written from a task of its own: the server's answers fill the pipe long before
+    // every request is written.
+    let mut write = raw.write;
+    let writer = tokio::spawn(async move {
+        for line in lines {
+            write.write_all(line.to_string().as_bytes()).await.unwrap();
+            write.write_all(b"\n").await.unwrap();
+        }
+        write
+    });
+    let mut answered = Vec::new();
+    while answered.len() < sent.len() {
+        let line = tokio::time::timeout(Duration::from_secs(20), raw.lines.next_line())
+            .await
+            .expect("a line within 20s")
+            .unwrap()
+            .expect("the server still writes");
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("a line cut into: {e}: {}", &line[..line.len().min(200)]));
+        if let Some(id) = message["id"].as_i64() {
+            if id % 3 == 0 {
+                assert_eq!(message["result"]["content"][0]["text"], long.to_uppercase());
+            }
+            answered.push(id);
+        }
+    }
+    answered.sort_unstable();
+    assert_eq!(answered, sent);
+    drop(writer.await.unwrap());
 }
 
 #[tokio::test]
