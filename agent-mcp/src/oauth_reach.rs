@@ -100,9 +100,17 @@ impl ReachGuard {
         })
     }
 
-    /// Where the MCP server is: the innermost of its addresses. A name that does not
+    /// Where the MCP server is: the innermost of its addresses (the unspecified address,
+    /// which connects to this machine, counting as loopback). A name that does not
     /// resolve counts as public, the strictest.
     pub(crate) async fn server_reach(&self) -> Reach {
+        let place = |ip: IpAddr| {
+            if ip.is_unspecified() {
+                Reach::Loopback
+            } else {
+                reach(ip)
+            }
+        };
         *self
             .server_reach
             .get_or_init(|| async {
@@ -110,14 +118,14 @@ impl ReachGuard {
                     return Reach::Public;
                 };
                 if let Some(ip) = literal_host(&url) {
-                    return reach(ip);
+                    return place(ip);
                 }
                 let Some(host) = url.host_str() else {
                     return Reach::Public;
                 };
                 match tokio::net::lookup_host((host, 0)).await {
                     Ok(addresses) => addresses
-                        .map(|address| reach(address.ip()))
+                        .map(|address| place(address.ip()))
                         .max()
                         .unwrap_or(Reach::Public),
                     Err(_) => Reach::Public,
@@ -315,6 +323,8 @@ mod tests {
             .check_literal(&url("http://169.254.169.254/latest/meta-data/"))
             .expect_err("link-local is refused");
         assert!(error.contains("link-local"), "{error}");
+        let unspecified = ReachGuard::new("http://0.0.0.0:3000/mcp", false);
+        assert_eq!(unspecified.server_reach().await, Reach::Loopback);
         let private = ReachGuard::new("http://10.0.0.2/mcp", false);
         assert_eq!(private.server_reach().await, Reach::Private);
         assert!(private.check_literal(&url("http://10.9.9.9/token")).is_ok());
