@@ -55,7 +55,7 @@ pub(crate) struct HttpSessions {
 struct SessionEntry {
     /// Milliseconds since `base` at the last request's start or end.
     last_use: AtomicU64,
-    /// POSTs of this session being answered: a session is not idle while one runs.
+    /// The MCP session's POSTs being answered: it is not idle while one runs.
     in_flight: AtomicUsize,
     /// Set once the client has initialized the session.
     handler: OnceLock<SessionHandler>,

@@ -193,7 +193,7 @@ pub struct McpServer {
     /// The state every call of this connection gets (its `McpPeer`), made at the first
     /// call: rmcp serves one connection per handler value.
     connection_state: OnceLock<Extensions>,
-    /// The Streamable HTTP endpoint's sessions, told when this session initializes so
+    /// The Streamable HTTP endpoint's sessions, told when the MCP session initializes so
     /// that its plain calls can be answered without rmcp's session worker. Weak: the
     /// sessions hold this server.
     http_sessions: Option<Weak<HttpSessions>>,
@@ -610,7 +610,7 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        // Over HTTP, the endpoint may now answer this session's plain calls itself.
+        // Over HTTP, the endpoint may now answer the MCP session's plain calls itself.
         if let Some(sessions) = self.http_sessions.as_ref().and_then(Weak::upgrade)
             && let Some(parts) = context.extensions.get::<hyper::http::request::Parts>()
         {

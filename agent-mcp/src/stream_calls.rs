@@ -362,6 +362,12 @@ fn write_result(line: &mut Vec<u8>, result: CallToolResult) -> serde_json::Resul
         }
         return Ok(());
     }
+    write_as_rmcp(line, result)
+}
+
+/// Writes `result` through rmcp's own types, as its handler does for a peer on a
+/// protocol before 2026-07-28.
+fn write_as_rmcp(line: &mut Vec<u8>, result: CallToolResult) -> serde_json::Result<()> {
     let mut result = ServerResult::from(CallToolResponse::from(result));
     result.strip_result_type_for_legacy_peer();
     result.strip_non_object_output_for_legacy_peer();
@@ -433,10 +439,9 @@ mod tests {
 
     /// The result as rmcp's handler writes it to a peer on a protocol before 2026-07-28.
     fn as_rmcp_writes(result: CallToolResult) -> String {
-        let mut result = ServerResult::from(CallToolResponse::from(result));
-        result.strip_result_type_for_legacy_peer();
-        result.strip_non_object_output_for_legacy_peer();
-        serde_json::to_string(&result).unwrap()
+        let mut line = Vec::new();
+        write_as_rmcp(&mut line, result).unwrap();
+        String::from_utf8(line).unwrap()
     }
 
     fn as_written(result: CallToolResult) -> String {
