@@ -62,7 +62,11 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         .filter_map(|param| Some(ArgField::new(param, param.model.as_ref()?)))
         .collect();
     let default_fns = fields.iter().filter_map(default_fn);
-    let spec = spec(tool, &fields);
+    let owner = match target {
+        Target::Free { ident } => Some(ident),
+        Target::Method { .. } => None,
+    };
+    let spec = spec(tool, &fields, owner);
     let k = &tool.krate;
     let p = quote!(#k::__private);
     let (call_fn, call, call_path) = match target {
@@ -228,7 +232,7 @@ fn field_schema(p: &TokenStream, f: &ArgField<'_>) -> TokenStream {
 /// The tool as data: `static __AGENT_SPEC`, built by `const fn`s from the constants, the
 /// schema table and the keys given; plus the fns it points to (the output schema, and
 /// `activate_when` boxed).
-fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
+fn spec(tool: &Tool, fields: &[ArgField<'_>], owner: Option<&Ident>) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
     let output = &tool.output;
@@ -309,12 +313,24 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
         let f = quote_spanned!(path.span()=> let __agent_fn: #p::ValidateProgressFn = #path;);
         keys.push(quote!(.with_validate_progress({ #f __agent_fn })));
     }
-    quote! {
+    let output_schema = quote! {
         fn __agent_output_schema() -> ::core::option::Option<#p::serde_json::Value> {
             #[allow(unused_imports)]
             use #p::{NoOutputSchema as _, SchemaOfOutput as _};
             ((&#p::OutputSchema::<#output>::new()).__agent_output_schema())()
         }
+    };
+    // A free tool's fn goes in an impl of its type, so it is compiled with the type's
+    // other code rather than in the user's module (see `free_struct`).
+    let (output_schema, output_schema_path) = match owner {
+        Some(ident) => (
+            quote!(impl #ident { #output_schema }),
+            quote!(#ident::__agent_output_schema),
+        ),
+        None => (output_schema, quote!(__agent_output_schema)),
+    };
+    quote! {
+        #output_schema
 
         #(#items)*
 
@@ -326,7 +342,7 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
             &[#(#requirements),*],
             &[#(#wire_names),*],
             &[#(#field_schemas),*],
-            __agent_output_schema,
+            #output_schema_path,
         )#(#keys)*;
     }
 }
@@ -695,6 +711,12 @@ pub fn registration(
 
 /// The tool type of a free fn: a braced struct named like the fn, so it lives in the type
 /// namespace only and the fn stays callable.
+///
+/// It is declared in a module of its own and imported back under the fn's visibility:
+/// rustc compiles a type's impls in the codegen unit of the module that declares it, so
+/// each tool's generated code is a unit of its own, which an edit of another tool (or of
+/// the fn's own body) leaves alone, instead of growing the user's module that every edit
+/// recompiles.
 pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> TokenStream {
     let doc = format!(
         "The tool `{}` made by `#[tool]` from the fn of the same name: register it with \
@@ -702,11 +724,42 @@ pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> TokenSt
         tool.name, ident
     );
     let cfgs = &tool.cfgs;
+    let module = Ident::new(&format!("__agent_tool_{}", ident.unraw()), ident.span());
+    let inner_vis = one_level_out(vis);
     ::quote::quote! {
         #(#cfgs)*
-        #[doc = #doc]
-        #[allow(non_camel_case_types, dead_code)]
-        #vis struct #ident {}
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        mod #module {
+            #[doc = #doc]
+            #[allow(non_camel_case_types, dead_code)]
+            #inner_vis struct #ident {}
+        }
+        #(#cfgs)*
+        #vis use #module::#ident;
+    }
+}
+
+/// `vis` as written one module further in: the same set of modules sees the item.
+fn one_level_out(vis: &syn::Visibility) -> TokenStream {
+    use syn::Visibility;
+    match vis {
+        Visibility::Public(_) => quote!(#vis),
+        Visibility::Inherited => ::quote::quote!(pub(super)),
+        Visibility::Restricted(restricted) => {
+            let path = &restricted.path;
+            let first = path.segments.first().map(|s| s.ident.to_string());
+            match first.as_deref() {
+                // `pub(self)` and `pub(in self::..)`: the parent module is `super` here.
+                Some("self") => {
+                    let rest = path.segments.iter().skip(1);
+                    ::quote::quote!(pub(in super #(::#rest)*))
+                }
+                Some("super") => ::quote::quote!(pub(in super::#path)),
+                // `crate` and absolute paths name the same module from anywhere.
+                _ => quote!(#vis),
+            }
+        }
     }
 }
 
