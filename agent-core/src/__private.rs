@@ -16,9 +16,11 @@ pub use std::sync::{Arc, OnceLock};
 mod spec;
 
 pub use crate::args::ArgsReader;
+pub use crate::tool::{ToolRoute, ToolVia};
 pub use spec::{
-    ActivateFn, ApprovalRule, CallFn, FnTool, ReadArgs, ReadFn, ToolOutput, ToolRun, ToolSpec,
-    broken_call, call_tool, converted, fn_tool, output_result, static_tool, static_toolset,
+    ActivateFn, ApprovalRule, CallFn, FnTool, ReadArgs, ReadFn, SpecSource, ToolOutput, ToolRun,
+    ToolSpec, ViaSpec, broken_call, call_tool, converted, fn_tool, output_result, static_tool,
+    static_toolset,
 };
 
 use crate::content::Content;

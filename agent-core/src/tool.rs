@@ -284,3 +284,131 @@ impl Tool for ExternalTool {
         true
     }
 }
+
+/// The boxed future of [`Tool`]'s `async` methods, as `#[async_trait]` writes them.
+pub(crate) type BoxFuture<'a, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// How a type is a [`Tool`] without an impl of its own: [`Route`](Self::Route) names the
+/// [`ToolVia`] impl that answers for it. [`TypedTool`](crate::TypedTool)s take theirs,
+/// and the types `#[tool]` generates take the one reading their spec, so no `#[tool]` fn
+/// writes out (and compiles) a `Tool` impl of its own. Not a public API.
+#[doc(hidden)]
+pub trait ToolRoute {
+    /// A marker type naming the route.
+    type Route;
+}
+
+/// [`Tool`]'s methods, answered one way (`Route`) for every type taking that route. Not
+/// a public API: see [`ToolRoute`].
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub trait ToolVia<Route>: Send + Sync {
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    fn schema(&self) -> Value;
+    fn call<'a>(
+        &'a self,
+        args: &'a Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, AgentResult<Vec<Content>>>;
+    fn timeout_ms(&self) -> Option<u64>;
+    fn metadata(&self) -> ToolMetadata;
+    fn exposure(&self) -> ToolExposure;
+    fn should_activate<'a>(&'a self, ctx: &'a ActivationContext) -> BoxFuture<'a, bool>;
+    fn approval(&self, args: &Value) -> Approval;
+    fn on_error(&self) -> ErrorPolicy;
+    fn output_schema(&self) -> Option<Value>;
+    fn annotations(&self) -> ToolAnnotations;
+    fn concurrency(&self) -> ToolConcurrency;
+    fn validate_output(&self, output: &[Content]) -> Result<(), String>;
+    fn validate_progress(&self, progress: &Value) -> Result<(), String>;
+    fn uses_context(&self) -> bool;
+}
+
+impl<T> Tool for T
+where
+    T: ToolRoute + ToolVia<T::Route>,
+{
+    fn name(&self) -> &str {
+        ToolVia::name(self)
+    }
+
+    fn description(&self) -> &str {
+        ToolVia::description(self)
+    }
+
+    fn schema(&self) -> Value {
+        ToolVia::schema(self)
+    }
+
+    fn call<'life0, 'life1, 'life2, 'async_trait>(
+        &'life0 self,
+        args: &'life1 Value,
+        ctx: &'life2 ToolContext,
+    ) -> BoxFuture<'async_trait, AgentResult<Vec<Content>>>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        'life2: 'async_trait,
+        Self: 'async_trait,
+    {
+        ToolVia::call(self, args, ctx)
+    }
+
+    fn timeout_ms(&self) -> Option<u64> {
+        ToolVia::timeout_ms(self)
+    }
+
+    fn metadata(&self) -> ToolMetadata {
+        ToolVia::metadata(self)
+    }
+
+    fn exposure(&self) -> ToolExposure {
+        ToolVia::exposure(self)
+    }
+
+    fn should_activate<'life0, 'life1, 'async_trait>(
+        &'life0 self,
+        ctx: &'life1 ActivationContext,
+    ) -> BoxFuture<'async_trait, bool>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        Self: 'async_trait,
+    {
+        ToolVia::should_activate(self, ctx)
+    }
+
+    fn approval(&self, args: &Value) -> Approval {
+        ToolVia::approval(self, args)
+    }
+
+    fn on_error(&self) -> ErrorPolicy {
+        ToolVia::on_error(self)
+    }
+
+    fn output_schema(&self) -> Option<Value> {
+        ToolVia::output_schema(self)
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolVia::annotations(self)
+    }
+
+    fn concurrency(&self) -> ToolConcurrency {
+        ToolVia::concurrency(self)
+    }
+
+    fn validate_output(&self, output: &[Content]) -> Result<(), String> {
+        ToolVia::validate_output(self, output)
+    }
+
+    fn validate_progress(&self, progress: &Value) -> Result<(), String> {
+        ToolVia::validate_progress(self, progress)
+    }
+
+    fn uses_context(&self) -> bool {
+        ToolVia::uses_context(self)
+    }
+}

@@ -5,8 +5,11 @@ use crate::content::Content;
 use crate::context::{ActivationContext, ToolContext};
 use crate::error::{AgentResult, ToolError};
 use crate::schema::ArgsSchema;
+#[cfg(doc)]
+use crate::tool::Tool;
 use crate::tool::{
-    Approval, ErrorPolicy, Tool, ToolAnnotations, ToolConcurrency, ToolExposure, ToolMetadata,
+    Approval, BoxFuture, ErrorPolicy, ToolAnnotations, ToolConcurrency, ToolExposure, ToolMetadata,
+    ToolRoute, ToolVia,
 };
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -113,8 +116,15 @@ pub trait TypedTool: Send + Sync {
     }
 }
 
-#[async_trait]
-impl<T: TypedTool> Tool for T {
+/// The [`ToolRoute`] of every [`TypedTool`]: its `Tool` methods are the ones below.
+#[doc(hidden)]
+pub struct ViaTyped;
+
+impl<T: TypedTool> ToolRoute for T {
+    type Route = ViaTyped;
+}
+
+impl<T: TypedTool> ToolVia<ViaTyped> for T {
     fn name(&self) -> &str {
         TypedTool::name(self)
     }
@@ -130,17 +140,11 @@ impl<T: TypedTool> Tool for T {
     // Not an `async fn`: the arguments are decoded here, and the future is the tool's own
     // with the conversion to content around it, generic in the output type only. An
     // `async` body would be one more state machine per tool.
-    fn call<'life0, 'life1, 'life2, 'async_trait>(
-        &'life0 self,
-        args: &'life1 Value,
-        ctx: &'life2 ToolContext,
-    ) -> BoxFuture<'async_trait, AgentResult<Vec<Content>>>
-    where
-        'life0: 'async_trait,
-        'life1: 'async_trait,
-        'life2: 'async_trait,
-        Self: 'async_trait,
-    {
+    fn call<'a>(
+        &'a self,
+        args: &'a Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, AgentResult<Vec<Content>>> {
         match decode_args::<T::Args>(self.args_schema(), args) {
             Ok(args) => Box::pin(ToContent(self.call_typed(args, ctx))),
             Err(error) => Box::pin(std::future::ready(Err(error.into()))),
@@ -159,15 +163,7 @@ impl<T: TypedTool> Tool for T {
         TypedTool::exposure(self)
     }
 
-    fn should_activate<'life0, 'life1, 'async_trait>(
-        &'life0 self,
-        ctx: &'life1 ActivationContext,
-    ) -> BoxFuture<'async_trait, bool>
-    where
-        'life0: 'async_trait,
-        'life1: 'async_trait,
-        Self: 'async_trait,
-    {
+    fn should_activate<'a>(&'a self, ctx: &'a ActivationContext) -> BoxFuture<'a, bool> {
         TypedTool::should_activate(self, ctx)
     }
 
@@ -198,10 +194,11 @@ impl<T: TypedTool> Tool for T {
     fn validate_progress(&self, progress: &Value) -> Result<(), String> {
         TypedTool::validate_progress(self, progress)
     }
-}
 
-/// The boxed future `#[async_trait]` methods return.
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+    fn uses_context(&self) -> bool {
+        true
+    }
+}
 
 /// A typed call's future, its output converted to content when it is ready.
 struct ToContent<'a, O>(BoxFuture<'a, AgentResult<O>>);

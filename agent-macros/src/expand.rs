@@ -1,20 +1,23 @@
 //! The code a valid tool expands to.
 //!
-//! Beside the fn (kept as written, less its parameter attributes) come the tool type and,
-//! inside `const _: () = { ... };` so no name leaks: the tool as data (a `ToolSpec`
-//! static), the `ToolRun` impl (the user's fn called on its arguments, which the shared
-//! `call_tool` reads), the `Tool` impl (`#[inline]` forwards to the spec) and, for free
-//! fns, the `StaticTool` impl `tools![]` reads. That code is resolved as the user's as it
+//! Beside the fn (kept as written, less its parameter attributes) come the tool type,
+//! declared in a module of its own (see `free_struct`), and, inside
+//! `const _: () = { ... };` so no name leaks: the tool as data (a `ToolSpec` static) and,
+//! for a free fn, the `ToolRun` impl (its name, its spec, and the user's fn called on its
+//! arguments, which the shared `call_tool` reads) and a `ToolRoute` impl that makes the
+//! type a `Tool` through agent-core's impl over the spec, with no `Tool` impl of its own.
+//! A `#[toolbox]` method's type holds its receiver, so it gets a `Tool` impl whose
+//! methods (`#[inline]`) forward to the spec. That code is resolved as the user's as it
 //! is made and is free of desugarings and macro calls, so that an edit does not re-check
 //! every later tool (see `spans`).
 //!
 //! It is also small, since every line of it is compiled once per tool: what does not
 //! depend on the tool is a fn in `agent_core::__private`, generic in a parameter or
 //! output type (so every tool with a parameter of that type shares it) or in the tool
-//! type (compiled with agent-core's code, apart from the tools an edit recompiles), and what
-//! a tool only describes is data read by one `Tool` implementation, `FnTool`, which
-//! `tools![]` and the registry use: no per-tool vtable, decoder or trait method is
-//! compiled for them.
+//! type (compiled with the tool type's own code, apart from the user's module that every
+//! edit recompiles), and what a tool only describes is data read by one `Tool`
+//! implementation, `FnTool`, which `tools![]` and the registry use: no per-tool vtable,
+//! decoder or trait method is compiled for them.
 
 use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
@@ -69,16 +72,19 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let spec = spec(tool, &fields, owner);
     let k = &tool.krate;
     let p = quote!(#k::__private);
-    let (call_fn, call, call_path) = match target {
+    let (call_fn, tool_items) = match target {
         // Up to 12 parameters: the arguments are read by `call_tool`, generic in the tool
         // type and compiled with agent-core's code (not in the tools' module, which an
         // edit recompiles); the tool's own code is `ToolRun::run`, given them as a tuple.
         Target::Free { ident } if fields.len() <= MAX_TUPLE_ARGS => {
             let (tys, plan) = plan(&p, &fields);
+            let name = resolved(&tool.name);
             let bindings = fields.iter().map(|f| &f.param.binding);
             let body = call_body(tool, &target, &fields, &quote!('a), false);
             let run = quote! {
                 impl #p::ToolRun for #ident {
+                    const NAME: &'static str = #name;
+                    const SPEC: &'static #p::ToolSpec = &__AGENT_SPEC;
                     type Args = (#(#tys,)*);
                     const PLAN: <(#(#tys,)*) as #p::ReadArgs>::Plan = #plan;
                     fn run<'a>(
@@ -89,11 +95,9 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                     }
                 }
             };
-            let call_path = quote!(#p::call_tool::<#ident>);
-            let call = quote!(#call_path(__agent_args, __agent_ctx));
-            (run, call, call_path)
+            (run, free_tool_items(tool, ident, None))
         }
-        Target::Free { .. } => {
+        Target::Free { ident } => {
             let body = call_body(tool, &target, &fields, &quote!('a), true);
             let call_fn = quote! {
                 fn __agent_call<'a>(
@@ -103,19 +107,15 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                     #body
                 }
             };
-            let call = quote!(__agent_call(__agent_args, __agent_ctx));
-            (call_fn, call, quote!(__agent_call))
+            (
+                call_fn,
+                free_tool_items(tool, ident, Some(&quote!(__agent_call))),
+            )
         }
-        Target::Method { .. } => (
-            TokenStream::new(),
-            call_body(tool, &target, &fields, &quote!('async_trait), true),
-            TokenStream::new(),
-        ),
-    };
-    let tool_impl = tool_impl(tool, &target, &call);
-    let (static_tool, debug) = match target {
-        Target::Free { ident } => (static_tool(tool, ident, &call_path), debug_impl(ident)),
-        Target::Method { .. } => (TokenStream::new(), TokenStream::new()),
+        Target::Method { tool_ty, .. } => {
+            let call = call_body(tool, &target, &fields, &quote!('async_trait), true);
+            (TokenStream::new(), tool_impl(tool, tool_ty, &call))
+        }
     };
     let cfgs = &tool.cfgs;
     quote! {
@@ -125,9 +125,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             #(#default_fns)*
             #spec
             #call_fn
-            #tool_impl
-            #static_tool
-            #debug
+            #tool_items
         };
     }
 }
@@ -517,13 +515,9 @@ fn convert(tool: &Tool) -> TokenStream {
 /// given, the others keep the trait's defaults), `call` runs `call`. `#[inline]`, so a
 /// tool reached only through `tools![]` or the registry (which use the spec directly)
 /// compiles none of them.
-fn tool_impl(tool: &Tool, target: &Target<'_>, call: &TokenStream) -> TokenStream {
+fn tool_impl(tool: &Tool, tool_ty: &Ident, call: &TokenStream) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
-    let tool_ty = match target {
-        Target::Free { ident } => *ident,
-        Target::Method { tool_ty, .. } => *tool_ty,
-    };
     let mut methods = Vec::new();
     if tool.timeout_ms.is_some() {
         methods.push(quote! {
@@ -658,12 +652,22 @@ fn option(value: Option<&impl quote::ToTokens>) -> TokenStream {
     }
 }
 
-/// The `StaticTool` impl `tools![]` reads, and the registration when `register` is given.
-/// Constants only: the `Tool` is built by `static_tool`, generic in the tool type.
-fn static_tool(tool: &Tool, ident: &Ident, call: &TokenStream) -> TokenStream {
+/// A free fn's tool type as a `Tool`, through its spec (`ToolRoute`) rather than an impl
+/// of its own; its `StaticTool` impl when `ToolRun` does not give it (a `call` of its
+/// own); its registration when `register` is given; its `Debug`.
+fn free_tool_items(tool: &Tool, ident: &Ident, call: Option<&TokenStream>) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
     let name = resolved(&tool.name);
+    let static_tool = call.map(|call| {
+        quote! {
+            impl #p::StaticTool for #ident {
+                const NAME: &'static str = #name;
+                const SPEC: &'static #p::ToolSpec = &__AGENT_SPEC;
+                const CALL: #p::CallFn = #call;
+            }
+        }
+    });
     let registration = tool.register.map(|span| {
         registration(
             k,
@@ -673,13 +677,14 @@ fn static_tool(tool: &Tool, ident: &Ident, call: &TokenStream) -> TokenStream {
             &quote!(#p::static_tool::<#ident>),
         )
     });
+    let debug = debug_impl(ident);
     quote! {
-        impl #p::StaticTool for #ident {
-            const NAME: &'static str = #name;
-            const SPEC: &'static #p::ToolSpec = &__AGENT_SPEC;
-            const CALL: #p::CallFn = #call;
+        impl #p::ToolRoute for #ident {
+            type Route = #p::ViaSpec;
         }
+        #static_tool
         #registration
+        #debug
     }
 }
 

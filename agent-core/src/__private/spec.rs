@@ -1,5 +1,7 @@
 //! A `#[tool]` as data: a [`ToolSpec`] static per tool, read by one `Tool`
-//! implementation, [`FnTool`], compiled once here for every tool of every crate.
+//! implementation, over [`SpecSource`]: for [`FnTool`], compiled once here for every tool
+//! of every crate, and for the tool types `#[tool]` generates (through [`ViaSpec`]), so
+//! they need no `Tool` impl of their own.
 //!
 //! What is left per tool is the static and [`ToolRun::run`], the user's fn called on its
 //! decoded arguments (see `agent-macros/src/expand.rs`); reading them is [`call_tool`],
@@ -18,6 +20,7 @@ use crate::error::{AgentResult, ToolError};
 use crate::schema::ArgsSchema;
 use crate::tool::{
     Approval, ErrorPolicy, Tool, ToolAnnotations, ToolConcurrency, ToolExposure, ToolMetadata,
+    ToolRoute, ToolVia,
 };
 use crate::typed::into_content;
 use serde::Serialize;
@@ -307,9 +310,14 @@ pub fn static_tool<T: super::StaticTool>() -> Arc<dyn Tool> {
     fn_tool(T::SPEC, T::CALL)
 }
 
-/// The part of a `#[tool]` fn's call that is its own, implemented by its tool type: the
-/// fn run on its arguments. Reading them is [`call_tool`]'s.
-pub trait ToolRun: super::StaticTool {
+/// What a `#[tool]` fn of up to 12 parameters generates, implemented by its tool type:
+/// its name and spec, and the fn run on its arguments. Reading them is [`call_tool`]'s;
+/// the rest of [`StaticTool`](super::StaticTool) follows.
+pub trait ToolRun: 'static {
+    /// The tool's name.
+    const NAME: &'static str;
+    /// The tool as data.
+    const SPEC: &'static ToolSpec;
     /// The parameters the model fills, in order, as a tuple.
     type Args: ReadArgs;
     /// How each is read.
@@ -317,6 +325,12 @@ pub trait ToolRun: super::StaticTool {
     /// The fn's future on those arguments (and on the context, for the parameters the
     /// runtime supplies), its output converted.
     fn run<'a>(args: Self::Args, ctx: &'a ToolContext) -> BoxFuture<'a, AgentResult<Vec<Content>>>;
+}
+
+impl<T: ToolRun> super::StaticTool for T {
+    const NAME: &'static str = T::NAME;
+    const SPEC: &'static ToolSpec = T::SPEC;
+    const CALL: CallFn = call_tool::<T>;
 }
 
 /// The call of a `#[tool]` fn: its arguments read, then [`ToolRun::run`]. Generic in the
@@ -363,87 +377,109 @@ pub fn broken_call<'a>(_: &Value, _: &'a ToolContext) -> BoxFuture<'a, AgentResu
     super::failed(ToolError::execution("this tool did not compile"))
 }
 
-impl Tool for FnTool {
+/// The [`ToolRoute`] of the tools a [`ToolSpec`] describes: [`FnTool`], and the types
+/// `#[tool]` generates for free fns.
+pub struct ViaSpec;
+
+/// A tool a [`ToolSpec`] describes, with its call.
+pub trait SpecSource: Send + Sync {
+    /// What the tool declares.
+    fn spec(&self) -> &'static ToolSpec;
+    /// Its call.
+    fn call_fn(&self) -> CallFn;
+}
+
+impl<T: super::StaticTool + Send + Sync> SpecSource for T {
+    fn spec(&self) -> &'static ToolSpec {
+        T::SPEC
+    }
+
+    fn call_fn(&self) -> CallFn {
+        T::CALL
+    }
+}
+
+impl SpecSource for FnTool {
+    fn spec(&self) -> &'static ToolSpec {
+        self.spec
+    }
+
+    fn call_fn(&self) -> CallFn {
+        self.call
+    }
+}
+
+impl ToolRoute for FnTool {
+    type Route = ViaSpec;
+}
+
+impl<T: SpecSource> ToolVia<ViaSpec> for T {
     fn name(&self) -> &str {
-        self.spec.name()
+        self.spec().name()
     }
 
     fn description(&self) -> &str {
-        self.spec.description()
+        self.spec().description()
     }
 
     fn schema(&self) -> Value {
-        self.spec.schema()
+        self.spec().schema()
     }
 
-    fn call<'life0, 'life1, 'life2, 'async_trait>(
-        &'life0 self,
-        args: &'life1 Value,
-        ctx: &'life2 ToolContext,
-    ) -> BoxFuture<'async_trait, AgentResult<Vec<Content>>>
-    where
-        'life0: 'async_trait,
-        'life1: 'async_trait,
-        'life2: 'async_trait,
-        Self: 'async_trait,
-    {
-        (self.call)(args, ctx)
+    fn call<'a>(
+        &'a self,
+        args: &'a Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, AgentResult<Vec<Content>>> {
+        (self.call_fn())(args, ctx)
     }
 
     fn timeout_ms(&self) -> Option<u64> {
-        self.spec.timeout_ms()
+        self.spec().timeout_ms()
     }
 
     fn metadata(&self) -> ToolMetadata {
-        self.spec.metadata()
+        self.spec().metadata()
     }
 
     fn exposure(&self) -> ToolExposure {
-        self.spec.exposure()
+        self.spec().exposure()
     }
 
-    fn should_activate<'life0, 'life1, 'async_trait>(
-        &'life0 self,
-        ctx: &'life1 ActivationContext,
-    ) -> BoxFuture<'async_trait, bool>
-    where
-        'life0: 'async_trait,
-        'life1: 'async_trait,
-        Self: 'async_trait,
-    {
-        self.spec.should_activate(ctx)
+    fn should_activate<'a>(&'a self, ctx: &'a ActivationContext) -> BoxFuture<'a, bool> {
+        self.spec().should_activate(ctx)
     }
 
     fn approval(&self, args: &Value) -> Approval {
-        self.spec.approval(args)
+        self.spec().approval(args)
     }
 
     fn on_error(&self) -> ErrorPolicy {
-        self.spec.on_error()
+        self.spec().on_error()
     }
 
     fn output_schema(&self) -> Option<Value> {
-        self.spec.output_schema()
+        self.spec().output_schema()
     }
 
     fn annotations(&self) -> ToolAnnotations {
-        self.spec.annotations()
+        self.spec().annotations()
     }
 
     fn concurrency(&self) -> ToolConcurrency {
-        self.spec.concurrency()
+        self.spec().concurrency()
     }
 
     fn validate_output(&self, output: &[Content]) -> Result<(), String> {
-        self.spec.validate_output(output)
+        self.spec().validate_output(output)
     }
 
     fn validate_progress(&self, progress: &Value) -> Result<(), String> {
-        self.spec.validate_progress(progress)
+        self.spec().validate_progress(progress)
     }
 
     fn uses_context(&self) -> bool {
-        self.spec.uses_context()
+        self.spec().uses_context()
     }
 }
 
