@@ -1,23 +1,22 @@
 //! The code a valid tool expands to.
 //!
-//! Beside the fn (kept as written, less its parameter attributes) come the tool type,
-//! declared in a module of its own (see `free_struct`), and, inside
-//! `const _: () = { ... };` so no name leaks: the tool as data (a `ToolSpec` static) and,
-//! for a free fn, the `ToolRun` impl (its name, its spec, and the user's fn called on its
-//! arguments, which the shared `call_tool` reads) and a `ToolRoute` impl that makes the
-//! type a `Tool` through agent-core's impl over the spec, with no `Tool` impl of its own.
-//! A `#[toolbox]` method's type holds its receiver, so it gets a `Tool` impl whose
-//! methods (`#[inline]`) forward to the spec. That code is resolved as the user's as it
-//! is made and is free of desugarings and macro calls, so that an edit does not re-check
-//! every later tool (see `spans`).
+//! Beside the fn (kept as written, less its parameter attributes) come the tool type and,
+//! inside `const _: () = { ... };` so no name leaks: the tool as data (a `ToolSpec`
+//! static) and, for a free fn, the `ToolRun` impl (its name, its spec, and the user's fn
+//! called on its arguments, which the shared `call_tool` reads) and a `ToolRoute` impl
+//! that makes the type a `Tool` through agent-core's impl over the spec, with no `Tool`
+//! impl of its own. A `#[toolbox]` method's type holds its receiver, so it gets a `Tool`
+//! impl whose methods (`#[inline]`) forward to the spec. That code is resolved as the
+//! user's as it is made and is free of desugarings and macro calls, so that an edit does
+//! not re-check every later tool (see `spans`).
 //!
 //! It is also small, since every line of it is compiled once per tool: what does not
 //! depend on the tool is a fn in `agent_core::__private`, generic in a parameter or
 //! output type (so every tool with a parameter of that type shares it) or in the tool
-//! type (compiled with the tool type's own code, apart from the user's module that every
-//! edit recompiles), and what a tool only describes is data read by one `Tool`
-//! implementation, `FnTool`, which `tools![]` and the registry use: no per-tool vtable,
-//! decoder or trait method is compiled for them.
+//! type (compiled with agent-core's code, apart from the tools an edit recompiles), and
+//! what a tool only describes is data read by one `Tool` implementation, `FnTool`, which
+//! `tools![]` and the registry use: no per-tool vtable, decoder or trait method is
+//! compiled for them.
 
 use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
@@ -65,11 +64,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         .filter_map(|param| Some(ArgField::new(param, param.model.as_ref()?)))
         .collect();
     let default_fns = fields.iter().filter_map(default_fn);
-    let owner = match target {
-        Target::Free { ident } => Some(ident),
-        Target::Method { .. } => None,
-    };
-    let spec = spec(tool, &fields, owner);
+    let spec = spec(tool, &fields);
     let k = &tool.krate;
     let p = quote!(#k::__private);
     let (call_fn, tool_items) = match target {
@@ -230,7 +225,7 @@ fn field_schema(p: &TokenStream, f: &ArgField<'_>) -> TokenStream {
 /// The tool as data: `static __AGENT_SPEC`, built by `const fn`s from the constants, the
 /// schema table and the keys given; plus the fns it points to (the output schema, and
 /// `activate_when` boxed).
-fn spec(tool: &Tool, fields: &[ArgField<'_>], owner: Option<&Ident>) -> TokenStream {
+fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
     let k = &tool.krate;
     let p = quote!(#k::__private);
     let output = &tool.output;
@@ -311,24 +306,12 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>], owner: Option<&Ident>) -> TokenStr
         let f = quote_spanned!(path.span()=> let __agent_fn: #p::ValidateProgressFn = #path;);
         keys.push(quote!(.with_validate_progress({ #f __agent_fn })));
     }
-    let output_schema = quote! {
+    quote! {
         fn __agent_output_schema() -> ::core::option::Option<#p::serde_json::Value> {
             #[allow(unused_imports)]
             use #p::{NoOutputSchema as _, SchemaOfOutput as _};
             ((&#p::OutputSchema::<#output>::new()).__agent_output_schema())()
         }
-    };
-    // A free tool's fn goes in an impl of its type, so it is compiled with the type's
-    // other code rather than in the user's module (see `free_struct`).
-    let (output_schema, output_schema_path) = match owner {
-        Some(ident) => (
-            quote!(impl #ident { #output_schema }),
-            quote!(#ident::__agent_output_schema),
-        ),
-        None => (output_schema, quote!(__agent_output_schema)),
-    };
-    quote! {
-        #output_schema
 
         #(#items)*
 
@@ -340,7 +323,7 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>], owner: Option<&Ident>) -> TokenStr
             &[#(#requirements),*],
             &[#(#wire_names),*],
             &[#(#field_schemas),*],
-            #output_schema_path,
+            __agent_output_schema,
         )#(#keys)*;
     }
 }
@@ -716,12 +699,6 @@ pub fn registration(
 
 /// The tool type of a free fn: a braced struct named like the fn, so it lives in the type
 /// namespace only and the fn stays callable.
-///
-/// It is declared in a module of its own and imported back under the fn's visibility:
-/// rustc compiles a type's impls in the codegen unit of the module that declares it, so
-/// each tool's generated code is a unit of its own, which an edit of another tool (or of
-/// the fn's own body) leaves alone, instead of growing the user's module that every edit
-/// recompiles.
 pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> TokenStream {
     let doc = format!(
         "The tool `{}` made by `#[tool]` from the fn of the same name: register it with \
@@ -729,42 +706,11 @@ pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> TokenSt
         tool.name, ident
     );
     let cfgs = &tool.cfgs;
-    let module = Ident::new(&format!("__agent_tool_{}", ident.unraw()), ident.span());
-    let inner_vis = one_level_out(vis);
     ::quote::quote! {
         #(#cfgs)*
-        #[doc(hidden)]
-        #[allow(non_snake_case)]
-        mod #module {
-            #[doc = #doc]
-            #[allow(non_camel_case_types, dead_code)]
-            #inner_vis struct #ident {}
-        }
-        #(#cfgs)*
-        #vis use #module::#ident;
-    }
-}
-
-/// `vis` as written one module further in: the same set of modules sees the item.
-fn one_level_out(vis: &syn::Visibility) -> TokenStream {
-    use syn::Visibility;
-    match vis {
-        Visibility::Public(_) => quote!(#vis),
-        Visibility::Inherited => ::quote::quote!(pub(super)),
-        Visibility::Restricted(restricted) => {
-            let path = &restricted.path;
-            let first = path.segments.first().map(|s| s.ident.to_string());
-            match first.as_deref() {
-                // `pub(self)` and `pub(in self::..)`: the parent module is `super` here.
-                Some("self") => {
-                    let rest = path.segments.iter().skip(1);
-                    ::quote::quote!(pub(in super #(::#rest)*))
-                }
-                Some("super") => ::quote::quote!(pub(in super::#path)),
-                // `crate` and absolute paths name the same module from anywhere.
-                _ => quote!(#vis),
-            }
-        }
+        #[doc = #doc]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #ident {}
     }
 }
 
