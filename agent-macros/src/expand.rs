@@ -22,10 +22,10 @@ use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
 use crate::errors::Errors;
 use crate::fallback;
-use crate::spans::{anchored_item, resolved, with_anchor};
+use crate::spans::{Trees, anchored_item, resolved, with_anchor};
 use crate::valid::{self, ModelParam, Param, Place, Tool};
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
-use quote::format_ident;
+use quote::{ToTokens, format_ident};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
@@ -66,7 +66,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let default_fns = fields.iter().filter_map(default_fn);
     let spec = spec(tool, &fields);
     let k = &tool.krate;
-    let p = quote!(#k::__private);
+    let p = k.join("__private");
     let (call_fn, tool_items) = match target {
         // Up to 12 parameters: the arguments are read by `call_tool`, generic in the tool
         // type and compiled with agent-core's code (not in the tools' module, which an
@@ -129,17 +129,17 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
 /// and version. Cargo sets those for the compiler running this macro, so they are written
 /// as literals: an `env!` call would be one more expansion per tool, which the
 /// incremental cache fingerprints by position (see `spans`). Outside Cargo, `env!` it is.
-fn origin_and_version(tool: &Tool) -> (TokenStream, TokenStream) {
+fn origin_and_version(tool: &Tool) -> (Trees, Trees) {
     let from_package = |key: &str| match std::env::var(key) {
         Ok(value) => resolved(value),
-        Err(_) => quote!(::core::env!(#key)),
+        Err(_) => Trees::from(quote!(::core::env!(#key))),
     };
     let origin = match &tool.origin {
-        Some(o) => quote!(#o),
+        Some(o) => Trees::from(quote!(#o)),
         None => from_package("CARGO_PKG_NAME"),
     };
     let version = match &tool.version {
-        Some(v) => quote!(#v),
+        Some(v) => Trees::from(quote!(#v)),
         None => from_package("CARGO_PKG_VERSION"),
     };
     (origin, version)
@@ -192,7 +192,7 @@ fn default_fn(f: &ArgField<'_>) -> Option<TokenStream> {
 
 /// One row of the schema table. The type's schema goes through `ModelArg`, spanned at
 /// the type, so a type that cannot be a parameter gives one error, at its own tokens.
-fn field_schema(p: &TokenStream, f: &ArgField<'_>) -> TokenStream {
+fn field_schema(p: &Trees, f: &ArgField<'_>) -> TokenStream {
     let ty = f.ty();
     let schema_fn = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::__agent_schema);
     let name = resolved(&f.wire_name);
@@ -227,7 +227,7 @@ fn field_schema(p: &TokenStream, f: &ArgField<'_>) -> TokenStream {
 /// `activate_when` boxed).
 fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
     let k = &tool.krate;
-    let p = quote!(#k::__private);
+    let p = k.join("__private");
     let output = &tool.output;
     let requirements = &tool.requirements;
     let (name, description) = (resolved(&tool.name), &tool.description);
@@ -347,7 +347,7 @@ fn call_body(
     read: bool,
 ) -> TokenStream {
     let k = &tool.krate;
-    let p = quote!(#k::__private);
+    let p = k.join("__private");
     let (call, fn_span) = match target {
         Target::Free { ident } => (quote!(#ident), ident.span()),
         Target::Method { method, .. } => (quote!(self.0.#method), method.span()),
@@ -448,7 +448,7 @@ fn call_body(
 /// The parameters' types, and how `ReadArgs` reads each: its read fn, named at the
 /// parameter's type (so a type that cannot be a parameter is reported there, once), and
 /// its default when it has one.
-fn plan<'f>(p: &TokenStream, fields: &'f [ArgField<'_>]) -> (Vec<&'f Type>, TokenStream) {
+fn plan<'f>(p: &Trees, fields: &'f [ArgField<'_>]) -> (Vec<&'f Type>, TokenStream) {
     let tys = fields.iter().map(ArgField::ty).collect();
     let plan = fields.iter().map(|f| {
         let ty = f.ty();
@@ -473,7 +473,7 @@ fn plan<'f>(p: &TokenStream, fields: &'f [ArgField<'_>]) -> (Vec<&'f Type>, Toke
 /// type.
 fn convert(tool: &Tool) -> TokenStream {
     let k = &tool.krate;
-    let p = quote!(#k::__private);
+    let p = k.join("__private");
     let output = &tool.output;
     let to_content = quote_spanned!(tool.return_span=> #p::output_result::<#output>);
     if !tool.returns_result {
@@ -500,7 +500,7 @@ fn convert(tool: &Tool) -> TokenStream {
 /// compiles none of them.
 fn tool_impl(tool: &Tool, tool_ty: &Ident, call: &TokenStream) -> TokenStream {
     let k = &tool.krate;
-    let p = quote!(#k::__private);
+    let p = k.join("__private");
     let mut methods = Vec::new();
     if tool.timeout_ms.is_some() {
         methods.push(quote! {
@@ -640,7 +640,7 @@ fn option(value: Option<&impl quote::ToTokens>) -> TokenStream {
 /// own); its registration when `register` is given; its `Debug`.
 fn free_tool_items(tool: &Tool, ident: &Ident, call: Option<&TokenStream>) -> TokenStream {
     let k = &tool.krate;
-    let p = quote!(#k::__private);
+    let p = k.join("__private");
     let name = resolved(&tool.name);
     let static_tool = call.map(|call| {
         quote! {
@@ -674,9 +674,9 @@ fn free_tool_items(tool: &Tool, ident: &Ident, call: Option<&TokenStream>) -> To
 /// The item adding a tool to the link-time registry: its name, where `register` was
 /// written (`span`), its tags, and `make`, a `fn() -> Arc<dyn Tool>`.
 pub fn registration(
-    krate: &TokenStream,
+    krate: &impl ToTokens,
     span: proc_macro2::Span,
-    name: &TokenStream,
+    name: &impl ToTokens,
     tags: &[syn::LitStr],
     make: &TokenStream,
 ) -> TokenStream {

@@ -6,20 +6,22 @@
 //! type checked again. Resolved at a span of the user's own code, the same tokens keep
 //! their locations (errors still point at the attribute) and their fingerprints.
 
-use proc_macro2::{Group, Span, TokenStream, TokenTree};
+use proc_macro2::{Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::quote;
 use std::cell::Cell;
 
 thread_local! {
-    /// The span generated code is resolved at while one tool is expanded.
-    static ANCHOR: Cell<Option<Span>> = const { Cell::new(None) };
+    /// While one tool is expanded: the span generated code is resolved at, and the call
+    /// site resolved there (the span of every token the macro makes, asked of rustc once).
+    static ANCHOR: Cell<Option<(Span, Span)>> = const { Cell::new(None) };
 }
 
 /// Runs `expand` with the generated code's tokens resolved at `anchor` as they are made
 /// (`site`, `at`), rather than by a walk over the finished output: every token a proc
 /// macro hands to rustc costs a round trip, and the walk made each one twice more.
 pub fn with_anchor<R>(anchor: Span, expand: impl FnOnce() -> R) -> R {
-    let outer = ANCHOR.with(|cell| cell.replace(Some(anchor)));
+    let site = Span::call_site().resolved_at(anchor);
+    let outer = ANCHOR.with(|cell| cell.replace(Some((anchor, site))));
     let result = expand();
     ANCHOR.with(|cell| cell.set(outer));
     result
@@ -28,13 +30,16 @@ pub fn with_anchor<R>(anchor: Span, expand: impl FnOnce() -> R) -> R {
 /// The span of a token the macro makes: the call site resolved at the anchor, when one
 /// is set.
 pub fn site() -> Span {
-    at(Span::call_site())
+    match ANCHOR.with(Cell::get) {
+        Some((_, site)) => site,
+        None => Span::call_site(),
+    }
 }
 
 /// `span` resolved at the anchor, when one is set: same location, the user's hygiene.
 pub fn at(span: Span) -> Span {
     match ANCHOR.with(Cell::get) {
-        Some(anchor) => span.resolved_at(anchor),
+        Some((anchor, _)) => span.resolved_at(anchor),
         None => span,
     }
 }
@@ -76,12 +81,42 @@ pub fn generated_item(item: TokenStream, anchor: Span) -> TokenStream {
 }
 
 /// A value interpolated into generated code (a literal, a path made elsewhere) with its
-/// tokens resolved at the anchor, when one is set: a walk over a few tokens only.
-pub fn resolved(value: impl quote::ToTokens) -> TokenStream {
+/// tokens resolved at the anchor, when one is set: a walk over a few tokens only. Kept as
+/// trees, which `quote!` appends as they are; a `TokenStream` would be a round trip to
+/// rustc wherever it is interpolated.
+pub fn resolved(value: impl quote::ToTokens) -> Trees {
     let tokens = value.into_token_stream();
-    match ANCHOR.with(Cell::get) {
-        Some(anchor) => resolved_as_user_code(tokens, anchor),
-        None => tokens,
+    Trees(match ANCHOR.with(Cell::get) {
+        Some((anchor, _)) => resolved_as_user_code(tokens, anchor).into_iter().collect(),
+        None => tokens.into_iter().collect(),
+    })
+}
+
+/// Tokens interpolated tree by tree (see [`resolved`]).
+#[derive(Clone)]
+pub struct Trees(Vec<TokenTree>);
+
+impl Trees {
+    /// This path followed by `::segment`, made here rather than by `quote!`, whose stream
+    /// would cost a round trip wherever it is interpolated.
+    pub fn join(&self, segment: &str) -> Trees {
+        let mut trees = self.0.clone();
+        trees.push(Punct::new(':', Spacing::Joint).into());
+        trees.push(Punct::new(':', Spacing::Alone).into());
+        trees.push(Ident::new(segment, site()).into());
+        Trees(trees)
+    }
+}
+
+impl From<TokenStream> for Trees {
+    fn from(tokens: TokenStream) -> Self {
+        Trees(tokens.into_iter().collect())
+    }
+}
+
+impl quote::ToTokens for Trees {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.extend(self.0.iter().cloned());
     }
 }
 

@@ -14,7 +14,7 @@
 use crate::ast::{self, RawFn};
 use crate::errors::Errors;
 use crate::expand::{self, Target};
-use crate::spans::{generated_item, spanned_at};
+use crate::spans::{Trees, generated_item, spanned_at};
 use crate::valid::{self, Place, Tool};
 use darling::FromMeta;
 use darling::ast::NestedMeta;
@@ -204,7 +204,7 @@ fn take_tools(
             }
         };
         if !tool.krate_given {
-            tool.krate = krate.clone();
+            tool.krate = Trees::from(krate.clone());
         }
         if !names.insert(tool.name.clone()) {
             errors.error(

@@ -6,6 +6,7 @@ use crate::ast::{self, ParamKind, RawFn, Return};
 use crate::attr::{ApprovalAttr, ArgAttr, DefaultAttr, Exposure, OnError, ToolAttr};
 use crate::docs::{self, Docs};
 use crate::errors::Errors;
+use crate::spans::Trees;
 use darling::util::SpannedValue;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
@@ -29,7 +30,7 @@ pub enum Place {
 /// A checked tool: everything expansion needs.
 pub struct Tool {
     /// The path of agent_core.
-    pub krate: TokenStream,
+    pub krate: Trees,
     /// Whether `crate = path` was written (a toolbox's own `crate` applies otherwise).
     pub krate_given: bool,
     /// The tool's name.
@@ -37,7 +38,7 @@ pub struct Tool {
     /// Where the name was written (the `name` literal, else the fn's name).
     pub name_tokens: TokenStream,
     /// An expression of type `&'static str`.
-    pub description: TokenStream,
+    pub description: Trees,
     /// Human-readable title.
     pub title: Option<LitStr>,
     /// Timeout.
@@ -157,14 +158,14 @@ pub fn check(
     let (output, returns_result, return_span) = return_type(sig, &mut errors);
     errors.finish()?;
     Ok(Tool {
-        krate: match &attr.krate {
+        krate: Trees::from(match &attr.krate {
             Some(path) => quote!(#path),
             None => quote!(::agent_core),
-        },
+        }),
         krate_given: attr.krate.is_some(),
         name,
         name_tokens,
-        description,
+        description: Trees::from(description),
         title: attr.title,
         timeout_ms,
         exposure: attr.exposure.as_ref().map_or(Exposure::Direct, |e| **e),
