@@ -29,11 +29,12 @@ pub struct Checkpoint<'a> {
     /// The state, its [`revision`](RunState::revision) already advanced for this
     /// checkpoint.
     pub state: &'a RunState,
-    /// The state as [`Agent::export_state`] writes it.
+    /// The state as [`Agent::export_state`](crate::Agent::export_state) writes it.
     pub sealed: &'a str,
 }
 
-/// Called by the agent after every step of a run (see [`AgentBuilder::on_checkpoint`]).
+/// Called by the agent after every step of a run (see
+/// [`AgentBuilder::on_checkpoint`](crate::AgentBuilder::on_checkpoint)).
 /// An error stops the run there and is the run's error: a process that can no longer
 /// save its progress (or has lost the run to another) must not go on running tools.
 #[async_trait]

@@ -1,12 +1,14 @@
-//! Sealed, versioned run states: [`Agent::export_state`] writes a [`RunState`] as text a
-//! store can keep, and [`Agent::import_state`] reads it back, refusing any state that was
-//! changed after it was written.
+//! Sealed, versioned run states: [`Agent::export_state`](crate::Agent::export_state)
+//! writes a [`RunState`] as text a store can keep, and
+//! [`Agent::import_state`](crate::Agent::import_state) reads it back, refusing any state
+//! that was changed after it was written.
 //!
 //! A stored state decides what runs next: the arguments of a call a person is about to
 //! approve, whether it was approved, what the model said. Whoever can write the row could
 //! otherwise change the account to pay and mark the payment approved. With a key
-//! ([`AgentBuilder::state_key`]) the state is sealed with HMAC-SHA256, and an edited
-//! state, or one sealed with another key, is an error on import.
+//! ([`AgentBuilder::state_key`](crate::AgentBuilder::state_key)) the state is sealed with
+//! HMAC-SHA256, and an edited state, or one sealed with another key, is an error on
+//! import.
 //!
 //! The text is one JSON object, the envelope:
 //!
@@ -43,11 +45,13 @@ use serde_json::value::RawValue;
 use sha2::Sha256;
 use std::fmt::{self, Write as _};
 
-/// The format version [`Agent::export_state`] writes. [`Agent::import_state`] reads it and
-/// every older one; a newer one is refused.
+/// The format version [`Agent::export_state`](crate::Agent::export_state) writes.
+/// [`Agent::import_state`](crate::Agent::import_state) reads it and every older one; a
+/// newer one is refused.
 pub const STATE_FORMAT_VERSION: u32 = 1;
 
-/// The shortest key [`AgentBuilder::state_key`] takes, in bytes.
+/// The shortest key [`AgentBuilder::state_key`](crate::AgentBuilder::state_key) takes, in
+/// bytes.
 pub const MIN_STATE_KEY_LEN: usize = 16;
 
 const FORMAT: &str = "agent-run-state";

@@ -336,7 +336,7 @@ impl<T: ToolRun> super::StaticTool for T {
 /// The call of a `#[tool]` fn: its arguments read, then [`ToolRun::run`]. Generic in the
 /// tool type, so its copies are compiled with agent-core's code rather than in the
 /// tools' module, which an edit to any tool recompiles; and only a hand-over to
-/// [`call_with`], which the tools of one signature share.
+/// `call_with`, which the tools of one signature share.
 pub fn call_tool<'a, T: ToolRun>(
     args: &Value,
     ctx: &'a ToolContext,
