@@ -64,7 +64,9 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         .filter_map(|param| Some(ArgField::new(param, param.model.as_ref()?)))
         .collect();
     let default_fns = fields.iter().filter_map(default_fn);
-    let spec = spec(tool, &fields);
+    // The name as generated code writes it, resolved once for the spec and the impls.
+    let name = resolved(&tool.name);
+    let spec = spec(tool, &fields, &name);
     let k = &tool.krate;
     let p = k.join("__private");
     let (call_fn, tool_items) = match target {
@@ -73,7 +75,6 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         // edit recompiles); the tool's own code is `ToolRun::run`, given them as a tuple.
         Target::Free { ident } if fields.len() <= MAX_TUPLE_ARGS => {
             let (tys, plan) = plan(&p, &fields);
-            let name = resolved(&tool.name);
             let bindings = fields.iter().map(|f| &f.param.binding);
             let body = call_body(tool, &target, &fields, &quote!('a), false);
             let run = quote! {
@@ -90,7 +91,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                     }
                 }
             };
-            (run, free_tool_items(tool, ident, None))
+            (run, free_tool_items(tool, ident, &name, None))
         }
         Target::Free { ident } => {
             let body = call_body(tool, &target, &fields, &quote!('a), true);
@@ -104,7 +105,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             };
             (
                 call_fn,
-                free_tool_items(tool, ident, Some(&quote!(__agent_call))),
+                free_tool_items(tool, ident, &name, Some(&quote!(__agent_call))),
             )
         }
         Target::Method { tool_ty, .. } => {
@@ -225,12 +226,12 @@ fn field_schema(p: &Trees, f: &ArgField<'_>) -> TokenStream {
 /// The tool as data: `static __AGENT_SPEC`, built by `const fn`s from the constants, the
 /// schema table and the keys given; plus the fns it points to (the output schema, and
 /// `activate_when` boxed).
-fn spec(tool: &Tool, fields: &[ArgField<'_>]) -> TokenStream {
+fn spec(tool: &Tool, fields: &[ArgField<'_>], name: &Trees) -> TokenStream {
     let k = &tool.krate;
     let p = k.join("__private");
     let output = &tool.output;
     let requirements = &tool.requirements;
-    let (name, description) = (resolved(&tool.name), &tool.description);
+    let description = &tool.description;
     let (origin, version) = origin_and_version(tool);
     let wire_names = fields.iter().map(|f| resolved(&f.wire_name));
     let field_schemas = fields.iter().map(|f| field_schema(&p, f));
@@ -638,10 +639,14 @@ fn option(value: Option<&impl quote::ToTokens>) -> TokenStream {
 /// A free fn's tool type as a `Tool`, through its spec (`ToolRoute`) rather than an impl
 /// of its own; its `StaticTool` impl when `ToolRun` does not give it (a `call` of its
 /// own); its registration when `register` is given; its `Debug`.
-fn free_tool_items(tool: &Tool, ident: &Ident, call: Option<&TokenStream>) -> TokenStream {
+fn free_tool_items(
+    tool: &Tool,
+    ident: &Ident,
+    name: &Trees,
+    call: Option<&TokenStream>,
+) -> TokenStream {
     let k = &tool.krate;
     let p = k.join("__private");
-    let name = resolved(&tool.name);
     let static_tool = call.map(|call| {
         quote! {
             impl #p::StaticTool for #ident {
@@ -655,7 +660,7 @@ fn free_tool_items(tool: &Tool, ident: &Ident, call: Option<&TokenStream>) -> To
         registration(
             k,
             span,
-            &name,
+            name,
             &tool.tags,
             &quote!(#p::static_tool::<#ident>),
         )

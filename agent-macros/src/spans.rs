@@ -86,9 +86,9 @@ pub fn generated_item(item: TokenStream, anchor: Span) -> TokenStream {
 /// rustc wherever it is interpolated.
 pub fn resolved(value: impl quote::ToTokens) -> Trees {
     let tokens = value.into_token_stream();
-    Trees(match ANCHOR.with(Cell::get) {
-        Some((anchor, _)) => resolved_as_user_code(tokens, anchor).into_iter().collect(),
-        None => tokens.into_iter().collect(),
+    Trees::from(match ANCHOR.with(Cell::get) {
+        Some((anchor, _)) => resolved_as_user_code(tokens, anchor),
+        None => tokens,
     })
 }
 
