@@ -700,6 +700,12 @@ impl Library {
         Ok(self.books.len() + 1)
     }
 
+    /// How many books a shelf shows.
+    #[tool]
+    pub async fn shelf(&self, #[arg(default = 1)] rows: usize, per_row: Option<usize>) -> usize {
+        (rows * per_row.unwrap_or(2)).min(self.books.len())
+    }
+
     /// A plain method.
     pub fn size(&self) -> usize {
         self.books.len()
@@ -715,7 +721,16 @@ async fn toolbox_methods() {
     // the method stays callable
     assert_eq!(library.search("mm".into()).await, vec!["Emma"]);
     let set = library.clone().into_toolset();
-    assert_eq!(set.len(), 2);
+    assert_eq!(set.len(), 3);
+    // a method's default fills an absent argument; a given one is read
+    let out = set.call("shelf", &json!({}), &ctx()).await.unwrap();
+    assert_eq!(out[0].as_text(), Some("2"));
+    let args = json!({"rows": 1, "per_row": 1});
+    let out = set.call("shelf", &args, &ctx()).await.unwrap();
+    assert_eq!(out[0].as_text(), Some("1"));
+    let args = json!({"rows": "two"});
+    let err = set.call("shelf", &args, &ctx()).await.unwrap_err();
+    assert!(err.to_string().contains("rows"), "{err}");
     let out = set
         .call("search", &json!({"query": "Du"}), &ctx())
         .await

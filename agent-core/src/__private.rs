@@ -37,6 +37,10 @@ use std::marker::PhantomData;
 /// The boxed future `async_trait` methods return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// The future of one tool call, as `Tool::call` returns it (named once, so that each
+/// generated call writes a short path rather than the whole type).
+pub type CallFuture<'a> = BoxFuture<'a, crate::AgentResult<Vec<Content>>>;
+
 /// The future of a `#[tool]` call whose runtime-supplied parameter is not available.
 pub fn failed<'a, T: Send + 'a>(error: ToolError) -> BoxFuture<'a, crate::AgentResult<T>> {
     Box::pin(std::future::ready(Err(error.into())))
@@ -96,6 +100,23 @@ pub const fn repeated_names<const N: usize>(names: &[&str; N]) -> [bool; N] {
         i += 1;
     }
     repeated
+}
+
+/// Fails constant evaluation, at the caller's location (the path `tools![]` was given),
+/// when the `i`th name is also an earlier one (`repeated`, of [`repeated_names`]).
+#[track_caller]
+pub const fn distinct_name(repeated: &[bool], names: &[&str], i: usize) {
+    if repeated[i] {
+        panic!(
+            "{}",
+            ConstMessage::new(
+                "tools![] lists two tools named `",
+                names[i],
+                "`: a tool set needs distinct names; remove one, or give one another name with #[tool(name = \"...\")]",
+            )
+            .as_str()
+        );
+    }
 }
 
 /// FNV-1a of a name.
@@ -216,6 +237,31 @@ pub struct FieldSchema {
     pub description: &'static str,
     /// The default value, when the parameter has one that serializes.
     pub default: Option<fn() -> Option<Value>>,
+}
+
+impl FieldSchema {
+    /// A parameter without a default: the row as the macro writes it, four arguments
+    /// rather than a struct literal naming each field (fewer tokens for every tool).
+    pub const fn new(
+        name: &'static str,
+        optional: bool,
+        schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+        description: &'static str,
+    ) -> Self {
+        Self {
+            name,
+            optional,
+            schema,
+            description,
+            default: None,
+        }
+    }
+
+    /// The parameter's default value, for the schema.
+    pub const fn with_default(mut self, default: fn() -> Option<Value>) -> Self {
+        self.default = Some(default);
+        self
+    }
 }
 
 /// The root schema of a `#[tool]`'s parameters: what `#[derive(JsonSchema)]` with
@@ -395,45 +441,25 @@ pub trait ToolErrorMessage: Display {}
 
 impl<T: Display> ToolErrorMessage for T {}
 
-/// Picks, by autoref specialization, whether a result type has an output schema.
+/// Picks whether a result type has an output schema: `OutputSchema::<T>::FN` is the
+/// inherent constant below when `T: JsonSchema`, else [`NoOutputSchema::FN`] (the trait
+/// in scope where the spec is written).
 pub struct OutputSchema<T: ?Sized>(PhantomData<fn() -> Box<T>>);
 
-impl<T: ?Sized> OutputSchema<T> {
-    /// The probe.
-    pub const fn new() -> Self {
-        Self(PhantomData)
-    }
-}
-
-impl<T: ?Sized> Default for OutputSchema<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// `T: JsonSchema`: its schema, when the root is an object.
-pub trait SchemaOfOutput {
+/// `T: JsonSchema`: the fn building its schema, when the root is an object. An inherent
+/// constant, so it is chosen over [`NoOutputSchema::FN`] wherever the bound holds.
+impl<T: JsonSchema + ?Sized> OutputSchema<T> {
     /// The fn building the output schema.
-    fn __agent_output_schema(&self) -> fn() -> Option<Value>;
-}
-
-impl<T: JsonSchema + ?Sized> SchemaOfOutput for OutputSchema<T> {
-    fn __agent_output_schema(&self) -> fn() -> Option<Value> {
-        output_schema_of::<T>
-    }
+    pub const FN: fn() -> Option<Value> = output_schema_of::<T>;
 }
 
 /// Otherwise: none.
 pub trait NoOutputSchema {
     /// The fn building no output schema.
-    fn __agent_output_schema(&self) -> fn() -> Option<Value>;
+    const FN: fn() -> Option<Value> = no_output_schema;
 }
 
-impl<T: ?Sized> NoOutputSchema for &OutputSchema<T> {
-    fn __agent_output_schema(&self) -> fn() -> Option<Value> {
-        no_output_schema
-    }
-}
+impl<T: ?Sized> NoOutputSchema for OutputSchema<T> {}
 
 /// No output schema.
 pub fn no_output_schema() -> Option<Value> {

@@ -74,19 +74,23 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         // type and compiled with agent-core's code (not in the tools' module, which an
         // edit recompiles); the tool's own code is `ToolRun::run`, given them as a tuple.
         Target::Free { ident } if fields.len() <= MAX_TUPLE_ARGS => {
-            let (tys, plan) = plan(&p, &fields);
+            let (tys, plan, defaults) = plan(&p, &fields);
+            let defaults = defaults.map(|defaults| {
+                quote!(const DEFAULTS: <Self::Args as #p::ReadArgs>::Defaults = #defaults;)
+            });
             let bindings = fields.iter().map(|f| &f.param.binding);
-            let body = call_body(tool, &target, &fields, &quote!('a), false);
+            let body = call_body(tool, &target, &fields, false);
             let run = quote! {
                 impl #p::ToolRun for #ident {
                     const NAME: &'static str = #name;
                     const SPEC: &'static #p::ToolSpec = &__AGENT_SPEC;
                     type Args = (#(#tys,)*);
-                    const PLAN: <(#(#tys,)*) as #p::ReadArgs>::Plan = #plan;
+                    const PLAN: <Self::Args as #p::ReadArgs>::Plan = #plan;
+                    #defaults
                     fn run<'a>(
-                        (#(#bindings,)*): (#(#tys,)*),
+                        (#(#bindings,)*): Self::Args,
                         __agent_ctx: &'a #k::ToolContext,
-                    ) -> #p::BoxFuture<'a, #k::AgentResult<::std::vec::Vec<#k::Content>>> {
+                    ) -> #p::CallFuture<'a> {
                         #body
                     }
                 }
@@ -94,12 +98,12 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             (run, free_tool_items(tool, ident, &name, None))
         }
         Target::Free { ident } => {
-            let body = call_body(tool, &target, &fields, &quote!('a), true);
+            let body = call_body(tool, &target, &fields, true);
             let call_fn = quote! {
                 fn __agent_call<'a>(
                     __agent_args: &#p::serde_json::Value,
                     __agent_ctx: &'a #k::ToolContext,
-                ) -> #p::BoxFuture<'a, #k::AgentResult<::std::vec::Vec<#k::Content>>> {
+                ) -> #p::CallFuture<'a> {
                     #body
                 }
             };
@@ -109,7 +113,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             )
         }
         Target::Method { tool_ty, .. } => {
-            let call = call_body(tool, &target, &fields, &quote!('async_trait), true);
+            let call = call_body(tool, &target, &fields, true);
             (TokenStream::new(), tool_impl(tool, tool_ty, &call))
         }
     };
@@ -199,27 +203,18 @@ fn field_schema(p: &Trees, f: &ArgField<'_>) -> TokenStream {
     let name = resolved(&f.wire_name);
     let optional = resolved(f.model.default.is_some() || f.model.optional);
     let description = resolved(f.model.description.as_deref().unwrap_or(""));
-    let default = match &f.model.default {
-        Some(_) => {
-            let default_fn = &f.default_fn;
-            quote! {
-                ::core::option::Option::Some(|| {
-                    #[allow(unused_imports)]
-                    use #p::NoDefaultValue as _;
-                    #p::DefaultValue(#default_fn()).to_schema_value()
-                })
-            }
+    let default = f.model.default.as_ref().map(|_| {
+        let default_fn = &f.default_fn;
+        quote! {
+            .with_default(|| {
+                #[allow(unused_imports)]
+                use #p::NoDefaultValue as _;
+                #p::DefaultValue(#default_fn()).to_schema_value()
+            })
         }
-        None => quote!(::core::option::Option::None),
-    };
+    });
     quote! {
-        #p::FieldSchema {
-            name: #name,
-            optional: #optional,
-            schema: #schema_fn,
-            description: #description,
-            default: #default,
-        }
+        #p::FieldSchema::new(#name, #optional, #schema_fn, #description)#default
     }
 }
 
@@ -308,11 +303,8 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>], name: &Trees) -> TokenStream {
         keys.push(quote!(.with_validate_progress({ #f __agent_fn })));
     }
     quote! {
-        fn __agent_output_schema() -> ::core::option::Option<#p::serde_json::Value> {
-            #[allow(unused_imports)]
-            use #p::{NoOutputSchema as _, SchemaOfOutput as _};
-            ((&#p::OutputSchema::<#output>::new()).__agent_output_schema())()
-        }
+        #[allow(unused_imports)]
+        use #p::NoOutputSchema as _;
 
         #(#items)*
 
@@ -324,7 +316,7 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>], name: &Trees) -> TokenStream {
             &[#(#requirements),*],
             &[#(#wire_names),*],
             &[#(#field_schemas),*],
-            __agent_output_schema,
+            #p::OutputSchema::<#output>::FN,
         )#(#keys)*;
     }
 }
@@ -333,20 +325,13 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>], name: &Trees) -> TokenStream {
 const MAX_TUPLE_ARGS: usize = 12;
 
 /// The body of a call: the arguments read from the JSON, the runtime-supplied
-/// parameters, then the user's fn, boxed, and its output converted (`lifetime` is the
-/// future's).
+/// parameters, then the user's fn, boxed, and its output converted.
 ///
 /// Each parameter is read by `ModelArg`, shared by every tool with a parameter of that
 /// type and spanned at the type, so a type that cannot be a parameter gives one error at
 /// its own tokens. No `async` block, `.await` or `?`: each is a desugaring that the
 /// incremental cache fingerprints by position (see `spans`).
-fn call_body(
-    tool: &Tool,
-    target: &Target<'_>,
-    fields: &[ArgField<'_>],
-    lifetime: &TokenStream,
-    read: bool,
-) -> TokenStream {
+fn call_body(tool: &Tool, target: &Target<'_>, fields: &[ArgField<'_>], read: bool) -> TokenStream {
     let k = &tool.krate;
     let p = k.join("__private");
     let (call, fn_span) = match target {
@@ -388,14 +373,22 @@ fn call_body(
     let read_args = if !read {
         TokenStream::new()
     } else if fields.len() <= MAX_TUPLE_ARGS {
-        let (tys, plan) = plan(&p, fields);
-        // A constant, passed by reference: one pointer, not a tuple built on each call.
+        let (tys, plan, defaults) = plan(&p, fields);
+        let defaults = match defaults {
+            Some(defaults) => quote!(<(#(#tys,)*) as #p::ReadArgs>::Defaults = #defaults),
+            None => {
+                quote!(<(#(#tys,)*) as #p::ReadArgs>::Defaults = <(#(#tys,)*) as #p::ReadArgs>::NO_DEFAULTS)
+            }
+        };
+        // Constants, passed by reference: one pointer each, not tuples built on each call.
         quote! {
             const __AGENT_PLAN: <(#(#tys,)*) as #p::ReadArgs>::Plan = #plan;
+            const __AGENT_DEFAULTS: #defaults;
             let (#(#bindings,)*) = match <(#(#tys,)*) as #p::ReadArgs>::__agent_read_all(
                 &__AGENT_SPEC,
                 __agent_args,
                 &__AGENT_PLAN,
+                &__AGENT_DEFAULTS,
             ) {
                 ::core::result::Result::Ok(__agent_values) => __agent_values,
                 ::core::result::Result::Err(__agent_error) => return #p::failed(__agent_error),
@@ -429,9 +422,10 @@ fn call_body(
         });
     let all_bindings = tool.params.iter().map(|param| &param.binding);
     let convert = convert(tool);
+    // Spanned at the fn's name: a future that is not `Send` is reported there, at the
+    // coercion of the box into `converted`'s `BoxFuture`.
     let run = quote_spanned! {fn_span=>
-        let __agent_future: #p::BoxFuture<#lifetime, _> =
-            ::std::boxed::Box::pin(#call(#(#all_bindings),*));
+        ::std::boxed::Box::pin(#call(#(#all_bindings),*))
     };
     let slots = (read && fields.len() > MAX_TUPLE_ARGS).then(|| {
         let n = resolved(n);
@@ -441,32 +435,37 @@ fn call_body(
         #slots
         #read_args
         #(#injected)*
-        #run
-        #p::converted(__agent_future, #convert)
+        #p::converted(#run, #convert)
     }
 }
 
 /// The parameters' types, and how `ReadArgs` reads each: its read fn, named at the
-/// parameter's type (so a type that cannot be a parameter is reported there, once), and
-/// its default when it has one.
-fn plan<'f>(p: &Trees, fields: &'f [ArgField<'_>]) -> (Vec<&'f Type>, TokenStream) {
+/// parameter's type (so a type that cannot be a parameter is reported there, once); and,
+/// when any parameter has a default, every parameter's default or `None`.
+fn plan<'f>(
+    p: &Trees,
+    fields: &'f [ArgField<'_>],
+) -> (Vec<&'f Type>, TokenStream, Option<TokenStream>) {
     let tys = fields.iter().map(ArgField::ty).collect();
-    let plan = fields.iter().map(|f| {
+    let reads = fields.iter().map(|f| {
         let ty = f.ty();
-        let (read, default) = match &f.model.default {
+        let read = match f.model.default {
+            Some(_) => quote!(__agent_read),
+            None => quote!(__agent_arg),
+        };
+        quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::#read)
+    });
+    let defaults = fields.iter().any(|f| f.model.default.is_some()).then(|| {
+        let defaults = fields.iter().map(|f| match f.model.default {
             Some(_) => {
                 let default_fn = &f.default_fn;
-                (
-                    quote!(__agent_read),
-                    quote!(::core::option::Option::Some(#default_fn)),
-                )
+                quote!(::core::option::Option::Some(#default_fn))
             }
-            None => (quote!(__agent_arg), quote!(::core::option::Option::None)),
-        };
-        let read = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::#read);
-        quote!((#read, #default))
+            None => quote!(::core::option::Option::None),
+        });
+        quote!((#(#defaults,)*))
     });
-    (tys, quote!((#(#plan,)*)))
+    (tys, quote!((#(#reads,)*)), defaults)
 }
 
 /// The fn turning the user's output into the call's result: `Ok` as content, an error
@@ -728,7 +727,6 @@ fn debug_impl(ident: &Ident) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl ::core::fmt::Debug for #ident {
-            #[inline]
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.write_str(#name)
             }

@@ -45,15 +45,12 @@ fn generate(krate: &TokenStream, paths: &[Path]) -> TokenStream {
             (<#path as #p::StaticTool>::SPEC, <#path as #p::StaticTool>::CALL)
         }
     });
+    // One call per repeated-name check: the panic, inside agent-core, reports the caller's
+    // location (`#[track_caller]`), so no `panic!` is expanded here. The callee is
+    // parenthesized so that the whole call, not only its arguments, is at the path.
     let checks = paths.iter().enumerate().skip(1).map(|(i, path)| {
         quote_spanned! {path.span()=>
-            if __AGENT_REPEATED[#i] {
-                ::core::panic!("{}", #p::ConstMessage::new(
-                    "tools![] lists two tools named `",
-                    __AGENT_NAMES[#i],
-                    "`: a tool set needs distinct names; remove one, or give one another name with #[tool(name = \"...\")]",
-                ).as_str());
-            }
+            (#p::distinct_name)(&__AGENT_REPEATED, &__AGENT_NAMES, #i);
         }
     });
     let n = paths.len();

@@ -322,6 +322,8 @@ pub trait ToolRun: 'static {
     type Args: ReadArgs;
     /// How each is read.
     const PLAN: <Self::Args as ReadArgs>::Plan;
+    /// The defaults of those that have one (written only by a tool with a default).
+    const DEFAULTS: <Self::Args as ReadArgs>::Defaults = <Self::Args as ReadArgs>::NO_DEFAULTS;
     /// The fn's future on those arguments (and on the context, for the parameters the
     /// runtime supplies), its output converted.
     fn run<'a>(args: Self::Args, ctx: &'a ToolContext) -> BoxFuture<'a, AgentResult<Vec<Content>>>;
@@ -341,7 +343,7 @@ pub fn call_tool<'a, T: ToolRun>(
     args: &Value,
     ctx: &'a ToolContext,
 ) -> BoxFuture<'a, AgentResult<Vec<Content>>> {
-    call_with::<T::Args>(T::SPEC, &T::PLAN, T::run, args, ctx)
+    call_with::<T::Args>(T::SPEC, &T::PLAN, &T::DEFAULTS, T::run, args, ctx)
 }
 
 /// The body of [`call_tool`], generic in the parameter types only: the arguments read by
@@ -349,11 +351,12 @@ pub fn call_tool<'a, T: ToolRun>(
 fn call_with<'a, A: ReadArgs>(
     spec: &'static ToolSpec,
     plan: &A::Plan,
+    defaults: &A::Defaults,
     run: fn(A, &'a ToolContext) -> BoxFuture<'a, AgentResult<Vec<Content>>>,
     args: &Value,
     ctx: &'a ToolContext,
 ) -> BoxFuture<'a, AgentResult<Vec<Content>>> {
-    match A::__agent_read_all(spec, args, plan) {
+    match A::__agent_read_all(spec, args, plan, defaults) {
         Ok(args) => run(args, ctx),
         Err(error) => super::failed(error),
     }
@@ -533,20 +536,32 @@ pub type ReadFn<T> = for<'r, 'v, 's> fn(&'r mut ArgsReader<'v, 's>, usize) -> Op
 /// No bound on the types: the tool passes each parameter's read fn, named at the
 /// parameter's type, so a type that cannot be a parameter is reported there, once.
 pub trait ReadArgs: Sized {
-    /// Per parameter, its read fn and its default when it has one.
+    /// Per parameter, its read fn.
     type Plan;
+    /// Per parameter, its default when it has one.
+    type Defaults;
+    /// No parameter has a default (what a tool without `#[arg(default)]` reads with).
+    const NO_DEFAULTS: Self::Defaults;
     /// The parameters, or the first error as `decode_args` would report it.
     fn __agent_read_all(
         spec: &'static ToolSpec,
         args: &Value,
         plan: &Self::Plan,
+        defaults: &Self::Defaults,
     ) -> Result<Self, ToolError>;
 }
 
 impl ReadArgs for () {
     type Plan = ();
+    type Defaults = ();
+    const NO_DEFAULTS: () = ();
 
-    fn __agent_read_all(spec: &'static ToolSpec, args: &Value, (): &()) -> Result<(), ToolError> {
+    fn __agent_read_all(
+        spec: &'static ToolSpec,
+        args: &Value,
+        (): &(),
+        (): &(),
+    ) -> Result<(), ToolError> {
         let reader = spec.reader(args, &mut [])?;
         if reader.failed() {
             return Err(reader.into_error());
@@ -560,20 +575,23 @@ impl ReadArgs for () {
 macro_rules! read_args_tuple {
     ($n:literal; $($t:ident $v:ident $i:tt),+) => {
         impl<$($t),+> ReadArgs for ($($t,)+) {
-            type Plan = ($((ReadFn<$t>, Option<fn() -> $t>),)+);
+            type Plan = ($(ReadFn<$t>,)+);
+            type Defaults = ($(Option<fn() -> $t>,)+);
+            const NO_DEFAULTS: Self::Defaults = ($(None::<fn() -> $t>,)+);
 
             fn __agent_read_all(
                 spec: &'static ToolSpec,
                 args: &Value,
                 plan: &Self::Plan,
+                defaults: &Self::Defaults,
             ) -> Result<Self, ToolError> {
                 let mut slots = [None; $n];
                 let mut reader = spec.reader(args, &mut slots)?;
-                $(let $v = (plan.$i.0)(&mut reader, $i);)+
+                $(let $v = (plan.$i)(&mut reader, $i);)+
                 if reader.failed() {
                     return Err(reader.into_error());
                 }
-                match ($($v.or_else(|| plan.$i.1.map(|default| default())),)+) {
+                match ($($v.or_else(|| defaults.$i.map(|default| default())),)+) {
                     ($(Some($v),)+) => Ok(($($v,)+)),
                     _ => Err(reader.into_error()),
                 }
