@@ -374,16 +374,12 @@ fn call_body(tool: &Tool, target: &Target<'_>, fields: &[ArgField<'_>], read: bo
         TokenStream::new()
     } else if fields.len() <= MAX_TUPLE_ARGS {
         let (tys, plan, defaults) = plan(&p, fields);
-        let defaults = match defaults {
-            Some(defaults) => quote!(<(#(#tys,)*) as #p::ReadArgs>::Defaults = #defaults),
-            None => {
-                quote!(<(#(#tys,)*) as #p::ReadArgs>::Defaults = <(#(#tys,)*) as #p::ReadArgs>::NO_DEFAULTS)
-            }
-        };
+        let defaults =
+            defaults.unwrap_or_else(|| quote!(<(#(#tys,)*) as #p::ReadArgs>::NO_DEFAULTS));
         // Constants, passed by reference: one pointer each, not tuples built on each call.
         quote! {
             const __AGENT_PLAN: <(#(#tys,)*) as #p::ReadArgs>::Plan = #plan;
-            const __AGENT_DEFAULTS: #defaults;
+            const __AGENT_DEFAULTS: <(#(#tys,)*) as #p::ReadArgs>::Defaults = #defaults;
             let (#(#bindings,)*) = match <(#(#tys,)*) as #p::ReadArgs>::__agent_read_all(
                 &__AGENT_SPEC,
                 __agent_args,
