@@ -17,10 +17,11 @@ mod spec;
 
 pub use crate::args::ArgsReader;
 pub use crate::tool::{ToolRoute, ToolVia};
+pub use spec::runners::*;
 pub use spec::{
-    ActivateFn, ApprovalRule, CallFn, FnTool, ReadArgs, ReadFn, SpecSource, ToolOutput, ToolRun,
-    ToolSpec, ViaSpec, broken_call, call_tool, converted, fn_tool, output_result, static_tool,
-    static_toolset,
+    ActivateFn, ApprovalRule, CallFn, FnTool, ReadArgs, ReadFn, RunTool, SpecSource, ToolOutput,
+    ToolRun, ToolSpec, ViaSpec, broken_call, call_tool, converted, fn_tool, output_result,
+    static_tool, static_toolset,
 };
 
 use crate::content::Content;

@@ -2,9 +2,10 @@
 //!
 //! Beside the fn (kept as written, less its parameter attributes) come the tool type and,
 //! inside `const _: () = { ... };` so no name leaks: the tool as data (a `ToolSpec`
-//! static) and, for a free fn, the `ToolRun` impl (its name, its spec, and the user's fn
-//! called on its arguments, which the shared `call_tool` reads) and a `ToolRoute` impl
-//! that makes the type a `Tool` through agent-core's impl over the spec, with no `Tool`
+//! static) and, for a free fn, the `ToolRun` impl (its name, its spec and its argument
+//! types, which the shared `call_tool` reads), the `RunTool` impl on one of agent-core's
+//! runner types (the user's fn called on those arguments) and a `ToolRoute` impl that
+//! makes the type a `Tool` through agent-core's impl over the spec, with no `Tool`
 //! impl of its own. A `#[toolbox]` method's type holds its receiver, so it gets a `Tool`
 //! impl whose methods (`#[inline]`) forward to the spec. That code is resolved as the
 //! user's as it is made and is free of desugarings and macro calls, so that an edit does
@@ -72,7 +73,9 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let (call_fn, tool_items) = match target {
         // Up to 12 parameters: the arguments are read by `call_tool`, generic in the tool
         // type and compiled with agent-core's code (not in the tools' module, which an
-        // edit recompiles); the tool's own code is `ToolRun::run`, given them as a tuple.
+        // edit recompiles); the tool's own code is `RunTool::run`, given them as a tuple,
+        // and implemented on a runner type (so compiled in the runner's unit, not the
+        // tools' module: see `agent_core::__private::runners`).
         Target::Free { ident } if fields.len() <= MAX_TUPLE_ARGS => {
             let (tys, plan, defaults) = plan(&p, &fields);
             let defaults = defaults.map(|defaults| {
@@ -80,6 +83,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             });
             let bindings = fields.iter().map(|f| &f.param.binding);
             let body = call_body(tool, &target, &fields, false);
+            let runner = p.join(&runner_of(&tool.name)).join("Runner");
             let run = quote! {
                 impl #p::ToolRun for #ident {
                     const NAME: &'static str = #name;
@@ -87,8 +91,11 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
                     type Args = (#(#tys,)*);
                     const PLAN: <Self::Args as #p::ReadArgs>::Plan = #plan;
                     #defaults
+                    type Runner = #runner;
+                }
+                impl #p::RunTool<#ident> for #runner {
                     fn run<'a>(
-                        (#(#bindings,)*): Self::Args,
+                        (#(#bindings,)*): <#ident as #p::ToolRun>::Args,
                         __agent_ctx: &'a #k::ToolContext,
                     ) -> #p::CallFuture<'a> {
                         #body
@@ -128,6 +135,16 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             #tool_items
         };
     }
+}
+
+/// The module of `agent_core::__private::runners` whose type runs the tool (see there):
+/// FNV-1a of the name, modulo the 8 runners, so a tool keeps its runner from build to
+/// build and the tools of a crate spread evenly.
+fn runner_of(name: &str) -> String {
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("r{}", hash % 8)
 }
 
 /// The tool's origin and version: the keys when given, else the defining package's name

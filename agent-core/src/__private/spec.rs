@@ -3,7 +3,7 @@
 //! of every crate, and for the tool types `#[tool]` generates (through [`ViaSpec`]), so
 //! they need no `Tool` impl of their own.
 //!
-//! What is left per tool is the static and [`ToolRun::run`], the user's fn called on its
+//! What is left per tool is the static and [`RunTool::run`], the user's fn called on its
 //! decoded arguments (see `agent-macros/src/expand.rs`); reading them is [`call_tool`],
 //! generic in the tool type: no trait impl, vtable or decoder of its own is compiled per
 //! tool when the tool is reached through `tools![]` or the registry.
@@ -324,9 +324,35 @@ pub trait ToolRun: 'static {
     const PLAN: <Self::Args as ReadArgs>::Plan;
     /// The defaults of those that have one (written only by a tool with a default).
     const DEFAULTS: <Self::Args as ReadArgs>::Defaults = <Self::Args as ReadArgs>::NO_DEFAULTS;
-    /// The fn's future on those arguments (and on the context, for the parameters the
-    /// runtime supplies), its output converted.
-    fn run<'a>(args: Self::Args, ctx: &'a ToolContext) -> BoxFuture<'a, AgentResult<Vec<Content>>>;
+    /// The type whose [`RunTool`] impl holds the tool's run fn: one of the [`runners`].
+    type Runner: RunTool<Self>;
+}
+
+/// The run fn of tool `T`: the fn's future on its arguments (and on the context, for the
+/// parameters the runtime supplies), its output converted and boxed.
+pub trait RunTool<T: ToolRun + ?Sized> {
+    /// The boxed future.
+    fn run<'a>(args: T::Args, ctx: &'a ToolContext) -> BoxFuture<'a, AgentResult<Vec<Content>>>;
+}
+
+/// The types implementing [`RunTool`], one per module. rustc compiles a trait impl's
+/// methods in the codegen unit of the module defining the impl's type, so each tool's run
+/// fn lands in its runner's unit rather than in the tools' module. An edit to one tool
+/// recompiles every unit naming its future: the tools' module (as for plain fns) and one
+/// runner with an eighth of the run fns, rather than all of them. More runners would cut
+/// an edit further but cost a clean build more (each unit has a fixed cost).
+/// `#[tool]` picks one by a hash of the tool's name, modulo 8.
+pub mod runners {
+    macro_rules! runners {
+        ($($module:ident)*) => {$(
+            /// A runner: see [`runners`](super).
+            pub mod $module {
+                /// A runner: see [`runners`](super).
+                pub struct Runner;
+            }
+        )*};
+    }
+    runners!(r0 r1 r2 r3 r4 r5 r6 r7);
 }
 
 impl<T: ToolRun> super::StaticTool for T {
@@ -335,7 +361,7 @@ impl<T: ToolRun> super::StaticTool for T {
     const CALL: CallFn = call_tool::<T>;
 }
 
-/// The call of a `#[tool]` fn: its arguments read, then [`ToolRun::run`]. Generic in the
+/// The call of a `#[tool]` fn: its arguments read, then [`RunTool::run`]. Generic in the
 /// tool type, so its copies are compiled with agent-core's code rather than in the
 /// tools' module, which an edit to any tool recompiles; and only a hand-over to
 /// `call_with`, which the tools of one signature share.
@@ -343,7 +369,7 @@ pub fn call_tool<'a, T: ToolRun>(
     args: &Value,
     ctx: &'a ToolContext,
 ) -> BoxFuture<'a, AgentResult<Vec<Content>>> {
-    call_with::<T::Args>(T::SPEC, &T::PLAN, &T::DEFAULTS, T::run, args, ctx)
+    call_with::<T::Args>(T::SPEC, &T::PLAN, &T::DEFAULTS, T::Runner::run, args, ctx)
 }
 
 /// The body of [`call_tool`], generic in the parameter types only: the arguments read by
