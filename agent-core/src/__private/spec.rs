@@ -324,7 +324,8 @@ pub trait ToolRun: 'static {
     const PLAN: <Self::Args as ReadArgs>::Plan;
     /// The defaults of those that have one (written only by a tool with a default).
     const DEFAULTS: <Self::Args as ReadArgs>::Defaults = <Self::Args as ReadArgs>::NO_DEFAULTS;
-    /// The type whose [`RunTool`] impl holds the tool's run fn: one of the [`runners`].
+    /// The type whose [`RunTool`] impl holds the tool's run fn: one of the runners (`r0`
+    /// to `r7`, see `runners`).
     type Runner: RunTool<Self>;
 }
 
@@ -345,9 +346,9 @@ pub trait RunTool<T: ToolRun + ?Sized> {
 pub mod runners {
     macro_rules! runners {
         ($($module:ident)*) => {$(
-            /// A runner: see [`runners`](super).
+            /// A runner's module: see `runners`.
             pub mod $module {
-                /// A runner: see [`runners`](super).
+                /// A runner: see `runners`.
                 pub struct Runner;
             }
         )*};
