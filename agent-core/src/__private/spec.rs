@@ -77,6 +77,13 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
+    // Empty caches as constants: copying a constant is one step for rustc's const
+    // evaluator, where `OnceLock::new()` is a call with calls of its own, for every tool.
+    #[allow(clippy::declare_interior_mutable_const)]
+    const NO_ARGS_SCHEMA: OnceLock<ArgsSchema> = OnceLock::new();
+    #[allow(clippy::declare_interior_mutable_const)]
+    const NO_OUTPUT_SCHEMA: OnceLock<Option<Value>> = OnceLock::new();
+
     /// A tool with the defaults of every optional key. `names` are the properties in
     /// parameter order, `fields` their schemas, `output_schema` builds the output's.
     #[allow(clippy::too_many_arguments)]
@@ -112,8 +119,8 @@ impl ToolSpec {
             uses_context: true,
             validate_output: None,
             validate_progress: None,
-            args_schema: OnceLock::new(),
-            output_cell: OnceLock::new(),
+            args_schema: Self::NO_ARGS_SCHEMA,
+            output_cell: Self::NO_OUTPUT_SCHEMA,
         }
     }
 
