@@ -23,7 +23,7 @@ use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
 use crate::errors::Errors;
 use crate::fallback;
-use crate::spans::{Trees, anchored_item, resolved, with_anchor};
+use crate::spans::{Trees, anchored_item, macro_made, macro_span, resolved, with_anchor};
 use crate::valid::{self, ModelParam, Param, Place, Tool};
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident};
@@ -222,10 +222,10 @@ fn field_schema(p: &Trees, f: &ArgField<'_>) -> TokenStream {
     let description = resolved(f.model.description.as_deref().unwrap_or(""));
     let default = f.model.default.as_ref().map(|_| {
         let default_fn = &f.default_fn;
+        let pick = macro_made(quote!(use #p::NoDefaultValue as _;));
         quote! {
             .with_default(|| {
-                #[allow(unused_imports)]
-                use #p::NoDefaultValue as _;
+                #pick
                 #p::DefaultValue(#default_fn()).to_schema_value()
             })
         }
@@ -319,9 +319,9 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>], name: &Trees) -> TokenStream {
         let f = quote_spanned!(path.span()=> let __agent_fn: #p::ValidateProgressFn = #path;);
         keys.push(quote!(.with_validate_progress({ #f __agent_fn })));
     }
+    let pick = macro_made(quote!(use #p::NoOutputSchema as _;));
     quote! {
-        #[allow(unused_imports)]
-        use #p::NoOutputSchema as _;
+        #pick
 
         #(#items)*
 
@@ -492,6 +492,7 @@ fn convert(tool: &Tool) -> TokenStream {
     if !tool.returns_result {
         return to_content;
     }
+    let pick = macro_made(quote!(use #p::{DisplayToolError as _, KeepToolError as _};));
     let convert = quote_spanned! {tool.return_span=>
         (&#p::ErrorProbe::of(&__agent_error)).__agent_tag().convert(__agent_error)
     };
@@ -499,8 +500,7 @@ fn convert(tool: &Tool) -> TokenStream {
         |__agent_output| match __agent_output {
             ::core::result::Result::Ok(__agent_value) => #to_content(__agent_value),
             ::core::result::Result::Err(__agent_error) => {
-                #[allow(unused_imports)]
-                use #p::{DisplayToolError as _, KeepToolError as _};
+                #pick
                 ::core::result::Result::Err(#k::AgentError::from(#convert))
             }
         }
@@ -723,10 +723,12 @@ pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> TokenSt
         tool.name, ident
     );
     let cfgs = &tool.cfgs;
+    // Named like the fn and perhaps never used: the macro's own name (see `macro_made`).
+    let mut ident = ident.clone();
+    ident.set_span(macro_span(ident.span()));
     ::quote::quote! {
         #(#cfgs)*
         #[doc = #doc]
-        #[allow(non_camel_case_types, dead_code)]
         #vis struct #ident {}
     }
 }

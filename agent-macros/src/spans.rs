@@ -72,14 +72,6 @@ fn resolved_as_user_code(tokens: TokenStream, anchor: Span) -> TokenStream {
         .collect()
 }
 
-/// A generated item as it is emitted: resolved as user code, behind the clippy
-/// exemption.
-pub fn generated_item(item: TokenStream, anchor: Span) -> TokenStream {
-    let exempt = clippy_exemption();
-    let item = resolved_as_user_code(item, anchor);
-    quote!(#exempt #item)
-}
-
 /// A value interpolated into generated code (a literal, a path made elsewhere) with its
 /// tokens resolved at the anchor, when one is set: a walk over a few tokens only. Kept as
 /// trees, which `quote!` appends as they are; a `TokenStream` would be a round trip to
@@ -134,6 +126,34 @@ pub fn anchored_item(item: TokenStream) -> TokenStream {
 /// would be refused in a crate that forbids the lint.
 fn clippy_exemption() -> TokenStream {
     quote!(#[allow(clippy::all, clippy::pedantic, clippy::nursery, clippy::restriction)])
+}
+
+/// `tokens` as the macro's own, at its call site, each token keeping its location: rustc
+/// reports no lint in code an external macro made, so an item that may go unused or that
+/// breaks a naming lint (a tool type named like its fn, a trait imported only to pick a
+/// conversion) needs no `allow`, which a crate forbidding the lint would refuse (E0453).
+/// `$crate` keeps its span: it resolves through its mark.
+pub fn macro_made(tokens: TokenStream) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            TokenTree::Group(group) => {
+                let mut made = Group::new(group.delimiter(), macro_made(group.stream()));
+                made.set_span(macro_span(group.span()));
+                TokenTree::Group(made)
+            }
+            TokenTree::Ident(ident) if ident == "$crate" => TokenTree::Ident(ident),
+            mut other => {
+                other.set_span(macro_span(other.span()));
+                other
+            }
+        })
+        .collect()
+}
+
+/// `span`'s location in the macro's own context (see [`macro_made`]).
+pub fn macro_span(span: Span) -> Span {
+    Span::call_site().located_at(span)
 }
 
 /// `tokens` with every span set to `span`: a path the generated code calls, so that an

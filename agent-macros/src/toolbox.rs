@@ -14,7 +14,9 @@
 use crate::ast::{self, RawFn};
 use crate::errors::Errors;
 use crate::expand::{self, Target};
-use crate::spans::{Trees, generated_item, spanned_at};
+use crate::spans::{
+    Trees, anchored_item, macro_made, macro_span, resolved, site, spanned_at, with_anchor,
+};
 use crate::valid::{self, Place, Tool};
 use darling::FromMeta;
 use darling::ast::NestedMeta;
@@ -105,7 +107,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     let (tool_path, tools) = take_tools(&mut imp, &krate, &self_name, &mut errors);
     check_registration(&attr, &tools, &mut errors);
-    let toolbox = Toolbox {
+    let mut toolbox = Toolbox {
         krate,
         self_ty: (*imp.self_ty).clone(),
         self_name,
@@ -115,7 +117,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         tags: attr.tags.unwrap_or_default(),
     };
     match errors.finish() {
-        Ok(()) => emit(&imp, &toolbox),
+        Ok(()) => emit(&imp, &mut toolbox),
         Err(errors) => emit_fallback(errors, &imp, &toolbox),
     }
 }
@@ -255,21 +257,28 @@ fn check_registration(attr: &ToolboxAttr, tools: &[ToolMethod], errors: &mut Err
 
 /// The impl as written, the tool types and their impls, `into_toolset` and the
 /// registrations.
-fn emit(imp: &ItemImpl, toolbox: &Toolbox) -> TokenStream {
+fn emit(imp: &ItemImpl, toolbox: &mut Toolbox) -> TokenStream {
     let mut out = quote!(#imp);
     out.extend(keep_tool_import(toolbox));
     for tool in &toolbox.tools {
         out.extend(tool_type(toolbox, tool));
-        out.extend(generated_item(
-            expand::impls(
-                &tool.tool,
-                Target::Method {
-                    tool_ty: &tool.tool_ty,
-                    method: &tool.method,
-                },
-            ),
-            tool.method.span(),
-        ));
+    }
+    for ToolMethod {
+        tool,
+        method,
+        tool_ty,
+        ..
+    } in &mut toolbox.tools
+    {
+        // Made resolved at the method, as a free fn's at its name (see `spans`).
+        out.extend(with_anchor(method.span(), || {
+            tool.krate = resolved(&tool.krate);
+            tool.description = resolved(&tool.description);
+            for param in &mut tool.params {
+                param.binding.set_span(site());
+            }
+            anchored_item(expand::impls(tool, Target::Method { tool_ty, method }))
+        }));
     }
     out.extend(into_toolset(toolbox, &toolbox.tools));
     out.extend(registrations(toolbox));
@@ -295,7 +304,7 @@ fn keep_tool_import(toolbox: &Toolbox) -> Option<TokenStream> {
     toolbox
         .tool_path
         .as_ref()
-        .map(|path| quote!(const _: () = { #[allow(unused_imports)] use #path as _; };))
+        .map(|path| macro_made(quote!(const _: () = { use #path as _; };)))
 }
 
 /// The tool type of one method: a tuple struct holding the shared value.
@@ -318,10 +327,12 @@ fn tool_type(toolbox: &Toolbox, tool: &ToolMethod) -> TokenStream {
         tool.name, self_name, method, tool_ty
     );
     let cfgs = &tool.cfgs;
+    // Perhaps never used: the macro's own name (see `macro_made`).
+    let mut tool_ty = tool_ty.clone();
+    tool_ty.set_span(macro_span(tool_ty.span()));
     quote! {
         #(#cfgs)*
         #[doc = #doc]
-        #[allow(dead_code)]
         #[derive(Clone)]
         #vis struct #tool_ty(#vis #krate::__private::Arc<#self_ty>);
     }
@@ -349,13 +360,15 @@ fn into_toolset(toolbox: &Toolbox, tools: &[ToolMethod]) -> TokenStream {
             __agent_tools.push(#p::Arc::new(#tool_ty(#p::Arc::clone(&self))) as #p::Arc<dyn #krate::Tool>);
         }
     });
+    // Perhaps never called, and a `mut` binding pushed to by no tool: the macro's own
+    // tokens (see `macro_made`).
+    let into_toolset = macro_made(quote!(into_toolset));
+    let tools_mut = macro_made(quote!(mut __agent_tools));
     quote! {
         impl #self_ty {
             #[doc = #doc]
-            #[allow(dead_code)]
-            pub fn into_toolset(self: #p::Arc<Self>) -> #krate::ToolSet {
-                #[allow(unused_mut)]
-                let mut __agent_tools: ::std::vec::Vec<#p::Arc<dyn #krate::Tool>> = ::std::vec::Vec::new();
+            pub fn #into_toolset(self: #p::Arc<Self>) -> #krate::ToolSet {
+                let #tools_mut: ::std::vec::Vec<#p::Arc<dyn #krate::Tool>> = ::std::vec::Vec::new();
                 #(#entries)*
                 #p::toolbox_set(__agent_tools)
             }

@@ -1,7 +1,7 @@
 //! The generated code resolves as the user's own (so that an edit does not re-check every
 //! later tool) and is linted as the user's: it raises none of these lints, and it needs no
-//! `allow`, which a crate forbidding the lint would refuse. (`unused_qualifications` is only
-//! denied: serde's derives allow it; so is `unused`: the tool type allows `dead_code`.)
+//! `allow`, which a crate forbidding the lint would refuse (`forbid-lints.rs`).
+//! (`unused_qualifications` and `unused` are only denied: serde's derives allow them.)
 #![forbid(unused_results, unreachable_pub)]
 #![deny(
     unused_qualifications,
