@@ -23,9 +23,9 @@ use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
 use crate::errors::Errors;
 use crate::fallback;
-use crate::spans::{Trees, anchored_item, macro_made, macro_span, resolved, with_anchor};
+use crate::spans::{Trees, anchored_item, macro_ident, macro_made, resolved, with_anchor};
 use crate::valid::{self, ModelParam, Param, Place, Tool};
-use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
@@ -145,6 +145,19 @@ fn runner_of(name: &str) -> String {
         (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
     });
     format!("r{}", hash % 8)
+}
+
+/// [`impls`], made resolved at `anchor` (a free fn's name, a toolbox method), as the
+/// user's code there (see `spans`): the values interpolated into it are resolved first.
+pub fn anchored_impls(tool: &mut Tool, anchor: Span, target: Target<'_>) -> TokenStream {
+    with_anchor(anchor, || {
+        tool.krate = resolved(&tool.krate);
+        tool.description = resolved(&tool.description);
+        for param in &mut tool.params {
+            param.binding.set_span(crate::spans::site());
+        }
+        anchored_item(impls(tool, target))
+    })
 }
 
 /// The tool's origin and version: the keys when given, else the defining package's name
@@ -724,8 +737,7 @@ pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> TokenSt
     );
     let cfgs = &tool.cfgs;
     // Named like the fn and perhaps never used: the macro's own name (see `macro_made`).
-    let mut ident = ident.clone();
-    ident.set_span(macro_span(ident.span()));
+    let ident = macro_ident(ident);
     ::quote::quote! {
         #(#cfgs)*
         #[doc = #doc]
@@ -787,14 +799,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(mut tool) => {
             let ident = &sig.ident;
             let tool_struct = free_struct(&tool, ident, vis);
-            let impls = with_anchor(ident.span(), || {
-                tool.krate = resolved(&tool.krate);
-                tool.description = resolved(&tool.description);
-                for param in &mut tool.params {
-                    param.binding.set_span(crate::spans::site());
-                }
-                anchored_item(impls(&tool, Target::Free { ident }))
-            });
+            let impls = anchored_impls(&mut tool, ident.span(), Target::Free { ident });
             quote!(#emitted_fn #tool_struct #impls)
         }
         Err(errors) => {

@@ -4,7 +4,7 @@
 //! `register_tool(add {})`) still compile, so the user sees their one mistake and not a
 //! cascade of follow-on errors.
 
-use crate::spans::macro_span;
+use crate::spans::macro_ident;
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Ident, Visibility};
@@ -15,8 +15,7 @@ pub fn free_tool(krate: &TokenStream, ident: &Ident, vis: &Visibility) -> TokenS
     let name = ident.to_string();
     let name = name.strip_prefix("r#").unwrap_or(&name);
     // Named like the fn and perhaps never used: the macro's own name (see `macro_made`).
-    let mut ident = ident.clone();
-    ident.set_span(macro_span(ident.span()));
+    let ident = macro_ident(ident);
     let doc = format!("The tool `{name}`, which did not compile.");
     quote! {
         #[doc = #doc]

@@ -152,8 +152,15 @@ pub fn macro_made(tokens: TokenStream) -> TokenStream {
 }
 
 /// `span`'s location in the macro's own context (see [`macro_made`]).
-pub fn macro_span(span: Span) -> Span {
+fn macro_span(span: Span) -> Span {
     Span::call_site().located_at(span)
+}
+
+/// `ident` as the macro's own name, at the same location (see [`macro_made`]).
+pub fn macro_ident(ident: &Ident) -> Ident {
+    let mut made = ident.clone();
+    made.set_span(macro_span(ident.span()));
+    made
 }
 
 /// `tokens` with every span set to `span`: a path the generated code calls, so that an

@@ -14,9 +14,7 @@
 use crate::ast::{self, RawFn};
 use crate::errors::Errors;
 use crate::expand::{self, Target};
-use crate::spans::{
-    Trees, anchored_item, macro_made, macro_span, resolved, site, spanned_at, with_anchor,
-};
+use crate::spans::{Trees, macro_made, spanned_at};
 use crate::valid::{self, Place, Tool};
 use darling::FromMeta;
 use darling::ast::NestedMeta;
@@ -270,15 +268,11 @@ fn emit(imp: &ItemImpl, toolbox: &mut Toolbox) -> TokenStream {
         ..
     } in &mut toolbox.tools
     {
-        // Made resolved at the method, as a free fn's at its name (see `spans`).
-        out.extend(with_anchor(method.span(), || {
-            tool.krate = resolved(&tool.krate);
-            tool.description = resolved(&tool.description);
-            for param in &mut tool.params {
-                param.binding.set_span(site());
-            }
-            anchored_item(expand::impls(tool, Target::Method { tool_ty, method }))
-        }));
+        out.extend(expand::anchored_impls(
+            tool,
+            method.span(),
+            Target::Method { tool_ty, method },
+        ));
     }
     out.extend(into_toolset(toolbox, &toolbox.tools));
     out.extend(registrations(toolbox));
@@ -327,9 +321,8 @@ fn tool_type(toolbox: &Toolbox, tool: &ToolMethod) -> TokenStream {
         tool.name, self_name, method, tool_ty
     );
     let cfgs = &tool.cfgs;
-    // Perhaps never used: the macro's own name (see `macro_made`).
-    let mut tool_ty = tool_ty.clone();
-    tool_ty.set_span(macro_span(tool_ty.span()));
+    // The name is made here (`format_ident!`), so it is the macro's own and an unused
+    // type is not linted (see `macro_made`).
     quote! {
         #(#cfgs)*
         #[doc = #doc]
@@ -360,15 +353,13 @@ fn into_toolset(toolbox: &Toolbox, tools: &[ToolMethod]) -> TokenStream {
             __agent_tools.push(#p::Arc::new(#tool_ty(#p::Arc::clone(&self))) as #p::Arc<dyn #krate::Tool>);
         }
     });
-    // Perhaps never called, and a `mut` binding pushed to by no tool: the macro's own
-    // tokens (see `macro_made`).
-    let into_toolset = macro_made(quote!(into_toolset));
-    let tools_mut = macro_made(quote!(mut __agent_tools));
+    // Made here, at the call site: an `into_toolset` never called and a `mut` binding no
+    // tool pushes to are the macro's own, and not linted (see `macro_made`).
     quote! {
         impl #self_ty {
             #[doc = #doc]
-            pub fn #into_toolset(self: #p::Arc<Self>) -> #krate::ToolSet {
-                let #tools_mut: ::std::vec::Vec<#p::Arc<dyn #krate::Tool>> = ::std::vec::Vec::new();
+            pub fn into_toolset(self: #p::Arc<Self>) -> #krate::ToolSet {
+                let mut __agent_tools: ::std::vec::Vec<#p::Arc<dyn #krate::Tool>> = ::std::vec::Vec::new();
                 #(#entries)*
                 #p::toolbox_set(__agent_tools)
             }
