@@ -958,17 +958,47 @@ async fn sum13(
     format!("{} {}", greeting.0.0, total + m)
 }
 
+/// Adds sixteen numbers: the most parameters a tool takes from the model.
+#[tool]
+#[allow(clippy::too_many_arguments)]
+async fn sum16(
+    a: u8,
+    b: u8,
+    c: u8,
+    d: u8,
+    e: u8,
+    f: u8,
+    g: u8,
+    h: u8,
+    i: u8,
+    j: u8,
+    k: u8,
+    greeting: State<Greeting>,
+    l: u8,
+    n: u8,
+    o: u8,
+    p: u8,
+    #[arg(default = 100)] m: u32,
+) -> String {
+    let total: u32 = [a, b, c, d, e, f, g, h, i, j, k, l, n, o, p]
+        .map(u32::from)
+        .iter()
+        .sum();
+    format!("{} {}", greeting.0.0, total + m)
+}
+
 #[tokio::test]
 async fn many_parameters_are_read_by_name_with_defaults_and_errors() {
     let ones = |names: &str| -> Value {
         Value::Object(names.chars().map(|n| (n.to_string(), json!(1))).collect())
     };
     let greeted = ctx().with_state(Greeting("Sum".into()));
-    let set = tools![sum12, sum13];
+    let set = tools![sum12, sum13, sum16];
     // Every way to reach a tool: the set `tools![]` makes, and the tool type's own impl.
     for (name, names, defaulted, total, direct) in [
         ("sum12", "abcdefghijk", "l", 111, tool_of(sum12 {})),
         ("sum13", "abcdefghijkl", "m", 112, tool_of(sum13 {})),
+        ("sum16", "abcdefghijklnop", "m", 115, tool_of(sum16 {})),
     ] {
         let listed = set.get(name).unwrap();
         for tool in [listed, &direct] {

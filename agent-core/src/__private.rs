@@ -16,17 +16,18 @@ pub use std::sync::{Arc, OnceLock};
 mod spec;
 
 pub use crate::args::ArgsReader;
+pub use crate::context::ToolContext;
 pub use crate::tool::{ToolRoute, ToolVia};
 pub use spec::runners::*;
 pub use spec::{
-    ActivateFn, ApprovalRule, CallFn, FnTool, ReadArgs, ReadFn, RunTool, SpecSource, ToolOutput,
-    ToolRun, ToolSpec, ViaSpec, broken_call, call_tool, converted, fn_tool, output_result,
-    static_tool, static_toolset,
+    ActivateFn, ApprovalRule, ArgFns, ArgPlan, Broken, CallFn, CallFuture, Decl, FnTool, ParamFns,
+    ReadArgs, ReadFn, RunMethod, RunTool, SchemaFn, StaticTool, ToolEntry, ToolKeys, ToolOutput,
+    ToolSpec, ViaEntry, ViaFn, ViaMethod, broken_call, converted, output_result, static_tool,
+    static_toolset, text,
 };
 
 use crate::content::Content;
 use crate::error::ToolError;
-use crate::schema::ArgsSchema;
 use crate::tool::{ToolAnnotations, ToolConcurrency, ToolMetadata};
 use crate::{Tool, ToolSet};
 use schemars::JsonSchema;
@@ -37,10 +38,6 @@ use std::marker::PhantomData;
 
 /// The boxed future `async_trait` methods return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// The future of one tool call, as `Tool::call` returns it (named once, so that each
-/// generated call writes a short path rather than the whole type).
-pub type CallFuture<'a> = BoxFuture<'a, crate::AgentResult<Vec<Content>>>;
 
 /// The future of a `#[tool]` call whose runtime-supplied parameter is not available.
 pub fn failed<'a, T: Send + 'a>(error: ToolError) -> BoxFuture<'a, crate::AgentResult<T>> {
@@ -77,26 +74,44 @@ pub const fn same_name(a: &str, b: &str) -> bool {
 /// For each name, whether it equals an earlier one: `tools![]`'s duplicate check, in
 /// constant evaluation.
 ///
-/// Names are hashed once and compared by hash, bytes only when two hashes agree: the
-/// pairwise comparison of the names themselves took seconds of const evaluation for 200
-/// tools, and a crate pays it on every build that moves the `tools![]` call.
+/// Each name goes into an open-addressing table of its hash, compared byte by byte only
+/// with the names already in its probe run: constant evaluation interprets every step,
+/// and comparing every pair of 200 names took a third of a clean build's const
+/// evaluation. Beyond the table's size, the pairs are compared.
 pub const fn repeated_names<const N: usize>(names: &[&str; N]) -> [bool; N] {
-    let mut hashes = [0u64; N];
+    const SLOTS: usize = 4096;
+    let mut repeated = [false; N];
+    if N > SLOTS / 2 {
+        let mut i = 1;
+        while i < N {
+            let mut j = 0;
+            while j < i {
+                if same_name(names[j], names[i]) {
+                    repeated[i] = true;
+                    break;
+                }
+                j += 1;
+            }
+            i += 1;
+        }
+        return repeated;
+    }
+    // Each slot holds the index of a name, plus one (0: empty).
+    let mut table = [0u16; SLOTS];
     let mut i = 0;
     while i < N {
-        hashes[i] = name_hash(names[i]);
-        i += 1;
-    }
-    let mut repeated = [false; N];
-    let mut i = 1;
-    while i < N {
-        let mut j = 0;
-        while j < i {
-            if hashes[j] == hashes[i] && same_name(names[j], names[i]) {
+        let mut slot = (name_hash(names[i]) % SLOTS as u64) as usize;
+        loop {
+            let held = table[slot] as usize;
+            if held == 0 {
+                table[slot] = (i + 1) as u16;
+                break;
+            }
+            if same_name(names[held - 1], names[i]) {
                 repeated[i] = true;
                 break;
             }
-            j += 1;
+            slot = (slot + 1) % SLOTS;
         }
         i += 1;
     }
@@ -107,7 +122,7 @@ pub const fn repeated_names<const N: usize>(names: &[&str; N]) -> [bool; N] {
 /// when the `i`th name is also an earlier one (`repeated`, of [`repeated_names`]).
 #[track_caller]
 pub const fn distinct_name(repeated: &[bool], names: &[&str], i: usize) {
-    if repeated[i] {
+    if repeated[i] && !names[i].is_empty() {
         panic!(
             "{}",
             ConstMessage::new(
@@ -174,22 +189,6 @@ impl ConstMessage {
     }
 }
 
-/// Implemented by every type `#[tool]` generates; `tools![]` reads the name at compile
-/// time through it.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a tool made with `#[tool]`",
-    label = "not a `#[tool]` fn",
-    note = "`tools![]` takes the names of `async fn`s marked `#[tool]`; register other tools with `ToolSet::register_tool`"
-)]
-pub trait StaticTool: 'static {
-    /// The tool's name.
-    const NAME: &'static str;
-    /// The tool as data.
-    const SPEC: &'static ToolSpec;
-    /// Its call.
-    const CALL: CallFn;
-}
-
 /// The bound on a parameter the model fills; its message explains what to do. The
 /// generated code reads and describes each parameter through it, so a type that is
 /// not `Deserialize + JsonSchema` gives this one error, at the parameter's type.
@@ -207,6 +206,9 @@ pub trait ModelArg: Sized {
     fn __agent_arg(reader: &mut ArgsReader<'_, '_>, index: usize) -> Option<Self>;
     /// The parameter's schema.
     fn __agent_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema;
+    /// The three, as a tool's declaration lists them.
+    const FNS: ArgFns<Self> =
+        ArgFns::new(Self::__agent_arg, Self::__agent_read, Self::__agent_schema);
 }
 
 // Generic in the parameter's type only, never in the tool: every tool with a `String`
@@ -222,95 +224,6 @@ impl<T: DeserializeOwned + JsonSchema> ModelArg for T {
 
     fn __agent_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         generator.subschema_for::<T>()
-    }
-}
-
-/// One parameter of a `#[tool]`, for [`args_object_schema`].
-pub struct FieldSchema {
-    /// The property's name.
-    pub name: &'static str,
-    /// Not in `required` (an `Option` or a defaulted parameter).
-    pub optional: bool,
-    /// The type's schema (`ModelArg::__agent_schema`, shared by all tools).
-    pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
-    /// The parameter's description, word for word (schemars' derive would make a title
-    /// of a leading `# heading`; a description such as "# of attempts" is none).
-    pub description: &'static str,
-    /// The default value, when the parameter has one that serializes.
-    pub default: Option<fn() -> Option<Value>>,
-}
-
-impl FieldSchema {
-    /// A parameter without a default: the row as the macro writes it, four arguments
-    /// rather than a struct literal naming each field (fewer tokens for every tool).
-    pub const fn new(
-        name: &'static str,
-        optional: bool,
-        schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
-        description: &'static str,
-    ) -> Self {
-        Self {
-            name,
-            optional,
-            schema,
-            description,
-            default: None,
-        }
-    }
-
-    /// The parameter's default value, for the schema.
-    pub const fn with_default(mut self, default: fn() -> Option<Value>) -> Self {
-        self.default = Some(default);
-        self
-    }
-}
-
-/// The root schema of a `#[tool]`'s parameters: what `#[derive(JsonSchema)]` with
-/// `deny_unknown_fields` builds, property by property, in one fn shared by all tools.
-pub fn args_object_schema(
-    generator: &mut schemars::SchemaGenerator,
-    fields: &[FieldSchema],
-) -> schemars::Schema {
-    let mut schema = schemars::json_schema!({
-        "type": "object",
-        "additionalProperties": false,
-    });
-    for field in fields {
-        let mut sub = (field.schema)(generator);
-        if !field.description.is_empty() {
-            sub.insert("description".into(), field.description.into());
-        }
-        if let Some(default) = field.default.and_then(|default| default()) {
-            sub.insert("default".into(), default);
-        }
-        let optional = field.optional && generator.contract().is_deserialize();
-        insert_property(&mut schema, field.name, optional, sub);
-    }
-    schema
-}
-
-/// Adds a property to an object schema, and its name to `required` unless `optional`.
-fn insert_property(
-    schema: &mut schemars::Schema,
-    name: &str,
-    optional: bool,
-    sub: schemars::Schema,
-) {
-    let object = schema.ensure_object();
-    if let Some(properties) = object
-        .entry("properties")
-        .or_insert_with(|| Value::Object(serde_json::Map::new()))
-        .as_object_mut()
-    {
-        properties.insert(name.to_owned(), sub.into());
-    }
-    if !optional
-        && let Some(required) = object
-            .entry("required")
-            .or_insert_with(|| Value::Array(Vec::new()))
-            .as_array_mut()
-    {
-        required.push(name.into());
     }
 }
 
@@ -337,35 +250,6 @@ pub trait NoDefaultValue: Sized {
 }
 
 impl<T> NoDefaultValue for DefaultValue<T> {}
-
-/// The argument schema a `#[tool]` caches: built from its table on the first call, then
-/// shared. Not generic, so each tool's part is a static and a table: what
-/// `#[derive(JsonSchema)]` and schemars' root schema would build, without a root-schema
-/// builder per tool.
-pub fn cached_args_schema(
-    cell: &'static OnceLock<ArgsSchema>,
-    fields: &'static [FieldSchema],
-) -> &'static ArgsSchema {
-    cell.get_or_init(|| {
-        let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
-        let mut schema = args_object_schema(&mut generator, fields);
-        let definitions = generator.take_definitions(false);
-        if !definitions.is_empty() {
-            schema.insert("$defs".into(), Value::Object(definitions));
-        }
-        // The generated struct denies unknown fields itself.
-        ArgsSchema::from_schema(schema.to_value()).decoder_denies_unknown_fields()
-    })
-}
-
-/// The output schema a `#[tool]` caches, as [`cached_args_schema`]; `build` is
-/// [`output_schema_of`] for the output type, or [`no_output_schema`].
-pub fn cached_output_schema(
-    cell: &'static OnceLock<Option<Value>>,
-    build: fn() -> Option<Value>,
-) -> Option<Value> {
-    cell.get_or_init(build).clone()
-}
 
 /// The value a `#[toolbox(register)]` impl's tools share: its type's `Default`.
 pub fn registered_default<T: Default>() -> T {
@@ -529,6 +413,9 @@ pub fn concurrency(
         sequential: sequential.then_some(true),
     }
 }
+
+/// Builds a tool's output schema (or a default parameter value for its schema).
+pub type OutputFn = fn() -> Option<Value>;
 
 /// The signature `validate_output` paths must have.
 pub type ValidateOutputFn = fn(&[Content]) -> Result<(), String>;

@@ -101,8 +101,8 @@ fn nested_too_deep() -> ToolError {
 /// only when nothing in the object was wrong, the first in parameter order.
 #[doc(hidden)]
 pub struct ArgsReader<'v, 's> {
-    schema: &'static ArgsSchema,
-    names: &'static [&'static str],
+    schema: &'s ArgsSchema,
+    names: &'s [&'static str],
     args: &'v Value,
     slots: &'s mut [Option<&'v Value>],
     error: Option<(usize, String)>,
@@ -113,8 +113,8 @@ impl<'v, 's> ArgsReader<'v, 's> {
     /// the slot of its name in `names`; `null` for an optional property is absent. An
     /// unknown property is kept as an error, reported unless an earlier one is.
     pub fn new(
-        schema: &'static ArgsSchema,
-        names: &'static [&'static str],
+        schema: &'s ArgsSchema,
+        names: &'s [&'static str],
         args: &'v Value,
         slots: &'s mut [Option<&'v Value>],
     ) -> Result<Self, ToolError> {
@@ -136,8 +136,7 @@ impl<'v, 's> ArgsReader<'v, 's> {
                 }
                 None => {
                     if error.is_none() {
-                        let unknown = <serde_json::Error as de::Error>::unknown_field(key, names);
-                        error = Some((position, unknown.to_string()));
+                        error = Some((position, unknown_field_message(key, names)));
                     }
                 }
             }
@@ -213,6 +212,24 @@ impl<'v, 's> ArgsReader<'v, 's> {
                 .position(|v| std::ptr::eq(v, value))
                 .unwrap_or(usize::MAX),
             _ => usize::MAX,
+        }
+    }
+}
+
+/// serde's "unknown field" message, worded as `de::Error::unknown_field` words it for a
+/// derived struct (which needs the names for the life of the program; these are the
+/// tool's).
+fn unknown_field_message(key: &str, names: &[&str]) -> String {
+    match names {
+        [] => format!("unknown field `{key}`, there are no fields"),
+        [only] => format!("unknown field `{key}`, expected `{only}`"),
+        [first, second] => format!("unknown field `{key}`, expected `{first}` or `{second}`"),
+        _ => {
+            let listed: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+            format!(
+                "unknown field `{key}`, expected one of {}",
+                listed.join(", ")
+            )
         }
     }
 }

@@ -34,17 +34,8 @@ impl ArgsSchema {
     /// The schema of `T`, built on first use and kept for the life of the process (one
     /// per argument type, so the memory is bounded by the program's types).
     pub fn cached<T: JsonSchema + 'static>() -> &'static Self {
-        type Cache = RwLock<HashMap<TypeId, &'static ArgsSchema, BuildHasherDefault<TypeIdHasher>>>;
-        static CACHE: OnceLock<Cache> = OnceLock::new();
-        let cache = CACHE.get_or_init(Default::default);
-        let key = TypeId::of::<T>();
-        if let Some(found) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return found;
-        }
-        let mut cache = cache.write().unwrap_or_else(|e| e.into_inner());
-        cache
-            .entry(key)
-            .or_insert_with(|| Box::leak(Box::new(Self::of::<T>())))
+        static CACHE: TypeCache<ArgsSchema> = OnceLock::new();
+        per_type(&CACHE, TypeId::of::<T>(), Self::of::<T>)
     }
 
     /// Wraps a schema written by hand, normalising its root.
@@ -109,9 +100,30 @@ impl ArgsSchema {
     }
 }
 
+/// Values kept for the life of the process, one per type (so the memory is bounded by
+/// the program's types).
+pub(crate) type TypeCache<V> =
+    OnceLock<RwLock<HashMap<TypeId, &'static V, BuildHasherDefault<TypeIdHasher>>>>;
+
+/// The value of `cache` for `key`, made by `make` on first use.
+pub(crate) fn per_type<V: Sync + 'static>(
+    cache: &'static TypeCache<V>,
+    key: TypeId,
+    make: impl FnOnce() -> V,
+) -> &'static V {
+    let cache = cache.get_or_init(Default::default);
+    if let Some(found) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return found;
+    }
+    let mut cache = cache.write().unwrap_or_else(|e| e.into_inner());
+    cache
+        .entry(key)
+        .or_insert_with(|| Box::leak(Box::new(make())))
+}
+
 /// `TypeId`s are already well-distributed hashes: use their bits as they are.
 #[derive(Default)]
-struct TypeIdHasher(u64);
+pub(crate) struct TypeIdHasher(u64);
 
 impl Hasher for TypeIdHasher {
     fn finish(&self) -> u64 {

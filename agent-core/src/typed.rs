@@ -120,6 +120,7 @@ pub trait TypedTool: Send + Sync {
 #[doc(hidden)]
 pub struct ViaTyped;
 
+#[diagnostic::do_not_recommend]
 impl<T: TypedTool> ToolRoute for T {
     type Route = ViaTyped;
 }

@@ -1,29 +1,30 @@
 //! The code a valid tool expands to.
 //!
 //! Beside the fn (kept as written, less its parameter attributes) come the tool type and,
-//! inside `const _: () = { ... };` so no name leaks: the tool as data (a `ToolSpec`
-//! static) and, for a free fn, the `ToolRun` impl (its name, its spec and its argument
-//! types, which the shared `call_tool` reads), the `RunTool` impl on one of agent-core's
-//! runner types (the user's fn called on those arguments) and a `ToolRoute` impl that
-//! makes the type a `Tool` through agent-core's impl over the spec, with no `Tool`
-//! impl of its own. A `#[toolbox]` method's type holds its receiver, so it gets a `Tool`
-//! impl whose methods (`#[inline]`) forward to the spec. That code is resolved as the
-//! user's as it is made and is free of desugarings and macro calls, so that an edit does
-//! not re-check every later tool (see `spans`).
+//! inside `const _: () = { ... };` so no name leaks, two impls: `ToolRoute`, which makes
+//! the type a `Tool` through agent-core's impl for the route `ViaFn` (or `ViaMethod`
+//! for a `#[toolbox]` method), and `RunTool` (`RunMethod`) on one of agent-core's runner
+//! types: the fn's argument types, its declaration (one string, and per parameter the
+//! functions its type has as a `ModelArg`), the keys given, and `run`, the fn called on
+//! its arguments. That code is resolved as the user's as it is made and is free of
+//! desugarings and macro calls, so that an edit does not re-check every later tool (see
+//! `spans`).
 //!
-//! It is also small, since every line of it is compiled once per tool: what does not
-//! depend on the tool is a fn in `agent_core::__private`, generic in a parameter or
-//! output type (so every tool with a parameter of that type shares it) or in the tool
-//! type (compiled with agent-core's code, apart from the tools an edit recompiles), and
-//! what a tool only describes is data read by one `Tool` implementation, `FnTool`, which
-//! `tools![]` and the registry use: no per-tool vtable, decoder or trait method is
-//! compiled for them.
+//! It is also small, since a crate compiles every line of it once per tool and rustc
+//! runs the macro again for every tool on every build: what does not depend on the tool
+//! is in `agent_core::__private`, generic in a parameter or output type (so every tool
+//! with a parameter of that type shares it) or in the tool type (compiled with
+//! agent-core's code, apart from the tools an edit recompiles), and what a tool only
+//! describes is data: a string agent-core reads when a set takes the tool, and the
+//! optional keys as one constant the tool writes only when it gives one.
 
 use crate::ast::RawFn;
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
 use crate::errors::Errors;
 use crate::fallback;
-use crate::spans::{Trees, anchored_item, macro_ident, macro_made, resolved, with_anchor};
+use crate::spans::{
+    Trees, anchored_item, macro_ident, macro_made, resolved, spanned_at, with_anchor,
+};
 use crate::valid::{self, ModelParam, Param, Place, Tool};
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident};
@@ -42,13 +43,13 @@ macro_rules! quote_spanned {
 
 /// How the generated code reaches the user's fn.
 pub enum Target<'a> {
-    /// A free fn: the tool type is a braced struct with the fn's name, `call` is `f(..)`.
+    /// A free fn: the tool type is a braced struct with the fn's name, `run` calls `f(..)`.
     Free {
         /// The fn's name (and the tool type's).
         ident: &'a Ident,
     },
-    /// A `#[toolbox]` method: the tool type holds `Arc<Self>`, `call` is
-    /// `self.0.method(..)`.
+    /// A `#[toolbox]` method: the tool type holds `Arc<Self>`, `run` calls
+    /// `tool.0.method(..)`.
     Method {
         /// The tool type.
         tool_ty: &'a Ident,
@@ -64,65 +65,23 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         .iter()
         .filter_map(|param| Some(ArgField::new(param, param.model.as_ref()?)))
         .collect();
-    let default_fns = fields.iter().filter_map(default_fn);
-    // The name as generated code writes it, resolved once for the spec and the impls.
-    let name = resolved(&tool.name);
-    let spec = spec(tool, &fields, &name);
     let k = &tool.krate;
     let p = k.join("__private");
-    let (call_fn, tool_items) = match target {
-        // Up to 12 parameters: the arguments are read by `call_tool`, generic in the tool
-        // type and compiled with agent-core's code (not in the tools' module, which an
-        // edit recompiles); the tool's own code is `RunTool::run`, given them as a tuple,
-        // and implemented on a runner type (so compiled in the runner's unit, not the
-        // tools' module: see `agent_core::__private::runners`).
-        Target::Free { ident } if fields.len() <= MAX_TUPLE_ARGS => {
-            let (tys, plan, defaults) = plan(&p, &fields);
-            let defaults = defaults.map(|defaults| {
-                quote!(const DEFAULTS: <Self::Args as #p::ReadArgs>::Defaults = #defaults;)
-            });
-            let bindings = fields.iter().map(|f| &f.param.binding);
-            let body = call_body(tool, &target, &fields, false);
-            let runner = p.join(&runner_of(&tool.name)).join("Runner");
-            let run = quote! {
-                impl #p::ToolRun for #ident {
-                    const NAME: &'static str = #name;
-                    const SPEC: &'static #p::ToolSpec = &__AGENT_SPEC;
-                    type Args = (#(#tys,)*);
-                    const PLAN: <Self::Args as #p::ReadArgs>::Plan = #plan;
-                    #defaults
-                    type Runner = #runner;
-                }
-                impl #p::RunTool<#ident> for #runner {
-                    fn run<'a>(
-                        (#(#bindings,)*): <#ident as #p::ToolRun>::Args,
-                        __agent_ctx: &'a #k::ToolContext,
-                    ) -> #p::CallFuture<'a> {
-                        #body
-                    }
-                }
-            };
-            (run, free_tool_items(tool, ident, &name, None))
-        }
-        Target::Free { ident } => {
-            let body = call_body(tool, &target, &fields, true);
-            let call_fn = quote! {
-                fn __agent_call<'a>(
-                    __agent_args: &#p::serde_json::Value,
-                    __agent_ctx: &'a #k::ToolContext,
-                ) -> #p::CallFuture<'a> {
-                    #body
-                }
-            };
-            (
-                call_fn,
-                free_tool_items(tool, ident, &name, Some(&quote!(__agent_call))),
-            )
-        }
-        Target::Method { tool_ty, .. } => {
-            let call = call_body(tool, &target, &fields, true);
-            (TokenStream::new(), tool_impl(tool, tool_ty, &call))
-        }
+    let runner = p.join(&runner_of(&tool.name)).join("Runner");
+    let (self_ty, route, run_trait) = match &target {
+        Target::Free { ident } => (*ident, quote!(ViaFn), quote!(RunTool)),
+        Target::Method { tool_ty, .. } => (*tool_ty, quote!(ViaMethod), quote!(RunMethod)),
+    };
+    let default_fns = fields.iter().filter_map(default_fn);
+    let tys = fields.iter().map(ArgField::ty);
+    let plan = fields.iter().map(|f| arg_fns(&p, f));
+    let decl = decl(tool, &fields);
+    let (keys, key_items) = keys(tool);
+    let (output, pick_output) = output_schema(tool);
+    let run = run_fn(tool, &target, &fields);
+    let extra = match target {
+        Target::Free { ident } => free_tool_items(tool, ident),
+        Target::Method { .. } => TokenStream::new(),
     };
     let cfgs = &tool.cfgs;
     quote! {
@@ -130,9 +89,19 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         #[doc(hidden)]
         const _: () = {
             #(#default_fns)*
-            #spec
-            #call_fn
-            #tool_items
+            #key_items
+            #pick_output
+            impl #p::ToolRoute for #self_ty {
+                type Route = #p::#route<#runner>;
+            }
+            impl #p::#run_trait<#self_ty> for #runner {
+                type Args = (#(#tys,)*);
+                const DECL: &'static #p::Decl<Self::Args> = &#p::Decl(#decl, (#(#plan,)*));
+                #keys
+                #output
+                #run
+            }
+            #extra
         };
     }
 }
@@ -152,32 +121,11 @@ fn runner_of(name: &str) -> String {
 pub fn anchored_impls(tool: &mut Tool, anchor: Span, target: Target<'_>) -> TokenStream {
     with_anchor(anchor, || {
         tool.krate = resolved(&tool.krate);
-        tool.description = resolved(&tool.description);
         for param in &mut tool.params {
             param.binding.set_span(crate::spans::site());
         }
         anchored_item(impls(tool, target))
     })
-}
-
-/// The tool's origin and version: the keys when given, else the defining package's name
-/// and version. Cargo sets those for the compiler running this macro, so they are written
-/// as literals: an `env!` call would be one more expansion per tool, which the
-/// incremental cache fingerprints by position (see `spans`). Outside Cargo, `env!` it is.
-fn origin_and_version(tool: &Tool) -> (Trees, Trees) {
-    let from_package = |key: &str| match std::env::var(key) {
-        Ok(value) => resolved(value),
-        Err(_) => Trees::from(quote!(::core::env!(#key))),
-    };
-    let origin = match &tool.origin {
-        Some(o) => Trees::from(quote!(#o)),
-        None => from_package("CARGO_PKG_NAME"),
-    };
-    let version = match &tool.version {
-        Some(v) => Trees::from(quote!(#v)),
-        None => from_package("CARGO_PKG_VERSION"),
-    };
-    (origin, version)
 }
 
 /// A parameter the model fills, with the names its generated code uses.
@@ -225,43 +173,111 @@ fn default_fn(f: &ArgField<'_>) -> Option<TokenStream> {
     })
 }
 
-/// One row of the schema table. The type's schema goes through `ModelArg`, spanned at
-/// the type, so a type that cannot be a parameter gives one error, at its own tokens.
-fn field_schema(p: &Trees, f: &ArgField<'_>) -> TokenStream {
+/// One parameter's functions in the declaration: its type's, through `ModelArg`, spanned
+/// at the type, so a type that cannot be a parameter gives one error, at its own tokens;
+/// with its default, when it has one.
+fn arg_fns(p: &Trees, f: &ArgField<'_>) -> TokenStream {
     let ty = f.ty();
-    let schema_fn = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::__agent_schema);
-    let name = resolved(&f.wire_name);
-    let optional = resolved(f.model.default.is_some() || f.model.optional);
-    let description = resolved(f.model.description.as_deref().unwrap_or(""));
-    let default = f.model.default.as_ref().map(|_| {
-        let default_fn = &f.default_fn;
-        let pick = macro_made(quote!(use #p::NoDefaultValue as _;));
-        quote! {
-            .with_default(|| {
-                #pick
-                #p::DefaultValue(#default_fn()).to_schema_value()
-            })
+    let fns = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::FNS);
+    match &f.model.default {
+        None => fns,
+        Some(_) => {
+            let default_fn = &f.default_fn;
+            let pick = macro_made(quote!(use #p::NoDefaultValue as _;));
+            quote! {
+                #fns.with_default(#default_fn, || {
+                    #pick
+                    #p::DefaultValue(#default_fn()).to_schema_value()
+                })
+            }
         }
-    });
-    quote! {
-        #p::FieldSchema::new(#name, #optional, #schema_fn, #description)#default
     }
 }
 
-/// The tool as data: `static __AGENT_SPEC`, built by `const fn`s from the constants, the
-/// schema table and the keys given; plus the fns it points to (the output schema, and
-/// `activate_when` boxed).
-fn spec(tool: &Tool, fields: &[ArgField<'_>], name: &Trees) -> TokenStream {
+/// The declaration's text, as `ToolSpec::new` in agent-core reads it: the name, the
+/// origin, the version, each parameter (its flag and name, then its description) and
+/// last the description, NUL-separated. One literal when every part is known here;
+/// `concat!` of the parts when one is not (a description from `include_str!`, a package
+/// name outside Cargo).
+fn decl(tool: &Tool, fields: &[ArgField<'_>]) -> Trees {
+    let mut parts: Vec<TokenStream> = Vec::new();
+    let mut text = String::new();
+    let mut push = |part: Part<'_>| match part {
+        Part::Text(value) => {
+            // Only the description, which comes last, may hold a NUL: agent-core reads
+            // the other parts up to the next one.
+            text.extend(
+                value
+                    .chars()
+                    .map(|c| if c == '\0' { '\u{fffd}' } else { c }),
+            );
+            text.push('\0');
+        }
+        Part::Tokens(tokens) => {
+            if !text.is_empty() {
+                parts.push(std::mem::take(&mut text).into_token_stream());
+            }
+            parts.push(tokens);
+            text.push('\0');
+        }
+    };
+    push(Part::Text(&tool.name));
+    for (given, key) in [
+        (&tool.origin, "CARGO_PKG_NAME"),
+        (&tool.version, "CARGO_PKG_VERSION"),
+    ] {
+        match (given, std::env::var(key)) {
+            (Some(lit), _) => push(Part::Text(&lit.value())),
+            // Cargo sets these for the compiler running this macro, so they are written
+            // as literals: an `env!` call would be one more expansion per tool, which the
+            // incremental cache fingerprints by position (see `spans`).
+            (None, Ok(value)) => push(Part::Text(&value)),
+            (None, Err(_)) => push(Part::Tokens(::quote::quote!(::core::env!(#key)))),
+        }
+    }
+    for f in fields {
+        let flag = match (&f.model.default, f.model.optional) {
+            (Some(_), _) => '=',
+            (None, true) => '?',
+            (None, false) => '-',
+        };
+        push(Part::Text(&format!("{flag}{}", f.wire_name)));
+        push(Part::Text(f.model.description.as_deref().unwrap_or("")));
+    }
+    match &tool.description {
+        valid::Description::Text(description) => {
+            text.push_str(description);
+            if parts.is_empty() {
+                return resolved(text);
+            }
+            parts.push(text.into_token_stream());
+        }
+        valid::Description::Tokens(tokens) => {
+            parts.push(std::mem::take(&mut text).into_token_stream());
+            parts.push(tokens.clone());
+        }
+    }
+    resolved(::quote::quote!(::core::concat!(#(#parts),*)))
+}
+
+/// A part of the declaration's text.
+enum Part<'a> {
+    /// Known here.
+    Text(&'a str),
+    /// An expression `concat!` takes.
+    Tokens(TokenStream),
+}
+
+/// `const KEYS` when the tool gives a key (or reads its context), and the items the keys
+/// point to (`activate_when` boxed).
+fn keys(tool: &Tool) -> (Option<TokenStream>, TokenStream) {
     let k = &tool.krate;
     let p = k.join("__private");
-    let output = &tool.output;
-    let requirements = &tool.requirements;
-    let description = &tool.description;
-    let (origin, version) = origin_and_version(tool);
-    let wire_names = fields.iter().map(|f| resolved(&f.wire_name));
-    let field_schemas = fields.iter().map(|f| field_schema(&p, f));
     let mut keys = Vec::new();
-    let mut items = Vec::new();
+    let mut items = TokenStream::new();
+    if !context_free(tool) {
+        keys.push(quote!(.with_context()));
+    }
     if let Some(ms) = tool.timeout_ms {
         let ms = resolved(ms);
         keys.push(quote!(.with_timeout_ms(#ms)));
@@ -275,7 +291,7 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>], name: &Trees) -> TokenStream {
         let active = quote_spanned! {path.span()=>
             let __agent_active: bool = #path(__agent_ctx).await;
         };
-        items.push(quote! {
+        items.extend(quote! {
             fn __agent_activate<'a>(
                 __agent_ctx: &'a #k::ActivationContext,
             ) -> #p::BoxFuture<'a, bool> {
@@ -300,12 +316,6 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>], name: &Trees) -> TokenStream {
     if tool.on_error == OnError::FailRun {
         keys.push(quote!(.with_on_error(#k::ErrorPolicy::FailRun)));
     }
-    let (r, d, i, o) = (
-        resolved(tool.read_only),
-        resolved(tool.destructive),
-        resolved(tool.idempotent),
-        resolved(tool.open_world),
-    );
     if tool.title.is_some()
         || tool.read_only
         || tool.destructive
@@ -313,6 +323,12 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>], name: &Trees) -> TokenStream {
         || tool.open_world
     {
         let title = option(tool.title.as_ref());
+        let (r, d, i, o) = (
+            resolved(tool.read_only),
+            resolved(tool.destructive),
+            resolved(tool.idempotent),
+            resolved(tool.open_world),
+        );
         keys.push(quote!(.with_annotations(#title, [#r, #d, #i, #o])));
     }
     if tool.max_in_flight.is_some() || tool.exclusive.is_some() || tool.sequential {
@@ -321,8 +337,9 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>], name: &Trees) -> TokenStream {
         let seq = resolved(tool.sequential);
         keys.push(quote!(.with_concurrency(#max, #group, #seq)));
     }
-    if context_free(tool) {
-        keys.push(quote!(.without_context()));
+    if !tool.requirements.is_empty() {
+        let requirements = &tool.requirements;
+        keys.push(quote!(.with_requirements(&[#(#requirements),*])));
     }
     if let Some(path) = &tool.validate_output {
         let f = quote_spanned!(path.span()=> let __agent_fn: #p::ValidateOutputFn = #path;);
@@ -332,108 +349,36 @@ fn spec(tool: &Tool, fields: &[ArgField<'_>], name: &Trees) -> TokenStream {
         let f = quote_spanned!(path.span()=> let __agent_fn: #p::ValidateProgressFn = #path;);
         keys.push(quote!(.with_validate_progress({ #f __agent_fn })));
     }
-    let pick = macro_made(quote!(use #p::NoOutputSchema as _;));
-    quote! {
-        #pick
-
-        #(#items)*
-
-        static __AGENT_SPEC: #p::ToolSpec = #p::ToolSpec::new(
-            #name,
-            #description,
-            #origin,
-            #version,
-            &[#(#requirements),*],
-            &[#(#wire_names),*],
-            &[#(#field_schemas),*],
-            #p::OutputSchema::<#output>::FN,
-        )#(#keys)*;
-    }
+    let keys = (!keys.is_empty())
+        .then(|| quote!(const KEYS: #p::ToolKeys = #p::ToolKeys::NONE #(#keys)*;));
+    (keys, items)
 }
 
-/// The most parameters read as one tuple (`ReadArgs` in `agent_core::__private`).
-const MAX_TUPLE_ARGS: usize = 12;
+/// `const OUTPUT`, picking the output schema (`OutputSchema::<T>::FN`, with the trait
+/// it falls back to in scope), unless the output is one of the types known to have none.
+fn output_schema(tool: &Tool) -> (Option<TokenStream>, Option<TokenStream>) {
+    if tool.output_kind != valid::OutputKind::Schema {
+        return (None, None);
+    }
+    let p = tool.krate.join("__private");
+    let output = &tool.output;
+    let pick = macro_made(quote!(use #p::NoOutputSchema as _;));
+    (
+        Some(quote!(const OUTPUT: #p::OutputFn = #p::OutputSchema::<#output>::FN;)),
+        Some(pick),
+    )
+}
 
-/// The body of a call: the arguments read from the JSON, the runtime-supplied
-/// parameters, then the user's fn, boxed, and its output converted.
+/// `run`: the runtime-supplied parameters taken from the context, then the user's fn on
+/// every parameter, boxed, and its output converted.
 ///
-/// Each parameter is read by `ModelArg`, shared by every tool with a parameter of that
-/// type and spanned at the type, so a type that cannot be a parameter gives one error at
-/// its own tokens. No `async` block, `.await` or `?`: each is a desugaring that the
-/// incremental cache fingerprints by position (see `spans`).
-fn call_body(tool: &Tool, target: &Target<'_>, fields: &[ArgField<'_>], read: bool) -> TokenStream {
+/// No `async` block, `.await` or `?`: each is a desugaring that the incremental cache
+/// fingerprints by position (see `spans`).
+fn run_fn(tool: &Tool, target: &Target<'_>, fields: &[ArgField<'_>]) -> TokenStream {
     let k = &tool.krate;
     let p = k.join("__private");
-    let (call, fn_span) = match target {
-        Target::Free { ident } => (quote!(#ident), ident.span()),
-        Target::Method { method, .. } => (quote!(self.0.#method), method.span()),
-    };
-    let n = fields.len();
-    let bindings: Vec<&Ident> = fields.iter().map(|f| &f.param.binding).collect();
-    let reads = fields.iter().enumerate().map(|(index, f)| {
-        let index_tokens = resolved(index);
-        let (ty, binding) = (f.ty(), &f.param.binding);
-        let read = match &f.model.default {
-            Some(_) => quote!(__agent_read),
-            None => quote!(__agent_arg),
-        };
-        quote_spanned! {ty.span()=>
-            let #binding = <#ty as #p::ModelArg>::#read(&mut __agent_reader, #index_tokens);
-        }
-    });
-    // Defaults are applied once every parameter was read without an error.
-    let patterns = fields.iter().map(|f| {
-        let binding = &f.param.binding;
-        match &f.model.default {
-            Some(_) => quote!(#binding),
-            None => quote!(::core::option::Option::Some(#binding)),
-        }
-    });
-    let values = fields.iter().map(|f| {
-        let binding = &f.param.binding;
-        match &f.model.default {
-            Some(_) => {
-                let default_fn = &f.default_fn;
-                quote!(::core::option::Option::unwrap_or_else(#binding, #default_fn))
-            }
-            None => quote!(#binding),
-        }
-    });
-    // Up to 12 parameters (the tuples `ReadArgs` is implemented for), one shared call.
-    let read_args = if !read {
-        TokenStream::new()
-    } else if fields.len() <= MAX_TUPLE_ARGS {
-        let (tys, plan, defaults) = plan(&p, fields);
-        let defaults =
-            defaults.unwrap_or_else(|| quote!(<(#(#tys,)*) as #p::ReadArgs>::NO_DEFAULTS));
-        // Constants, passed by reference: one pointer each, not tuples built on each call.
-        quote! {
-            const __AGENT_PLAN: <(#(#tys,)*) as #p::ReadArgs>::Plan = #plan;
-            const __AGENT_DEFAULTS: <(#(#tys,)*) as #p::ReadArgs>::Defaults = #defaults;
-            let (#(#bindings,)*) = match <(#(#tys,)*) as #p::ReadArgs>::__agent_read_all(
-                &__AGENT_SPEC,
-                __agent_args,
-                &__AGENT_PLAN,
-                &__AGENT_DEFAULTS,
-            ) {
-                ::core::result::Result::Ok(__agent_values) => __agent_values,
-                ::core::result::Result::Err(__agent_error) => return #p::failed(__agent_error),
-            };
-        }
-    } else {
-        quote! {
-            let mut __agent_reader = match __AGENT_SPEC.reader(__agent_args, &mut __agent_slots) {
-                ::core::result::Result::Ok(__agent_reader) => __agent_reader,
-                ::core::result::Result::Err(__agent_error) => return #p::failed(__agent_error),
-            };
-            #(#reads)*
-            let (#(#bindings,)*) = match (#(#bindings,)*) {
-                (#(#patterns,)*) if !__agent_reader.failed() => (#(#values,)*),
-                _ => return #p::failed(__agent_reader.into_error()),
-            };
-        }
-    };
-    let injected = tool
+    let bindings = fields.iter().map(|f| &f.param.binding);
+    let injected: Vec<TokenStream> = tool
         .params
         .iter()
         .filter(|param| param.model.is_none())
@@ -445,53 +390,46 @@ fn call_body(tool: &Tool, target: &Target<'_>, fields: &[ArgField<'_>], read: bo
                     ::core::result::Result::Err(__agent_error) => return #p::failed(__agent_error),
                 };
             }
-        });
-    let all_bindings = tool.params.iter().map(|param| &param.binding);
-    let convert = convert(tool);
-    // Spanned at the fn's name: a future that is not `Send` is reported there, at the
-    // coercion of the box into `converted`'s `BoxFuture`.
-    let run = quote_spanned! {fn_span=>
-        ::std::boxed::Box::pin(#call(#(#all_bindings),*))
+        })
+        .collect();
+    let ctx = if injected.is_empty() {
+        quote!(_)
+    } else {
+        quote!(__agent_ctx)
     };
-    let slots = (read && fields.len() > MAX_TUPLE_ARGS).then(|| {
-        let n = resolved(n);
-        quote!(let mut __agent_slots = [::core::option::Option::None; #n];)
-    });
-    quote! {
-        #slots
-        #read_args
-        #(#injected)*
-        #p::converted(#run, #convert)
-    }
-}
-
-/// The parameters' types, and how `ReadArgs` reads each: its read fn, named at the
-/// parameter's type (so a type that cannot be a parameter is reported there, once); and,
-/// when any parameter has a default, every parameter's default or `None`.
-fn plan<'f>(
-    p: &Trees,
-    fields: &'f [ArgField<'_>],
-) -> (Vec<&'f Type>, TokenStream, Option<TokenStream>) {
-    let tys = fields.iter().map(ArgField::ty).collect();
-    let reads = fields.iter().map(|f| {
-        let ty = f.ty();
-        let read = match f.model.default {
-            Some(_) => quote!(__agent_read),
-            None => quote!(__agent_arg),
-        };
-        quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::#read)
-    });
-    let defaults = fields.iter().any(|f| f.model.default.is_some()).then(|| {
-        let defaults = fields.iter().map(|f| match f.model.default {
-            Some(_) => {
-                let default_fn = &f.default_fn;
-                quote!(::core::option::Option::Some(#default_fn))
+    let all_bindings = tool.params.iter().map(|param| &param.binding);
+    let (call, fn_span) = match target {
+        Target::Free { ident } => (quote!(#ident), ident.span()),
+        Target::Method { method, .. } => (quote!(__agent_tool.0.#method), method.span()),
+    };
+    // Spanned at the fn's name: a future that is not `Send` is reported there, at the
+    // coercion of the box into the call's `BoxFuture`.
+    let body = if tool.output_kind == valid::OutputKind::Text && !tool.returns_result {
+        let text = spanned_at(quote!(#p::text), crate::spans::at(fn_span));
+        quote_spanned!(fn_span=> #text(#call(#(#all_bindings),*)))
+    } else {
+        let boxed = quote_spanned!(fn_span=> ::std::boxed::Box::pin(#call(#(#all_bindings),*)));
+        let convert = convert(tool);
+        quote!(#p::converted(#boxed, #convert))
+    };
+    match target {
+        Target::Free { .. } => quote! {
+            fn run((#(#bindings,)*): Self::Args, #ctx: &#k::ToolContext) -> #p::CallFuture<'_> {
+                #(#injected)*
+                #body
             }
-            None => quote!(::core::option::Option::None),
-        });
-        quote!((#(#defaults,)*))
-    });
-    (tys, quote!((#(#reads,)*)), defaults)
+        },
+        Target::Method { tool_ty, .. } => quote! {
+            fn run<'a>(
+                __agent_tool: &'a #tool_ty,
+                (#(#bindings,)*): Self::Args,
+                #ctx: &'a #k::ToolContext,
+            ) -> #p::CallFuture<'a> {
+                #(#injected)*
+                #body
+            }
+        },
+    }
 }
 
 /// The fn turning the user's output into the call's result: `Ok` as content, an error
@@ -520,134 +458,6 @@ fn convert(tool: &Tool) -> TokenStream {
     }
 }
 
-/// The `Tool` impl: every method reads the spec (the optional ones only where a key was
-/// given, the others keep the trait's defaults), `call` runs `call`. `#[inline]`, so a
-/// tool reached only through `tools![]` or the registry (which use the spec directly)
-/// compiles none of them.
-fn tool_impl(tool: &Tool, tool_ty: &Ident, call: &TokenStream) -> TokenStream {
-    let k = &tool.krate;
-    let p = k.join("__private");
-    let mut methods = Vec::new();
-    if tool.timeout_ms.is_some() {
-        methods.push(quote! {
-            #[inline]
-            fn timeout_ms(&self) -> ::core::option::Option<u64> { __AGENT_SPEC.timeout_ms() }
-        });
-    }
-    if tool.exposure != Exposure::Direct {
-        methods.push(quote! {
-            #[inline]
-            fn exposure(&self) -> #k::ToolExposure { __AGENT_SPEC.exposure() }
-        });
-    }
-    if tool.activate_when.is_some() {
-        methods.push(quote! {
-            #[inline]
-            fn should_activate<'life0, 'life1, 'async_trait>(
-                &'life0 self,
-                __agent_ctx: &'life1 #k::ActivationContext,
-            ) -> #p::BoxFuture<'async_trait, bool>
-            where
-                'life0: 'async_trait,
-                'life1: 'async_trait,
-                Self: 'async_trait,
-            {
-                __AGENT_SPEC.should_activate(__agent_ctx)
-            }
-        });
-    }
-    if tool.approval.is_some() {
-        methods.push(quote! {
-            #[inline]
-            fn approval(&self, __agent_args: &#p::serde_json::Value) -> #k::Approval {
-                __AGENT_SPEC.approval(__agent_args)
-            }
-        });
-    }
-    if tool.on_error == OnError::FailRun {
-        methods.push(quote! {
-            #[inline]
-            fn on_error(&self) -> #k::ErrorPolicy { __AGENT_SPEC.on_error() }
-        });
-    }
-    if tool.title.is_some()
-        || tool.read_only
-        || tool.destructive
-        || tool.idempotent
-        || tool.open_world
-    {
-        methods.push(quote! {
-            #[inline]
-            fn annotations(&self) -> #k::ToolAnnotations { __AGENT_SPEC.annotations() }
-        });
-    }
-    if tool.max_in_flight.is_some() || tool.exclusive.is_some() || tool.sequential {
-        methods.push(quote! {
-            #[inline]
-            fn concurrency(&self) -> #k::ToolConcurrency { __AGENT_SPEC.concurrency() }
-        });
-    }
-    if context_free(tool) {
-        methods.push(quote! {
-            #[inline]
-            fn uses_context(&self) -> bool { false }
-        });
-    }
-    if tool.validate_output.is_some() {
-        methods.push(quote! {
-            #[inline]
-            fn validate_output(&self, __agent_output: &[#k::Content]) -> ::core::result::Result<(), ::std::string::String> {
-                __AGENT_SPEC.validate_output(__agent_output)
-            }
-        });
-    }
-    if tool.validate_progress.is_some() {
-        methods.push(quote! {
-            #[inline]
-            fn validate_progress(&self, __agent_progress: &#p::serde_json::Value) -> ::core::result::Result<(), ::std::string::String> {
-                __AGENT_SPEC.validate_progress(__agent_progress)
-            }
-        });
-    }
-    quote! {
-        impl #k::Tool for #tool_ty {
-            #[inline]
-            fn name(&self) -> &str { __AGENT_SPEC.name() }
-
-            #[inline]
-            fn description(&self) -> &str { __AGENT_SPEC.description() }
-
-            #[inline]
-            fn schema(&self) -> #p::serde_json::Value { __AGENT_SPEC.schema() }
-
-            #[inline]
-            fn call<'life0, 'life1, 'life2, 'async_trait>(
-                &'life0 self,
-                __agent_args: &'life1 #p::serde_json::Value,
-                __agent_ctx: &'life2 #k::ToolContext,
-            ) -> #p::BoxFuture<'async_trait, #k::AgentResult<::std::vec::Vec<#k::Content>>>
-            where
-                'life0: 'async_trait,
-                'life1: 'async_trait,
-                'life2: 'async_trait,
-                Self: 'async_trait,
-            {
-                #call
-            }
-
-            #[inline]
-            fn metadata(&self) -> #k::ToolMetadata { __AGENT_SPEC.metadata() }
-
-            #[inline]
-            fn output_schema(&self) -> ::core::option::Option<#p::serde_json::Value> {
-                __AGENT_SPEC.output_schema()
-            }
-
-            #(#methods)*
-        }
-    }
-}
-
 /// Whether every parameter is the model's: no `&ToolContext`, `State<T>` or `Progress`.
 fn context_free(tool: &Tool) -> bool {
     tool.params.iter().all(|param| param.model.is_some())
@@ -661,41 +471,22 @@ fn option(value: Option<&impl quote::ToTokens>) -> TokenStream {
     }
 }
 
-/// A free fn's tool type as a `Tool`, through its spec (`ToolRoute`) rather than an impl
-/// of its own; its `StaticTool` impl when `ToolRun` does not give it (a `call` of its
-/// own); its registration when `register` is given; its `Debug`.
-fn free_tool_items(
-    tool: &Tool,
-    ident: &Ident,
-    name: &Trees,
-    call: Option<&TokenStream>,
-) -> TokenStream {
+/// What a free fn's tool type has beyond its route: its registration when `register`
+/// is given, and its `Debug`.
+fn free_tool_items(tool: &Tool, ident: &Ident) -> TokenStream {
     let k = &tool.krate;
     let p = k.join("__private");
-    let static_tool = call.map(|call| {
-        quote! {
-            impl #p::StaticTool for #ident {
-                const NAME: &'static str = #name;
-                const SPEC: &'static #p::ToolSpec = &__AGENT_SPEC;
-                const CALL: #p::CallFn = #call;
-            }
-        }
-    });
     let registration = tool.register.map(|span| {
         registration(
             k,
             span,
-            name,
+            &resolved(&tool.name),
             &tool.tags,
             &quote!(#p::static_tool::<#ident>),
         )
     });
     let debug = debug_impl(ident);
     quote! {
-        impl #p::ToolRoute for #ident {
-            type Route = #p::ViaSpec;
-        }
-        #static_tool
         #registration
         #debug
     }
@@ -747,13 +538,15 @@ pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> TokenSt
 
 /// The tool type's `Debug`, written out rather than derived: a derive is an expansion of
 /// its own, which the incremental cache fingerprints by position (see `spans`). Its only
-/// std impl (`missing_debug_implementations`): every impl is items to check and record
-/// for each tool, and the type is built as `name {}`, so it needs no `Clone` or `Default`.
+/// std impl (`missing_debug_implementations`): the type is built as `name {}`, so it
+/// needs no `Clone` or `Default`. `#[inline]`, so it is compiled where a tool is
+/// formatted, not with the tools an edit recompiles.
 fn debug_impl(ident: &Ident) -> TokenStream {
     let name = resolved(ident.unraw().to_string());
     quote! {
         #[automatically_derived]
         impl ::core::fmt::Debug for #ident {
+            #[inline]
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.write_str(#name)
             }

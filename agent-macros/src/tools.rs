@@ -41,9 +41,7 @@ fn generate(krate: &TokenStream, paths: &[Path]) -> TokenStream {
         quote_spanned! {path.span()=> <#path as #p::StaticTool>::NAME }
     });
     let entries = paths.iter().map(|path| {
-        quote_spanned! {path.span()=>
-            (<#path as #p::StaticTool>::SPEC, <#path as #p::StaticTool>::CALL)
-        }
+        quote_spanned! {path.span()=> <#path as #p::StaticTool>::ENTRY }
     });
     // One call per repeated-name check: the panic, inside agent-core, reports the caller's
     // location (`#[track_caller]`), so no `panic!` is expanded here. The callee is
@@ -70,7 +68,7 @@ fn generate(krate: &TokenStream, paths: &[Path]) -> TokenStream {
     quote! {
         {
             #check_block
-            const __AGENT_TOOLS: &[(&'static #p::ToolSpec, #p::CallFn)] = &[#(#entries),*];
+            const __AGENT_TOOLS: &[#p::ToolEntry] = &[#(#entries),*];
             #p::static_toolset(__AGENT_TOOLS)
         }
     }

@@ -37,8 +37,8 @@ pub struct Tool {
     pub name: String,
     /// Where the name was written (the `name` literal, else the fn's name).
     pub name_tokens: TokenStream,
-    /// An expression of type `&'static str`.
-    pub description: Trees,
+    /// The description.
+    pub description: Description,
     /// Human-readable title.
     pub title: Option<LitStr>,
     /// Timeout.
@@ -79,6 +79,8 @@ pub struct Tool {
     pub params: Vec<Param>,
     /// The success type, as written (`()` when there is no arrow).
     pub output: TokenStream,
+    /// What the success type is known to be.
+    pub output_kind: OutputKind,
     /// Whether the fn returns a `Result`.
     pub returns_result: bool,
     /// Span for the error conversion (the return type).
@@ -90,6 +92,28 @@ pub struct Tool {
     /// `tags = [...]`.
     pub tags: Vec<LitStr>,
 }
+
+/// A tool's description.
+pub enum Description {
+    /// Known to the macro.
+    Text(String),
+    /// An expression `concat!` takes (a doc comment from `include_str!`).
+    Tokens(TokenStream),
+}
+
+/// What a tool's success type is, read syntactically.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum OutputKind {
+    /// `String`: text, with no output schema.
+    Text,
+    /// A type with no output schema: `()`, `&'static str`, `Content`, `Vec<Content>`.
+    NoSchema,
+    /// Any other type: an output schema when it implements `JsonSchema`.
+    Schema,
+}
+
+/// The most parameters a tool's model fills (the tuples agent-core reads them as).
+pub const MAX_MODEL_PARAMS: usize = 16;
 
 /// One parameter.
 pub struct Param {
@@ -155,7 +179,7 @@ pub fn check(
     check_registration(&attr, place, &mut errors);
     let params = params(sig, param_attrs, &arguments, &mut errors);
     check_arguments_section(func, &params, &arguments, &mut errors);
-    let (output, returns_result, return_span) = return_type(sig, &mut errors);
+    let (output, output_kind, returns_result, return_span) = return_type(sig, &mut errors);
     errors.finish()?;
     Ok(Tool {
         krate: Trees::from(match &attr.krate {
@@ -165,7 +189,7 @@ pub fn check(
         krate_given: attr.krate.is_some(),
         name,
         name_tokens,
-        description: Trees::from(description),
+        description,
         title: attr.title,
         timeout_ms,
         exposure: attr.exposure.as_ref().map_or(Exposure::Direct, |e| **e),
@@ -186,6 +210,7 @@ pub fn check(
         validate_progress: attr.validate_progress,
         params,
         output,
+        output_kind,
         returns_result,
         return_span,
         cfgs: func
@@ -268,7 +293,7 @@ fn description(
     func: &RawFn,
     name: &str,
     errors: &mut Errors,
-) -> (TokenStream, Vec<(String, String)>) {
+) -> (Description, Vec<(String, String)>) {
     let docs = docs::tool_docs(&func.attrs);
     let mut arguments: Vec<(String, String)> = Vec::new();
     let description = match (&attr.description, docs) {
@@ -282,7 +307,7 @@ fn description(
                     "the description is empty: say what the tool does, for the model",
                 );
             }
-            Some(quote!(#lit))
+            Some(Description::Text(lit.value()))
         }
         (
             None,
@@ -292,9 +317,9 @@ fn description(
             },
         ) if !description.trim().is_empty() => {
             arguments = a;
-            Some(quote!(#description))
+            Some(Description::Text(description))
         }
-        (None, Docs::Raw(tokens)) => Some(tokens),
+        (None, Docs::Raw(tokens)) => Some(Description::Tokens(tokens)),
         (None, _) => None,
     };
     let description = description.unwrap_or_else(|| {
@@ -306,7 +331,7 @@ fn description(
                  `#[tool(description = \"...\")]`"
             ),
         );
-        quote!("")
+        Description::Text(String::new())
     });
     (description, arguments)
 }
@@ -493,6 +518,20 @@ fn params(
         };
         params.push(Param { binding, ty, model });
     }
+    if let Some(extra) = params
+        .iter()
+        .filter(|param| param.model.is_some())
+        .nth(MAX_MODEL_PARAMS)
+    {
+        errors.error(
+            &extra.ty,
+            format!(
+                "a tool takes at most {MAX_MODEL_PARAMS} parameters from the model: group \
+                 related ones into a struct deriving `Deserialize` and `JsonSchema`, and take \
+                 that as one parameter"
+            ),
+        );
+    }
     params
 }
 
@@ -637,12 +676,12 @@ fn check_arguments_section(
 
 /// The success type as written (`()` without an arrow), whether the fn returns a
 /// `Result`, and the span its error conversion is reported at.
-fn return_type(sig: &syn::Signature, errors: &mut Errors) -> (TokenStream, bool, Span) {
+fn return_type(sig: &syn::Signature, errors: &mut Errors) -> (TokenStream, OutputKind, bool, Span) {
     match ast::read_return(&sig.output) {
-        Return::Bare(None) => (quote!(()), false, sig.ident.span()),
+        Return::Bare(None) => (quote!(()), OutputKind::NoSchema, false, sig.ident.span()),
         Return::Bare(Some(ty)) => {
             check_return_type(ty, errors);
-            (ty.to_token_stream(), false, ty.span())
+            (ty.to_token_stream(), output_kind(ty), false, ty.span())
         }
         Return::Result(ty) => {
             check_return_type(ty, errors);
@@ -650,8 +689,36 @@ fn return_type(sig: &syn::Signature, errors: &mut Errors) -> (TokenStream, bool,
                 syn::ReturnType::Type(_, t) => t.span(),
                 syn::ReturnType::Default => ty.span(),
             };
-            (ty.to_token_stream(), true, whole)
+            (ty.to_token_stream(), output_kind(ty), true, whole)
         }
+    }
+}
+
+/// What the success type is known to be, by its spelling: only `String`, `()`,
+/// `&'static str`, `Content` and `Vec<Content>`, which cannot be anything else.
+fn output_kind(ty: &Type) -> OutputKind {
+    let named = |path: &syn::Path, name: &str| {
+        path.segments
+            .last()
+            .is_some_and(|seg| seg.ident == name && seg.arguments.is_none())
+    };
+    match ty {
+        Type::Tuple(t) if t.elems.is_empty() => OutputKind::NoSchema,
+        Type::Reference(_) => OutputKind::NoSchema,
+        Type::Path(p) if p.qself.is_none() => {
+            let path = &p.path;
+            let std_string = path.segments.len() == 3
+                && (path.segments[0].ident == "std" || path.segments[0].ident == "alloc")
+                && path.segments[1].ident == "string";
+            if named(path, "String") && (path.segments.len() == 1 || std_string) {
+                OutputKind::Text
+            } else if path.segments.len() == 1 && named(path, "Content") {
+                OutputKind::NoSchema
+            } else {
+                OutputKind::Schema
+            }
+        }
+        _ => OutputKind::Schema,
     }
 }
 
