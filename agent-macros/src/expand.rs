@@ -18,13 +18,11 @@
 //! describes is data: a string agent-core reads when a set takes the tool, and the
 //! optional keys as one constant the tool writes only when it gives one.
 
-use crate::ast::RawFn;
+use crate::ast::{self, RawFn};
 use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
 use crate::errors::Errors;
 use crate::fallback;
-use crate::spans::{
-    Trees, anchored_item, macro_ident, macro_made, resolved, spanned_at, with_anchor,
-};
+use crate::spans::{Trees, clippy_exemption, macro_ident, macro_made, resolved, with_anchor};
 use crate::valid::{self, ModelParam, Param, Place, Tool};
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident};
@@ -47,6 +45,8 @@ pub enum Target<'a> {
     Free {
         /// The fn's name (and the tool type's).
         ident: &'a Ident,
+        /// The fn's visibility (and the tool type's).
+        vis: &'a syn::Visibility,
     },
     /// A `#[toolbox]` method: the tool type holds `Arc<Self>`, `run` calls
     /// `tool.0.method(..)`.
@@ -59,6 +59,10 @@ pub enum Target<'a> {
 }
 
 /// The `const _: () = { ... };` block with every item of one tool.
+///
+/// Written as one `quote!` with the parts interpolated as tokens, not as streams made
+/// apart: each stream interpolated is a round trip to rustc, and the macro runs for every
+/// tool on every build.
 pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let fields: Vec<ArgField<'_>> = tool
         .params
@@ -68,25 +72,75 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     let k = &tool.krate;
     let p = k.join("__private");
     let runner = p.join(&runner_of(&tool.name)).join("Runner");
-    let (self_ty, route, run_trait) = match &target {
-        Target::Free { ident } => (*ident, quote!(ViaFn), quote!(RunTool)),
-        Target::Method { tool_ty, .. } => (*tool_ty, quote!(ViaMethod), quote!(RunMethod)),
+    let (self_ty, route, run_trait, debug) = match &target {
+        Target::Free { ident, .. } => (*ident, "ViaFn", "RunTool", Some(*ident)),
+        Target::Method { tool_ty, .. } => (*tool_ty, "ViaMethod", "RunMethod", None),
     };
+    // A free fn's tool type: a braced struct named like the fn, so it lives in the type
+    // namespace only and the fn stays callable. Named like the fn and perhaps never used:
+    // the macro's own name (see `macro_made`). A toolbox method's is the toolbox's.
+    let (struct_doc, struct_vis, struct_ident) = match &target {
+        Target::Free { ident, vis } => (
+            Some(format!(
+                "The tool `{}` made by `#[tool]` from the fn of the same name: register it \
+                 with `set.register_tool({ident} {{}})`, or list the fn in `tools![]`.",
+                tool.name
+            )),
+            Some(*vis),
+            Some(macro_ident(ident)),
+        ),
+        Target::Method { .. } => (None, None, None),
+    };
+    let struct_cfgs = struct_ident
+        .as_ref()
+        .map(|_| &tool.cfgs)
+        .into_iter()
+        .flatten();
+    let (struct_doc, struct_vis, struct_ident) = (
+        struct_doc.into_iter(),
+        struct_vis.into_iter(),
+        struct_ident.into_iter(),
+    );
+    let (route, run_trait) = (ident(route), ident(run_trait));
     let default_fns = fields.iter().filter_map(default_fn);
     let tys = fields.iter().map(ArgField::ty);
-    let plan = fields.iter().map(|f| arg_fns(&p, f));
+    // Each parameter's functions through `ModelArg`: the bound is reported at the type,
+    // so a type that cannot be a parameter gives one error, at its own tokens.
+    let fns_tys = fields.iter().map(ArgField::ty);
+    let defaults = fields.iter().map(|f| with_default(&p, f));
     let decl = decl(tool, &fields);
     let (keys, key_items) = keys(tool);
     let (output, pick_output) = output_schema(tool);
     let run = run_fn(tool, &target, &fields);
-    let extra = match target {
-        Target::Free { ident } => free_tool_items(tool, ident),
-        Target::Method { .. } => TokenStream::new(),
+    let registration = match target {
+        Target::Free { ident, .. } => tool.register.map(|span| {
+            registration(
+                k,
+                span,
+                &resolved(&tool.name),
+                &tool.tags,
+                &quote!(#p::static_tool::<#ident>),
+            )
+        }),
+        Target::Method { .. } => None,
     };
+    // The tool type's `Debug`, written out rather than derived: a derive is an expansion
+    // of its own, which the incremental cache fingerprints by position (see `spans`). Its
+    // only std impl (`missing_debug_implementations`): the type is built as `name {}`, so
+    // it needs no `Clone` or `Default`. `#[inline]`, so it is compiled where a tool is
+    // formatted, not with the tools an edit recompiles.
+    let debug_name = debug.map(|ident| resolved(ident.unraw().to_string()));
+    let debug = debug.into_iter();
+    let exemption = clippy_exemption();
     let cfgs = &tool.cfgs;
     quote! {
+        #(#struct_cfgs)*
+        #(
+            #[doc = #struct_doc]
+            #struct_vis struct #struct_ident {}
+        )*
         #(#cfgs)*
-        #[doc(hidden)]
+        #exemption
         const _: () = {
             #(#default_fns)*
             #key_items
@@ -96,14 +150,29 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             }
             impl #p::#run_trait<#self_ty> for #runner {
                 type Args = (#(#tys,)*);
-                const DECL: &'static #p::Decl<Self::Args> = &#p::Decl(#decl, (#(#plan,)*));
+                const DECL: &'static #p::Decl<Self::Args> =
+                    &#p::Decl(#decl, (#(<#fns_tys as #p::ModelArg>::FNS #defaults,)*));
                 #keys
                 #output
                 #run
             }
-            #extra
+            #(
+                #[automatically_derived]
+                impl ::core::fmt::Debug for #debug {
+                    #[inline]
+                    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                        f.write_str(#debug_name)
+                    }
+                }
+            )*
+            #registration
         };
     }
+}
+
+/// An identifier the macro makes, resolved at the anchor (see `spans`).
+fn ident(name: &str) -> Ident {
+    Ident::new(name, crate::spans::site())
 }
 
 /// The module of `agent_core::__private::runners` whose type runs the tool (see there):
@@ -124,7 +193,7 @@ pub fn anchored_impls(tool: &mut Tool, anchor: Span, target: Target<'_>) -> Toke
         for param in &mut tool.params {
             param.binding.set_span(crate::spans::site());
         }
-        anchored_item(impls(tool, target))
+        impls(tool, target)
     })
 }
 
@@ -173,25 +242,18 @@ fn default_fn(f: &ArgField<'_>) -> Option<TokenStream> {
     })
 }
 
-/// One parameter's functions in the declaration: its type's, through `ModelArg`, spanned
-/// at the type, so a type that cannot be a parameter gives one error, at its own tokens;
-/// with its default, when it has one.
-fn arg_fns(p: &Trees, f: &ArgField<'_>) -> TokenStream {
-    let ty = f.ty();
-    let fns = quote_spanned!(ty.span()=> <#ty as #p::ModelArg>::FNS);
-    match &f.model.default {
-        None => fns,
-        Some(_) => {
-            let default_fn = &f.default_fn;
-            let pick = macro_made(quote!(use #p::NoDefaultValue as _;));
-            quote! {
-                #fns.with_default(#default_fn, || {
-                    #pick
-                    #p::DefaultValue(#default_fn()).to_schema_value()
-                })
-            }
-        }
-    }
+/// `.with_default(..)` after a parameter's functions when it has a default: the fn
+/// making it, and the fn giving it as JSON for the schema.
+fn with_default(p: &Trees, f: &ArgField<'_>) -> Option<TokenStream> {
+    f.model.default.as_ref()?;
+    let default_fn = &f.default_fn;
+    let pick = macro_made(quote!(use #p::NoDefaultValue as _;));
+    Some(quote! {
+        .with_default(#default_fn, || {
+            #pick
+            #p::DefaultValue(#default_fn()).to_schema_value()
+        })
+    })
 }
 
 /// The declaration's text, as `ToolSpec::new` in agent-core reads it: the name, the
@@ -392,25 +454,30 @@ fn run_fn(tool: &Tool, target: &Target<'_>, fields: &[ArgField<'_>]) -> TokenStr
             }
         })
         .collect();
-    let ctx = if injected.is_empty() {
-        quote!(_)
+    let ctx = ident(if injected.is_empty() {
+        "_"
     } else {
-        quote!(__agent_ctx)
-    };
+        "__agent_ctx"
+    });
     let all_bindings = tool.params.iter().map(|param| &param.binding);
-    let (call, fn_span) = match target {
-        Target::Free { ident } => (quote!(#ident), ident.span()),
-        Target::Method { method, .. } => (quote!(__agent_tool.0.#method), method.span()),
+    let (fn_ident, method) = match target {
+        Target::Free { ident, .. } => (*ident, None),
+        Target::Method { method, .. } => (*method, Some(*method)),
+    };
+    let fn_span = fn_ident.span();
+    // `tool.0.method` for a toolbox method; the free fn by name.
+    let call = match method {
+        None => quote_spanned!(fn_span=> #fn_ident(#(#all_bindings),*)),
+        Some(method) => quote_spanned!(fn_span=> __agent_tool.0.#method(#(#all_bindings),*)),
     };
     // Spanned at the fn's name: a future that is not `Send` is reported there, at the
     // coercion of the box into the call's `BoxFuture`.
     let body = if tool.output_kind == valid::OutputKind::Text && !tool.returns_result {
-        let text = spanned_at(quote!(#p::text), crate::spans::at(fn_span));
-        quote_spanned!(fn_span=> #text(#call(#(#all_bindings),*)))
+        let text = p.join("text").spanned(crate::spans::at(fn_span));
+        quote!(#text(#call))
     } else {
-        let boxed = quote_spanned!(fn_span=> ::std::boxed::Box::pin(#call(#(#all_bindings),*)));
         let convert = convert(tool);
-        quote!(#p::converted(#boxed, #convert))
+        quote_spanned!(fn_span=> #p::converted(::std::boxed::Box::pin(#call), #convert))
     };
     match target {
         Target::Free { .. } => quote! {
@@ -471,27 +538,6 @@ fn option(value: Option<&impl quote::ToTokens>) -> TokenStream {
     }
 }
 
-/// What a free fn's tool type has beyond its route: its registration when `register`
-/// is given, and its `Debug`.
-fn free_tool_items(tool: &Tool, ident: &Ident) -> TokenStream {
-    let k = &tool.krate;
-    let p = k.join("__private");
-    let registration = tool.register.map(|span| {
-        registration(
-            k,
-            span,
-            &resolved(&tool.name),
-            &tool.tags,
-            &quote!(#p::static_tool::<#ident>),
-        )
-    });
-    let debug = debug_impl(ident);
-    quote! {
-        #registration
-        #debug
-    }
-}
-
 /// The item adding a tool to the link-time registry: its name, where `register` was
 /// written (`span`), its tags, and `make`, a `fn() -> Arc<dyn Tool>`.
 pub fn registration(
@@ -518,42 +564,6 @@ pub fn registration(
     }
 }
 
-/// The tool type of a free fn: a braced struct named like the fn, so it lives in the type
-/// namespace only and the fn stays callable.
-pub fn free_struct(tool: &Tool, ident: &Ident, vis: &syn::Visibility) -> TokenStream {
-    let doc = format!(
-        "The tool `{}` made by `#[tool]` from the fn of the same name: register it with \
-         `set.register_tool({} {{}})`, or list the fn in `tools![]`.",
-        tool.name, ident
-    );
-    let cfgs = &tool.cfgs;
-    // Named like the fn and perhaps never used: the macro's own name (see `macro_made`).
-    let ident = macro_ident(ident);
-    ::quote::quote! {
-        #(#cfgs)*
-        #[doc = #doc]
-        #vis struct #ident {}
-    }
-}
-
-/// The tool type's `Debug`, written out rather than derived: a derive is an expansion of
-/// its own, which the incremental cache fingerprints by position (see `spans`). Its only
-/// std impl (`missing_debug_implementations`): the type is built as `name {}`, so it
-/// needs no `Clone` or `Default`. `#[inline]`, so it is compiled where a tool is
-/// formatted, not with the tools an edit recompiles.
-fn debug_impl(ident: &Ident) -> TokenStream {
-    let name = resolved(ident.unraw().to_string());
-    quote! {
-        #[automatically_derived]
-        impl ::core::fmt::Debug for #ident {
-            #[inline]
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                f.write_str(#name)
-            }
-        }
-    }
-}
-
 /// `#[tool]` on an item: the fn, its tool type and impls, or the fallback with errors.
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     // The body is split off before parsing: only the signature is read, and the body's
@@ -564,22 +574,24 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         Some(TokenTree::Group(group)) if group.delimiter() == Delimiter::Brace => head.pop(),
         _ => None,
     };
-    let parsed = syn::parse2::<RawFn>(head.into_iter().collect()).map(|mut func| {
-        func.body.extend(body);
-        func
-    });
-    let mut func: RawFn = match parsed {
-        Ok(func) => func,
-        Err(_) => {
-            let error = syn::Error::new_spanned(
-                &item,
-                "`#[tool]` goes on an `async fn` (or on a method of an impl block marked \
-                 `#[toolbox]`)",
-            )
-            .to_compile_error();
-            return quote!(#error #item);
-        }
+    // The common shape is read from its tokens and emitted as them (see
+    // `ast::parse_plain`); any other, by syn.
+    let (mut func, emitted) = match ast::parse_plain(&head) {
+        Some((func, emitted)) => (func, Some(emitted)),
+        None => match syn::parse2::<RawFn>(head.into_iter().collect()) {
+            Ok(func) => (func, None),
+            Err(_) => {
+                let error = syn::Error::new_spanned(
+                    &item,
+                    "`#[tool]` goes on an `async fn` (or on a method of an impl block marked \
+                     `#[toolbox]`)",
+                )
+                .to_compile_error();
+                return quote!(#error #item);
+            }
+        },
     };
+    func.body.extend(body);
     let param_attrs = valid::strip_param_attrs(&mut func.sig);
     let RawFn {
         attrs,
@@ -587,13 +599,18 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         sig,
         body,
     } = &func;
-    let emitted_fn = quote!(#(#attrs)* #vis #sig #body);
+    let emitted_fn = match emitted {
+        Some(mut trees) => {
+            trees.extend(body.clone());
+            Trees::from_trees(trees)
+        }
+        None => Trees::from(quote!(#(#attrs)* #vis #sig #body)),
+    };
     match valid::check(args.clone(), &func, &param_attrs, Place::Free) {
         Ok(mut tool) => {
             let ident = &sig.ident;
-            let tool_struct = free_struct(&tool, ident, vis);
-            let impls = anchored_impls(&mut tool, ident.span(), Target::Free { ident });
-            quote!(#emitted_fn #tool_struct #impls)
+            let impls = anchored_impls(&mut tool, ident.span(), Target::Free { ident, vis });
+            quote!(#emitted_fn #impls)
         }
         Err(errors) => {
             let stand_in = if sig.receiver().is_some() {
@@ -611,6 +628,72 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 
 #[cfg(test)]
 mod tests {
+    use crate::ast::{RawFn, parse_plain};
+    use proc_macro2::{TokenStream, TokenTree};
+
+    /// The head of a fn (its tokens less the body) and syn's reading of it.
+    fn head_and_syn(source: &str) -> (Vec<TokenTree>, Option<RawFn>) {
+        let mut trees: Vec<TokenTree> =
+            source.parse::<TokenStream>().unwrap().into_iter().collect();
+        trees.pop();
+        let syn = syn::parse2::<RawFn>(trees.iter().cloned().collect()).ok();
+        (trees, syn)
+    }
+
+    /// Where the plain reader takes a fn, it reads what syn reads, and emits what the
+    /// syn path emits once the parameters' attributes are stripped.
+    #[test]
+    fn the_plain_reader_reads_what_syn_reads() {
+        let plain = [
+            "/// Doc.\nasync fn a() {}",
+            "pub async fn a(x: String) -> String {}",
+            "pub(crate) async fn a(x: u8, y: Option<Unit>,) -> Result<Vec<u8>, Error> {}",
+            "/** Block\n doc. */ #[cfg(test)] pub(super) async fn a(#[arg(default = 1)] x: u8) {}",
+            "async fn a(/// Doc\n #[allow(unused)] x: ::std::string::String, ctx: &ToolContext) -> &'static str {}",
+            "async fn a(m: HashMap<String, Vec<Option<a::B>>>, s: State<Db>, p: Progress) -> agent_core::Content {}",
+            "#[doc = \"raw\"] #[doc = include_str!(\"x.md\")] async fn r#type(r#in: u8) {}",
+            "async fn a(x: &mut ToolContext, y: &'a str) {}",
+        ];
+        for source in plain {
+            let (head, syn) = head_and_syn(source);
+            let (mut fast, emitted) =
+                parse_plain(&head).unwrap_or_else(|| panic!("not plain: {source}"));
+            let mut syn = syn.unwrap();
+            assert!(fast.attrs == syn.attrs, "attributes of {source}");
+            assert!(fast.vis == syn.vis, "visibility of {source}");
+            assert!(fast.sig == syn.sig, "signature of {source}");
+            crate::valid::strip_param_attrs(&mut fast.sig);
+            crate::valid::strip_param_attrs(&mut syn.sig);
+            let (attrs, vis, sig) = (&syn.attrs, &syn.vis, &syn.sig);
+            // The same tokens (the spacing of a punctuation mark may differ: it is kept).
+            let unspaced = |tokens: TokenStream| tokens.to_string().replace(' ', "");
+            let expected = unspaced(::quote::quote!(#(#attrs)* #vis #sig));
+            let emitted = unspaced(emitted.into_iter().collect());
+            assert_eq!(emitted, expected, "emitted {source}");
+        }
+        let other = [
+            "fn a() {}",
+            "async unsafe fn a() {}",
+            "const async fn a() {}",
+            "async fn a<T>(x: T) {}",
+            "async fn a(x: u8) where u8: Copy {}",
+            "async fn a(&self) {}",
+            "async fn a((x, y): (u8, u8)) {}",
+            "async fn a(mut x: u8) {}",
+            "async fn a(x: impl Display) {}",
+            "async fn a(x: Box<dyn Fn() -> u8>) {}",
+            "async fn a(x: [u8; 4]) {}",
+            "async fn a(x: Cow<'static, str>) {}",
+            "async fn a(x: <T as Tr>::A) {}",
+            "#![inner] async fn a() {}",
+            "extern \"C\" fn a() {}",
+        ];
+        for source in other {
+            let (head, _) = head_and_syn(source);
+            assert!(parse_plain(&head).is_none(), "read as plain: {source}");
+        }
+    }
+
     #[test]
     #[ignore = "prints an expansion for review"]
     fn print_expansion() {

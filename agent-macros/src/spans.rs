@@ -6,8 +6,7 @@
 //! type checked again. Resolved at a span of the user's own code, the same tokens keep
 //! their locations (errors still point at the attribute) and their fingerprints.
 
-use proc_macro2::{Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
-use quote::quote;
+use proc_macro2::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 use std::cell::Cell;
 
 thread_local! {
@@ -100,6 +99,22 @@ impl Trees {
     }
 }
 
+impl Trees {
+    /// These tokens with every span set to `span` (an error about a path the generated
+    /// code calls then points at the user's tokens that asked for it).
+    pub fn spanned(mut self, span: Span) -> Trees {
+        for tree in &mut self.0 {
+            tree.set_span(span);
+        }
+        self
+    }
+
+    /// Trees as they are.
+    pub fn from_trees(trees: Vec<TokenTree>) -> Self {
+        Trees(trees)
+    }
+}
+
 impl From<TokenStream> for Trees {
     fn from(tokens: TokenStream) -> Self {
         Trees(tokens.into_iter().collect())
@@ -112,20 +127,37 @@ impl quote::ToTokens for Trees {
     }
 }
 
-/// A generated item made under `with_anchor` as it is emitted: behind the clippy
-/// exemption, its tokens already resolved as user code.
-pub fn anchored_item(item: TokenStream) -> TokenStream {
-    let exempt = clippy_exemption();
-    quote!(#exempt #item)
-}
-
-/// Clippy's lint groups, allowed on generated items: clippy treats resolved code as the
-/// user's, and the generated code is not written to clippy's taste (it avoids `?`, say,
-/// for the cache's sake). The attribute keeps the macro's span. rustc's lints get no such
-/// pass: the generated code raises none (`ui-tests/pass/strict-lints.rs`), and an `allow`
-/// would be refused in a crate that forbids the lint.
-fn clippy_exemption() -> TokenStream {
-    quote!(#[allow(clippy::all, clippy::pedantic, clippy::nursery, clippy::restriction)])
+/// `#[allow(clippy::all, clippy::pedantic, clippy::nursery, clippy::restriction)]`, put
+/// on generated items: clippy treats resolved code as the user's, and the generated code
+/// is not written to clippy's taste (it avoids `?`, say, for the cache's sake). The
+/// attribute keeps the macro's span. rustc's lints get no such pass: the generated code
+/// raises none (`ui-tests/pass/strict-lints.rs`), and an `allow` would be refused in a
+/// crate that forbids the lint. Made as trees: one round trip to rustc per group.
+pub fn clippy_exemption() -> Trees {
+    let span = Span::call_site();
+    let mut lints = Vec::new();
+    for (i, group) in ["all", "pedantic", "nursery", "restriction"]
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            lints.push(TokenTree::Punct(Punct::new(',', Spacing::Alone)));
+        }
+        lints.push(Ident::new("clippy", span).into());
+        lints.push(Punct::new(':', Spacing::Joint).into());
+        lints.push(Punct::new(':', Spacing::Alone).into());
+        lints.push(Ident::new(group, span).into());
+    }
+    let allow: TokenStream = [
+        TokenTree::Ident(Ident::new("allow", span)),
+        Group::new(Delimiter::Parenthesis, lints.into_iter().collect()).into(),
+    ]
+    .into_iter()
+    .collect();
+    Trees(vec![
+        Punct::new('#', Spacing::Alone).into(),
+        Group::new(Delimiter::Bracket, allow).into(),
+    ])
 }
 
 /// `tokens` as the macro's own, at its call site, each token keeping its location: rustc

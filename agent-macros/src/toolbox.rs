@@ -207,8 +207,8 @@ fn take_tools(
             tool.krate = Trees::from(krate.clone());
         }
         if !names.insert(tool.name.clone()) {
-            errors.error(
-                &tool.name_tokens,
+            errors.error_at(
+                tool.name_span,
                 format!(
                     "this toolbox has two tools named `{}`: give one another name with \
                      `#[tool(name = \"...\")]`",

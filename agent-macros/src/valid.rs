@@ -36,7 +36,7 @@ pub struct Tool {
     /// The tool's name.
     pub name: String,
     /// Where the name was written (the `name` literal, else the fn's name).
-    pub name_tokens: TokenStream,
+    pub name_span: Span,
     /// The description.
     pub description: Description,
     /// Human-readable title.
@@ -170,7 +170,7 @@ pub fn check(
     let attr = ToolAttr::parse(args, &mut errors);
     let sig = &func.sig;
     check_signature(sig, &mut errors);
-    let (name, name_tokens) = tool_name(&attr, sig, &mut errors);
+    let (name, name_span) = tool_name(&attr, sig, &mut errors);
     let (description, arguments) = description(&attr, func, &name, &mut errors);
     let timeout_ms = timeout(&attr, &mut errors);
     check_exposure(&attr, &mut errors);
@@ -188,7 +188,7 @@ pub fn check(
         }),
         krate_given: attr.krate.is_some(),
         name,
-        name_tokens,
+        name_span,
         description,
         title: attr.title,
         timeout_ms,
@@ -268,14 +268,14 @@ fn check_signature(sig: &syn::Signature, errors: &mut Errors) {
 
 /// The tool's name (`name = "..."`, else the fn's) and where it was written; it must
 /// match the rule every provider accepts.
-fn tool_name(attr: &ToolAttr, sig: &syn::Signature, errors: &mut Errors) -> (String, TokenStream) {
-    let (name, name_tokens) = match &attr.name {
-        Some(lit) => (lit.value(), lit.to_token_stream()),
-        None => (sig.ident.unraw().to_string(), sig.ident.to_token_stream()),
+fn tool_name(attr: &ToolAttr, sig: &syn::Signature, errors: &mut Errors) -> (String, Span) {
+    let (name, name_span) = match &attr.name {
+        Some(lit) => (lit.value(), lit.span()),
+        None => (sig.ident.unraw().to_string(), sig.ident.span()),
     };
     if !is_valid_tool_name(&name) {
-        errors.error(
-            &name_tokens,
+        errors.error_at(
+            name_span,
             format!(
                 "invalid tool name `{name}`: a tool name must match ^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$ \
                  (start with a letter or `_`, then letters, digits, `_` or `-`, at most 64 in all); \
@@ -283,7 +283,7 @@ fn tool_name(attr: &ToolAttr, sig: &syn::Signature, errors: &mut Errors) -> (Str
             ),
         );
     }
-    (name, name_tokens)
+    (name, name_span)
 }
 
 /// The description (`description = "..."`, else the doc comment), required, and the
@@ -606,21 +606,20 @@ fn arg_attr(arg_attrs: &[&syn::Attribute], errors: &mut Errors) -> ArgAttr {
 
 /// Two model parameters may not share a name in the schema.
 fn check_distinct_name(model: &ModelParam, seen: &mut HashSet<String>, errors: &mut Errors) {
-    let (prop_name, at) = match &model.rename {
-        Some(lit) => (lit.value(), lit.to_token_stream()),
-        None => (
-            model.field.unraw().to_string(),
-            model.field.to_token_stream(),
-        ),
+    let prop_name = match &model.rename {
+        Some(lit) => lit.value(),
+        None => model.field.unraw().to_string(),
     };
-    if !seen.insert(prop_name.clone()) {
-        errors.error(
-            at,
-            format!(
-                "two parameters are named `{prop_name}` in the schema: give one \
-                 another name with `#[arg(rename = \"...\")]`"
-            ),
-        );
+    if seen.insert(prop_name.clone()) {
+        return;
+    }
+    let message = format!(
+        "two parameters are named `{prop_name}` in the schema: give one another name with \
+         `#[arg(rename = \"...\")]`"
+    );
+    match &model.rename {
+        Some(lit) => errors.error(lit, message),
+        None => errors.error(&model.field, message),
     }
 }
 
