@@ -291,8 +291,9 @@ pub(crate) type BoxFuture<'a, T> =
 
 /// How a type is a [`Tool`] without an impl of its own: [`Route`](Self::Route) names the
 /// [`ToolVia`] impl that answers for it. [`TypedTool`](crate::TypedTool)s take theirs,
-/// and the types `#[tool]` generates take the one reading their spec, so no `#[tool]` fn
-/// writes out (and compiles) a `Tool` impl of its own. Not a public API.
+/// and the types `#[tool]` and `#[toolbox]` generate take the one reading the declaration
+/// their runner holds, so no `#[tool]` fn writes out (and compiles) a `Tool` impl of its
+/// own. Not a public API.
 #[doc(hidden)]
 pub trait ToolRoute {
     /// A marker type naming the route.

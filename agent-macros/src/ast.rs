@@ -1,7 +1,8 @@
 //! The annotated fn as a model: its signature, its parameters classified as model
 //! arguments or injected values, and its return type. Only the signature is parsed; the
 //! body is kept as tokens, so a body that does not compile still expands and rustc reports
-//! the real error.
+//! the real error. The common shape of signature is read from its tokens by
+//! [`parse_plain`], every other by syn.
 
 use proc_macro2::{Delimiter, Group, Punct, Spacing, TokenStream, TokenTree};
 use syn::parse::{Parse, ParseStream, Parser};

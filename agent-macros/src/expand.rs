@@ -117,7 +117,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
             registration(
                 k,
                 span,
-                &resolved(&tool.name),
+                &crate::spans::string(&tool.name),
                 &tool.tags,
                 &quote!(#p::static_tool::<#ident>),
             )
@@ -129,7 +129,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     // only std impl (`missing_debug_implementations`): the type is built as `name {}`, so
     // it needs no `Clone` or `Default`. `#[inline]`, so it is compiled where a tool is
     // formatted, not with the tools an edit recompiles.
-    let debug_name = debug.map(|ident| resolved(ident.unraw().to_string()));
+    let debug_name = debug.map(|ident| crate::spans::string(&ident.unraw().to_string()));
     let debug = debug.into_iter();
     let exemption = clippy_exemption();
     let cfgs = &tool.cfgs;
@@ -189,7 +189,11 @@ fn runner_of(name: &str) -> String {
 /// user's code there (see `spans`): the values interpolated into it are resolved first.
 pub fn anchored_impls(tool: &mut Tool, anchor: Span, target: Target<'_>) -> TokenStream {
     with_anchor(anchor, || {
-        tool.krate = resolved(&tool.krate);
+        tool.krate = if tool.krate_given {
+            resolved(&tool.krate)
+        } else {
+            crate::spans::agent_core()
+        };
         for param in &mut tool.params {
             param.binding.set_span(crate::spans::site());
         }
@@ -310,7 +314,7 @@ fn decl(tool: &Tool, fields: &[ArgField<'_>]) -> Trees {
         valid::Description::Text(description) => {
             text.push_str(description);
             if parts.is_empty() {
-                return resolved(text);
+                return crate::spans::string(&text);
             }
             parts.push(text.into_token_stream());
         }
@@ -332,11 +336,11 @@ enum Part<'a> {
 
 /// `const KEYS` when the tool gives a key (or reads its context), and the items the keys
 /// point to (`activate_when` boxed).
-fn keys(tool: &Tool) -> (Option<TokenStream>, TokenStream) {
+fn keys(tool: &Tool) -> (Option<TokenStream>, Option<TokenStream>) {
     let k = &tool.krate;
     let p = k.join("__private");
     let mut keys = Vec::new();
-    let mut items = TokenStream::new();
+    let mut items = None;
     if !context_free(tool) {
         keys.push(quote!(.with_context()));
     }
@@ -353,7 +357,7 @@ fn keys(tool: &Tool) -> (Option<TokenStream>, TokenStream) {
         let active = quote_spanned! {path.span()=>
             let __agent_active: bool = #path(__agent_ctx).await;
         };
-        items.extend(quote! {
+        items = Some(quote! {
             fn __agent_activate<'a>(
                 __agent_ctx: &'a #k::ActivationContext,
             ) -> #p::BoxFuture<'a, bool> {
@@ -460,24 +464,22 @@ fn run_fn(tool: &Tool, target: &Target<'_>, fields: &[ArgField<'_>]) -> TokenStr
         "__agent_ctx"
     });
     let all_bindings = tool.params.iter().map(|param| &param.binding);
-    let (fn_ident, method) = match target {
+    let (fn_ident, receiver) = match target {
         Target::Free { ident, .. } => (*ident, None),
-        Target::Method { method, .. } => (*method, Some(*method)),
+        Target::Method { method, .. } => (*method, Some(quote!(__agent_tool.0.))),
     };
     let fn_span = fn_ident.span();
-    // `tool.0.method` for a toolbox method; the free fn by name.
-    let call = match method {
-        None => quote_spanned!(fn_span=> #fn_ident(#(#all_bindings),*)),
-        Some(method) => quote_spanned!(fn_span=> __agent_tool.0.#method(#(#all_bindings),*)),
-    };
-    // Spanned at the fn's name: a future that is not `Send` is reported there, at the
-    // coercion of the box into the call's `BoxFuture`.
+    // The call of the free fn by name (`tool.0.method` for a toolbox method), spanned at
+    // the fn's name: a future that is not `Send` is reported there, at the coercion of
+    // the box into the call's `BoxFuture`.
     let body = if tool.output_kind == valid::OutputKind::Text && !tool.returns_result {
         let text = p.join("text").spanned(crate::spans::at(fn_span));
-        quote!(#text(#call))
+        quote_spanned!(fn_span=> #text(#receiver #fn_ident(#(#all_bindings),*)))
     } else {
         let convert = convert(tool);
-        quote_spanned!(fn_span=> #p::converted(::std::boxed::Box::pin(#call), #convert))
+        quote_spanned! {fn_span=>
+            #p::converted(::std::boxed::Box::pin(#receiver #fn_ident(#(#all_bindings),*)), #convert)
+        }
     };
     match target {
         Target::Free { .. } => quote! {

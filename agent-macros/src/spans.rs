@@ -83,6 +83,28 @@ pub fn resolved(value: impl quote::ToTokens) -> Trees {
     })
 }
 
+/// A string literal made here, as [`resolved`] would make it, without a walk: its span is
+/// [`site`].
+pub fn string(text: &str) -> Trees {
+    let mut literal = proc_macro2::Literal::string(text);
+    literal.set_span(site());
+    Trees(vec![literal.into()])
+}
+
+/// `::agent_core`, the crate path when no `crate = path` is given, spanned at [`site`].
+pub fn agent_core() -> Trees {
+    let span = site();
+    let mut trees: Vec<TokenTree> = vec![
+        Punct::new(':', Spacing::Joint).into(),
+        Punct::new(':', Spacing::Alone).into(),
+        Ident::new("agent_core", span).into(),
+    ];
+    for tree in &mut trees {
+        tree.set_span(span);
+    }
+    Trees(trees)
+}
+
 /// Tokens interpolated tree by tree (see [`resolved`]).
 #[derive(Clone)]
 pub struct Trees(Vec<TokenTree>);
@@ -91,10 +113,17 @@ impl Trees {
     /// This path followed by `::segment`, made here rather than by `quote!`, whose stream
     /// would cost a round trip wherever it is interpolated.
     pub fn join(&self, segment: &str) -> Trees {
+        let span = site();
         let mut trees = self.0.clone();
-        trees.push(Punct::new(':', Spacing::Joint).into());
-        trees.push(Punct::new(':', Spacing::Alone).into());
-        trees.push(Ident::new(segment, site()).into());
+        for punct in [
+            Punct::new(':', Spacing::Joint),
+            Punct::new(':', Spacing::Alone),
+        ] {
+            let mut punct = TokenTree::Punct(punct);
+            punct.set_span(span);
+            trees.push(punct);
+        }
+        trees.push(Ident::new(segment, span).into());
         Trees(trees)
     }
 }

@@ -204,7 +204,9 @@ fn take_tools(
             }
         };
         if !tool.krate_given {
+            // The toolbox's path (its `crate = path`, or the default): resolved as given.
             tool.krate = Trees::from(krate.clone());
+            tool.krate_given = true;
         }
         if !names.insert(tool.name.clone()) {
             errors.error_at(

@@ -31,7 +31,8 @@ pub enum Place {
 pub struct Tool {
     /// The path of agent_core.
     pub krate: Trees,
-    /// Whether `crate = path` was written (a toolbox's own `crate` applies otherwise).
+    /// Whether `crate = path` was written (a toolbox's own `crate` applies otherwise), or
+    /// the path is the toolbox's: otherwise it is `::agent_core`.
     pub krate_given: bool,
     /// The tool's name.
     pub name: String,
@@ -182,10 +183,10 @@ pub fn check(
     let (output, output_kind, returns_result, return_span) = return_type(sig, &mut errors);
     errors.finish()?;
     Ok(Tool {
-        krate: Trees::from(match &attr.krate {
-            Some(path) => quote!(#path),
-            None => quote!(::agent_core),
-        }),
+        krate: match &attr.krate {
+            Some(path) => Trees::from(quote!(#path)),
+            None => crate::spans::agent_core(),
+        },
         krate_given: attr.krate.is_some(),
         name,
         name_span,
