@@ -943,3 +943,57 @@ impl<O> Future for Converted<'_, O> {
         self.future.as_mut().poll(cx).map(convert)
     }
 }
+
+/// The functions of the parameter and output types tools use most, compiled here once.
+///
+/// In a debug build rustc shares generic functions between crates (`-Z share-generics`
+/// is on when optimizations are off): a crate of tools reuses what this crate already
+/// compiled instead of compiling its own copy. Without this, every crate of tools
+/// compiled and recorded the reader, decoder and schema of `String`, `u8`, ... again, and
+/// on every edit, rustc's list of them too. The fn is never called: naming the instances
+/// is what compiles them.
+#[doc(hidden)]
+pub fn shared_instances() -> Vec<*const ()> {
+    macro_rules! arg_types {
+        ($($t:ty),*) => {
+            vec![$(
+                <$t as super::ModelArg>::__agent_arg as *const (),
+                <$t as super::ModelArg>::__agent_read as *const (),
+                <$t as super::ModelArg>::__agent_schema as *const (),
+                ArgFns::<$t>::read as *const (),
+                ArgFns::<$t>::param as *const (),
+                <Option<$t> as super::ModelArg>::__agent_arg as *const (),
+                <Option<$t> as super::ModelArg>::__agent_read as *const (),
+                <Option<$t> as super::ModelArg>::__agent_schema as *const (),
+                ArgFns::<Option<$t>>::read as *const (),
+                ArgFns::<Option<$t>>::param as *const (),
+                output_result::<$t> as *const (),
+                converted::<$t> as *const (),
+            )*]
+        };
+    }
+    let mut instances = arg_types!(
+        String,
+        bool,
+        u8,
+        u16,
+        u32,
+        u64,
+        usize,
+        i8,
+        i16,
+        i32,
+        i64,
+        isize,
+        f32,
+        f64,
+        Value,
+        Vec<String>,
+        Vec<u32>,
+        Vec<i64>,
+        Vec<Value>
+    );
+    instances.push(converted::<AgentResult<String>> as *const ());
+    instances.push(converted::<Result<String, ToolError>> as *const ());
+    instances
+}
