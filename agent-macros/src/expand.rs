@@ -416,7 +416,7 @@ fn keys(tool: &Tool) -> (Option<TokenStream>, Option<TokenStream>) {
         keys.push(quote!(.with_validate_progress({ #f __agent_fn })));
     }
     let keys = (!keys.is_empty())
-        .then(|| quote!(const KEYS: #p::ToolKeys = #p::ToolKeys::NONE #(#keys)*;));
+        .then(|| quote!(const KEYS: &'static #p::ToolKeys = &#p::ToolKeys::NONE #(#keys)*;));
     (keys, items)
 }
 

@@ -329,8 +329,9 @@ pub trait RunTool<T: ?Sized> {
     type Args: ReadArgs;
     /// The tool's text and its parameters' functions.
     const DECL: &'static Decl<Self::Args>;
-    /// The keys given in `#[tool(...)]`.
-    const KEYS: ToolKeys = ToolKeys::NONE;
+    /// The keys given in `#[tool(...)]` (a reference, so a table of tools holds a
+    /// pointer per tool rather than every key).
+    const KEYS: &'static ToolKeys = &ToolKeys::NONE;
     /// Builds the output schema ([`OutputSchema`](super::OutputSchema)'s pick).
     const OUTPUT: fn() -> Option<Value> = super::no_output_schema;
     /// The fn's future on its arguments (and, for the parameters the runtime supplies,
@@ -345,8 +346,9 @@ pub trait RunMethod<T: ?Sized> {
     type Args: ReadArgs;
     /// The tool's text and its parameters' functions.
     const DECL: &'static Decl<Self::Args>;
-    /// The keys given in `#[tool(...)]`.
-    const KEYS: ToolKeys = ToolKeys::NONE;
+    /// The keys given in `#[tool(...)]` (a reference, so a table of tools holds a
+    /// pointer per tool rather than every key).
+    const KEYS: &'static ToolKeys = &ToolKeys::NONE;
     /// Builds the output schema.
     const OUTPUT: fn() -> Option<Value> = super::no_output_schema;
     /// The method's future on its arguments, its output converted and boxed.
@@ -389,7 +391,7 @@ pub struct ViaMethod<R>(PhantomData<fn() -> R>);
 pub struct ToolEntry {
     decl: &'static str,
     plan: &'static dyn ArgPlan,
-    keys: ToolKeys,
+    keys: &'static ToolKeys,
     output: fn() -> Option<Value>,
     call: CallFn,
 }
@@ -732,7 +734,7 @@ impl FnTool {
     /// The tool of an entry.
     pub fn new(entry: ToolEntry) -> Self {
         Self {
-            spec: ToolSpec::new(entry.decl, entry.plan, entry.keys, entry.output),
+            spec: ToolSpec::new(entry.decl, entry.plan, *entry.keys, entry.output),
             call: entry.call,
         }
     }
@@ -849,7 +851,7 @@ impl ToolVia<ViaEntry> for FnTool {
 /// The spec of `#[tool]` fn type `T`, read once per type (a tool type registered as a
 /// value, `set.register_tool(name {})`, rather than through `tools![]`).
 fn fn_spec<T: 'static, R: RunTool<T> + 'static>(_: &T) -> &'static ToolSpec {
-    ToolSpec::of::<T>(|| ToolSpec::new(R::DECL.0, &R::DECL.1, R::KEYS, R::OUTPUT))
+    ToolSpec::of::<T>(|| ToolSpec::new(R::DECL.0, &R::DECL.1, *R::KEYS, R::OUTPUT))
 }
 
 impl<T, R> ToolVia<ViaFn<R>> for T
@@ -870,7 +872,7 @@ where
 
 /// The spec of `#[toolbox]` method type `T`, read once per type.
 fn method_spec<T: 'static, R: RunMethod<T> + 'static>(_: &T) -> &'static ToolSpec {
-    ToolSpec::of::<T>(|| ToolSpec::new(R::DECL.0, &R::DECL.1, R::KEYS, R::OUTPUT))
+    ToolSpec::of::<T>(|| ToolSpec::new(R::DECL.0, &R::DECL.1, *R::KEYS, R::OUTPUT))
 }
 
 impl<T, R> ToolVia<ViaMethod<R>> for T
