@@ -22,8 +22,8 @@ pub use spec::runners::*;
 pub use spec::{
     ActivateFn, ApprovalRule, ArgFns, ArgPlan, Broken, CallFn, CallFuture, Decl, FnTool, ParamFns,
     ReadArgs, ReadFn, RunMethod, RunTool, SchemaFn, StaticTool, ToolEntry, ToolKeys, ToolOutput,
-    ToolSpec, ViaEntry, ViaFn, ViaMethod, broken_call, converted, output_result, shared_instances,
-    static_tool, static_toolset, text,
+    ToolSpec, ToolTable, ViaEntry, ViaFn, ViaMethod, broken_call, converted, output_result,
+    shared_instances, static_tool, table_toolset, text,
 };
 
 use crate::content::Content;

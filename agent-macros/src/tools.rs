@@ -64,12 +64,17 @@ fn generate(krate: &TokenStream, paths: &[Path]) -> TokenStream {
         TokenStream::new()
     };
     // A constant table and one call: the fn listing the tools compiles to a few lines,
-    // however many tools it lists.
+    // however many tools it lists. The table is a constant of a type of the block, read
+    // by a fn generic in it (see `table_toolset`), so it is not compiled into the
+    // caller's module.
     quote! {
         {
             #check_block
-            const __AGENT_TOOLS: &[#p::ToolEntry] = &[#(#entries),*];
-            #p::static_toolset(__AGENT_TOOLS)
+            struct __AgentTools;
+            impl #p::ToolTable for __AgentTools {
+                const TOOLS: &'static [#p::ToolEntry] = &[#(#entries),*];
+            }
+            #p::table_toolset::<__AgentTools>()
         }
     }
 }

@@ -745,10 +745,22 @@ pub fn static_tool<T: StaticTool>() -> Arc<dyn Tool> {
     Arc::new(FnTool::new(T::ENTRY))
 }
 
-/// The set `tools![]` names, from a constant table of the tools' entries: the code
-/// listing the tools is one call, however many there are. The macro has already proven
-/// the names valid and distinct, so registration cannot fail for them.
-pub fn static_toolset(tools: &[ToolEntry]) -> ToolSet {
+/// The entries `tools![]` lists, as a constant of a type the macro defines beside it.
+pub trait ToolTable {
+    /// The entries, in the order listed.
+    const TOOLS: &'static [ToolEntry];
+}
+
+/// The set `tools![]` names, from its constant table: the code listing the tools is one
+/// call, however many there are. Generic in the table, so the table is compiled with
+/// this fn's copy (in a codegen unit of agent-core's own) rather than into the module
+/// that lists the tools, which an edit of any fn in it compiles again. The macro has
+/// already proven the names valid and distinct, so registration cannot fail for them.
+pub fn table_toolset<T: ToolTable>() -> ToolSet {
+    toolset_of(T::TOOLS)
+}
+
+fn toolset_of(tools: &[ToolEntry]) -> ToolSet {
     let mut set = ToolSet::new();
     for &entry in tools {
         if let Err(error) = set.register_arc(Arc::new(FnTool::new(entry))) {
