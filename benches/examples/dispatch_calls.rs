@@ -1,0 +1,53 @@
+//! Makes `N` calls through one path of the dispatch benchmark, so that an instruction
+//! counter (`valgrind --tool=callgrind`) run at two values of `N` gives the instructions
+//! of one call, free of the noise of timing: `scripts/dispatch-instructions.sh`.
+//!
+//! `cargo run --release -p agent-benches --example dispatch_calls -- tool_macro 100000`
+
+use agent_benches::dispatch::{Fixture, by_hand, by_hand_from_value};
+use std::hint::black_box;
+use std::process::ExitCode;
+
+const PATHS: &str = "hand_written, hand_written_from_value, tool_macro or typed_tool";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let (Some(path), Some(Ok(calls))) = (args.next(), args.next().map(|n| n.parse::<u64>())) else {
+        eprintln!("usage: dispatch_calls PATH CALLS, where PATH is {PATHS}");
+        return ExitCode::FAILURE;
+    };
+    if !PATHS.split([',', ' ']).any(|known| known == path) {
+        eprintln!("unknown path `{path}`: expected {PATHS}");
+        return ExitCode::FAILURE;
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a current-thread runtime needs no resources that can be missing");
+    let f = Fixture::default();
+    let failed = runtime.block_on(async {
+        let mut failed = 0u64;
+        for _ in 0..calls {
+            let result = match path.as_str() {
+                "hand_written" => by_hand(black_box(&f.args)).await,
+                "hand_written_from_value" => by_hand_from_value(black_box(&f.args)).await,
+                "tool_macro" => {
+                    f.tool_macro
+                        .call(black_box("forecast"), black_box(&f.args), &f.ctx)
+                        .await
+                }
+                _ => {
+                    f.typed
+                        .call(black_box("forecast"), black_box(&f.args), &f.ctx)
+                        .await
+                }
+            };
+            failed += u64::from(black_box(result).is_err());
+        }
+        failed
+    });
+    if failed > 0 {
+        eprintln!("{failed} of {calls} calls failed");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
