@@ -8,16 +8,27 @@ use agent_benches::dispatch::{Fixture, by_hand, by_hand_from_value};
 use std::hint::black_box;
 use std::process::ExitCode;
 
-const PATHS: &str = "hand_written, hand_written_from_value, tool_macro or typed_tool";
+const PATHS: [&str; 4] = [
+    "hand_written",
+    "hand_written_from_value",
+    "tool_macro",
+    "typed_tool",
+];
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let (Some(path), Some(Ok(calls))) = (args.next(), args.next().map(|n| n.parse::<u64>())) else {
-        eprintln!("usage: dispatch_calls PATH CALLS, where PATH is {PATHS}");
+        eprintln!(
+            "usage: dispatch_calls PATH CALLS, where PATH is one of {}",
+            PATHS.join(", ")
+        );
         return ExitCode::FAILURE;
     };
-    if !PATHS.split([',', ' ']).any(|known| known == path) {
-        eprintln!("unknown path `{path}`: expected {PATHS}");
+    if !PATHS.contains(&path.as_str()) {
+        eprintln!(
+            "unknown path `{path}`: expected one of {}",
+            PATHS.join(", ")
+        );
         return ExitCode::FAILURE;
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
