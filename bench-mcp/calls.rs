@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Arguments: which server and how many calls (100 by default). The servers: `ours`
-//! (`agent_mcp::serve_io`, the stdio path), `ours_via_rmcp` (the same server under
+//! (`toolwright_mcp::serve_io`, the stdio path), `ours_via_rmcp` (the same server under
 //! rmcp's `serve`, without our stream transport) and `rmcp` (rmcp's macros). The
 //! instructions of one call are the difference between two runs of different counts,
 //! divided by the difference of the counts: setup and teardown cancel out.
@@ -16,10 +16,10 @@
 mod forecast;
 mod in_memory;
 
-use agent_core::tools;
-use agent_mcp::McpServer;
 use forecast::{BEIJING_3_DAYS, RmcpServer, forecast_tool};
 use in_memory::{call_params, client_of, client_of_stream};
+use toolwright_core::tools;
+use toolwright_mcp::McpServer;
 
 fn main() {
     // `cargo bench` passes `--bench`: ignored, as is anything else that is not ours.

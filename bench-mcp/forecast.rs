@@ -1,9 +1,9 @@
-//! The tool both benchmarks serve: a forecast, once as an agent-core `#[tool]` for our
+//! The tool both benchmarks serve: a forecast, once as an toolwright-core `#[tool]` for our
 //! server and once with rmcp's own `#[tool_router]`/`#[tool]` macros.
 
-use agent_core::tool;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::tool_router;
+use toolwright_core::tool;
 
 /// What both servers answer for Beijing, 3 days, Celsius.
 pub const BEIJING_3_DAYS: &str = "Beijing: 3 days, 22°C";

@@ -29,8 +29,6 @@
 
 mod forecast;
 
-use agent_core::tools;
-use agent_mcp::{MAX_MESSAGE_BYTES, McpHttpServer, McpServer};
 use axum::serve::ListenerExt;
 use forecast::{BEIJING_3_DAYS, RmcpServer, forecast_tool};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -38,6 +36,8 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
+use toolwright_core::tools;
+use toolwright_mcp::{MAX_MESSAGE_BYTES, McpHttpServer, McpServer};
 
 /// The protocol version the clients ask for.
 const PROTOCOL: &str = "2025-06-18";

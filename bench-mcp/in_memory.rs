@@ -19,12 +19,12 @@ where
     ().serve(client_end).await.expect("client connects")
 }
 
-/// A client of `server` served by `agent_mcp::serve_io`, the stream transport stdio
+/// A client of `server` served by `toolwright_mcp::serve_io`, the stream transport stdio
 /// users get, over an in-memory duplex.
-pub async fn client_of_stream(server: agent_mcp::McpServer) -> RunningService<RoleClient, ()> {
+pub async fn client_of_stream(server: toolwright_mcp::McpServer) -> RunningService<RoleClient, ()> {
     let (client_end, server_end) = tokio::io::duplex(64 * 1024);
     let (input, output) = tokio::io::split(server_end);
-    tokio::spawn(agent_mcp::serve_io(server, input, output));
+    tokio::spawn(toolwright_mcp::serve_io(server, input, output));
     ().serve(client_end).await.expect("client connects")
 }
 

@@ -1,5 +1,5 @@
 //! `tools/call` round trips over an in-memory transport with the same rmcp client:
-//! our server (`agent_mcp::McpServer` over a `#[tool]`), served by `agent_mcp::serve_io`
+//! our server (`toolwright_mcp::McpServer` over a `#[tool]`), served by `toolwright_mcp::serve_io`
 //! (the stdio path) and by rmcp's own `serve`, against a server written with rmcp's own
 //! `#[tool_router]`/`#[tool]` macros exposing the same tool; and `tools/list` of 1,000
 //! tools from our server.
@@ -18,13 +18,13 @@ mod in_memory;
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
-use agent_core::{AgentResult, ToolContext, ToolSet, TypedTool, tools};
-use agent_mcp::McpServer;
 use criterion::{Criterion, criterion_group, criterion_main};
 use forecast::{BEIJING_3_DAYS, RmcpServer, forecast_tool};
 use in_memory::{call_params, client_of, client_of_stream};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
+use toolwright_core::{AgentResult, ToolContext, ToolSet, TypedTool, tools};
+use toolwright_mcp::McpServer;
 
 /// The servers compared, by their criterion names; the last is the reference.
 const SERVERS: [&str; 3] = ["ours", "ours_via_rmcp", "rmcp_macros"];
@@ -41,7 +41,7 @@ const MIN_CALLS_FOR_RATIO: u64 = 256;
 /// One of many tools for the listing benchmark.
 struct Noop(String);
 
-#[agent_core::async_trait]
+#[toolwright_core::async_trait]
 impl TypedTool for Noop {
     type Args = ();
     type Output = &'static str;

@@ -4,11 +4,11 @@
 //! - 100 calls with 100 KB arguments, given to the executor by reference and by value;
 //! - 256 calls of a tool that sleeps 20 ms with a limit of 32 (the ideal is 8 × 20 ms).
 
-use agent_core::{Executor, ToolCall, ToolConfig, ToolContext, TurnContext, tool, tools};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
+use toolwright_core::{Executor, ToolCall, ToolConfig, ToolContext, TurnContext, tool, tools};
 
 /// Does nothing.
 #[tool(read_only)]

@@ -1,7 +1,7 @@
 //! Tools shared by the benchmarks.
 
-use agent_core::{AgentResult, ToolContext, ToolSet, TypedTool};
 use async_trait::async_trait;
+use toolwright_core::{AgentResult, ToolContext, ToolSet, TypedTool};
 
 /// A no-op tool with a name chosen at run time, for sets of many tools.
 pub struct Noop(String);
@@ -43,11 +43,11 @@ pub fn noop_set(n: usize) -> ToolSet {
 /// and the same work written by hand, for the dispatch benchmark and the
 /// `dispatch_calls` example that counts its instructions.
 pub mod dispatch {
-    use agent_core::{AgentResult, Content, ToolContext, ToolSet, TypedTool, tool, tools};
     use async_trait::async_trait;
     use schemars::JsonSchema;
     use serde::Deserialize;
     use serde_json::{Value, json};
+    use toolwright_core::{AgentResult, Content, ToolContext, ToolSet, TypedTool, tool, tools};
 
     /// What every path is called with: the tool in a set as `#[tool]` and as a
     /// [`TypedTool`], a context and the model's arguments.
@@ -136,7 +136,7 @@ pub mod dispatch {
     /// struct. `Tool::call` receives `&Value`, so the value is cloned first.
     pub async fn by_hand_from_value(args: &Value) -> AgentResult<Vec<Content>> {
         let args: ForecastArgs = serde_json::from_value(args.clone())
-            .map_err(|e| agent_core::ToolError::invalid_arguments(e.to_string()))?;
+            .map_err(|e| toolwright_core::ToolError::invalid_arguments(e.to_string()))?;
         Ok(vec![Content::text(
             forecast(args.city, args.days, args.unit).await,
         )])
@@ -146,7 +146,7 @@ pub mod dispatch {
     /// no dynamic dispatch.
     pub async fn by_hand(args: &Value) -> AgentResult<Vec<Content>> {
         let args = ForecastArgs::deserialize(args)
-            .map_err(|e| agent_core::ToolError::invalid_arguments(e.to_string()))?;
+            .map_err(|e| toolwright_core::ToolError::invalid_arguments(e.to_string()))?;
         Ok(vec![Content::text(
             forecast(args.city, args.days, args.unit).await,
         )])

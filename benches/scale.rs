@@ -2,10 +2,10 @@
 //! 1,000 tools served from the cache against rebuilding it per request.
 
 use agent_benches::{noop_name, noop_set};
-use agent_core::{ActivationContext, ToolContext, ToolDefinition};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use std::hint::black_box;
+use toolwright_core::{ActivationContext, ToolContext, ToolDefinition};
 
 fn lookup_and_call(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -23,11 +23,6 @@
 //! A decision on a call that is not waiting, or that another person or process made
 //! first, is `409 Conflict`; corrected arguments that do not fit the tool are `422`.
 
-use agent_core::{
-    Agent, AgentError, ApprovalRecord, PendingCall, Reviewer, RuleLlm, RunState, RunStatus,
-    RunStore, StoreError, ToolError, tool, tools,
-};
-use agent_store::{PostgresStore, SqliteStore};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -36,6 +31,11 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::sync::Arc;
+use toolwright_core::{
+    Agent, AgentError, ApprovalRecord, PendingCall, Reviewer, RuleLlm, RunState, RunStatus,
+    RunStore, StoreError, ToolError, tool, tools,
+};
+use toolwright_store::{PostgresStore, SqliteStore};
 
 /// Look up an order.
 #[tool(read_only)]
@@ -53,7 +53,7 @@ async fn refund(
     order: u32,
     /// How much to refund, in cents
     amount_cents: u32,
-    ctx: &agent_core::ToolContext,
+    ctx: &toolwright_core::ToolContext,
 ) -> Result<String, ToolError> {
     // A payment provider takes the key, and refunds once per key however often asked.
     Ok(format!(

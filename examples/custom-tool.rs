@@ -3,13 +3,13 @@
 //!
 //! Run: `cargo run --example custom-tool`
 
-use agent_core::{
-    AgentResult, Content, Tool, ToolContext, ToolError, ToolMetadata, ToolSet, TypedTool,
-};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolwright_core::{
+    AgentResult, Content, Tool, ToolContext, ToolError, ToolMetadata, ToolSet, TypedTool,
+};
 
 /// Which arithmetic operation to apply.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]

@@ -2,14 +2,14 @@
 //!
 //! `cargo run -p agent-examples --example macro-tour`
 
-use agent_core::{
-    ActivationContext, AgentResult, CallReporter, Content, Progress, State, Tool, ToolContext,
-    ToolError, ToolSet, tool, toolbox, tools,
-};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
+use toolwright_core::{
+    ActivationContext, AgentResult, CallReporter, Content, Progress, State, Tool, ToolContext,
+    ToolError, ToolSet, tool, toolbox, tools,
+};
 
 /// Temperature unit.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
@@ -140,10 +140,10 @@ async fn about() -> &'static str {
 }
 
 mod math {
-    use agent_core::tool;
+    use toolwright_core::tool;
 
     /// Add two numbers.
-    #[tool(read_only, crate = ::agent_core)]
+    #[tool(read_only, crate = ::toolwright_core)]
     pub async fn add(a: f64, b: f64) -> f64 {
         a + b
     }
@@ -270,8 +270,8 @@ async fn main() -> AgentResult<()> {
         }
     }
 
-    let repo =
-        std::env::current_dir().map_err(|e| agent_core::AgentError::InvalidState(e.to_string()))?;
+    let repo = std::env::current_dir()
+        .map_err(|e| toolwright_core::AgentError::InvalidState(e.to_string()))?;
     let repo = repo
         .ancestors()
         .find(|dir| dir.join(".git").exists())

@@ -29,9 +29,9 @@
 //! cargo run -p agent-examples --example mcp-client -- --oauth https://tools.example.com/mcp
 //! ```
 
-use agent_core::{ToolContext, ToolExposure};
-use agent_mcp::{EnterpriseIdentity, HttpClientOptions, McpClient, OAuthOptions};
 use serde_json::{Map, Value, json};
+use toolwright_core::{ToolContext, ToolExposure};
+use toolwright_mcp::{EnterpriseIdentity, HttpClientOptions, McpClient, OAuthOptions};
 
 /// An example value for a property of this schema: its default, its first enum value,
 /// or a plain value of its type.

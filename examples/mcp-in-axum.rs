@@ -15,10 +15,10 @@
 //! with a key from `--jwks-url`; `report` is listed and callable only with the `reports`
 //! scope.
 
-use agent_core::{ToolContext, tool, tools};
-use agent_mcp::{HttpAuth, HttpOptions, JwtValidator, McpServer};
 use axum::Router;
 use axum::routing::get;
+use toolwright_core::{ToolContext, tool, tools};
+use toolwright_mcp::{HttpAuth, HttpOptions, JwtValidator, McpServer};
 
 /// Says who is calling: the token's subject.
 #[tool(read_only)]

@@ -17,11 +17,13 @@
 //! Every tool is an `async fn` with `#[tool]`. `delete_note` is destructive: before it
 //! runs, the server asks the client's user (MCP elicitation).
 
-use agent_core::{Principal, ToolContext, ToolError, ToolSet, tool, tools};
-use agent_mcp::{HttpAuth, HttpOptions, McpHttpServer, McpServer, ServerOptions, StaticTokens};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
+use toolwright_core::{Principal, ToolContext, ToolError, ToolSet, tool, tools};
+use toolwright_mcp::{
+    HttpAuth, HttpOptions, McpHttpServer, McpServer, ServerOptions, StaticTokens,
+};
 
 /// Temperature unit.
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema)]
@@ -131,7 +133,7 @@ pub async fn run(name: &str, tools: ToolSet) -> Result<(), Box<dyn std::error::E
         }
     }
     let Some(addr) = addr else {
-        agent_mcp::serve_stdio_with(server).await?;
+        toolwright_mcp::serve_stdio_with(server).await?;
         return Ok(());
     };
     // Without sessions any instance can answer any request: run several behind a load

@@ -11,16 +11,16 @@
 //! streamed to stdout as it is written; `QUICKSTART_TOOL_CHOICE=get_weather` makes its
 //! first answer call that tool.
 
-use agent_core::{
-    Agent, AgentError, AgentEvent, AgentResult, LlmClient, LlmEvent, ModelSettings, Progress,
-    RuleLlm, RunOutcome, RunState, ToolChoice, ToolConfig, ToolContext, ToolError, tool, tools,
-};
-use agent_llm::{AnthropicClient, OpenAiClient};
 use futures::StreamExt;
 use serde_json::json;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use toolwright_core::{
+    Agent, AgentError, AgentEvent, AgentResult, LlmClient, LlmEvent, ModelSettings, Progress,
+    RuleLlm, RunOutcome, RunState, ToolChoice, ToolConfig, ToolContext, ToolError, tool, tools,
+};
+use toolwright_llm::{AnthropicClient, OpenAiClient};
 
 /// Get the current weather for a city.
 #[tool(read_only, timeout = "5s")]

@@ -8,15 +8,15 @@
 //!
 //! Dialects: openai-strict, openai, anthropic, anthropic-strict, gemini, mcp.
 
-use agent_core::{
-    AgentResult, Dialect, ToolAnnotations, ToolContext, ToolSet, TypedTool, async_trait,
-};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
+use toolwright_core::{
+    AgentResult, Dialect, ToolAnnotations, ToolContext, ToolSet, TypedTool, async_trait,
+};
 
 /// Temperature unit
 #[derive(Deserialize, JsonSchema)]

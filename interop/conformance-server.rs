@@ -15,12 +15,12 @@
 #[allow(dead_code)] // its `main`: this file has its own.
 mod example;
 
-use agent_core::{Content, Progress, State, ToolError, ToolSet, tool};
-use agent_mcp::{LogLevel, McpPeer};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::time::Duration;
+use toolwright_core::{Content, Progress, State, ToolError, ToolSet, tool};
+use toolwright_mcp::{LogLevel, McpPeer};
 
 /// A 1x1 red PNG.
 const RED_PIXEL_PNG: &str =
@@ -265,7 +265,7 @@ async fn json_schema_2020_12_tool(name: Option<String>, address: Option<Address>
 fn toolset() -> ToolSet {
     let mut tools = example::toolset();
     tools
-        .extend(agent_core::tools![
+        .extend(toolwright_core::tools![
             test_simple_text,
             test_image_content,
             test_audio_content,

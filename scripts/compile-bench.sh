@@ -24,7 +24,7 @@ out="$target_dir/compile-bench"
 export CARGO_INCREMENTAL=1
 mkdir -p "$out"
 
-# A crate of the forecast fns over agent-core: `gen_forecasts ours` writes them with
+# A crate of the forecast fns over toolwright-core: `gen_forecasts ours` writes them with
 # `#[tool]` and lists them in `tools![]`; `gen_forecasts plain` writes the floor, the same
 # fns as plain `async fn`s with the same dependencies and no macro (a blank line where
 # the attribute was, so both crates keep the same lines).
@@ -47,13 +47,13 @@ publish = false
 [workspace]
 
 [dependencies]
-agent-core = { path = "$core" }
+toolwright-core = { path = "$core" }
 schemars = { version = "1", default-features = false, features = ["derive", "std"] }
 serde = { version = "1", features = ["derive"] }
 $profile
 TOML
   {
-    [ "$name" != plain ] && echo 'use agent_core::{ToolSet, tool, tools};'
+    [ "$name" != plain ] && echo 'use toolwright_core::{ToolSet, tool, tools};'
     echo '#[derive(serde::Deserialize, schemars::JsonSchema)]'
     echo '#[serde(rename_all = "snake_case")]'
     echo 'pub enum Unit { Celsius, Fahrenheit }'
@@ -178,7 +178,7 @@ command -v bc >/dev/null || { echo "needs bc (apt-get install bc)" >&2; exit 1; 
 gen_forecasts ours
 gen_forecasts plain
 # BASELINE=/path/to/another/checkout: the same `#[tool]` crate over that checkout's
-# agent-core too, measured in the same run (before/after a change, side by side).
+# toolwright-core too, measured in the same run (before/after a change, side by side).
 [ -n "${BASELINE:-}" ] && gen_forecasts base "$BASELINE"
 [ "${MACROS_OPT:-0}" = 1 ] && gen_forecasts ours-opt
 gen_rmcp

@@ -101,7 +101,7 @@ SH
     file=$report/$name-$kind.callgrind
     phase "$file" "total" "PROGRAM TOTALS"
     phase "$file" "macro expansion" "MacroExpander>::expand_crate "
-    phase "$file" "  #[tool] itself" "agent_macros::expand::tool "
+    phase "$file" "  #[tool] itself" "toolwright_macros::expand::tool "
     phase "$file" "type checking" "rustc_hir_typeck::typeck_with_inspect::\\{closure#0\\} "
     phase "$file" "LLVM (codegen threads)" "spawn_named_thread<rustc_codegen_ssa::back::write"
     phase "$file" "MIR to LLVM IR" "rustc_codegen_ssa::base::codegen_crate::<"

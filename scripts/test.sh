@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 echo "== interop dependencies (Python MCP SDK, MCP conformance suite, node 22)"
 bash scripts/install-interop-deps.sh
 
-echo "== Postgres for the agent-store tests (DATABASE_URL)"
+echo "== Postgres for the toolwright-store tests (DATABASE_URL)"
 pg_env="$(bash scripts/postgres.sh)"
 eval "$pg_env"
 

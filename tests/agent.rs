@@ -3,17 +3,17 @@
 #[path = "runtime_tools.rs"]
 mod runtime_tools;
 
-use agent_core::{
-    Agent, AgentError, AgentEvent, AppContext, Approval, AssistantMessage, Content, EventSink,
-    ExternalTool, FnLlm, HookDecision, LlmRequest, Message, NextTurn, PendingKind, RuleLlm,
-    RunControl, RunOutcome, RunState, RunStatus, ScriptedLlm, ToolCall, ToolErrorKind,
-    ToolResultMessage,
-};
 use runtime_tools::{FnTool, first_text};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use toolwright_core::{
+    Agent, AgentError, AgentEvent, AppContext, Approval, AssistantMessage, Content, EventSink,
+    ExternalTool, FnLlm, HookDecision, LlmRequest, Message, NextTurn, PendingKind, RuleLlm,
+    RunControl, RunOutcome, RunState, RunStatus, ScriptedLlm, ToolCall, ToolErrorKind,
+    ToolResultMessage,
+};
 
 fn calls(list: &[(&str, &str, Value)]) -> AssistantMessage {
     AssistantMessage::tool_calls(
@@ -351,7 +351,7 @@ async fn a_fail_run_error_ends_the_run() {
     let agent = Agent::builder(llm)
         .register_tool(
             FnTool::new("explode", |_, _| async {
-                Err(agent_core::ToolError::execution("database corrupted").into())
+                Err(toolwright_core::ToolError::execution("database corrupted").into())
             })
             .fail_run(),
         )
@@ -794,13 +794,13 @@ async fn agents_and_runs_can_move_across_tasks() {
 }
 
 mod with_macros {
-    use agent_core::{
-        Agent, AgentEvent, AssistantMessage, Progress, RunOutcome, ScriptedLlm, ToolCall,
-        ToolErrorKind, tool, tools,
-    };
     use serde_json::json;
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
+    use toolwright_core::{
+        Agent, AgentEvent, AssistantMessage, Progress, RunOutcome, ScriptedLlm, ToolCall,
+        ToolErrorKind, tool, tools,
+    };
 
     /// Deploy a release to an environment.
     #[tool(require_approval)]
@@ -826,7 +826,7 @@ mod with_macros {
         /// The folder
         path: String,
         progress: Progress,
-    ) -> Result<String, agent_core::ToolError> {
+    ) -> Result<String, toolwright_core::ToolError> {
         progress.emit(json!({"phase": "start"}))?;
         progress.emit(json!({"phase": "end"}))?;
         Ok(format!("scanned {path}"))

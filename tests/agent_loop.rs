@@ -4,12 +4,6 @@
 #[path = "runtime_tools.rs"]
 mod runtime_tools;
 
-use agent_core::{
-    Agent, AgentError, AgentEvent, AgentResult, Approval, AssistantMessage, Content, ExternalTool,
-    FinishReason, LlmClient, LlmError, LlmEvent, LlmRequest, LlmStream, Message, ModelSettings,
-    PendingKind, RunOutcome, RunState, RunStatus, RunStream, ScriptedLlm, ToolCall, ToolChoice,
-    TypedOutcome, Usage, UsageLimit, UsageLimits, async_trait, collect_stream,
-};
 use futures::StreamExt;
 use runtime_tools::FnTool;
 use serde_json::json;
@@ -18,6 +12,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
+use toolwright_core::{
+    Agent, AgentError, AgentEvent, AgentResult, Approval, AssistantMessage, Content, ExternalTool,
+    FinishReason, LlmClient, LlmError, LlmEvent, LlmRequest, LlmStream, Message, ModelSettings,
+    PendingKind, RunOutcome, RunState, RunStatus, RunStream, ScriptedLlm, ToolCall, ToolChoice,
+    TypedOutcome, Usage, UsageLimit, UsageLimits, async_trait, collect_stream,
+};
 
 #[tokio::test]
 async fn settings_layers_agent_run_and_request_each_win_in_order() {

@@ -8,14 +8,14 @@ mod runtime_tools;
 #[allow(dead_code)]
 mod spans;
 
-use agent_core::{
-    Agent, AgentError, AgentResult, AssistantMessage, FnLlm, LlmClient, LlmError, LlmRequest,
-    ModelSettings, RunStatus, ScriptedLlm, ToolCall, Usage, async_trait,
-};
 use futures::StreamExt;
 use runtime_tools::FnTool;
 use serde_json::json;
 use std::collections::HashMap;
+use toolwright_core::{
+    Agent, AgentError, AgentResult, AssistantMessage, FnLlm, LlmClient, LlmError, LlmRequest,
+    ModelSettings, RunStatus, ScriptedLlm, ToolCall, Usage, async_trait,
+};
 
 /// A scripted model that names itself, as the HTTP clients do.
 struct Named(ScriptedLlm);

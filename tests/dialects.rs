@@ -4,17 +4,17 @@
 //! checkers shown to reject each rule's violation, and strict-mode answers mapped back
 //! to the same typed arguments as plain answers.
 
-use agent_core::{
-    AgentResult, ArgsSchema, Dialect, ToolAnnotations, ToolContext, ToolDefinition, ToolSet,
-    TypedTool, assert_dialects, assert_dialects_for, async_trait, check, decode_args,
-    dialect_report,
-};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use toolwright_core::{
+    AgentResult, ArgsSchema, Dialect, ToolAnnotations, ToolContext, ToolDefinition, ToolSet,
+    TypedTool, assert_dialects, assert_dialects_for, async_trait, check, decode_args,
+    dialect_report,
+};
 
 // ---------------------------------------------------------------------------------
 // Fixtures: the parameter types every provider trips over.

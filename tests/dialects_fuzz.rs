@@ -1,9 +1,9 @@
 //! Dialects on arbitrary schemas: rendering, checking and mapping arguments back never
 //! panic, and whatever rendering returns obeys its dialect and the 2020-12 metaschema.
 
-use agent_core::{Dialect, ToolAnnotations, ToolDefinition, check};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
+use toolwright_core::{Dialect, ToolAnnotations, ToolDefinition, check};
 
 const NAMES: &[&str] = &["a", "b", "kind", "key", "value", "x/y", "~"];
 

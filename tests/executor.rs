@@ -3,16 +3,16 @@
 #[path = "runtime_tools.rs"]
 mod runtime_tools;
 
-use agent_core::{
-    AgentEvent, AppContext, Approval, Content, ErrorPolicy, EventSink, Executor, FromToolContext,
-    ParallelRule, Progress, RunControl, ToolCall, ToolConfig, ToolErrorKind, ToolOutcome, ToolSet,
-    TurnContext, TypedTool, truncate_output, truncate_text,
-};
 use runtime_tools::{DropFlag, FnTool, InFlight, first_text};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use toolwright_core::{
+    AgentEvent, AppContext, Approval, Content, ErrorPolicy, EventSink, Executor, FromToolContext,
+    ParallelRule, Progress, RunControl, ToolCall, ToolConfig, ToolErrorKind, ToolOutcome, ToolSet,
+    TurnContext, TypedTool, truncate_output, truncate_text,
+};
 
 fn executor(tools: Vec<FnTool>, config: ToolConfig) -> Executor {
     let mut set = ToolSet::new();
@@ -420,7 +420,9 @@ fn flaky(name: &'static str, failures: usize, hang: bool, attempts: Arc<AtomicUs
                 if hang {
                     tokio::time::sleep(Duration::from_secs(3600)).await;
                 }
-                return Err(agent_core::ToolError::execution(format!("attempt {n} failed")).into());
+                return Err(
+                    toolwright_core::ToolError::execution(format!("attempt {n} failed")).into(),
+                );
             }
             Ok(vec![Content::text(format!("ok on attempt {n}"))])
         }
@@ -657,10 +659,10 @@ async fn a_panicking_tool_does_not_disturb_its_neighbours() {
 #[tokio::test]
 async fn errors_go_back_to_the_model_by_default_and_fail_the_run_when_asked() {
     let soft = FnTool::new("soft", |_, _| async {
-        Err(agent_core::ToolError::execution("disk full").into())
+        Err(toolwright_core::ToolError::execution("disk full").into())
     });
     let hard = FnTool::new("hard", |_, _| async {
-        Err(agent_core::ToolError::execution("corrupted").into())
+        Err(toolwright_core::ToolError::execution("corrupted").into())
     })
     .fail_run();
     let exec = executor(vec![soft.clone(), hard.clone()], ToolConfig::default());
@@ -744,7 +746,7 @@ struct AddArgs {
 
 struct Add;
 
-#[agent_core::async_trait]
+#[toolwright_core::async_trait]
 impl TypedTool for Add {
     type Args = AddArgs;
     type Output = i64;
@@ -757,8 +759,8 @@ impl TypedTool for Add {
     async fn call_typed(
         &self,
         args: AddArgs,
-        _ctx: &agent_core::ToolContext,
-    ) -> agent_core::AgentResult<i64> {
+        _ctx: &toolwright_core::ToolContext,
+    ) -> toolwright_core::AgentResult<i64> {
         Ok(args.a + args.b)
     }
     fn on_error(&self) -> ErrorPolicy {
@@ -1068,7 +1070,7 @@ fn a_result_of_json_alone_is_counted_and_cut_as_the_json_text_the_model_reads() 
 #[tokio::test]
 async fn a_failed_calls_message_is_held_to_the_output_budget() {
     let noisy = FnTool::new("noisy", |_, _| async {
-        Err(agent_core::ToolError::execution(format!("stderr: {}", "é".repeat(10_000))).into())
+        Err(toolwright_core::ToolError::execution(format!("stderr: {}", "é".repeat(10_000))).into())
     });
     let exec = executor(vec![noisy], ToolConfig::default().with_max_output_chars(64));
     let long_name = "n".repeat(10_000);
@@ -1243,7 +1245,7 @@ async fn an_application_approval_rule_overrides_the_tool_and_the_default() {
     let destructive = FnTool::counting("wipe", ran.clone()).destructive();
     let exec = executor(vec![gated, plain, destructive], ToolConfig::default()).with_approval_fn(
         Arc::new(
-            |call: &ToolCall, _tool: &dyn agent_core::Tool| match call.name.as_str() {
+            |call: &ToolCall, _tool: &dyn toolwright_core::Tool| match call.name.as_str() {
                 "gated" | "wipe" => Approval::NotRequired,
                 "plain" => Approval::Required,
                 _ => Approval::Unspecified,
@@ -1407,7 +1409,7 @@ fn every_call_runs_in_a_span_recording_tool_call_id_outcome_and_duration() {
         vec![
             FnTool::text("fine", "ok"),
             FnTool::new("bad", |_, _| async {
-                Err(agent_core::ToolError::execution("no").into())
+                Err(toolwright_core::ToolError::execution("no").into())
             }),
         ],
         ToolConfig::default(),
@@ -1476,8 +1478,8 @@ async fn an_external_tool_needing_approval_waits_for_approval_then_for_its_outpu
 /// A Deferred tool offered while the Direct tool `alpha` is among the offered ones.
 struct Gated;
 
-#[agent_core::async_trait]
-impl agent_core::Tool for Gated {
+#[toolwright_core::async_trait]
+impl toolwright_core::Tool for Gated {
     fn name(&self) -> &'static str {
         "gated"
     }
@@ -1493,16 +1495,16 @@ impl agent_core::Tool for Gated {
     async fn call(
         &self,
         _args: &Value,
-        _ctx: &agent_core::ToolContext,
-    ) -> agent_core::AgentResult<Vec<Content>> {
+        _ctx: &toolwright_core::ToolContext,
+    ) -> toolwright_core::AgentResult<Vec<Content>> {
         Ok(vec![Content::text("gated ran")])
     }
 
-    fn exposure(&self) -> agent_core::ToolExposure {
-        agent_core::ToolExposure::Deferred
+    fn exposure(&self) -> toolwright_core::ToolExposure {
+        toolwright_core::ToolExposure::Deferred
     }
 
-    async fn should_activate(&self, ctx: &agent_core::ActivationContext) -> bool {
+    async fn should_activate(&self, ctx: &toolwright_core::ActivationContext) -> bool {
         ctx.current_tools.iter().any(|t| t == "alpha")
     }
 }
@@ -1516,7 +1518,7 @@ async fn without_an_offered_list_a_deferred_tool_sees_the_direct_tools_as_offere
     set.register_tool(Gated).unwrap();
     let set = Arc::new(set);
     let direct = set
-        .call("gated", &json!({}), &agent_core::ToolContext::new("s"))
+        .call("gated", &json!({}), &toolwright_core::ToolContext::new("s"))
         .await;
     assert!(direct.is_ok(), "ToolSet::call: {direct:?}");
     let exec = Executor::new(set, ToolConfig::default());

@@ -1,15 +1,15 @@
 //! Expansion tests of `#[tool]`, `#[toolbox]` and `tools![]`: for tools written every
 //! supported way, what reaches the `Tool` trait and what a call through a `ToolSet` does.
 
-use agent_core::{
-    ActivationContext, AgentError, AgentResult, Approval, CallReporter, Content, ErrorPolicy,
-    Progress, State, Tool, ToolContext, ToolError, ToolErrorKind, ToolExposure, ToolSet, tool,
-    toolbox, tools,
-};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
+use toolwright_core::{
+    ActivationContext, AgentError, AgentResult, Approval, CallReporter, Content, ErrorPolicy,
+    Progress, State, Tool, ToolContext, ToolError, ToolErrorKind, ToolExposure, ToolSet, tool,
+    toolbox, tools,
+};
 
 /// Temperature unit.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -638,7 +638,7 @@ async fn progress_reaches_the_reporter() {
 
 mod nested {
     pub mod math {
-        use agent_core::tool;
+        use toolwright_core::tool;
 
         /// Add two numbers.
         #[tool(idempotent)]
@@ -768,9 +768,9 @@ async fn macro_tools_render_in_every_dialect() {
         answer,
         nested::math::add
     ];
-    agent_core::assert_dialects(&set);
+    toolwright_core::assert_dialects(&set);
     let library = Arc::new(Library { books: Vec::new() });
-    agent_core::assert_dialects(&library.into_toolset());
+    toolwright_core::assert_dialects(&library.into_toolset());
 }
 
 // ---------------------------------------------------------------------------------

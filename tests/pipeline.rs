@@ -1,16 +1,16 @@
 //! The call pipeline used directly, one call at a time: each step refuses or shapes the
 //! call as the executor and the MCP server rely on.
 
-use agent_core::{
-    ApprovalDecision, ApproveAll, Approver, CallRunner, Content, ExternalTool, Tool,
-    ToolAnnotations, ToolCall, ToolConfig, ToolContext, ToolError, ToolErrorKind, ToolExposure,
-    ToolOutcome, ToolSet, async_trait,
-};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
+use toolwright_core::{
+    ApprovalDecision, ApproveAll, Approver, CallRunner, Content, ExternalTool, Tool,
+    ToolAnnotations, ToolCall, ToolConfig, ToolContext, ToolError, ToolErrorKind, ToolExposure,
+    ToolOutcome, ToolSet, async_trait,
+};
 
 /// What a test tool does when called.
 #[derive(Clone, Copy)]
@@ -83,7 +83,7 @@ impl Tool for Probe {
         &self,
         _args: &Value,
         _ctx: &ToolContext,
-    ) -> agent_core::AgentResult<Vec<Content>> {
+    ) -> toolwright_core::AgentResult<Vec<Content>> {
         let run = self.runs.fetch_add(1, Ordering::SeqCst) + 1;
         match self.behaviour {
             Behaviour::Text(n) => Ok(vec![Content::text("x".repeat(n))]),

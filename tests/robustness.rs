@@ -6,10 +6,6 @@
 // The tools read their arguments through `Debug`, which dead-code analysis ignores.
 #![allow(dead_code)]
 
-use agent_core::{
-    AgentError, AgentResult, ArgsSchema, Executor, Tool, ToolCall, ToolConfig, ToolContext,
-    ToolErrorKind, ToolSet, TurnContext, TypedTool, decode_args, into_content, tool,
-};
 use async_trait::async_trait;
 use proptest::prelude::*;
 use schemars::JsonSchema;
@@ -17,6 +13,10 @@ use serde::Deserialize;
 use serde_json::{Map, Number, Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use toolwright_core::{
+    AgentError, AgentResult, ArgsSchema, Executor, Tool, ToolCall, ToolConfig, ToolContext,
+    ToolErrorKind, ToolSet, TurnContext, TypedTool, decode_args, into_content, tool,
+};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -82,9 +82,9 @@ impl TypedTool for Divide {
         "Integer division."
     }
     async fn call_typed(&self, args: DivideArgs, _: &ToolContext) -> AgentResult<i64> {
-        args.a
-            .checked_div(args.b)
-            .ok_or_else(|| agent_core::ToolError::execution("division by zero or overflow").into())
+        args.a.checked_div(args.b).ok_or_else(|| {
+            toolwright_core::ToolError::execution("division by zero or overflow").into()
+        })
     }
 }
 
@@ -420,10 +420,10 @@ fn nest(levels: usize, leaf: Value) -> Value {
 
 /// Calls `read_tree` with `args` on a thread of its own; its error, unless it takes a
 /// minute.
-fn read_tree_error_within_a_minute(args: Value) -> agent_core::AgentError {
+fn read_tree_error_within_a_minute(args: Value) -> toolwright_core::AgentError {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let set = agent_core::tools![read_tree];
+        let set = toolwright_core::tools![read_tree];
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();

@@ -3,15 +3,15 @@
 
 #![allow(dead_code)]
 
-use agent_core::{
-    ActivationContext, AgentResult, Approval, Content, ErrorPolicy, Tool, ToolAnnotations,
-    ToolConcurrency, ToolContext, ToolExposure, async_trait,
-};
 use serde_json::{Value, json};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use toolwright_core::{
+    ActivationContext, AgentResult, Approval, Content, ErrorPolicy, Tool, ToolAnnotations,
+    ToolConcurrency, ToolContext, ToolExposure, async_trait,
+};
 
 /// The future a tool body returns.
 pub type BodyFuture = Pin<Box<dyn Future<Output = AgentResult<Vec<Content>>> + Send>>;

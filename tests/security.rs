@@ -10,16 +10,16 @@ mod name_variants;
 #[path = "runtime_tools.rs"]
 mod runtime_tools;
 
-use agent_core::{
-    Agent, AssistantMessage, Executor, RunOutcome, ScriptedLlm, ToolCall, ToolConfig, ToolContext,
-    ToolSet, TurnContext,
-};
 use name_variants::name_variant;
 use proptest::prelude::*;
 use runtime_tools::FnTool;
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use toolwright_core::{
+    Agent, AssistantMessage, Executor, RunOutcome, ScriptedLlm, ToolCall, ToolConfig, ToolContext,
+    ToolSet, TurnContext,
+};
 
 const HIDDEN: &str = "secret_tool";
 const DEFERRED: &str = "deferred_tool";

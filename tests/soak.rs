@@ -7,15 +7,15 @@
 // A counting allocator needs `unsafe impl GlobalAlloc`; nothing else here is unsafe.
 #![allow(unsafe_code)]
 
-use agent_core::{
-    AgentEvent, EventSink, Executor, ParallelRule, RunControl, ToolCall, ToolConfig, ToolErrorKind,
-    ToolOutcome, TurnContext, tool, tools,
-};
 use serde_json::json;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 use std::time::Duration;
+use toolwright_core::{
+    AgentEvent, EventSink, Executor, ParallelRule, RunControl, ToolCall, ToolConfig, ToolErrorKind,
+    ToolOutcome, TurnContext, tool, tools,
+};
 
 struct Counting;
 

@@ -1,25 +1,25 @@
 //! The tool model's public behaviour: the `Tool` trait's defaults, `TypedTool`'s schema,
 //! argument decoding and output conversion, and `ToolSet`'s registration and dispatch.
 
-use agent_core::{
-    ActivationContext, AgentError, AgentResult, Approval, Content, ErrorPolicy, Extensions,
-    ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolContext, ToolErrorKind, ToolExposure,
-    ToolMetadata, ToolSet, TypedTool,
-};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use toolwright_core::{
+    ActivationContext, AgentError, AgentResult, Approval, Content, ErrorPolicy, Extensions,
+    ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolContext, ToolErrorKind, ToolExposure,
+    ToolMetadata, ToolSet, TypedTool,
+};
 
 // ---------------------------------------------------------------------------------
 // The seed's WeatherTool, both ways, unchanged but for the crate name.
 
 mod seed_tool {
-    use agent_core::{AgentResult, Content, Tool, ToolContext};
     use async_trait::async_trait;
     use serde_json::{Value, json};
+    use toolwright_core::{AgentResult, Content, Tool, ToolContext};
 
     pub struct WeatherTool;
 
@@ -58,10 +58,10 @@ mod seed_tool {
 }
 
 mod seed_typed {
-    use agent_core::{AgentResult, ToolContext, TypedTool};
     use async_trait::async_trait;
     use schemars::JsonSchema;
     use serde::Deserialize;
+    use toolwright_core::{AgentResult, ToolContext, TypedTool};
 
     #[derive(Deserialize, JsonSchema)]
     pub struct WeatherArgs {
@@ -315,7 +315,7 @@ fn a_tool_without_parameters_has_an_empty_closed_object_schema() {
     }
     let empty = json!({"type": "object", "properties": {}, "additionalProperties": false});
     assert_eq!(Tool::schema(&Ping), empty);
-    assert_eq!(agent_core::ArgsSchema::of::<()>().schema(), &empty);
+    assert_eq!(toolwright_core::ArgsSchema::of::<()>().schema(), &empty);
 }
 
 // ---------------------------------------------------------------------------------
@@ -619,8 +619,8 @@ fn ten_thousand_tools_register_and_resolve_by_name() {
 #[test]
 #[allow(deprecated)] // still exported for code that used it
 fn intern_stores_each_string_once() {
-    let a = agent_core::intern(&String::from("same"));
-    let b = agent_core::intern(&String::from("same"));
+    let a = toolwright_core::intern(&String::from("same"));
+    let b = toolwright_core::intern(&String::from("same"));
     assert!(std::ptr::eq(a, b));
 }
 

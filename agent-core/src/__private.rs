@@ -1,7 +1,6 @@
 //! Support for the code `#[tool]`, `#[toolbox]` and `tools![]` generate. Not a public API:
 //! it changes without notice.
 
-pub use agent_macros::tools_impl;
 pub use async_trait::async_trait;
 pub use inventory;
 pub use schemars;
@@ -12,6 +11,7 @@ pub use std::boxed::Box;
 pub use std::future::Future;
 pub use std::pin::Pin;
 pub use std::sync::{Arc, OnceLock};
+pub use toolwright_macros::tools_impl;
 
 mod spec;
 

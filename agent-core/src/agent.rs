@@ -2,12 +2,12 @@
 //! until a final answer, a pause for a person, or the turn limit.
 //!
 //! ```
-//! use agent_core::{
+//! use toolwright_core::{
 //!     Agent, AssistantMessage, Content, ExternalTool, RunOutcome, ScriptedLlm, ToolCall,
 //! };
 //! use serde_json::json;
 //!
-//! # #[tokio::main(flavor = "current_thread")] async fn main() -> agent_core::AgentResult<()> {
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> toolwright_core::AgentResult<()> {
 //! let llm = ScriptedLlm::new([
 //!     AssistantMessage::tool_calls([ToolCall::new("c1", "lookup", json!({"id": "T-1"}))]),
 //!     AssistantMessage::text("T-1 is about logging in."),
@@ -376,12 +376,12 @@ impl Agent {
     /// [`AgentError::InvalidOutput`]. A paused run is resumed by calling this again.
     ///
     /// ```
-    /// use agent_core::{Agent, AssistantMessage, ScriptedLlm, TypedOutcome};
+    /// use toolwright_core::{Agent, AssistantMessage, ScriptedLlm, TypedOutcome};
     ///
     /// #[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
     /// struct City { name: String, population: u64 }
     ///
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> agent_core::AgentResult<()> {
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> toolwright_core::AgentResult<()> {
     /// let llm = ScriptedLlm::new([AssistantMessage::text(r#"{"name": "Paris", "population": 2100000}"#)]);
     /// let agent = Agent::builder(llm).build()?;
     /// let mut run = agent.start("The capital of France?");

@@ -3,11 +3,11 @@
 //! composition), and two sources that both have a `search` can be used side by side:
 //!
 //! ```
-//! # use agent_core::{tool, tools, ToolSet};
+//! # use toolwright_core::{tool, tools, ToolSet};
 //! /// Searches the web.
 //! #[tool]
 //! async fn search(query: String) -> String { query }
-//! # fn demo() -> agent_core::AgentResult<()> {
+//! # fn demo() -> toolwright_core::AgentResult<()> {
 //! let mut both = tools![search].prefixed("web")?;
 //! both.extend(tools![search].prefixed("docs")?)?;
 //! assert!(both.get("web_search").is_some() && both.get("docs_search").is_some());

@@ -154,7 +154,7 @@ pub enum AgentError {
     /// The model client failed.
     Llm(String),
     /// The model client failed, and says how: rate limited, context too long... (the
-    /// HTTP clients of `agent-llm` answer with this).
+    /// HTTP clients of `toolwright-llm` answer with this).
     Model(crate::llm_error::LlmError),
     /// The application asked for something the current state does not allow.
     InvalidState(String),

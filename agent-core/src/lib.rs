@@ -1,7 +1,7 @@
 //! Write the tools LLM agents call as ordinary `async fn`s.
 //!
 //! ```
-//! use agent_core::{ToolContext, tool, tools};
+//! use toolwright_core::{ToolContext, tool, tools};
 //!
 //! /// Add two numbers.
 //! #[tool(read_only)]
@@ -135,7 +135,7 @@ pub use usage::{RunUsage, UsageLimit, UsageLimits};
 /// Turns an `async fn` into a tool.
 ///
 /// ```
-/// use agent_core::{Tool, ToolContext, ToolError, tool};
+/// use toolwright_core::{Tool, ToolContext, ToolError, tool};
 /// use schemars::JsonSchema;
 /// use serde::{Deserialize, Serialize};
 ///
@@ -233,16 +233,17 @@ pub use usage::{RunUsage, UsageLimit, UsageLimits};
 /// | `validate_progress = path` | `fn(&serde_json::Value) -> Result<(), String>` |
 /// | `register` | adds the tool to the binary's registry: see [`ToolSet::registered`] |
 /// | `tags = ["billing"]` | labels of a registered tool, for [`RegisteredTool::has_tag`] filters |
-/// | `crate = path` | where `agent_core` is, for crates that re-export it |
+/// | `crate = path` | where `toolwright_core` is, for crates that re-export it |
 ///
 /// Mistakes are compile errors at the offending tokens that say what to write instead.
-pub use agent_macros::tool;
+pub use toolwright_macros::tool;
 
+pub use async_trait::async_trait;
 /// Makes the `#[tool]` methods of an impl block tools that share `&self`, so a tool can
 /// hold a database pool or an HTTP client.
 ///
 /// ```
-/// use agent_core::{ToolContext, tool, toolbox};
+/// use toolwright_core::{ToolContext, tool, toolbox};
 /// use std::sync::Arc;
 ///
 /// struct Library { books: Vec<String> }
@@ -278,8 +279,7 @@ pub use agent_macros::tool;
 /// use; `#[toolbox(register = path::to::constructor)]` makes it with a `fn() -> Self`
 /// instead. `tags = [...]` on the toolbox labels all its tools, on a method that one.
 /// A method cannot be registered alone: its tool needs the value the impl makes.
-pub use agent_macros::toolbox;
-pub use async_trait::async_trait;
+pub use toolwright_macros::toolbox;
 
 /// Collects tools written with `#[tool]` into a [`ToolSet`]: `tools![add, math::divide]`,
 /// the fns' paths as written (a trailing comma and an empty list are fine).

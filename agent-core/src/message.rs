@@ -234,7 +234,7 @@ pub enum ToolChoice {
 /// no counterpart for is left out of its requests (each client's docs say which).
 ///
 /// ```
-/// use agent_core::{ModelSettings, ToolChoice};
+/// use toolwright_core::{ModelSettings, ToolChoice};
 ///
 /// let agent = ModelSettings::new().temperature(0.2).max_output_tokens(512);
 /// let request = ModelSettings::new().tool_choice(ToolChoice::Tool("get_weather".into()));

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
 /// The authenticated caller of a tool: its subject, the scopes it was granted, and the
-/// claims of its token. A server that authenticates its clients (agent-mcp's HTTP
+/// claims of its token. A server that authenticates its clients (toolwright-mcp's HTTP
 /// server, for one) puts it in the [`ToolContext`] of every call; a tool reads it with
 /// [`ToolContext::principal`] or a `State<Principal>` parameter.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -3,7 +3,7 @@
 //! builds a set of them, so a large application need not list its tools in `tools![]`.
 //!
 //! ```
-//! use agent_core::{RegisteredTool, ToolSet, tool};
+//! use toolwright_core::{RegisteredTool, ToolSet, tool};
 //!
 //! /// Look up an invoice.
 //! #[tool(register, tags = ["billing"])]

@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 /// longer than `max_retry_after`.
 ///
 /// ```
-/// use agent_core::{RetryDecision, RetryPolicy};
+/// use toolwright_core::{RetryDecision, RetryPolicy};
 /// use std::time::Duration;
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {

@@ -3,10 +3,10 @@
 //! are sealed with it ([`Agent::export_state`]) and cannot be forged in a store.
 //!
 //! ```
-//! use agent_core::{Agent, Reviewer, AssistantMessage, ExternalTool, RunOutcome, ScriptedLlm, ToolCall};
+//! use toolwright_core::{Agent, Reviewer, AssistantMessage, ExternalTool, RunOutcome, ScriptedLlm, ToolCall};
 //! use serde_json::json;
 //!
-//! # #[tokio::main(flavor = "current_thread")] async fn main() -> agent_core::AgentResult<()> {
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> toolwright_core::AgentResult<()> {
 //! let llm = ScriptedLlm::new([AssistantMessage::tool_calls([ToolCall::new(
 //!     "c1",
 //!     "pay",
@@ -19,7 +19,7 @@
 //! });
 //! let agent = Agent::builder(llm)
 //!     .register_tool(ExternalTool::new("pay", "Pay an account.", schema))
-//!     .approval_fn(|_, _| agent_core::Approval::Required)
+//!     .approval_fn(|_, _| toolwright_core::Approval::Required)
 //!     .build()?;
 //! let mut run = agent.start("Pay ACME");
 //! let RunOutcome::Paused { .. } = agent.run(&mut run).await? else { unreachable!() };

@@ -22,9 +22,9 @@
 //! envelopes existed) reads as format version 0, unsealed.
 //!
 //! ```
-//! use agent_core::{Agent, AssistantMessage, ScriptedLlm};
+//! use toolwright_core::{Agent, AssistantMessage, ScriptedLlm};
 //!
-//! # fn main() -> agent_core::AgentResult<()> {
+//! # fn main() -> toolwright_core::AgentResult<()> {
 //! let llm = ScriptedLlm::new([AssistantMessage::text("Hello.")]);
 //! let agent = Agent::builder(llm).state_key(b"a key of at least sixteen bytes").build()?;
 //! let run = agent.start("Hi");
@@ -146,7 +146,7 @@ impl StateSeal {
             }
             Some(v) if v > u64::from(STATE_FORMAT_VERSION) => {
                 return Err(refused(format!(
-                    "it was written in format version {v}, newer than this build reads (up to {STATE_FORMAT_VERSION}); upgrade agent-core to read it"
+                    "it was written in format version {v}, newer than this build reads (up to {STATE_FORMAT_VERSION}); upgrade toolwright-core to read it"
                 )));
             }
             // Checked against STATE_FORMAT_VERSION just above.

@@ -164,7 +164,7 @@ impl From<StoreError> for AgentError {
 /// 3. Run it with checkpoints to the store ([`AgentBuilder::checkpoints`]): every step is
 ///    saved as it ends, and a process that lost the run stops at its next checkpoint.
 ///
-/// The `agent-store` crate has SQLite and Postgres stores.
+/// The `toolwright-store` crate has SQLite and Postgres stores.
 #[async_trait]
 pub trait RunStore: Send + Sync {
     /// Stores `record` if the stored revision is `record.revision - 1` (nothing stored,

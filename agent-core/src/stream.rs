@@ -22,10 +22,10 @@ use tokio::sync::mpsc;
 /// When the stream has ended, [`outcome`](Self::outcome) says how the run returned.
 ///
 /// ```
-/// use agent_core::{Agent, AgentEvent, AssistantMessage, LlmEvent, ScriptedLlm};
+/// use toolwright_core::{Agent, AgentEvent, AssistantMessage, LlmEvent, ScriptedLlm};
 /// use futures::StreamExt;
 ///
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> agent_core::AgentResult<()> {
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> toolwright_core::AgentResult<()> {
 /// let agent = Agent::builder(ScriptedLlm::new([AssistantMessage::text("Hello!")])).build()?;
 /// let mut run = agent.start("Hi");
 /// let mut events = agent.run_stream(&mut run);

@@ -70,7 +70,7 @@ impl fmt::Display for UsageLimit {
 /// applies.
 ///
 /// ```
-/// use agent_core::UsageLimits;
+/// use toolwright_core::UsageLimits;
 ///
 /// let limits = UsageLimits::new().max_requests(10).max_output_tokens(4_000);
 /// assert_eq!(limits.requests, Some(10));

@@ -2,9 +2,9 @@
 
 mod support;
 
-use agent_core::{Agent, Message, ReviewDecision, Reviewer, RunOutcome, RunState};
 use serde_json::{Value, json};
 use support::{KEY, paused, payment_agent};
+use toolwright_core::{Agent, Message, ReviewDecision, Reviewer, RunOutcome, RunState};
 
 fn agent() -> Agent {
     payment_agent(Some(KEY))

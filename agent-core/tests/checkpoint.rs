@@ -3,12 +3,12 @@
 
 mod support;
 
-use agent_core::{
+use std::sync::{Arc, Mutex};
+use support::{KEY, paused, payment_agent};
+use toolwright_core::{
     AgentError, AgentResult, Checkpoint, CheckpointStep, Checkpointer, RunOutcome, RunStatus,
     ToolContext, async_trait,
 };
-use std::sync::{Arc, Mutex};
-use support::{KEY, paused, payment_agent};
 
 /// What a checkpoint saw: its step, the revision and status, the sealed state.
 type Seen = (CheckpointStep, u64, RunStatus, String);

@@ -1,4 +1,4 @@
-//! agent-core's modules form three layers, and imports only point down (or sideways,
+//! toolwright-core's modules form three layers, and imports only point down (or sideways,
 //! without a cycle): the tool model, then the execution of calls, then the agent loop.
 //! This test reads every top-level module's `crate::` paths and fails on an import that
 //! points up, on a cycle, and on a module missing from the table, so a new module

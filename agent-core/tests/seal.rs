@@ -2,10 +2,10 @@
 
 mod support;
 
-use agent_core::{Agent, AgentError, RunState, STATE_FORMAT_VERSION, ScriptedLlm, tools};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::{KEY, paused, pay, payment_agent};
+use toolwright_core::{Agent, AgentError, RunState, STATE_FORMAT_VERSION, ScriptedLlm, tools};
 
 fn agent(key: Option<&[u8]>) -> Agent {
     payment_agent(key)

@@ -4,10 +4,8 @@
 //! (goal: at most 1.1×). The two are measured in alternation, pair by pair, and the
 //! median ratio of the pairs is printed after the group.
 //!
-//! `cargo bench -p agent-llm --bench sse`
+//! `cargo bench -p toolwright-llm --bench sse`
 
-use agent_core::{LlmClient, LlmEvent, LlmRequest, LlmStream, Message};
-use agent_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient};
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::StreamExt;
@@ -18,6 +16,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
+use toolwright_core::{LlmClient, LlmEvent, LlmRequest, LlmStream, Message};
+use toolwright_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient};
 
 /// A Chat Completions stream of `n` text chunks, then the finish reason, a usage chunk
 /// and `[DONE]`.
@@ -323,7 +323,7 @@ fn time_to_first_delta(c: &mut Criterion) {
     let request = LlmRequest::new(&messages, &[]);
     let sides = Sides {
         raw: reqwest::Client::builder()
-            .tls_backend_preconfigured(agent_llm::tls_config().unwrap())
+            .tls_backend_preconfigured(toolwright_llm::tls_config().unwrap())
             .build()
             .unwrap(),
         endpoint: client.stream_url().to_owned(),
@@ -404,9 +404,9 @@ fn time_to_first_delta(c: &mut Criterion) {
 
 /// The time `client` takes, over `iters` runs, to parse `whole` (an answer in memory)
 /// to its first text delta.
-async fn parse_to_first_delta<P: agent_llm::Provider>(
+async fn parse_to_first_delta<P: toolwright_llm::Provider>(
     iters: u64,
-    client: &agent_llm::Client<P>,
+    client: &toolwright_llm::Client<P>,
     whole: &Bytes,
 ) -> Duration {
     let messages = [Message::user("hi")];

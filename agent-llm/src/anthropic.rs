@@ -10,13 +10,13 @@ use crate::provider::{Assembler, Provider, StreamParser, typed_event};
 use crate::wire::{
     body_map, expect_object, key_header, keyed_env, put, strictness, unless_withheld,
 };
-use agent_core::{
-    AgentResult, AssistantMessage, Content, Dialect, LlmError, LlmRequest, Message, ModelSettings,
-    ToolCall, ToolChoice, ToolResultMessage, Usage,
-};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
+use toolwright_core::{
+    AgentResult, AssistantMessage, Content, Dialect, LlmError, LlmRequest, Message, ModelSettings,
+    ToolCall, ToolChoice, ToolResultMessage, Usage,
+};
 
 const PROVIDER: &str = "anthropic";
 
@@ -28,7 +28,7 @@ pub struct Anthropic {
     dialect: Dialect,
 }
 
-/// An [`LlmClient`](agent_core::LlmClient) for the Anthropic Messages API.
+/// An [`LlmClient`](toolwright_core::LlmClient) for the Anthropic Messages API.
 ///
 /// Tools are sent as `{name, description, input_schema}` in [`Dialect::Anthropic`]
 /// (or [`Dialect::AnthropicStrict`] with [`strict_tools(true)`]); `tool_use` blocks
@@ -50,8 +50,8 @@ pub struct Anthropic {
 /// `message_stop`.
 ///
 /// ```no_run
-/// # async fn run() -> agent_core::AgentResult<()> {
-/// use agent_llm::AnthropicClient;
+/// # async fn run() -> toolwright_core::AgentResult<()> {
+/// use toolwright_llm::AnthropicClient;
 ///
 /// let model = AnthropicClient::builder(std::env::var("ANTHROPIC_API_KEY").unwrap(), "claude-sonnet-4-5")
 ///     .max_tokens(2048)

@@ -2,11 +2,6 @@
 
 use crate::http::{DEFAULT_TIMEOUT, Endpoint, Transport, excerpt, header_map};
 use crate::provider::{Assembler, Provider, StreamParser};
-use agent_core::{
-    AgentError, AgentResult, AssistantMessage, Dialect, FinishReason, LlmClient, LlmError,
-    LlmEvent, LlmRequest, LlmStream, ModelSettings, OutputSchema, RetryPolicy, ToolChoice,
-    ToolDefinition,
-};
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::BoxStream;
@@ -17,6 +12,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
+use toolwright_core::{
+    AgentError, AgentResult, AssistantMessage, Dialect, FinishReason, LlmClient, LlmError,
+    LlmEvent, LlmRequest, LlmStream, ModelSettings, OutputSchema, RetryPolicy, ToolChoice,
+    ToolDefinition,
+};
 
 /// An [`LlmClient`] for one model behind one provider's HTTP API. Use it through its
 /// provider's name: [`OpenAiClient`](crate::OpenAiClient),
@@ -39,7 +39,7 @@ use std::time::Duration;
 /// [`settings`](Builder::settings), overridden field by field by the request's
 /// [`settings`](LlmRequest::settings). The builder's [`param`](Builder::param)s and the
 /// request's [`params`](LlmRequest::params) (what tools set with
-/// [`NextTurn`](agent_core::NextTurn)) are then added to the body as they are,
+/// [`NextTurn`](toolwright_core::NextTurn)) are then added to the body as they are,
 /// overriding any field of that name. A request's application
 /// [`context`](LlmRequest::context) is not sent: what the model should see belongs in a
 /// message.
@@ -302,7 +302,7 @@ struct Reading {
 }
 
 /// The events of a streamed answer: each SSE event through the provider's parser, then
-/// [`Done`](agent_core::LlmEvent::Done), or a typed error after the events received.
+/// [`Done`](toolwright_core::LlmEvent::Done), or a typed error after the events received.
 fn events<S, E>(
     provider: &'static str,
     bytes: S,
@@ -548,7 +548,7 @@ impl<P: Provider> Builder<P> {
     /// [`tls_config`](crate::tls_config): rustls with the `ring` crypto provider,
     /// configured for itself, nothing installed process-wide. reqwest is built here
     /// without a crypto provider of its own, so a client of yours needs a TLS config
-    /// too (`tls_backend_preconfigured(agent_llm::tls_config()?)`, or your own).
+    /// too (`tls_backend_preconfigured(toolwright_llm::tls_config()?)`, or your own).
     pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
         self.http_client = Some(client);
         self

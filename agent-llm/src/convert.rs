@@ -1,11 +1,11 @@
 //! Conversions both adapters share: tool results as text, tool definitions rendered in
 //! a dialect, and the model's arguments mapped back through it.
 
-use agent_core::{
-    AgentError, AgentResult, Content, Dialect, Message, OutputSchema, ToolDefinition,
-};
 use serde_json::{Map, Value};
 use std::sync::Arc;
+use toolwright_core::{
+    AgentError, AgentResult, Content, Dialect, Message, OutputSchema, ToolDefinition,
+};
 
 /// A tool result as one text, for providers whose tool results are text only. Text
 /// blocks are kept as they are; a JSON block is written out only when the result has

@@ -12,13 +12,13 @@ use crate::provider::{Assembler, Provider, StreamParser, event_json, typed_event
 use crate::wire::{
     body_map, expect_object, key_header, keyed_env, provider_error, put, unless_withheld,
 };
-use agent_core::{
-    AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
-    ModelSettings, OutputSchema, ToolCall, ToolChoice, Usage,
-};
 use serde::Deserialize;
 use serde::de::{IgnoredAny, MapAccess};
 use serde_json::{Map, Value, json};
+use toolwright_core::{
+    AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
+    ModelSettings, OutputSchema, ToolCall, ToolChoice, Usage,
+};
 
 const PROVIDER: &str = "gemini";
 
@@ -26,7 +26,7 @@ const PROVIDER: &str = "gemini";
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Gemini;
 
-/// An [`LlmClient`](agent_core::LlmClient) for the Google Gemini API (Google AI Studio
+/// An [`LlmClient`](toolwright_core::LlmClient) for the Google Gemini API (Google AI Studio
 /// keys).
 ///
 /// Tools are `functionDeclarations` in [`Dialect::Gemini`] (no `$ref`, no
@@ -45,8 +45,8 @@ pub struct Gemini;
 /// for parallel calls, so `parallel_tool_calls` is not sent.
 ///
 /// ```no_run
-/// # async fn run() -> agent_core::AgentResult<()> {
-/// use agent_llm::GeminiClient;
+/// # async fn run() -> toolwright_core::AgentResult<()> {
+/// use toolwright_llm::GeminiClient;
 ///
 /// let model = GeminiClient::builder(std::env::var("GEMINI_API_KEY").unwrap(), "gemini-2.5-flash")
 ///     .build()?;
@@ -471,7 +471,7 @@ fn parts(content: &[Content]) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_core::LlmEvent;
+    use toolwright_core::LlmEvent;
 
     /// The events a stream event with `data` makes, and the message so far; or the
     /// error it is.

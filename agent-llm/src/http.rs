@@ -3,7 +3,6 @@
 //! provider's error body turned into a typed [`LlmError`], and the TLS configuration
 //! the default HTTP client is built with.
 
-use agent_core::{LlmError, RetryDecision, RetryPolicy};
 use bytes::Bytes;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, Request, Response, StatusCode, Url};
@@ -12,6 +11,7 @@ use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+use toolwright_core::{LlmError, RetryDecision, RetryPolicy};
 
 /// The request timeout when none is configured: ten minutes, as the official SDKs use,
 /// because a long answer takes long to generate.
@@ -29,10 +29,10 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// ```no_run
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let http = reqwest::Client::builder()
-///     .tls_backend_preconfigured(agent_llm::tls_config()?)
+///     .tls_backend_preconfigured(toolwright_llm::tls_config()?)
 ///     .pool_max_idle_per_host(4)
 ///     .build()?;
-/// let model = agent_llm::OpenAiClient::builder("gpt-4o-mini").with_http_client(http).build()?;
+/// let model = toolwright_llm::OpenAiClient::builder("gpt-4o-mini").with_http_client(http).build()?;
 /// # Ok(()) }
 /// ```
 pub fn tls_config() -> Result<rustls::ClientConfig, LlmError> {

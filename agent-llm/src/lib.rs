@@ -1,4 +1,4 @@
-//! Real models for [`agent_core`]: one generic HTTP [`Client`] over a [`Provider`] for
+//! Real models for [`toolwright_core`]: one generic HTTP [`Client`] over a [`Provider`] for
 //! each model API:
 //! - [`OpenAiClient`]: the OpenAI Chat Completions API, which also serves Ollama, vLLM,
 //!   llama.cpp's server and LM Studio through its base URL;
@@ -7,19 +7,19 @@
 //! - [`GeminiClient`]: the Google Gemini API (`generateContent`).
 //!
 //! Each renders the tools on offer in its provider's schema
-//! [`Dialect`](agent_core::Dialect) and maps the model's arguments back through it,
+//! [`Dialect`](toolwright_core::Dialect) and maps the model's arguments back through it,
 //! sends tool results and tool errors in the provider's format, takes images in user
-//! messages, reports token [`Usage`](agent_core::Usage) (cached and reasoning tokens
-//! included), maps [`ModelSettings`](agent_core::ModelSettings) to the provider's own
+//! messages, reports token [`Usage`](toolwright_core::Usage) (cached and reasoning tokens
+//! included), maps [`ModelSettings`](toolwright_core::ModelSettings) to the provider's own
 //! fields, retries 408, 429 and 5xx answers with exponential backoff (honouring
 //! `Retry-After`, see [`RetryPolicy`]), bounds every request with a timeout, and turns a
-//! provider's error into a typed [`LlmError`](agent_core::LlmError) that quotes the
-//! provider's message. Each streams ([`LlmClient::stream`](agent_core::LlmClient::stream))
+//! provider's error into a typed [`LlmError`](toolwright_core::LlmError) that quotes the
+//! provider's message. Each streams ([`LlmClient::stream`](toolwright_core::LlmClient::stream))
 //! over server-sent events.
 //!
 //! ```no_run
-//! use agent_core::{Agent, AgentResult, ToolSet};
-//! use agent_llm::{AnthropicClient, OpenAiClient};
+//! use toolwright_core::{Agent, AgentResult, ToolSet};
+//! use toolwright_llm::{AnthropicClient, OpenAiClient};
 //!
 //! fn openai_agent(tools: ToolSet) -> AgentResult<Agent> {
 //!     // OpenAI, or any compatible server through `base_url`.
@@ -57,7 +57,6 @@ mod provider;
 mod responses;
 mod wire;
 
-pub use agent_core::RetryPolicy;
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicClient};
 pub use client::{Builder, Client};
 pub use gemini::{Gemini, GeminiBuilder, GeminiClient};
@@ -65,3 +64,4 @@ pub use http::{DEFAULT_TIMEOUT, tls_config};
 pub use openai::{OpenAi, OpenAiBuilder, OpenAiClient};
 pub use provider::{Assembler, Provider, StreamParser};
 pub use responses::{OpenAiResponses, OpenAiResponsesBuilder, OpenAiResponsesClient};
+pub use toolwright_core::RetryPolicy;

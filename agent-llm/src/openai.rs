@@ -10,15 +10,15 @@ use crate::wire::{
     env_var, expect_object, json_schema, key_header, nested_count, provider_error, put, strictness,
     unless_withheld,
 };
-use agent_core::{
-    AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
-    ModelSettings, OutputSchema, ToolCall, ToolChoice, ToolResultMessage, Usage,
-};
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
+use toolwright_core::{
+    AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
+    ModelSettings, OutputSchema, ToolCall, ToolChoice, ToolResultMessage, Usage,
+};
 
 const PROVIDER: &str = "openai";
 
@@ -32,7 +32,7 @@ pub struct OpenAi {
     max_tokens_field: Option<&'static str>,
 }
 
-/// An [`LlmClient`](agent_core::LlmClient) for the OpenAI Chat Completions API and every
+/// An [`LlmClient`](toolwright_core::LlmClient) for the OpenAI Chat Completions API and every
 /// server that speaks it.
 ///
 /// Tools are sent in OpenAI's strict dialect ([`Dialect::OpenAiStrict`]: every object
@@ -53,8 +53,8 @@ pub struct OpenAi {
 /// last chunk.
 ///
 /// ```no_run
-/// # async fn run() -> agent_core::AgentResult<()> {
-/// use agent_llm::OpenAiClient;
+/// # async fn run() -> toolwright_core::AgentResult<()> {
+/// use toolwright_llm::OpenAiClient;
 ///
 /// // A local Ollama server; no key needed.
 /// let model = OpenAiClient::builder("llama3.2")

@@ -3,17 +3,17 @@
 //! [`Client`](crate::Client) does everything else once.
 
 use crate::convert::{map_arguments, parse_arguments};
-use agent_core::{
-    AgentResult, AssistantMessage, Dialect, FinishReason, LlmError, LlmEvent, LlmRequest,
-    ModelSettings, OutputSchema, ToolCall, ToolDefinition, Usage,
-};
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
+use toolwright_core::{
+    AgentResult, AssistantMessage, Dialect, FinishReason, LlmError, LlmEvent, LlmRequest,
+    ModelSettings, OutputSchema, ToolCall, ToolDefinition, Usage,
+};
 
 /// One model API. A [`Client<P>`](crate::Client) does the rest: builder, key, headers,
-/// timeout, retries, TLS, escape-hatch fields, the [`LlmClient`](agent_core::LlmClient)
+/// timeout, retries, TLS, escape-hatch fields, the [`LlmClient`](toolwright_core::LlmClient)
 /// impl, streaming over server-sent events.
 pub trait Provider: Clone + Send + Sync + fmt::Debug + 'static {
     /// The provider's name in error messages (`openai`, `anthropic`...).

@@ -9,12 +9,12 @@ use crate::provider::{Assembler, Provider, StreamParser, event_json, typed_event
 use crate::wire::{
     body_map, expect_object, json_schema, nested_count, provider_error, put, strictness,
 };
-use agent_core::{
+use serde::de::{IgnoredAny, MapAccess};
+use serde_json::{Map, Value, json};
+use toolwright_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
     ModelSettings, OutputSchema, Usage,
 };
-use serde::de::{IgnoredAny, MapAccess};
-use serde_json::{Map, Value, json};
 
 const PROVIDER: &str = "openai-responses";
 
@@ -24,7 +24,7 @@ pub struct OpenAiResponses {
     dialect: Dialect,
 }
 
-/// An [`LlmClient`](agent_core::LlmClient) for the OpenAI Responses API, stateless: the
+/// An [`LlmClient`](toolwright_core::LlmClient) for the OpenAI Responses API, stateless: the
 /// whole conversation goes in `input` on every request (nothing is stored server-side
 /// unless a [`param`](Builder::param) says `store`).
 ///
@@ -390,7 +390,7 @@ fn input(messages: &[Message]) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_core::LlmEvent;
+    use toolwright_core::LlmEvent;
 
     /// The events `data` (named `name`) makes, or the error it is.
     fn read(name: Option<&str>, data: &str) -> Result<Vec<LlmEvent>, LlmError> {

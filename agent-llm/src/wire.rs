@@ -7,9 +7,9 @@ use crate::client::{Builder, malformed};
 use crate::convert::count;
 use crate::http::{classify, provider_message};
 use crate::provider::Provider;
-use agent_core::{AgentResult, AssistantMessage, Dialect, LlmError, OutputSchema};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+use toolwright_core::{AgentResult, AssistantMessage, Dialect, LlmError, OutputSchema};
 
 /// Puts `value` in `body` under `key` when there is one (an unset setting is not sent,
 /// so the provider's default holds).

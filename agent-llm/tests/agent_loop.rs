@@ -4,11 +4,11 @@
 
 mod common;
 
-use agent_core::{Agent, AgentEvent, LlmEvent, ModelSettings, ToolChoice};
-use agent_llm::OpenAiClient;
 use common::{MockServer, Reply, chat_chunk, fast_retry};
 use futures::StreamExt;
 use serde_json::json;
+use toolwright_core::{Agent, AgentEvent, LlmEvent, ModelSettings, ToolChoice};
+use toolwright_llm::OpenAiClient;
 
 fn openai(server: &MockServer) -> OpenAiClient {
     OpenAiClient::builder("local-model")
@@ -124,12 +124,12 @@ async fn a_streamed_run_over_sse_calls_a_tool_and_streams_the_answer() {
 
 #[tokio::test]
 async fn clients_name_their_model_and_provider_for_traces() {
-    use agent_core::LlmClient;
+    use toolwright_core::LlmClient;
     let server = MockServer::start([]).await;
     let client = openai(&server);
     assert_eq!(client.model_name(), Some("local-model"));
     assert_eq!(client.provider_name(), Some("openai"));
-    let anthropic = agent_llm::AnthropicClient::builder("k", "claude-x")
+    let anthropic = toolwright_llm::AnthropicClient::builder("k", "claude-x")
         .build()
         .unwrap();
     assert_eq!(anthropic.model_name(), Some("claude-x"));
@@ -145,12 +145,12 @@ struct Forecast {
 }
 
 fn with_output(
-    client: &dyn Fn(&agent_core::LlmRequest<'_>) -> serde_json::Value,
+    client: &dyn Fn(&toolwright_core::LlmRequest<'_>) -> serde_json::Value,
 ) -> serde_json::Value {
     let tools = common::definitions();
-    let messages = [agent_core::Message::user("Weather?")];
-    let output = agent_core::OutputSchema::of::<Forecast>();
-    client(&agent_core::LlmRequest::new(&messages, &tools).with_output(&output))
+    let messages = [toolwright_core::Message::user("Weather?")];
+    let output = toolwright_core::OutputSchema::of::<Forecast>();
+    client(&toolwright_core::LlmRequest::new(&messages, &tools).with_output(&output))
 }
 
 #[test]
@@ -178,7 +178,7 @@ fn the_output_schema_goes_through_each_providers_structured_output_mode() {
     assert_eq!(body["response_format"]["json_schema"]["strict"], false);
 
     // Responses: `text.format`.
-    let responses = agent_llm::OpenAiResponsesClient::builder("m")
+    let responses = toolwright_llm::OpenAiResponsesClient::builder("m")
         .build()
         .unwrap();
     let body = with_output(&|r| responses.request_body(r).unwrap());
@@ -191,7 +191,9 @@ fn the_output_schema_goes_through_each_providers_structured_output_mode() {
     );
 
     // Gemini: `responseSchema` in its OpenAPI subset, and a JSON MIME type.
-    let gemini = agent_llm::GeminiClient::builder("k", "g").build().unwrap();
+    let gemini = toolwright_llm::GeminiClient::builder("k", "g")
+        .build()
+        .unwrap();
     let body = with_output(&|r| gemini.request_body(r).unwrap());
     let generation = &body["generationConfig"];
     assert_eq!(generation["responseMimeType"], "application/json");
@@ -207,7 +209,7 @@ fn the_output_schema_goes_through_each_providers_structured_output_mode() {
     );
 
     // Anthropic has no such mode: the schema is a final-answer tool beside the others.
-    let anthropic = agent_llm::AnthropicClient::builder("k", "c")
+    let anthropic = toolwright_llm::AnthropicClient::builder("k", "c")
         .build()
         .unwrap();
     let body = with_output(&|r| anthropic.request_body(r).unwrap());
@@ -251,7 +253,7 @@ async fn anthropic_typed_output_through_the_answer_tool_with_a_repair() {
         ),
     ])
     .await;
-    let client = agent_llm::AnthropicClient::builder("k", "claude-test")
+    let client = toolwright_llm::AnthropicClient::builder("k", "claude-test")
         .base_url(&server.url)
         .retry(fast_retry(1))
         .build()
@@ -261,7 +263,7 @@ async fn anthropic_typed_output_through_the_answer_tool_with_a_repair() {
     let out = agent.run_typed::<Forecast>(&mut run).await.unwrap();
     assert_eq!(
         out,
-        agent_core::TypedOutcome::Finished(Forecast {
+        toolwright_core::TypedOutcome::Finished(Forecast {
             city: "Paris".into(),
             celsius: 18,
             rain_mm: None
@@ -330,7 +332,7 @@ async fn a_strict_answers_null_for_an_optional_field_reaches_the_type_as_absent(
     let out = agent.run_typed::<Trip>(&mut run).await.unwrap();
     assert_eq!(
         out,
-        agent_core::TypedOutcome::Finished(Trip {
+        toolwright_core::TypedOutcome::Finished(Trip {
             city: "Oslo".into(),
             nights: 0
         })

@@ -2,17 +2,17 @@
 
 mod common;
 
-use agent_core::{
-    AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message, RunState, ToolCall,
-    ToolResultMessage,
-};
-use agent_llm::{AnthropicClient, RetryPolicy};
 use common::{
     MockServer, Reply, assert_mentions, assert_replies_fail, assert_run_answers, complete_error,
     definitions, fast_retry, usage,
 };
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+use toolwright_core::{
+    AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message, RunState, ToolCall,
+    ToolResultMessage,
+};
+use toolwright_llm::{AnthropicClient, RetryPolicy};
 
 fn client(server: &MockServer) -> AnthropicClient {
     AnthropicClient::builder("sk-ant-test", "claude-test")

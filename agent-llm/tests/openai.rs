@@ -2,11 +2,6 @@
 
 mod common;
 
-use agent_core::{
-    AgentError, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message, ModelSettings,
-    ToolCall, ToolChoice, ToolResultMessage,
-};
-use agent_llm::{OpenAiClient, RetryPolicy};
 use common::{
     MockServer, Reply, assert_mentions, assert_replies_fail, assert_run_answers, complete_error,
     definitions, fast_retry, usage,
@@ -14,6 +9,11 @@ use common::{
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+use toolwright_core::{
+    AgentError, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message, ModelSettings,
+    ToolCall, ToolChoice, ToolResultMessage,
+};
+use toolwright_llm::{OpenAiClient, RetryPolicy};
 
 fn client(server: &MockServer) -> OpenAiClient {
     OpenAiClient::builder("gpt-test")
@@ -590,7 +590,7 @@ async fn a_tool_that_cannot_be_strict_is_an_error_and_nothing_is_sent() {
     for _ in 0..12 {
         schema = json!({"type": "object", "properties": {"inner": schema}, "required": ["inner"]});
     }
-    let deep = std::sync::Arc::new(agent_core::ToolDefinition {
+    let deep = std::sync::Arc::new(toolwright_core::ToolDefinition {
         name: "deep".into(),
         title: None,
         description: "A tool with a deeply nested argument.".into(),

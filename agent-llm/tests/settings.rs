@@ -3,13 +3,13 @@
 
 mod common;
 
-use agent_core::{
+use common::{MockServer, Reply, assert_fields, definitions, usage};
+use serde_json::{Value, json};
+use toolwright_core::{
     AssistantMessage, Content, LlmClient, LlmRequest, Message, ModelSettings, ToolCall, ToolChoice,
     ToolResultMessage,
 };
-use agent_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient};
-use common::{MockServer, Reply, assert_fields, definitions, usage};
-use serde_json::{Value, json};
+use toolwright_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient};
 
 fn all_settings() -> ModelSettings {
     ModelSettings::new()

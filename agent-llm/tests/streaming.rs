@@ -3,14 +3,16 @@
 
 mod common;
 
-use agent_core::{FinishReason, LlmClient, LlmError, LlmEvent, LlmRequest, Message, ToolCall};
-use agent_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient, RetryPolicy};
 use common::{
     MockServer, Reply, chat_chunk, definitions, done_message, drain, fast_retry, sse_events,
     streamed, streamed_text, usage,
 };
 use serde_json::{Value, json};
 use std::time::{Duration, SystemTime};
+use toolwright_core::{FinishReason, LlmClient, LlmError, LlmEvent, LlmRequest, Message, ToolCall};
+use toolwright_llm::{
+    AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient, RetryPolicy,
+};
 
 fn openai(server: &MockServer, retry: RetryPolicy) -> OpenAiClient {
     OpenAiClient::builder("gpt-test")
@@ -157,9 +159,10 @@ async fn complete_and_stream_agree() {
     let tools = definitions();
     let messages = question();
     let client = openai(&server, fast_retry(1));
-    let message = agent_core::collect_stream(client.stream(LlmRequest::new(&messages, &tools)))
-        .await
-        .unwrap();
+    let message =
+        toolwright_core::collect_stream(client.stream(LlmRequest::new(&messages, &tools)))
+            .await
+            .unwrap();
     assert_eq!(message.tool_calls, expected_calls());
 }
 
@@ -212,7 +215,7 @@ async fn a_stream_that_stalls_past_the_timeout_breaks_keeping_what_arrived() {
             .retry(fast_retry(3));
         if !own_http_client {
             let http = reqwest::Client::builder()
-                .tls_backend_preconfigured(agent_llm::tls_config().unwrap())
+                .tls_backend_preconfigured(toolwright_llm::tls_config().unwrap())
                 .build()
                 .unwrap();
             builder = builder.with_http_client(http);
@@ -372,8 +375,8 @@ async fn errors_are_typed_for_complete_too() {
     .await;
     let messages = question();
     let client = openai(&server, fast_retry(1));
-    let kind = |result: agent_core::AgentResult<_>| match result {
-        Err(agent_core::AgentError::Model(error)) => error.kind(),
+    let kind = |result: toolwright_core::AgentResult<_>| match result {
+        Err(toolwright_core::AgentError::Model(error)) => error.kind(),
         other => panic!("expected a model error, got {other:?}"),
     };
     let request = LlmRequest::new(&messages, &[]);
@@ -632,12 +635,9 @@ async fn openai_responses_events_with_a_function_call() {
 
 #[tokio::test]
 async fn clients_that_cannot_stream_replay_their_answer() {
-    let llm =
-        agent_core::ScriptedLlm::new([agent_core::AssistantMessage::tool_calls([ToolCall::new(
-            "c1",
-            "get_time",
-            json!({"city": "Oslo"}),
-        )])]);
+    let llm = toolwright_core::ScriptedLlm::new([toolwright_core::AssistantMessage::tool_calls([
+        ToolCall::new("c1", "get_time", json!({"city": "Oslo"})),
+    ])]);
     let messages = question();
     let (events, error) = drain(llm.stream(LlmRequest::new(&messages, &[]))).await;
     assert_eq!(error, None);

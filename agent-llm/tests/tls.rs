@@ -3,10 +3,10 @@
 
 mod common;
 
-use agent_core::{AssistantMessage, LlmClient, LlmRequest, Message};
-use agent_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient};
 use common::{MockServer, Reply};
 use serde_json::json;
+use toolwright_core::{AssistantMessage, LlmClient, LlmRequest, Message};
+use toolwright_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient};
 
 fn completion(text: &str) -> serde_json::Value {
     json!({
@@ -48,7 +48,7 @@ async fn no_process_wide_crypto_provider_and_the_applications_http_client() {
     let mut headers = reqwest::header::HeaderMap::new();
     headers.insert("x-app", reqwest::header::HeaderValue::from_static("mine"));
     let http = reqwest::Client::builder()
-        .tls_backend_preconfigured(agent_llm::tls_config().unwrap())
+        .tls_backend_preconfigured(toolwright_llm::tls_config().unwrap())
         .default_headers(headers)
         .build()
         .unwrap();

@@ -58,7 +58,7 @@ pub struct ToolAttr {
     pub register: Option<SpannedValue<RegisterAttr>>,
     /// `tags = ["billing"]`: labels of a registered tool, for filtering the registry.
     pub tags: Option<Vec<LitStr>>,
-    /// `crate = path`: where agent_core is, for crates that re-export it.
+    /// `crate = path`: where toolwright_core is, for crates that re-export it.
     #[darling(rename = "crate")]
     pub krate: Option<Path>,
 }

@@ -2,8 +2,8 @@
 //!
 //! Beside the fn (kept as written, less its parameter attributes) come the tool type and,
 //! inside `const _: () = { ... };` so no name leaks, two impls: `ToolRoute`, which makes
-//! the type a `Tool` through agent-core's impl for the route `ViaFn` (or `ViaMethod`
-//! for a `#[toolbox]` method), and `RunTool` (`RunMethod`) on one of agent-core's runner
+//! the type a `Tool` through toolwright-core's impl for the route `ViaFn` (or `ViaMethod`
+//! for a `#[toolbox]` method), and `RunTool` (`RunMethod`) on one of toolwright-core's runner
 //! types: the fn's argument types, its declaration (one string, and per parameter the
 //! functions its type has as a `ModelArg`), the keys given, and `run`, the fn called on
 //! its arguments. That code is resolved as the user's as it is made and is free of
@@ -12,10 +12,10 @@
 //!
 //! It is also small, since a crate compiles every line of it once per tool and rustc
 //! runs the macro again for every tool on every build: what does not depend on the tool
-//! is in `agent_core::__private`, generic in a parameter or output type (so every tool
+//! is in `toolwright_core::__private`, generic in a parameter or output type (so every tool
 //! with a parameter of that type shares it) or in the tool type (compiled with
-//! agent-core's code, apart from the tools an edit recompiles), and what a tool only
-//! describes is data: a string agent-core reads when a set takes the tool, and the
+//! toolwright-core's code, apart from the tools an edit recompiles), and what a tool only
+//! describes is data: a string toolwright-core reads when a set takes the tool, and the
 //! optional keys as one constant the tool writes only when it gives one.
 
 use crate::ast::{self, RawFn};
@@ -175,7 +175,7 @@ fn ident(name: &str) -> Ident {
     Ident::new(name, crate::spans::site())
 }
 
-/// The module of `agent_core::__private::runners` whose type runs the tool (see there):
+/// The module of `toolwright_core::__private::runners` whose type runs the tool (see there):
 /// FNV-1a of the name, modulo the 8 runners, so a tool keeps its runner from build to
 /// build and the tools of a crate spread evenly.
 fn runner_of(name: &str) -> String {
@@ -192,7 +192,7 @@ pub fn anchored_impls(tool: &mut Tool, anchor: Span, target: Target<'_>) -> Toke
         tool.krate = if tool.krate_given {
             resolved(&tool.krate)
         } else {
-            crate::spans::agent_core()
+            crate::spans::toolwright_core()
         };
         for param in &mut tool.params {
             param.binding.set_span(crate::spans::site());
@@ -260,7 +260,7 @@ fn with_default(p: &Trees, f: &ArgField<'_>) -> Option<TokenStream> {
     })
 }
 
-/// The declaration's text, as `ToolSpec::new` in agent-core reads it: the name, the
+/// The declaration's text, as `ToolSpec::new` in toolwright-core reads it: the name, the
 /// origin, the version, each parameter (its flag and name, then its description) and
 /// last the description, NUL-separated. One literal when every part is known here;
 /// `concat!` of the parts when one is not (a description from `include_str!`, a package
@@ -270,7 +270,7 @@ fn decl(tool: &Tool, fields: &[ArgField<'_>]) -> Trees {
     let mut text = String::new();
     let mut push = |part: Part<'_>| match part {
         Part::Text(value) => {
-            // Only the description, which comes last, may hold a NUL: agent-core reads
+            // Only the description, which comes last, may hold a NUL: toolwright-core reads
             // the other parts up to the next one.
             text.extend(
                 value
@@ -620,7 +620,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
             } else {
                 let krate = ToolAttr::parse(args, &mut Errors::default())
                     .krate
-                    .map_or_else(|| quote!(::agent_core), |k| quote!(#k));
+                    .map_or_else(|| quote!(::toolwright_core), |k| quote!(#k));
                 fallback::free_tool(&krate, &sig.ident, vis)
             };
             quote!(#errors #emitted_fn #stand_in)
@@ -652,7 +652,7 @@ mod tests {
             "pub(crate) async fn a(x: u8, y: Option<Unit>,) -> Result<Vec<u8>, Error> {}",
             "/** Block\n doc. */ #[cfg(test)] pub(super) async fn a(#[arg(default = 1)] x: u8) {}",
             "async fn a(/// Doc\n #[allow(unused)] x: ::std::string::String, ctx: &ToolContext) -> &'static str {}",
-            "async fn a(m: HashMap<String, Vec<Option<a::B>>>, s: State<Db>, p: Progress) -> agent_core::Content {}",
+            "async fn a(m: HashMap<String, Vec<Option<a::B>>>, s: State<Db>, p: Progress) -> toolwright_core::Content {}",
             "#[doc = \"raw\"] #[doc = include_str!(\"x.md\")] async fn r#type(r#in: u8) {}",
             "async fn a(x: &mut ToolContext, y: &'a str) {}",
         ];

@@ -9,7 +9,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Ident, Visibility};
 
-/// The stand-in tool type of an invalid free tool, run by agent-core's `Broken`.
+/// The stand-in tool type of an invalid free tool, run by toolwright-core's `Broken`.
 pub fn free_tool(krate: &TokenStream, ident: &Ident, vis: &Visibility) -> TokenStream {
     let p = quote!(#krate::__private);
     let name = ident.to_string();

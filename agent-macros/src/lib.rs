@@ -1,5 +1,5 @@
-//! The macros of `agent-core`: `#[tool]`, `#[toolbox]` and `tools![]`. Depend on
-//! `agent-core`, which re-exports them and documents them.
+//! The macros of `toolwright-core`: `#[tool]`, `#[toolbox]` and `tools![]`. Depend on
+//! `toolwright-core`, which re-exports them and documents them.
 //!
 //! The pipeline follows thiserror and serde_derive: `attr` parses the vocabulary,
 //! `ast` models the fn, `valid` checks every rule (all errors collected in `errors`),
@@ -20,13 +20,13 @@ mod valid;
 
 use proc_macro::TokenStream;
 
-/// Turns an `async fn` into a tool. See `agent_core::tool`.
+/// Turns an `async fn` into a tool. See `toolwright_core::tool`.
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool(args.into(), item.into()).into()
 }
 
-/// Turns the `#[tool]` methods of an impl block into tools. See `agent_core::toolbox`.
+/// Turns the `#[tool]` methods of an impl block into tools. See `toolwright_core::toolbox`.
 #[proc_macro_attribute]
 pub fn toolbox(args: TokenStream, item: TokenStream) -> TokenStream {
     toolbox::expand(args.into(), item.into()).into()

@@ -91,13 +91,13 @@ pub fn string(text: &str) -> Trees {
     Trees(vec![literal.into()])
 }
 
-/// `::agent_core`, the crate path when no `crate = path` is given, spanned at [`site`].
-pub fn agent_core() -> Trees {
+/// `::toolwright_core`, the crate path when no `crate = path` is given, spanned at [`site`].
+pub fn toolwright_core() -> Trees {
     let span = site();
     let mut trees: Vec<TokenTree> = vec![
         Punct::new(':', Spacing::Joint).into(),
         Punct::new(':', Spacing::Alone).into(),
-        Ident::new("agent_core", span).into(),
+        Ident::new("toolwright_core", span).into(),
     ];
     for tree in &mut trees {
         tree.set_span(span);

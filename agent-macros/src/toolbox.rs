@@ -101,7 +101,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let self_name = check_impl(&imp, &mut errors);
     let krate = match &attr.krate {
         Some(path) => quote!(#path),
-        None => quote!(::agent_core),
+        None => quote!(::toolwright_core),
     };
     let (tool_path, tools) = take_tools(&mut imp, &krate, &self_name, &mut errors);
     check_registration(&attr, &tools, &mut errors);
@@ -295,7 +295,7 @@ fn emit_fallback(errors: TokenStream, imp: &ItemImpl, toolbox: &Toolbox) -> Toke
 }
 
 /// A `use` of the first `#[tool]` attribute's path: the attributes are consumed before
-/// rustc resolves them, and the user's `use agent_core::tool` must not look unused.
+/// rustc resolves them, and the user's `use toolwright_core::tool` must not look unused.
 fn keep_tool_import(toolbox: &Toolbox) -> Option<TokenStream> {
     toolbox
         .tool_path
@@ -429,7 +429,7 @@ fn registrations(toolbox: &Toolbox) -> Option<TokenStream> {
     })
 }
 
-/// `#[tool]` or `#[agent_core::tool]`.
+/// `#[tool]` or `#[toolwright_core::tool]`.
 fn is_tool_attr(attr: &syn::Attribute) -> bool {
     attr.path()
         .segments

@@ -1,8 +1,8 @@
 //! `tools![a, path::b]`: the set of the named `#[tool]` fns, with a compile-time check that
 //! no two share a name.
 //!
-//! `agent_core::tools!` forwards `($crate) a, path::b` here, so the first token tree is
-//! the path of agent_core. Each path names the tool type `#[tool]` put beside the fn (a
+//! `toolwright_core::tools!` forwards `($crate) a, path::b` here, so the first token tree is
+//! the path of toolwright_core. Each path names the tool type `#[tool]` put beside the fn (a
 //! braced struct of the same name), whose `StaticTool::NAME` is a constant; a constant
 //! assertion compares them, and its panic, spanned at the repeated path, names the tool.
 
@@ -24,7 +24,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
 fn parse(input: ParseStream) -> syn::Result<(TokenStream, Vec<Path>)> {
     let krate = input.step(|cursor| match cursor.token_tree() {
         Some((TokenTree::Group(g), rest)) => Ok((g.stream(), rest)),
-        _ => Err(cursor.error("expected the crate path; use `agent_core::tools![...]`")),
+        _ => Err(cursor.error("expected the crate path; use `toolwright_core::tools![...]`")),
     })?;
     let paths = Punctuated::<Path, Token![,]>::parse_terminated(input).map_err(|e| {
         syn::Error::new(
@@ -43,7 +43,7 @@ fn generate(krate: &TokenStream, paths: &[Path]) -> TokenStream {
     let entries = paths.iter().map(|path| {
         quote_spanned! {path.span()=> <#path as #p::StaticTool>::ENTRY }
     });
-    // One call per repeated-name check: the panic, inside agent-core, reports the caller's
+    // One call per repeated-name check: the panic, inside toolwright-core, reports the caller's
     // location (`#[track_caller]`), so no `panic!` is expanded here. The callee is
     // parenthesized so that the whole call, not only its arguments, is at the path.
     let checks = paths.iter().enumerate().skip(1).map(|(i, path)| {

@@ -29,10 +29,10 @@ pub enum Place {
 
 /// A checked tool: everything expansion needs.
 pub struct Tool {
-    /// The path of agent_core.
+    /// The path of toolwright_core.
     pub krate: Trees,
     /// Whether `crate = path` was written (a toolbox's own `crate` applies otherwise), or
-    /// the path is the toolbox's: otherwise it is `::agent_core`.
+    /// the path is the toolbox's: otherwise it is `::toolwright_core`.
     pub krate_given: bool,
     /// The tool's name.
     pub name: String,
@@ -113,7 +113,7 @@ pub enum OutputKind {
     Schema,
 }
 
-/// The most parameters a tool's model fills (the tuples agent-core reads them as).
+/// The most parameters a tool's model fills (the tuples toolwright-core reads them as).
 pub const MAX_MODEL_PARAMS: usize = 16;
 
 /// One parameter.
@@ -185,7 +185,7 @@ pub fn check(
     Ok(Tool {
         krate: match &attr.krate {
             Some(path) => Trees::from(quote!(#path)),
-            None => crate::spans::agent_core(),
+            None => crate::spans::toolwright_core(),
         },
         krate_given: attr.krate.is_some(),
         name,

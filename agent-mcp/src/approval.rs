@@ -2,15 +2,15 @@
 //! through elicitation, and runs only if they accept.
 
 use crate::peer::McpPeer;
-use agent_core::{
+use serde_json::{Value, json};
+use toolwright_core::{
     ApprovalDecision, Approver, Tool, ToolCall, ToolError, async_trait, truncate_text,
 };
-use serde_json::{Value, json};
 
 /// What an [`McpServer`](crate::McpServer) does with a call that needs a person's
-/// approval: one its tool's [`approval`](agent_core::Tool::approval) requires, or a
-/// destructive tool's while [`ToolConfig::destructive_requires_approval`](agent_core::ToolConfig)
-/// holds ([`ToolConfig::needs_approval`](agent_core::ToolConfig::needs_approval), the rule
+/// approval: one its tool's [`approval`](toolwright_core::Tool::approval) requires, or a
+/// destructive tool's while [`ToolConfig::destructive_requires_approval`](toolwright_core::ToolConfig)
+/// holds ([`ToolConfig::needs_approval`](toolwright_core::ToolConfig::needs_approval), the rule
 /// the executor applies).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]

@@ -4,7 +4,6 @@
 //! opened them.
 
 use crate::http::session_id;
-use agent_core::{Principal, async_trait};
 use axum::extract::{OriginalUri, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -17,6 +16,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+use toolwright_core::{Principal, async_trait};
 
 /// Why a bearer token was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -368,16 +368,16 @@ pub(crate) fn may_use(context: &RequestContext<RoleServer>, tool: &str) -> bool 
 /// The error for a call to a tool the caller may not use: the one an unknown tool gets,
 /// listing only the tools the caller may use.
 pub(crate) fn unknown_tool(
-    tools: &agent_core::ToolSet,
+    tools: &toolwright_core::ToolSet,
     name: &str,
     context: &RequestContext<RoleServer>,
 ) -> rmcp::ErrorData {
     let visible = tools
         .iter()
-        .filter(|tool| tool.exposure() == agent_core::ToolExposure::Direct)
+        .filter(|tool| tool.exposure() == toolwright_core::ToolExposure::Direct)
         .map(|tool| tool.name())
         .filter(|tool| may_use(context, tool));
-    let error = agent_core::ToolError::unknown_tool(name, visible);
+    let error = toolwright_core::ToolError::unknown_tool(name, visible);
     rmcp::ErrorData::invalid_params(error.message().to_owned(), None)
 }
 

@@ -2,10 +2,6 @@
 
 use crate::convert::{annotations_from_mcp, result_from_mcp};
 use crate::http_client::{Elicit, HttpClientOptions};
-use agent_core::{
-    AgentError, AgentResult, Content, Tool, ToolAnnotations, ToolContext, ToolError, ToolErrorKind,
-    ToolMetadata, ToolSet, async_trait,
-};
 use rmcp::ClientHandler;
 use rmcp::ServiceExt;
 use rmcp::model::{
@@ -26,6 +22,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use tokio::process::Command;
 use tokio::sync::watch;
+use toolwright_core::{
+    AgentError, AgentResult, Content, Tool, ToolAnnotations, ToolContext, ToolError, ToolErrorKind,
+    ToolMetadata, ToolSet, async_trait,
+};
 
 /// A connection to an MCP server. [`toolset`](Self::toolset) turns the server's tools
 /// into [`Tool`]s that call it, so an agent can mix local and remote tools.
@@ -43,13 +43,13 @@ use tokio::sync::watch;
 /// [`UnknownTool`](ToolErrorKind::UnknownTool) error saying so, which the model reads
 /// like any tool error. To offer the new tools, build the agent again from a fresh
 /// `toolset()` when [`tool_changes`](Self::tool_changes) says the list changed; runs are
-/// values ([`RunState`](agent_core::RunState)), so a run goes on with the new agent:
+/// values ([`RunState`](toolwright_core::RunState)), so a run goes on with the new agent:
 ///
 /// ```no_run
 /// # async fn demo(
-/// #     client: agent_mcp::McpClient,
-/// #     build: impl Fn(agent_core::ToolSet) -> agent_core::AgentResult<agent_core::Agent>,
-/// # ) -> agent_core::AgentResult<()> {
+/// #     client: toolwright_mcp::McpClient,
+/// #     build: impl Fn(toolwright_core::ToolSet) -> toolwright_core::AgentResult<toolwright_core::Agent>,
+/// # ) -> toolwright_core::AgentResult<()> {
 /// let mut agent = build(client.toolset()?)?;
 /// let mut changes = client.tool_changes();
 /// let mut run = agent.start("What is on my calendar?");
@@ -99,8 +99,8 @@ impl McpClient {
     /// `options` with every request:
     ///
     /// ```no_run
-    /// # async fn demo() -> agent_core::AgentResult<()> {
-    /// use agent_mcp::{HttpClientOptions, McpClient};
+    /// # async fn demo() -> toolwright_core::AgentResult<()> {
+    /// use toolwright_mcp::{HttpClientOptions, McpClient};
     /// let options = HttpClientOptions::new().with_bearer_token("s3cret");
     /// let client = McpClient::connect_http_with("https://tools.example.com/mcp", &options).await?;
     /// # Ok(()) }

@@ -1,10 +1,10 @@
 //! Translations between the core's types and MCP's: definitions to `Tool`s, content to
 //! content blocks and back, tool errors to `isError` results and back.
 
-use agent_core::{Content, ToolAnnotations, ToolDefinition, ToolError, ToolErrorKind};
 use rmcp::model::{self as mcp, CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Map, Value};
 use std::sync::Arc;
+use toolwright_core::{Content, ToolAnnotations, ToolDefinition, ToolError, ToolErrorKind};
 
 /// The JSON Schema dialect MCP specifies for tool schemas (SEP-1613). Our schemas are
 /// generated as 2020-12, so we say so explicitly on the wire.
@@ -331,7 +331,7 @@ mod tests {
             ..with_output.clone()
         };
         for definition in [with_output, scalar_output] {
-            let mut expected = agent_core::Dialect::Mcp.render(&definition).unwrap();
+            let mut expected = toolwright_core::Dialect::Mcp.render(&definition).unwrap();
             expected["inputSchema"]
                 .as_object_mut()
                 .unwrap()

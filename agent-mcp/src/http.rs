@@ -5,7 +5,6 @@ use crate::auth::{self, AuthState, HttpAuth};
 use crate::http_calls::{FastCall, HttpSessions, SessionUse};
 use crate::limits::{self, Admission, BodyLimits, CancelCall, GuardedBody};
 use crate::server::McpServer;
-use agent_core::ToolSet;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -25,6 +24,7 @@ use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
+use toolwright_core::ToolSet;
 
 /// The header that names a Streamable HTTP session.
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
@@ -445,8 +445,8 @@ pub async fn serve_http(tools: ToolSet, addr: impl ToSocketAddrs) -> io::Result<
 /// listener, with header-read and idle timeouts and a graceful shutdown.
 ///
 /// ```no_run
-/// # async fn demo(tools: agent_core::ToolSet) -> std::io::Result<()> {
-/// use agent_mcp::{McpHttpServer, McpServer};
+/// # async fn demo(tools: toolwright_core::ToolSet) -> std::io::Result<()> {
+/// use toolwright_mcp::{McpHttpServer, McpServer};
 /// let http = McpHttpServer::bind(McpServer::new(tools), "127.0.0.1:0").await?;
 /// println!("serving on {}", http.url());
 /// let stop = http.shutdown_token();

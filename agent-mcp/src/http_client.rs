@@ -2,7 +2,6 @@
 //! a bearer token (fixed, or asked of a provider before every request, or obtained by
 //! OAuth with the `oauth` feature), and TLS set up for this client alone.
 
-use agent_core::RetryPolicy;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
@@ -20,6 +19,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
+use toolwright_core::RetryPolicy;
 
 type Provide = dyn Fn() -> BoxFuture<'static, Result<String, String>> + Send + Sync;
 

@@ -1,16 +1,16 @@
-//! Serve any [`ToolSet`](agent_core::ToolSet) to MCP clients, and use an MCP server's
+//! Serve any [`ToolSet`](toolwright_core::ToolSet) to MCP clients, and use an MCP server's
 //! tools as a `ToolSet`. The protocol and transports are the official Rust SDK's (rmcp).
 //!
 //! Serving:
 //!
 //! ```no_run
-//! # async fn demo(tools: agent_core::ToolSet) -> std::io::Result<()> {
+//! # async fn demo(tools: toolwright_core::ToolSet) -> std::io::Result<()> {
 //! // stdio, for hosts that start the server as a child process:
-//! agent_mcp::serve_stdio(tools).await?;
+//! toolwright_mcp::serve_stdio(tools).await?;
 //! # Ok(()) }
-//! # async fn demo_http(tools: agent_core::ToolSet) -> std::io::Result<()> {
+//! # async fn demo_http(tools: toolwright_core::ToolSet) -> std::io::Result<()> {
 //! // or Streamable HTTP at http://127.0.0.1:8000/mcp:
-//! agent_mcp::serve_http(tools, "127.0.0.1:8000").await?;
+//! toolwright_mcp::serve_http(tools, "127.0.0.1:8000").await?;
 //! # Ok(()) }
 //! ```
 //!
@@ -24,14 +24,14 @@
 //! checked by a [`TokenValidator`] ([`StaticTokens`], [`JwtValidator`] against the
 //! issuer's JWKS) on every request, 401 with a `WWW-Authenticate` challenge pointing
 //! at the protected-resource metadata it serves (RFC 9728), the caller's
-//! [`Principal`](agent_core::Principal) in each call's `ToolContext`
+//! [`Principal`](toolwright_core::Principal) in each call's `ToolContext`
 //! (`ctx.principal()`), tools that need scopes hidden from callers without them, and
 //! sessions usable only by the principal that opened them.
 //!
 //! What clients see: `tools/list` offers Direct tools and active Deferred tools (never
 //! Hidden ones) with their input schema (JSON Schema 2020-12), output schema and effect
-//! hints; `tools/call` runs the call through agent-core's call pipeline
-//! ([`CallRunner`](agent_core::CallRunner)), the one an agent's calls take: arguments are
+//! hints; `tools/call` runs the call through toolwright-core's call pipeline
+//! ([`CallRunner`](toolwright_core::CallRunner)), the one an agent's calls take: arguments are
 //! validated as the tool does, the tool runs under its timeout (which holds even when it
 //! blocks its thread), its progress becomes `notifications/progress`, and
 //! `notifications/cancelled` stops it. A tool error, invalid arguments or a timeout is a
@@ -55,15 +55,15 @@
 //!
 //! A served tool that needs what only MCP has (log messages to the client, sampling,
 //! elicitation) finds the calling client as [`McpPeer`] state in its
-//! [`ToolContext`](agent_core::ToolContext): `ctx.state::<McpPeer>()`, or a
+//! [`ToolContext`](toolwright_core::ToolContext): `ctx.state::<McpPeer>()`, or a
 //! `State<McpPeer>` parameter. Over stdio, lines that are not JSON-RPC are answered with
 //! parse errors and the session goes on ([`serve_io`]).
 //!
 //! Using a server's tools:
 //!
 //! ```no_run
-//! # async fn demo() -> agent_core::AgentResult<()> {
-//! let client = agent_mcp::McpClient::connect_http("http://127.0.0.1:8000/mcp").await?;
+//! # async fn demo() -> toolwright_core::AgentResult<()> {
+//! let client = toolwright_mcp::McpClient::connect_http("http://127.0.0.1:8000/mcp").await?;
 //! let remote = client.toolset()?; // each tool a `dyn Tool` calling the server
 //! # Ok(()) }
 //! ```
@@ -75,10 +75,10 @@
 //!
 //! [`McpClient::connect_http_with`] sends headers and a bearer token (fixed, or from a
 //! provider asked before every request). Two servers whose tools share names are used
-//! together through [`ToolSet::prefixed`](agent_core::ToolSet::prefixed).
+//! together through [`ToolSet::prefixed`](toolwright_core::ToolSet::prefixed).
 //!
 //! Remote tools keep their schema, output schema and hints; a call's `isError` result
-//! becomes a [`ToolError`](agent_core::ToolError) (with its original kind when the
+//! becomes a [`ToolError`](toolwright_core::ToolError) (with its original kind when the
 //! server is built on this crate), the server's progress reaches the caller's
 //! reporter, and a call the caller stops waiting for (its token cancelled, or the call
 //! dropped, as at an executor's timeout) sends `notifications/cancelled`.

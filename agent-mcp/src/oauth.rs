@@ -42,8 +42,8 @@ const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// to; the client checks its `state` and exchanges its `code`, with PKCE (S256).
 ///
 /// ```no_run
-/// # async fn demo() -> agent_core::AgentResult<()> {
-/// use agent_mcp::{HttpClientOptions, McpClient, OAuthOptions};
+/// # async fn demo() -> toolwright_core::AgentResult<()> {
+/// use toolwright_mcp::{HttpClientOptions, McpClient, OAuthOptions};
 /// let oauth = OAuthOptions::authorization_code("http://127.0.0.1:8400/callback", |url| async move {
 ///     println!("open {url} and paste the address you were sent back to");
 ///     let mut line = String::new();

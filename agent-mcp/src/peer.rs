@@ -1,13 +1,13 @@
 //! [`McpPeer`]: what a tool served over MCP can do with the client that called it.
 
-use agent_core::{CallPermit, ToolError};
 use rmcp::model::{ClientResult, GetExtensions, RequestId, ServerRequest};
 use rmcp::service::{OriginatingRequestId, Peer, RoleServer};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
+use toolwright_core::{CallPermit, ToolError};
 
 /// The MCP client a call came from. While a tool runs under [`McpServer`](crate::McpServer),
-/// its [`ToolContext`](agent_core::ToolContext) holds one as state: take it as a
+/// its [`ToolContext`](toolwright_core::ToolContext) holds one as state: take it as a
 /// `State<McpPeer>` parameter, or `ctx.state::<McpPeer>()`. Outside MCP there is none.
 ///
 /// Tools use it for what only MCP offers: log messages to the client and requests to the

@@ -4,12 +4,6 @@ use crate::approval::{ElicitApproval, ServerApproval};
 use crate::convert::{error_result, success_result, tool_to_mcp};
 use crate::http_calls::HttpSessions;
 use crate::peer::{CALL_ORIGIN, CallOrigin, LogLevel, McpPeer};
-use agent_core::AgentResult;
-use agent_core::{
-    ApproveAll, Approver, CallOptions, CallPermit, CallReporter, CallRunner, CallScope, Extensions,
-    ScopedFuture, Tool, ToolCall, ToolConfig, ToolContext, ToolError, ToolErrorKind, ToolExposure,
-    ToolOutcome, ToolSet,
-};
 use futures::FutureExt;
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
@@ -17,6 +11,12 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, NumberOrString,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, RequestId,
     ServerCapabilities, ServerConfig,
+};
+use toolwright_core::AgentResult;
+use toolwright_core::{
+    ApproveAll, Approver, CallOptions, CallPermit, CallReporter, CallRunner, CallScope, Extensions,
+    ScopedFuture, Tool, ToolCall, ToolConfig, ToolContext, ToolError, ToolErrorKind, ToolExposure,
+    ToolOutcome, ToolSet,
 };
 // rmcp marks MCP logging deprecated (SEP-2577, protocol 2026-07-28); the 2025 protocol
 // versions clients speak today still use it, and the conformance suite tests it.
@@ -174,8 +174,8 @@ impl ServerState {
 /// `notifications/tools/list_changed`.
 ///
 /// ```no_run
-/// # async fn demo(tools: agent_core::ToolSet, report: agent_core::ToolSet) -> std::io::Result<()> {
-/// use agent_mcp::{McpHttpServer, McpServer};
+/// # async fn demo(tools: toolwright_core::ToolSet, report: toolwright_core::ToolSet) -> std::io::Result<()> {
+/// use toolwright_mcp::{McpHttpServer, McpServer};
 /// let server = McpServer::new(tools);
 /// let http = McpHttpServer::bind(server.clone(), "127.0.0.1:8000").await?;
 /// tokio::spawn(http.run());
@@ -284,7 +284,7 @@ impl McpServer {
     /// at their next `tools/list`.
     ///
     /// ```no_run
-    /// # async fn demo(server: agent_mcp::McpServer, more: agent_core::ToolSet) -> agent_core::AgentResult<()> {
+    /// # async fn demo(server: toolwright_mcp::McpServer, more: toolwright_core::ToolSet) -> toolwright_core::AgentResult<()> {
     /// server.update_tools(|tools| tools.extend(more)).await?;
     /// # Ok(()) }
     /// ```
@@ -639,7 +639,7 @@ impl ServerHandler for McpServer {
 
 /// What a call reports, on its way to `notifications/progress`.
 struct ProgressReporter {
-    tool: Arc<dyn agent_core::Tool>,
+    tool: Arc<dyn toolwright_core::Tool>,
     /// The last progress sent: MCP progress must increase with every notification. Held
     /// while an update is queued, so updates queue in the order of their progress.
     last: Mutex<Option<f64>>,

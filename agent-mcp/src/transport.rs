@@ -2,7 +2,6 @@
 
 use crate::server::McpServer;
 use crate::stream_calls::{self, InFlight, Read, Response, StreamCalls};
-use agent_core::ToolSet;
 use futures::StreamExt;
 use futures::lock::Mutex;
 use futures::stream::FuturesUnordered;
@@ -20,6 +19,7 @@ use tokio::io::{
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use toolwright_core::ToolSet;
 
 /// Serves `tools` over stdio (newline-delimited JSON-RPC on stdin/stdout) until the
 /// client closes stdin. Diagnostics must go to stderr: stdout belongs to the protocol.

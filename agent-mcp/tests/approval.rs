@@ -2,11 +2,6 @@
 //! (elicitation) and runs only when they accept; a client that cannot ask runs nothing.
 //! A call waiting for its client's user holds no place under the server's limit.
 
-use agent_core::{
-    AgentResult, Approval, Content, Tool, ToolAnnotations, ToolConfig, ToolContext, ToolError,
-    ToolErrorKind, ToolSet, async_trait,
-};
-use agent_mcp::{McpClient, McpHttpServer, McpPeer, McpServer, ServerApproval, ServerOptions};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
     ElicitResult, ElicitationAction, Implementation,
@@ -19,6 +14,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
+use toolwright_core::{
+    AgentResult, Approval, Content, Tool, ToolAnnotations, ToolConfig, ToolContext, ToolError,
+    ToolErrorKind, ToolSet, async_trait,
+};
+use toolwright_mcp::{McpClient, McpHttpServer, McpPeer, McpServer, ServerApproval, ServerOptions};
 
 /// Counts its runs; needs approval for production only (its own rule).
 struct Deploy(Arc<AtomicUsize>);

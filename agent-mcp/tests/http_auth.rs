@@ -7,8 +7,6 @@
 #[path = "support/raw_http.rs"]
 mod raw_http;
 
-use agent_core::{Principal, ToolContext, tool, tools};
-use agent_mcp::{HttpAuth, HttpOptions, JwtValidator, McpServer, StaticTokens};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use p256::elliptic_curve::Generate;
@@ -16,6 +14,8 @@ use p256::elliptic_curve::pkcs8::EncodePrivateKey;
 use raw_http::{Reply, Running, call, open_session, post, rpc, send, serve_on_loopback};
 use serde_json::{Value, json};
 use std::time::{SystemTime, UNIX_EPOCH};
+use toolwright_core::{Principal, ToolContext, tool, tools};
+use toolwright_mcp::{HttpAuth, HttpOptions, JwtValidator, McpServer, StaticTokens};
 
 /// Answers who is calling.
 #[tool]

@@ -2,16 +2,16 @@
 //! provider is asked again before requests, and no process-wide TLS provider is
 //! installed along the way.
 
-use agent_core::{Principal, State, ToolContext, ToolError, tool, tools};
-use agent_mcp::{
-    HttpAuth, HttpClientOptions, HttpOptions, McpClient, McpPeer, McpServer, StaticTokens,
-};
 use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::middleware::{Next, from_fn};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
+use toolwright_core::{Principal, State, ToolContext, ToolError, tool, tools};
+use toolwright_mcp::{
+    HttpAuth, HttpClientOptions, HttpOptions, McpClient, McpPeer, McpServer, StaticTokens,
+};
 
 /// Answers who is calling.
 #[tool]

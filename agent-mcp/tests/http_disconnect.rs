@@ -5,10 +5,6 @@
 #[path = "support/raw_http.rs"]
 mod raw_http;
 
-use agent_core::{
-    AgentResult, Content, Tool, ToolConfig, ToolContext, ToolSet, async_trait, tools,
-};
-use agent_mcp::{HttpOptions, McpHttpServer, McpServer, ServerOptions};
 use raw_http::{MCP_HEADERS, Running, call, open_session, rpc, serve_on_loopback};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -16,6 +12,10 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
+use toolwright_core::{
+    AgentResult, Content, Tool, ToolConfig, ToolContext, ToolSet, async_trait, tools,
+};
+use toolwright_mcp::{HttpOptions, McpHttpServer, McpServer, ServerOptions};
 
 /// What the waiting tool went through.
 #[derive(Debug, PartialEq)]
@@ -86,7 +86,7 @@ impl Tool for Wait {
 }
 
 /// Adds two numbers.
-#[agent_core::tool]
+#[toolwright_core::tool]
 async fn add(a: i64, b: i64) -> i64 {
     a + b
 }

@@ -7,8 +7,6 @@
 #[path = "support/raw_http.rs"]
 mod raw_http;
 
-use agent_core::{Principal, Progress, State, ToolContext, ToolError, tool, tools};
-use agent_mcp::{HttpAuth, HttpOptions, McpPeer, McpServer, StaticTokens};
 use raw_http::{
     MCP_HEADERS, Reply, Running, call, open_session, post, rpc, send, serve_on_loopback,
 };
@@ -23,6 +21,8 @@ use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use toolwright_core::{Principal, Progress, State, ToolContext, ToolError, tool, tools};
+use toolwright_mcp::{HttpAuth, HttpOptions, McpPeer, McpServer, StaticTokens};
 
 /// Adds two numbers.
 #[tool]

@@ -4,14 +4,14 @@
 #[path = "support/raw_http.rs"]
 mod raw_http;
 
-use agent_core::{tool, tools};
-use agent_mcp::{HttpOptions, McpHttpServer, McpServer};
 use raw_http::{Running, call, open_session, post, send, serve_on_loopback};
 use serde_json::json;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use toolwright_core::{tool, tools};
+use toolwright_mcp::{HttpOptions, McpHttpServer, McpServer};
 
 /// Adds two numbers.
 #[tool]

@@ -5,14 +5,14 @@
 #[path = "support/raw_http.rs"]
 mod raw_http;
 
-use agent_core::{tool, tools};
-use agent_mcp::{HttpOptions, McpHttpServer, McpServer};
 use raw_http::{open_session, post, rpc};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
+use toolwright_core::{tool, tools};
+use toolwright_mcp::{HttpOptions, McpHttpServer, McpServer};
 
 /// Counts the items of `items`.
 #[tool]

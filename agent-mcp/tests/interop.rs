@@ -6,8 +6,6 @@
 //! The Python server needs `.venv-interop` (made by `scripts/install-interop-deps.sh`,
 //! which `scripts/test.sh` runs first).
 
-use agent_core::{CallReporter, Content, ToolContext, ToolErrorKind, ToolSet};
-use agent_mcp::McpClient;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -15,6 +13,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
+use toolwright_core::{CallReporter, Content, ToolContext, ToolErrorKind, ToolSet};
+use toolwright_mcp::McpClient;
 
 fn workspace_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
@@ -72,7 +72,7 @@ impl CallReporter for Recorder {
         &self,
         _call_id: &str,
         value: serde_json::Value,
-    ) -> Result<(), agent_core::ToolError> {
+    ) -> Result<(), toolwright_core::ToolError> {
         self.0.lock().unwrap().push(value);
         Ok(())
     }
@@ -101,7 +101,7 @@ async fn call(
     set: &ToolSet,
     name: &str,
     args: serde_json::Value,
-) -> agent_core::AgentResult<Vec<Content>> {
+) -> toolwright_core::AgentResult<Vec<Content>> {
     set.call(name, &args, &ToolContext::default()).await
 }
 

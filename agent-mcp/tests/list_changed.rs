@@ -3,10 +3,6 @@
 //! session), our client lists the tools again, a removed tool's calls fail clearly,
 //! closed sessions are dropped, and tools that need scopes stay hidden.
 
-use agent_core::{Principal, ToolContext, ToolErrorKind, tool, tools};
-use agent_mcp::{
-    HttpAuth, HttpClientOptions, HttpOptions, McpClient, McpHttpServer, McpServer, StaticTokens,
-};
 use rmcp::model::{CallToolRequestParams, ErrorCode};
 use rmcp::service::{NotificationContext, RoleClient, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -17,6 +13,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Notify, mpsc, watch};
 use tokio_util::sync::CancellationToken;
+use toolwright_core::{Principal, ToolContext, ToolErrorKind, tool, tools};
+use toolwright_mcp::{
+    HttpAuth, HttpClientOptions, HttpOptions, McpClient, McpHttpServer, McpServer, StaticTokens,
+};
 
 /// Adds two numbers.
 #[tool]
@@ -121,7 +121,7 @@ async fn a_stdio_client_is_told_of_added_and_removed_tools() {
     let server = McpServer::new(tools![add, echo]);
     let (client_end, server_end) = tokio::io::duplex(1 << 16);
     let (input, output) = tokio::io::split(server_end);
-    tokio::spawn(agent_mcp::serve_io(server.clone(), input, output));
+    tokio::spawn(toolwright_mcp::serve_io(server.clone(), input, output));
     let (tx, mut notices) = mpsc::unbounded_channel();
     let client = Notices(tx).serve(client_end).await.unwrap();
 
@@ -207,7 +207,7 @@ async fn a_call_running_when_its_tool_is_removed_finishes() {
     let server = McpServer::new(tools![slow].with_state(gate.clone()));
     let (client_end, server_end) = tokio::io::duplex(1 << 16);
     let (input, output) = tokio::io::split(server_end);
-    tokio::spawn(agent_mcp::serve_io(server.clone(), input, output));
+    tokio::spawn(toolwright_mcp::serve_io(server.clone(), input, output));
     let client = ().serve(client_end).await.unwrap();
 
     // The set's state comes along when the set is copied for a change.
@@ -271,7 +271,7 @@ async fn our_client_sees_new_tools_and_a_removed_tool_fails_clearly() {
     assert_eq!(error.kind(), ToolErrorKind::UnknownTool);
     assert_eq!(
         error.message(),
-        "Unknown tool: add. Available tools: echo, sub (the MCP server `agent-mcp` \
+        "Unknown tool: add. Available tools: echo, sub (the MCP server `toolwright-mcp` \
          changed its tools and no longer offers `add`)"
     );
     // Its tools the server still has keep working.

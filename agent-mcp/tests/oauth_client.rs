@@ -7,10 +7,6 @@
 //! signed JWT (`private_key_jwt`) has its assertion's signature and claims checked by
 //! the token endpoint, and one signed by another key is refused.
 
-use agent_core::{Principal, ToolContext, tool, tools};
-use agent_mcp::{
-    HttpAuth, HttpClientOptions, McpClient, McpHttpServer, McpServer, OAuthOptions, StaticTokens,
-};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, Uri, header};
@@ -24,6 +20,10 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
+use toolwright_core::{Principal, ToolContext, tool, tools};
+use toolwright_mcp::{
+    HttpAuth, HttpClientOptions, McpClient, McpHttpServer, McpServer, OAuthOptions, StaticTokens,
+};
 
 /// Answers who is calling.
 #[tool]
@@ -274,7 +274,7 @@ async fn start_with(claimed_issuer: Option<&str>, assertion_key: Option<Decoding
     let http = McpHttpServer::bind(McpServer::new(tools![whoami]), "127.0.0.1:0")
         .await
         .unwrap()
-        .with_options(agent_mcp::HttpOptions::default().with_auth(auth));
+        .with_options(toolwright_mcp::HttpOptions::default().with_auth(auth));
     let mcp_url = http.url();
     let server_stop = http.shutdown_token();
     let stop_both = stop.clone();
@@ -489,7 +489,7 @@ async fn mcp_server_naming(authorization_server: &str) -> String {
     let http = McpHttpServer::bind(McpServer::new(tools![whoami]), "127.0.0.1:0")
         .await
         .unwrap()
-        .with_options(agent_mcp::HttpOptions::default().with_auth(auth));
+        .with_options(toolwright_mcp::HttpOptions::default().with_auth(auth));
     let url = http.url();
     tokio::spawn(http.run());
     url

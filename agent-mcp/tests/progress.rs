@@ -2,14 +2,14 @@
 //! the order made and before the call's result, from whatever thread the tool reports;
 //! reports made after the call answered go nowhere.
 
-use agent_core::{AgentResult, Content, Tool, ToolContext, ToolSet, async_trait};
-use agent_mcp::McpServer;
 use rmcp::model::{CallToolRequestParams, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, RoleClient};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use toolwright_core::{AgentResult, Content, Tool, ToolContext, ToolSet, async_trait};
+use toolwright_mcp::McpServer;
 
 /// Reports steps, the first from a thread of its own, and keeps its context.
 struct Steps {

@@ -5,7 +5,6 @@
 #[path = "support/in_memory.rs"]
 mod in_memory;
 
-use agent_core::{tool, tools};
 use in_memory::Session;
 use proptest::prelude::*;
 use rmcp::model::CallToolRequestParams;
@@ -13,6 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Number, Value, json};
 use std::sync::OnceLock;
+use toolwright_core::{tool, tools};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

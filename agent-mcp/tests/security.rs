@@ -7,7 +7,6 @@ mod in_memory;
 #[path = "../../tests/name_variants.rs"]
 mod name_variants;
 
-use agent_core::{ActivationContext, tool, tools};
 use in_memory::Session;
 use name_variants::name_variant;
 use proptest::prelude::*;
@@ -15,6 +14,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::service::ServiceError;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use toolwright_core::{ActivationContext, tool, tools};
 
 const HIDDEN: &str = "secret_tool";
 const DEFERRED: &str = "deferred_tool";

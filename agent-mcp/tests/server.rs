@@ -1,11 +1,6 @@
 //! The MCP server, served over Streamable HTTP on 127.0.0.1 inside the test, driven by
 //! our client, by rmcp's client, and by raw HTTP for input no client would send.
 
-use agent_core::{
-    ActivationContext, AgentResult, Content, Executor, Tool, ToolCall, ToolConfig, ToolContext,
-    ToolError, ToolErrorKind, ToolExposure, ToolSet, TurnContext, TypedTool, async_trait,
-};
-use agent_mcp::{McpClient, McpHttpServer, McpPeer, McpServer, ServerOptions};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ErrorCode, PaginatedRequestParams};
 use rmcp::service::ServiceError;
@@ -18,6 +13,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use toolwright_core::{
+    ActivationContext, AgentResult, Content, Executor, Tool, ToolCall, ToolConfig, ToolContext,
+    ToolError, ToolErrorKind, ToolExposure, ToolSet, TurnContext, TypedTool, async_trait,
+};
+use toolwright_mcp::{McpClient, McpHttpServer, McpPeer, McpServer, ServerOptions};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -678,7 +678,7 @@ async fn stream_transport_answers_malformed_lines_and_keeps_serving() {
         .unwrap();
     let (client, server_end) = tokio::io::duplex(1 << 16);
     let (server_read, server_write) = tokio::io::split(server_end);
-    let served = tokio::spawn(agent_mcp::serve_io(
+    let served = tokio::spawn(toolwright_mcp::serve_io(
         McpServer::new(tools),
         server_read,
         server_write,
@@ -728,7 +728,7 @@ async fn stream_transport_answers_malformed_lines_and_keeps_serving() {
             .contains("recursion limit")
     );
 
-    send("z".repeat(agent_mcp::MAX_MESSAGE_BYTES + 10)).await;
+    send("z".repeat(toolwright_mcp::MAX_MESSAGE_BYTES + 10)).await;
     let reply = next().await;
     assert_eq!(reply["error"]["code"], -32700, "{reply}");
 
@@ -773,8 +773,8 @@ impl Tool for OneAtATime {
         json!({"type": "object", "properties": {}})
     }
 
-    fn concurrency(&self) -> agent_core::ToolConcurrency {
-        agent_core::ToolConcurrency {
+    fn concurrency(&self) -> toolwright_core::ToolConcurrency {
+        toolwright_core::ToolConcurrency {
             max_in_flight: Some(1),
             ..Default::default()
         }
@@ -806,7 +806,7 @@ async fn tool_concurrency_limits_and_the_output_budget_apply() {
         })
         .unwrap();
     let mut options = ServerOptions::default();
-    options.tool_config = agent_core::ToolConfig::default().with_max_output_chars(100);
+    options.tool_config = toolwright_core::ToolConfig::default().with_max_output_chars(100);
     let http = McpHttpServer::bind(McpServer::with_options(tools, options), "127.0.0.1:0")
         .await
         .unwrap();

@@ -4,11 +4,11 @@
 #[path = "../../tests/span_recorder.rs"]
 mod span_recorder;
 
-use agent_core::{AgentResult, Content, Tool, ToolContext, ToolError, ToolSet, async_trait};
-use agent_mcp::McpServer;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
+use toolwright_core::{AgentResult, Content, Tool, ToolContext, ToolError, ToolSet, async_trait};
+use toolwright_mcp::McpServer;
 
 /// Answers, or fails when asked to.
 struct Answers;

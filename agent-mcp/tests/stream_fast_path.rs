@@ -3,10 +3,6 @@
 //! side and may ask their client, progress before the response, cancellation, and
 //! everything else left to rmcp as before.
 
-use agent_core::{
-    AgentResult, Content, Tool, ToolContext, ToolError, ToolSet, TypedTool, async_trait,
-};
-use agent_mcp::{LogLevel, McpPeer, McpServer};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
@@ -16,6 +12,10 @@ use std::time::Duration;
 use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
 };
+use toolwright_core::{
+    AgentResult, Content, Tool, ToolContext, ToolError, ToolSet, TypedTool, async_trait,
+};
+use toolwright_mcp::{LogLevel, McpPeer, McpServer};
 
 /// What the tools of a test share with it.
 #[derive(Clone)]
@@ -153,13 +153,13 @@ impl Tool for Probe {
 
 /// Shouts its text. It reads no context, so its response is written as soon as it is
 /// ready, not behind what rmcp writes.
-#[agent_core::tool]
+#[toolwright_core::tool]
 async fn shout(text: String) -> String {
     text.to_uppercase()
 }
 
 fn tools(probes: &Probes) -> ToolSet {
-    let mut tools = agent_core::tools![shout];
+    let mut tools = toolwright_core::tools![shout];
     tools.register_tool(Echo).unwrap();
     for kind in [
         Kind::Fails,
@@ -178,7 +178,7 @@ fn tools(probes: &Probes) -> ToolSet {
 /// How the server end is served.
 #[derive(Clone, Copy, Debug)]
 enum Via {
-    /// `agent_mcp::serve_io`, with its fast path.
+    /// `toolwright_mcp::serve_io`, with its fast path.
     Stream,
     /// rmcp's own `serve`, the reference for what a client must see.
     Rmcp,
@@ -199,7 +199,7 @@ impl Raw {
             let server = McpServer::new(tools);
             match via {
                 Via::Stream => {
-                    let _ = agent_mcp::serve_io(server, input, output).await;
+                    let _ = toolwright_mcp::serve_io(server, input, output).await;
                 }
                 Via::Rmcp => {
                     if let Ok(running) = server.serve((input, output)).await {
@@ -493,7 +493,7 @@ async fn calls_run_side_by_side_with_rmcps_client() {
     let probes = Probes::default();
     let (client_end, server_end) = tokio::io::duplex(1 << 16);
     let (input, output) = tokio::io::split(server_end);
-    tokio::spawn(agent_mcp::serve_io(
+    tokio::spawn(toolwright_mcp::serve_io(
         McpServer::new(tools(&probes)),
         input,
         output,

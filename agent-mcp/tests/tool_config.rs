@@ -2,11 +2,6 @@
 //! read-only tools are retried, each attempt with its own timeout and token, and no more
 //! calls than `max_concurrency` run at once.
 
-use agent_core::{
-    AgentResult, Content, Tool, ToolAnnotations, ToolConcurrency, ToolConfig, ToolContext,
-    ToolError, ToolSet, async_trait,
-};
-use agent_mcp::{McpServer, ServerOptions};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
@@ -14,6 +9,11 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
+use toolwright_core::{
+    AgentResult, Content, Tool, ToolAnnotations, ToolConcurrency, ToolConfig, ToolContext,
+    ToolError, ToolSet, async_trait,
+};
+use toolwright_mcp::{McpServer, ServerOptions};
 
 /// Fails its first `failures` runs (the first by panicking), then answers; counts its
 /// runs.

@@ -2,16 +2,16 @@
 //! in Postgres (the server `DATABASE_URL` names; skipped without it), and the bytes a
 //! run takes in each.
 //!
-//! `cargo bench -p agent-store --bench store`; for Postgres first
+//! `cargo bench -p toolwright-store --bench store`; for Postgres first
 //! `eval "$(bash scripts/postgres.sh)"`.
 
-use agent_core::{Agent, AssistantMessage, Message, RunState, RunStore, ScriptedLlm};
-use agent_store::{PostgresStore, SqliteStore};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
+use toolwright_core::{Agent, AssistantMessage, Message, RunState, RunStore, ScriptedLlm};
+use toolwright_store::{PostgresStore, SqliteStore};
 
 const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
 

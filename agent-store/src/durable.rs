@@ -4,17 +4,17 @@
 //! The engine brings retries, timers and waiting for signals; the store and the agent's
 //! hooks bring the agent's own durability:
 //!
-//! - **Checkpoints** ([`AgentBuilder::checkpoints`](agent_core::AgentBuilder::checkpoints)):
+//! - **Checkpoints** ([`AgentBuilder::checkpoints`](toolwright_core::AgentBuilder::checkpoints)):
 //!   after every step (the model's answer, a turn's tool results, a pause, the final
 //!   answer) the run is saved as its next revision. A step retried after a crash
 //!   resumes from the last checkpoint; the tools that finished before it are not run
 //!   again.
-//! - **Claims** ([`RunStore::save_run`](agent_core::RunStore::save_run) before running):
+//! - **Claims** ([`RunStore::save_run`](toolwright_core::RunStore::save_run) before running):
 //!   of two workers resuming one run (a retry racing a worker presumed dead), one saves
-//!   and runs; the other gets [`StoreError::Conflict`](agent_core::StoreError::Conflict).
+//!   and runs; the other gets [`StoreError::Conflict`](toolwright_core::StoreError::Conflict).
 //!   A worker that lost the run stops at its next checkpoint.
 //! - **Idempotency keys**
-//!   ([`ToolContext::idempotency_key`](agent_core::ToolContext::idempotency_key)): a
+//!   ([`ToolContext::idempotency_key`](toolwright_core::ToolContext::idempotency_key)): a
 //!   tool that was running when the process died runs again on resume, with the same
 //!   key (`run_id:call_id`); a tool with side effects passes it to the service it
 //!   calls, so the work is done once.
@@ -25,15 +25,15 @@
 //! 1. `advance`: load the run, claim it, run it with checkpoints until it pauses or ends.
 //! 2. When it paused: wait for the person's decision (a signal, an awakeable or a
 //!    durable promise), then `decide`: load the run, apply the decision
-//!    ([`RunState::approve_by`](agent_core::RunState::approve_by),
-//!    [`Agent::approve_with`](agent_core::Agent::approve_with), ...), save it.
+//!    ([`RunState::approve_by`](toolwright_core::RunState::approve_by),
+//!    [`Agent::approve_with`](toolwright_core::Agent::approve_with), ...), save it.
 //!
 //! ```
-//! use agent_core::{
+//! use toolwright_core::{
 //!     Agent, Reviewer, AssistantMessage, RunOutcome, RunStore, ScriptedLlm, StoreError,
 //!     ToolCall, ToolContext, tool, tools,
 //! };
-//! use agent_store::SqliteStore;
+//! use toolwright_store::SqliteStore;
 //! use serde_json::json;
 //! use std::sync::Arc;
 //!

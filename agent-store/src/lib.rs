@@ -1,19 +1,19 @@
-//! Run stores for [`agent_core`]: where paused runs wait for a person and where every
+//! Run stores for [`toolwright_core`]: where paused runs wait for a person and where every
 //! step of a run is checkpointed, so runs outlive the process that started them.
 //!
 //! - [`SqliteStore`]: embedded SQLite, compiled in (nothing to install), in WAL mode so
 //!   several processes on one machine can share the file. The default.
 //! - [`PostgresStore`]: Postgres, for a fleet of processes.
 //!
-//! Both implement [`RunStore`](agent_core::RunStore): they keep each run as the sealed
-//! text of [`Agent::export_state`](agent_core::Agent::export_state), and take a save only
+//! Both implement [`RunStore`](toolwright_core::RunStore): they keep each run as the sealed
+//! text of [`Agent::export_state`](toolwright_core::Agent::export_state), and take a save only
 //! over the revision before it, so two processes cannot both resume one run. Each applies
 //! its own migrations when opened. [`durable`] shows how to run agents inside a
 //! durable-execution engine with them.
 //!
 //! ```
-//! use agent_core::{Agent, AssistantMessage, RunStore, ScriptedLlm};
-//! use agent_store::SqliteStore;
+//! use toolwright_core::{Agent, AssistantMessage, RunStore, ScriptedLlm};
+//! use toolwright_store::SqliteStore;
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let store = SqliteStore::open_in_memory().await?;

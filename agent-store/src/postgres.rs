@@ -4,9 +4,9 @@ use crate::row::{
     MIGRATIONS, SCHEMA_VERSION, check, conflict, from_sql, newer_schema, now_ms, status_from,
     status_text, to_sql, waiting_status,
 };
-use agent_core::{RunRecord, RunStore, StoreError, WaitingRun};
 use async_trait::async_trait;
 use tokio_postgres::{Client, NoTls, Statement};
+use toolwright_core::{RunRecord, RunStore, StoreError, WaitingRun};
 
 /// Taken for the length of a migration, so processes starting together migrate once.
 const MIGRATION_LOCK: i64 = 0x6167_656e_7473_7430;

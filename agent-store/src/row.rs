@@ -1,6 +1,6 @@
 //! What both stores share: how a record's fields map to columns, and the clock.
 
-use agent_core::{AgentError, RunRecord, RunStatus, StoreError};
+use toolwright_core::{AgentError, RunRecord, RunStatus, StoreError};
 
 /// The schema version this build writes; a database migrated past it is refused.
 pub(crate) const SCHEMA_VERSION: i64 = 1;
@@ -34,7 +34,7 @@ pub(crate) fn status_from(text: &str) -> Result<RunStatus, StoreError> {
         .map_err(|_| StoreError::backend("reading a run", format!("unknown status `{text}`")))
 }
 
-/// The name of the status [`RunStore::waiting`](agent_core::RunStore::waiting) lists.
+/// The name of the status [`RunStore::waiting`](toolwright_core::RunStore::waiting) lists.
 pub(crate) fn waiting_status() -> String {
     status_text(RunStatus::WaitingForHuman)
 }
@@ -83,7 +83,7 @@ pub(crate) fn newer_schema(found: i64) -> StoreError {
     StoreError::backend(
         "opening the store",
         format!(
-            "the database is at schema version {found}, newer than this build knows ({SCHEMA_VERSION}); upgrade agent-store"
+            "the database is at schema version {found}, newer than this build knows ({SCHEMA_VERSION}); upgrade toolwright-store"
         ),
     )
 }

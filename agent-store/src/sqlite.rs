@@ -4,12 +4,12 @@ use crate::row::{
     MIGRATIONS, SCHEMA_VERSION, check, conflict, from_sql, newer_schema, now_ms, status_from,
     status_text, to_sql, waiting_status,
 };
-use agent_core::{RunRecord, RunStore, StoreError, WaitingRun};
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+use toolwright_core::{RunRecord, RunStore, StoreError, WaitingRun};
 
 /// How long a write waits for another process holding the database's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);

@@ -4,15 +4,15 @@
 
 mod support;
 
-use agent_core::{
-    AgentResult, Checkpoint, Checkpointer, RunOutcome, RunRecord, RunStatus, RunStore, async_trait,
-};
-use agent_store::{PostgresStore, SqliteStore};
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use support::{Ledger, builder, database_url};
+use toolwright_core::{
+    AgentResult, Checkpoint, Checkpointer, RunOutcome, RunRecord, RunStatus, RunStore, async_trait,
+};
+use toolwright_store::{PostgresStore, SqliteStore};
 
 const CHILD: &str = "AGENT_STORE_CHILD";
 const TEST: &str = "a_process_killed_after_a_checkpoint_resumes_elsewhere_and_no_tool_runs_twice";

@@ -4,9 +4,9 @@
 
 mod support;
 
-use agent_store::PostgresStore;
 use std::sync::Arc;
 use support::{Sql, Target, database_url};
+use toolwright_store::PostgresStore;
 
 async fn target() -> Option<Target> {
     let url = database_url()?;

@@ -2,10 +2,10 @@
 
 mod support;
 
-use agent_store::SqliteStore;
 use std::path::PathBuf;
 use std::sync::Arc;
 use support::{Sql, Target};
+use toolwright_store::SqliteStore;
 
 /// A fresh database file for one test.
 pub fn database_path() -> PathBuf {

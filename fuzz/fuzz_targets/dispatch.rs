@@ -2,13 +2,13 @@
 //! nothing may panic, and every error must be a tool error of a kind the model can act on.
 #![no_main]
 
-use agent_core::{AgentResult, ToolContext, ToolErrorKind, ToolSet, TypedTool};
 use async_trait::async_trait;
 use libfuzzer_sys::fuzz_target;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
+use toolwright_core::{AgentResult, ToolContext, ToolErrorKind, ToolSet, TypedTool};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

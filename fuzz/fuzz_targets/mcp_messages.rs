@@ -3,12 +3,12 @@
 //! next well-formed request.
 #![no_main]
 
-use agent_core::{tool, tools};
-use agent_mcp::{McpServer, serve_io};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use toolwright_core::{tool, tools};
+use toolwright_mcp::{McpServer, serve_io};
 
 /// Adds two numbers.
 #[tool]
@@ -28,7 +28,10 @@ const HANDSHAKE: &str = concat!(
     r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     "\n",
 );
-const PROBE: &str = concat!(r#"{"jsonrpc":"2.0","id":"probe","method":"tools/list"}"#, "\n");
+const PROBE: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":"probe","method":"tools/list"}"#,
+    "\n"
+);
 
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
@@ -52,10 +55,16 @@ fuzz_target!(|data: &[u8]| {
         let (client_read, mut client_write) = tokio::io::split(client);
         let mut lines = BufReader::new(client_read).lines();
 
-        client_write.write_all(HANDSHAKE.as_bytes()).await.expect("write");
+        client_write
+            .write_all(HANDSHAKE.as_bytes())
+            .await
+            .expect("write");
         client_write.write_all(data).await.expect("write");
         client_write.write_all(b"\n").await.expect("write");
-        client_write.write_all(PROBE.as_bytes()).await.expect("write");
+        client_write
+            .write_all(PROBE.as_bytes())
+            .await
+            .expect("write");
 
         // The probe's answer must come, whatever came before it.
         let answered = tokio::time::timeout(Duration::from_secs(5), async {

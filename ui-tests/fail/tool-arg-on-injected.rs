@@ -1,4 +1,4 @@
-use agent_core::{ToolContext, tool};
+use toolwright_core::{ToolContext, tool};
 
 /// Run.
 #[tool]

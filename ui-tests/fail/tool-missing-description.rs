@@ -1,4 +1,4 @@
-use agent_core::tool;
+use toolwright_core::tool;
 
 #[tool]
 async fn add(a: f64, b: f64) -> f64 {

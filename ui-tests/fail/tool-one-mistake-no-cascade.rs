@@ -1,4 +1,4 @@
-use agent_core::{ToolSet, tool, tools};
+use toolwright_core::{ToolSet, tool, tools};
 
 /// Add two numbers.
 #[tool(timeout = "soon")]

@@ -1,8 +1,8 @@
 //! A tool is exactly as private as its fn: outside the fn's module, neither is visible.
-use agent_core::tools;
+use toolwright_core::tools;
 
 mod inner {
-    use agent_core::tool;
+    use toolwright_core::tool;
 
     /// Private to `inner`.
     #[tool]

@@ -1,4 +1,4 @@
-use agent_core::tool;
+use toolwright_core::tool;
 
 fn is_big(amount: u64) -> bool {
     amount > 100

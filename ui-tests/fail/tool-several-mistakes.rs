@@ -1,4 +1,4 @@
-use agent_core::tool;
+use toolwright_core::tool;
 
 // Every mistake is reported in one build.
 #[tool(timeout = "0s", exposure = "deferred", nmae = "x")]

@@ -1,4 +1,4 @@
-use agent_core::{State, tool};
+use toolwright_core::{State, tool};
 
 struct Pool;
 

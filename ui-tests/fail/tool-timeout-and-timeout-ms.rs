@@ -1,4 +1,4 @@
-use agent_core::tool;
+use toolwright_core::tool;
 
 /// Add two numbers.
 #[tool(timeout = "5s", timeout_ms = 5000)]

@@ -1,4 +1,4 @@
-use agent_core::tool;
+use toolwright_core::tool;
 
 fn not_empty(text: &str) -> bool {
     !text.is_empty()

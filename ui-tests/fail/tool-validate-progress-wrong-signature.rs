@@ -1,4 +1,4 @@
-use agent_core::tool;
+use toolwright_core::tool;
 
 fn check(progress: u64) -> bool {
     progress < 100

@@ -1,4 +1,4 @@
-use agent_core::toolbox;
+use toolwright_core::toolbox;
 
 struct Db;
 

@@ -1,4 +1,4 @@
-use agent_core::{tool, toolbox};
+use toolwright_core::{tool, toolbox};
 
 #[derive(Default)]
 struct Calculator;

@@ -1,7 +1,7 @@
-use agent_core::{tool, tools};
+use toolwright_core::{tool, tools};
 
 mod math {
-    use agent_core::tool;
+    use toolwright_core::tool;
 
     /// Add two numbers.
     #[tool]

@@ -1,4 +1,4 @@
-use agent_core::tools;
+use toolwright_core::tools;
 
 struct NotATool;
 

@@ -1,4 +1,4 @@
-use agent_core::{AgentResult, ToolContext, TypedTool, async_trait, tools};
+use toolwright_core::{AgentResult, ToolContext, TypedTool, async_trait, tools};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct EchoArgs {

@@ -1,5 +1,5 @@
 //! Every `#[tool]` key at once, and each alone.
-use agent_core::{ActivationContext, Content, Tool, tool};
+use toolwright_core::{ActivationContext, Content, Tool, tool};
 
 async fn in_workspace(ctx: &ActivationContext) -> bool {
     !ctx.workspace.as_os_str().is_empty()
@@ -39,7 +39,7 @@ fn small_progress(value: &serde_json::Value) -> Result<(), String> {
     sequential,
     validate_output = not_empty,
     validate_progress = small_progress,
-    crate = ::agent_core,
+    crate = ::toolwright_core,
 )]
 async fn everything(amount: u64) -> String {
     amount.to_string()

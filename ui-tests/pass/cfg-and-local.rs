@@ -1,5 +1,5 @@
 //! `#[cfg]` on a tool reaches the generated items; tools can be local items.
-use agent_core::{tool, toolbox, tools};
+use toolwright_core::{tool, toolbox, tools};
 use std::sync::Arc;
 
 /// Only in a configuration that is never set.

@@ -1,6 +1,6 @@
-//! `crate = path` for crates that re-export agent_core.
+//! `crate = path` for crates that re-export toolwright_core.
 mod reexport {
-    pub use agent_core as inner;
+    pub use toolwright_core as inner;
 }
 
 use reexport::inner::tool;

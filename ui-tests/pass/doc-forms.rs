@@ -1,5 +1,5 @@
 //! Doc comment forms.
-use agent_core::{Tool, tool};
+use toolwright_core::{Tool, tool};
 
 #[doc = include_str!("description.md")]
 #[tool]

@@ -14,7 +14,7 @@
     missing_docs
 )]
 
-use agent_core::{State, ToolContext, tool, toolbox, tools};
+use toolwright_core::{State, ToolContext, tool, toolbox, tools};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::sync::Arc;

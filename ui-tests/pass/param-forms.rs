@@ -1,5 +1,5 @@
 //! Every parameter form.
-use agent_core::{Progress, State, ToolContext, tool};
+use toolwright_core::{Progress, State, ToolContext, tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -64,7 +64,7 @@ async fn nothing() {}
 
 /// Only injected.
 #[tool]
-async fn injected(ctx: &agent_core::ToolContext, _db: agent_core::State<Db>) -> String {
+async fn injected(ctx: &toolwright_core::ToolContext, _db: toolwright_core::State<Db>) -> String {
     ctx.session_id().to_owned()
 }
 

@@ -3,7 +3,7 @@
 
 /// Public tools.
 pub mod tools {
-    use agent_core::tool;
+    use toolwright_core::tool;
 
     /// Add.
     #[tool]
@@ -13,5 +13,5 @@ pub mod tools {
 }
 
 fn main() {
-    let _ = agent_core::tools![tools::add];
+    let _ = toolwright_core::tools![tools::add];
 }

@@ -1,5 +1,5 @@
 //! Registering one tool by value, and calling the fn directly.
-use agent_core::{ToolSet, tool};
+use toolwright_core::{ToolSet, tool};
 
 /// Add.
 #[tool]

@@ -1,5 +1,5 @@
 //! Every return form.
-use agent_core::{AgentResult, Content, ToolError, tool};
+use toolwright_core::{AgentResult, Content, ToolError, tool};
 use schemars::JsonSchema;
 use serde::Serialize;
 

@@ -19,7 +19,7 @@
     unused_import_braces
 )]
 
-use agent_core::{Progress, State, ToolContext, tool, toolbox, tools};
+use toolwright_core::{Progress, State, ToolContext, tool, toolbox, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

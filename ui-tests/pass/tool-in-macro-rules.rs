@@ -1,6 +1,6 @@
 //! Tools made by a `macro_rules!` macro: the generated code is resolved at the fn's name,
 //! whatever hygiene the macro gives it, and finds the macro's own items and parameters.
-use agent_core::{ToolContext, tool, tools};
+use toolwright_core::{ToolContext, tool, tools};
 
 macro_rules! echo_tool {
     ($name:ident, $prefix:expr) => {

@@ -1,5 +1,5 @@
 //! `#[toolbox]`.
-use agent_core::{ToolContext, tool, toolbox};
+use toolwright_core::{ToolContext, tool, toolbox};
 use std::sync::Arc;
 
 struct Library {
@@ -16,7 +16,7 @@ impl Library {
     }
 
     /// Count books.
-    #[agent_core::tool(name = "count_books")]
+    #[toolwright_core::tool(name = "count_books")]
     pub async fn count(&self, ctx: &ToolContext) -> usize {
         let _ = ctx;
         self.books.len()
@@ -30,7 +30,7 @@ impl Library {
 
 struct Other;
 
-#[toolbox(crate = ::agent_core)]
+#[toolbox(crate = ::toolwright_core)]
 impl Other {
     /// Ping, with `crate` on the toolbox.
     #[tool(activate_when = crate::always, exposure = "deferred")]
@@ -39,7 +39,7 @@ impl Other {
     }
 }
 
-async fn always(_: &agent_core::ActivationContext) -> bool {
+async fn always(_: &toolwright_core::ActivationContext) -> bool {
     true
 }
 

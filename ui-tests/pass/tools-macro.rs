@@ -1,8 +1,8 @@
 //! `tools![]` forms.
-use agent_core::{ToolSet, tool, tools};
+use toolwright_core::{ToolSet, tool, tools};
 
 mod math {
-    use agent_core::tool;
+    use toolwright_core::tool;
 
     /// Add.
     #[tool]
@@ -11,7 +11,7 @@ mod math {
     }
 
     pub mod deep {
-        use agent_core::tool;
+        use toolwright_core::tool;
 
         /// Multiply.
         #[tool]
@@ -36,6 +36,6 @@ fn main() {
     assert_eq!(trailing.len(), 2);
     let all = tools![crate::sub, math::add, math::deep::mul];
     assert_eq!(all.len(), 3);
-    let qualified = agent_core::tools![sub];
+    let qualified = toolwright_core::tools![sub];
     assert_eq!(qualified.len(), 1);
 }

@@ -1,10 +1,10 @@
 //! A tool type has the visibility of its fn, whatever form it is written in, and can
 //! take parameters of types as private as the fn.
-use agent_core::{ToolSet, tool, tools};
+use toolwright_core::{ToolSet, tool, tools};
 
 mod outer {
     pub mod inner {
-        use agent_core::tool;
+        use toolwright_core::tool;
 
         /// Seen by the whole crate.
         #[tool]
@@ -33,13 +33,13 @@ mod outer {
             p.n
         }
 
-        pub fn own_tools() -> agent_core::ToolSet {
-            agent_core::tools![own, private_arg]
+        pub fn own_tools() -> toolwright_core::ToolSet {
+            toolwright_core::tools![own, private_arg]
         }
     }
 
-    pub fn parent_tools() -> agent_core::ToolSet {
-        agent_core::tools![inner::parent_wide, inner::path_wide]
+    pub fn parent_tools() -> toolwright_core::ToolSet {
+        toolwright_core::tools![inner::parent_wide, inner::path_wide]
     }
 }
 

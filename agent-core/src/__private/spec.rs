@@ -462,7 +462,7 @@ const fn decl_name(decl: &'static str) -> &'static str {
 }
 
 /// The call of a `#[tool]` fn: its arguments read, then [`RunTool::run`]. Generic in the
-/// tool type, so its copies are compiled with agent-core's code rather than in the tools'
+/// tool type, so its copies are compiled with toolwright-core's code rather than in the tools'
 /// module, which an edit to any tool recompiles: it names the run fn, not the future.
 fn call_tool<'a, T, R: RunTool<T>>(
     spec: &ToolSpec,
@@ -753,7 +753,7 @@ pub trait ToolTable {
 
 /// The set `tools![]` names, from its constant table: the code listing the tools is one
 /// call, however many there are. Generic in the table, so the table is compiled with
-/// this fn's copy (in a codegen unit of agent-core's own) rather than into the module
+/// this fn's copy (in a codegen unit of toolwright-core's own) rather than into the module
 /// that lists the tools, which an edit of any fn in it compiles again. The macro has
 /// already proven the names valid and distinct, so registration cannot fail for them.
 pub fn table_toolset<T: ToolTable>() -> ToolSet {

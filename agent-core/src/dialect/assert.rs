@@ -70,7 +70,7 @@ pub fn dialect_report(set: &ToolSet, dialects: &[Dialect]) -> Vec<String> {
 /// [`Dialect`]. Meant for your own test suite:
 ///
 /// ```
-/// # use agent_core::{ToolSet, assert_dialects};
+/// # use toolwright_core::{ToolSet, assert_dialects};
 /// # fn my_tools() -> ToolSet { ToolSet::new() }
 /// // In `tests/tools.rs`, inside a `#[test] fn`:
 /// assert_dialects(&my_tools());

@@ -9,7 +9,7 @@
 //! provider would refuse.
 //!
 //! ```
-//! use agent_core::{ArgsSchema, Dialect, ToolDefinition};
+//! use toolwright_core::{ArgsSchema, Dialect, ToolDefinition};
 //! use serde_json::json;
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]

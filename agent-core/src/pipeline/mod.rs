@@ -177,7 +177,7 @@ pub(crate) enum Plan {
 /// caller of this runner: every run of an agent, every session of an MCP server.
 ///
 /// ```
-/// use agent_core::{ApproveAll, CallRunner, ToolCall, ToolConfig, ToolContext, tool, tools};
+/// use toolwright_core::{ApproveAll, CallRunner, ToolCall, ToolConfig, ToolContext, tool, tools};
 /// use std::sync::Arc;
 ///
 /// /// Add two numbers.

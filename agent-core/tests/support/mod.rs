@@ -2,10 +2,10 @@
 
 #![allow(dead_code)]
 
-use agent_core::{
+use serde_json::json;
+use toolwright_core::{
     Agent, AgentBuilder, AssistantMessage, RunOutcome, RunState, ScriptedLlm, ToolCall, tool, tools,
 };
-use serde_json::json;
 
 pub const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
 

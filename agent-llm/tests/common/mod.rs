@@ -4,7 +4,6 @@
 
 #![allow(dead_code)]
 
-use agent_core::{AgentResult, ToolContext, ToolDefinition, ToolSet, TypedTool, async_trait};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -14,6 +13,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
+use toolwright_core::{AgentResult, ToolContext, ToolDefinition, ToolSet, TypedTool, async_trait};
 
 /// One scripted answer.
 #[derive(Debug, Clone)]
@@ -348,8 +348,11 @@ pub fn sse_events<'a>(events: impl IntoIterator<Item = (Option<&'a str>, String)
 
 /// Reads a whole stream: the events before the end or the first error, and the error.
 pub async fn drain(
-    mut stream: agent_core::LlmStream<'_>,
-) -> (Vec<agent_core::LlmEvent>, Option<agent_core::LlmError>) {
+    mut stream: toolwright_core::LlmStream<'_>,
+) -> (
+    Vec<toolwright_core::LlmEvent>,
+    Option<toolwright_core::LlmError>,
+) {
     use futures::StreamExt;
     let mut events = Vec::new();
     while let Some(item) = stream.next().await {
@@ -362,11 +365,11 @@ pub async fn drain(
 }
 
 /// The text of every text delta, joined.
-pub fn streamed_text(events: &[agent_core::LlmEvent]) -> String {
+pub fn streamed_text(events: &[toolwright_core::LlmEvent]) -> String {
     events
         .iter()
         .filter_map(|e| match e {
-            agent_core::LlmEvent::TextDelta { text } => Some(text.as_str()),
+            toolwright_core::LlmEvent::TextDelta { text } => Some(text.as_str()),
             _ => None,
         })
         .collect()
@@ -374,10 +377,13 @@ pub fn streamed_text(events: &[agent_core::LlmEvent]) -> String {
 
 /// The message of the stream's `Done` event.
 pub fn done_message(
-    events: &[agent_core::LlmEvent],
-) -> (agent_core::FinishReason, agent_core::AssistantMessage) {
+    events: &[toolwright_core::LlmEvent],
+) -> (
+    toolwright_core::FinishReason,
+    toolwright_core::AssistantMessage,
+) {
     match events.last() {
-        Some(agent_core::LlmEvent::Done {
+        Some(toolwright_core::LlmEvent::Done {
             finish_reason,
             message,
         }) => (finish_reason.clone(), message.clone()),
@@ -386,8 +392,8 @@ pub fn done_message(
 }
 
 /// Retries with waits of a few milliseconds, so retry tests run fast.
-pub fn fast_retry(max_attempts: u32) -> agent_llm::RetryPolicy {
-    agent_llm::RetryPolicy {
+pub fn fast_retry(max_attempts: u32) -> toolwright_llm::RetryPolicy {
+    toolwright_llm::RetryPolicy {
         max_attempts,
         initial_backoff: Duration::from_millis(1),
         max_backoff: Duration::from_millis(5),
@@ -396,8 +402,8 @@ pub fn fast_retry(max_attempts: u32) -> agent_llm::RetryPolicy {
 }
 
 /// The usage `(input, output, cached input, reasoning)` tokens.
-pub fn usage(input: u64, output: u64, cached: u64, reasoning: u64) -> agent_core::Usage {
-    agent_core::Usage {
+pub fn usage(input: u64, output: u64, cached: u64, reasoning: u64) -> toolwright_core::Usage {
+    toolwright_core::Usage {
         input_tokens: input,
         output_tokens: output,
         cached_input_tokens: cached,
@@ -406,19 +412,21 @@ pub fn usage(input: u64, output: u64, cached: u64, reasoning: u64) -> agent_core
 }
 
 /// The model error's text, or a panic saying what came instead.
-pub fn llm_error(result: Result<agent_core::AssistantMessage, agent_core::AgentError>) -> String {
+pub fn llm_error(
+    result: Result<toolwright_core::AssistantMessage, toolwright_core::AgentError>,
+) -> String {
     match result {
-        Err(agent_core::AgentError::Model(error)) => error.to_string(),
+        Err(toolwright_core::AgentError::Model(error)) => error.to_string(),
         other => panic!("expected AgentError::Model, got {other:?}"),
     }
 }
 
 /// The error text of asking `client` to complete `question` with no tools.
-pub async fn complete_error(client: &dyn agent_core::LlmClient, question: &str) -> String {
-    let messages = [agent_core::Message::user(question)];
+pub async fn complete_error(client: &dyn toolwright_core::LlmClient, question: &str) -> String {
+    let messages = [toolwright_core::Message::user(question)];
     llm_error(
         client
-            .complete(agent_core::LlmRequest::new(&messages, &[]))
+            .complete(toolwright_core::LlmRequest::new(&messages, &[]))
             .await,
     )
 }
@@ -426,11 +434,11 @@ pub async fn complete_error(client: &dyn agent_core::LlmClient, question: &str) 
 /// A stream read to its end without an error: its text deltas joined, and its `Done`
 /// event's finish reason and message.
 pub async fn streamed(
-    stream: agent_core::LlmStream<'_>,
+    stream: toolwright_core::LlmStream<'_>,
 ) -> (
     String,
-    agent_core::FinishReason,
-    agent_core::AssistantMessage,
+    toolwright_core::FinishReason,
+    toolwright_core::AssistantMessage,
 ) {
     let (events, error) = drain(stream).await;
     assert_eq!(error, None);
@@ -463,11 +471,11 @@ pub fn assert_fields(body: &Value, expected: Value) {
 /// Runs an agent over `model` with the test tools on `question`, and asserts that the
 /// run finished with `answer`.
 pub async fn assert_run_answers(
-    model: impl agent_core::LlmClient + 'static,
+    model: impl toolwright_core::LlmClient + 'static,
     question: &str,
     answer: &str,
 ) {
-    let agent = agent_core::Agent::builder(model)
+    let agent = toolwright_core::Agent::builder(model)
         .tools(toolset())
         .build()
         .unwrap();
@@ -475,7 +483,7 @@ pub async fn assert_run_answers(
     let outcome = agent.run(&mut state).await.unwrap();
     assert_eq!(
         outcome,
-        agent_core::RunOutcome::Finished {
+        toolwright_core::RunOutcome::Finished {
             answer: answer.into()
         }
     );
@@ -491,7 +499,7 @@ pub fn assert_mentions(error: &str, parts: &[&str]) {
 
 /// For each `(reply, text)`: a client built by `client` for a server answering `reply`
 /// fails to complete, with an error that starts with `prefix` and mentions `text`.
-pub async fn assert_replies_fail<C: agent_core::LlmClient>(
+pub async fn assert_replies_fail<C: toolwright_core::LlmClient>(
     cases: impl IntoIterator<Item = (Reply, &str)>,
     prefix: &str,
     client: impl Fn(&str) -> C,

@@ -2,11 +2,11 @@
 //! other, on a runtime of its own, so that synchronous test bodies (proptest's) can make
 //! many calls on it.
 
-use agent_core::ToolSet;
-use agent_mcp::McpServer;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
+use toolwright_core::ToolSet;
+use toolwright_mcp::McpServer;
 
 pub struct Session {
     runtime: tokio::runtime::Runtime,

@@ -221,10 +221,10 @@ pub struct Running {
 
 /// Serves `server` as `options` say on a free loopback port, with a short shutdown grace.
 pub async fn serve_on_loopback(
-    server: agent_mcp::McpServer,
-    options: agent_mcp::HttpOptions,
+    server: toolwright_mcp::McpServer,
+    options: toolwright_mcp::HttpOptions,
 ) -> Running {
-    let http = agent_mcp::McpHttpServer::bind(server, "127.0.0.1:0")
+    let http = toolwright_mcp::McpHttpServer::bind(server, "127.0.0.1:0")
         .await
         .unwrap()
         .with_options(options)

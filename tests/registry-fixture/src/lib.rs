@@ -3,7 +3,7 @@
 
 #![forbid(unsafe_code)]
 
-use agent_core::{tool, toolbox};
+use toolwright_core::{tool, toolbox};
 
 /// The names of this crate's registered tools. Calling it also makes sure the linker
 /// keeps the crate (and its registrations) in a binary that uses nothing else of it.
@@ -14,7 +14,7 @@ pub fn registered_names() -> [&'static str; 3] {
 pub mod billing {
     //! Tools in a module of their own, for the filter by module.
 
-    use agent_core::tool;
+    use toolwright_core::tool;
 
     /// Echo the text back.
     #[tool(register, tags = ["billing", "read"])]

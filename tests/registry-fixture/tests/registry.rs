@@ -1,9 +1,9 @@
 //! The link-time registry across crates: this test binary registers tools of its own,
 //! and sees them beside those of `agent_registry_fixture`.
 
-use agent_core::{AgentError, RegisteredTool, Tool, ToolContext, ToolSet, tool, toolbox};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use toolwright_core::{AgentError, RegisteredTool, Tool, ToolContext, ToolSet, tool, toolbox};
 
 /// Add two numbers.
 #[tool(register, tags = ["math"])]
@@ -42,7 +42,7 @@ impl Counter {
 
 mod clash_a {
     /// A tool whose name another module also registers.
-    #[agent_core::tool(register, name = "local_clash", tags = ["clash"])]
+    #[toolwright_core::tool(register, name = "local_clash", tags = ["clash"])]
     pub async fn clash() -> String {
         "a".to_owned()
     }
@@ -50,7 +50,7 @@ mod clash_a {
 
 mod clash_b {
     /// The other tool with that name.
-    #[agent_core::tool(register, name = "local_clash", tags = ["clash"])]
+    #[toolwright_core::tool(register, name = "local_clash", tags = ["clash"])]
     pub async fn clash() -> String {
         "b".to_owned()
     }
