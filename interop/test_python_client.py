@@ -167,10 +167,17 @@ def test_invalid_arguments_are_is_error_results_naming_the_field():
     wrong_type, missing, unknown, bad_enum = run(scenario)
     for result in (wrong_type, missing, unknown, bad_enum):
         assert result.isError is True
-    assert "a" in only_text(wrong_type)
-    assert "b" in only_text(missing)
-    assert "country" in only_text(unknown)
-    assert "unit" in only_text(bad_enum)
+    # Each names the offending argument and says what was expected.
+    assert only_text(wrong_type) == 'Invalid arguments: a: invalid type: string "two", expected f64'
+    assert only_text(missing) == "Invalid arguments: missing field `b`"
+    assert (
+        only_text(unknown)
+        == "Invalid arguments: unknown field `country`, expected `city` or `unit`"
+    )
+    assert (
+        only_text(bad_enum)
+        == "Invalid arguments: unit: unknown variant `kelvin`, expected `celsius` or `fahrenheit`"
+    )
 
 
 def test_unknown_tool_is_a_json_rpc_error():

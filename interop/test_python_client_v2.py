@@ -78,8 +78,14 @@ def test_calls_structured_error_and_unknown(target):
     assert weather.structured_content["city"] == "Paris"
     assert error.is_error is True
     assert error.content[0].text == "This tool intentionally returns an error for testing"
-    assert invalid.is_error is True and "a" in invalid.content[0].text
-    assert "Unknown tool: no_such_tool" in str(unknown)
+    assert invalid.is_error is True
+    # It names the offending argument and says what was expected.
+    assert [c.text for c in invalid.content] == [
+        'Invalid arguments: a: invalid type: string "two", expected f64'
+    ]
+    # A JSON-RPC invalid-params error naming the tool, not any other failure.
+    assert unknown.code == -32602, unknown
+    assert "Unknown tool: no_such_tool" in unknown.message, unknown
 
 
 def test_progress(target):

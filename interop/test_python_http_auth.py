@@ -95,6 +95,33 @@ def test_without_the_token_the_server_answers_401(url, headers):
     assert "mcp-session-id" not in {name.lower() for name in answer}
 
 
-def test_the_sdk_client_with_a_wrong_token_fails(url):
-    with pytest.raises(Exception):
+def leaves(error):
+    """The exceptions inside `error`, through any (nested) exception groups."""
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            yield from leaves(inner)
+    else:
+        yield error
+
+
+def test_the_sdk_client_with_a_wrong_token_gets_401_and_the_server_goes_on(url):
+    # The SDK raises the HTTP error from its transport's task group.
+    with pytest.raises((BaseExceptionGroup, httpx.HTTPStatusError)) as raised:
         run(url, "wrong", lambda session: session.list_tools())
+    errors = list(leaves(raised.value))
+    # Only the 401: not a refused connection, a timeout or a crashed server.
+    assert [type(error) for error in errors] == [httpx.HTTPStatusError], repr(raised.value)
+    response = errors[0].response
+    assert response.status_code == 401
+    assert response.request.headers["authorization"] == "Bearer wrong"
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith('Bearer resource_metadata="http://'), challenge
+    assert 'error="invalid_token", error_description="unknown token"' in challenge, challenge
+    assert "mcp-session-id" not in {name.lower() for name in response.headers}
+
+    # The server is still up and answers the right token.
+    async def whoami(session):
+        return await session.call_tool("whoami", {})
+
+    me = run(url, TOKEN, whoami)
+    assert not me.isError and me.content[0].text == "token-holder"
