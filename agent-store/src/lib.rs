@@ -32,6 +32,8 @@
 pub mod durable;
 #[cfg(feature = "postgres")]
 mod postgres;
+// What the two backends share; with neither, there is nothing to share it.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod row;
 #[cfg(feature = "sqlite")]
 mod sqlite;

@@ -47,8 +47,23 @@ impl TypedTool for Rich {
         "Takes one of every kind of parameter."
     }
     async fn call_typed(&self, args: Args, _: &ToolContext) -> AgentResult<String> {
-        Ok(format!("{args:?}"))
+        Ok(describe(&args))
     }
+}
+
+/// Every field read, so the decoded value is used the way a real tool would use it.
+fn describe(args: &Args) -> String {
+    let mode = match args.mode {
+        Mode::Fast => "fast".to_owned(),
+        Mode::Careful { retries } => format!("careful x{retries}"),
+    };
+    let points: f64 = args.points.iter().map(|p| p.x + p.y.unwrap_or(0.0)).sum();
+    let tags: i64 = args.tags.values().fold(0, |sum, v| sum.wrapping_add(*v));
+    let nested = args.nested.as_deref().map(describe).unwrap_or_default();
+    format!(
+        "{} {} {mode} {points} {tags} [{nested}]",
+        args.name, args.count
+    )
 }
 
 fn harness() -> &'static (tokio::runtime::Runtime, ToolSet) {
