@@ -1,6 +1,6 @@
 //! The store suite against `PostgresStore`, on the server `DATABASE_URL` names
-//! (`scripts/postgres.sh` starts one). Without it the tests fail under CI and are skipped,
-//! with a notice, elsewhere.
+//! (`scripts/postgres.sh` starts one). Without it the tests fail, unless
+//! `TOOLWRIGHT_SKIP_SERVICES=postgres` skips them by name.
 
 mod support;
 
