@@ -15,6 +15,9 @@
 #   CLOCK=cpu scripts/compile-bench.sh                     # CPU seconds, not wall time
 #   MACROS_OPT=1 scripts/compile-bench.sh                  # also ours with optimized macros
 set -euo pipefail
+# Failures inside $(...) stop the script too (bash does not apply -e there by default):
+# a build that fails must never be recorded as a time.
+shopt -s inherit_errexit
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tools=${TOOLS:-200}
 runs=${RUNS:-3}
@@ -134,6 +137,20 @@ RS
   } > "$dir/src/lib.rs"
 }
 
+# Runs "$@" quietly; when it fails, prints its output and stops the script, so a failed
+# build is an error, never a time.
+run_or_fail() {
+  local log
+  log=$(mktemp)
+  if ! "$@" >"$log" 2>&1; then
+    echo "compile-bench.sh: \`$*\` failed in $PWD:" >&2
+    cat "$log" >&2
+    rm -f "$log"
+    exit 1
+  fi
+  rm -f "$log"
+}
+
 # Median wall-clock seconds of "$@" over $runs runs, after running $prepare each time.
 # CLOCK=cpu: CPU seconds (user + system, the build's processes included) instead of wall
 # time; steadier on a machine whose other users come and go.
@@ -144,12 +161,12 @@ median_seconds() {
     eval "$prepare"
     if [ "${CLOCK:-wall}" = cpu ]; then
       local TIMEFORMAT='%U %S' cpu
-      cpu=$( { time "$@" >/dev/null 2>&1; } 2>&1 )
+      cpu=$( { time run_or_fail "$@"; } 2>&1 )
       times+=("$(echo "$cpu" | awk '{print $1 + $2}')")
     else
       local start end
       start=$(date +%s.%N)
-      "$@" >/dev/null 2>&1
+      run_or_fail "$@"
       end=$(date +%s.%N)
       times+=("$(echo "$end - $start" | bc)")
     fi
@@ -184,18 +201,23 @@ gen_forecasts plain
 gen_rmcp
 # GEN_ONLY=1: write the crates and stop (scripts/compile-profile.sh profiles them).
 [ "${GEN_ONLY:-0}" = 1 ] && { echo "$out"; exit 0; }
-read -r ours_clean ours_incr ours_shifted < <(measure ours bench-ours)
-read -r plain_clean plain_incr plain_shifted < <(measure plain bench-plain)
+figures=$(measure ours bench-ours)
+read -r ours_clean ours_incr ours_shifted <<<"$figures"
+figures=$(measure plain bench-plain)
+read -r plain_clean plain_incr plain_shifted <<<"$figures"
 if [ -n "${BASELINE:-}" ]; then
-  read -r base_clean base_incr base_shifted < <(measure base bench-base)
+  figures=$(measure base bench-base)
+  read -r base_clean base_incr base_shifted <<<"$figures"
 fi
 if [ "${MACROS_OPT:-0}" = 1 ]; then
-  read -r opt_clean opt_incr opt_shifted < <(measure ours-opt bench-ours-opt)
+  figures=$(measure ours-opt bench-ours-opt)
+  read -r opt_clean opt_incr opt_shifted <<<"$figures"
 fi
 if [ "${SKIP_RMCP:-0}" = 1 ]; then
   rmcp_clean=nan rmcp_incr=nan rmcp_shifted=nan
 else
-  read -r rmcp_clean rmcp_incr rmcp_shifted < <(measure rmcp bench-rmcp)
+  figures=$(measure rmcp bench-rmcp)
+  read -r rmcp_clean rmcp_incr rmcp_shifted <<<"$figures"
 fi
 ratio() { if [ "$2" = nan ]; then echo nan; else echo "$1 / $2" | bc -l; fi; }
 echo "tools=$tools runs=$runs (median ${CLOCK:-wall} seconds)"

@@ -17,19 +17,40 @@ if [ "${FUZZ_QUICK_BUILD:-0}" = 1 ]; then
   export CARGO_PROFILE_DEV_OPT_LEVEL=1 CARGO_PROFILE_DEV_DEBUG=0
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(RUSTC_BOOTSTRAP=1 cargo fuzz list)
+if [ ${#targets[@]} -eq 0 ]; then
+  # Not read through a process substitution: its exit status would be lost.
+  listed=$(RUSTC_BOOTSTRAP=1 cargo fuzz list)
+  mapfile -t targets <<<"$listed"
+fi
+if [ ${#targets[@]} -eq 0 ] || [ -z "${targets[0]}" ]; then
+  echo "fuzz.sh: no fuzz targets found: nothing would be fuzzed" >&2
+  exit 1
+fi
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
 for target in "${targets[@]}"; do
+  # A target that does not build fails here, with the compiler's errors in full.
+  RUSTC_BOOTSTRAP=1 cargo fuzz build "${build[@]}" "$target" -s none
   # The working corpus is not committed; each run starts from the committed seeds.
   mkdir -p "corpus/$target"
   cp -n seeds/"$target"/* "corpus/$target/" 2>/dev/null || true
+  # Artifacts of earlier runs are not this run's findings.
+  rm -rf "artifacts/$target"
   echo "== fuzz $target for ${seconds}s"
   # An input that takes over 10 s is a failure too (it would block a thread that long).
-  RUSTC_BOOTSTRAP=1 cargo fuzz run "${build[@]}" "$target" -s none -- -max_total_time="$seconds" -timeout=10 -print_final_stats=1 2>&1 \
-    | grep -E '^(Done|stat::|==|INFO: seed)|panicked|ERROR|SUMMARY' || true
-  # A crash or a slow input leaves an artifact and a non-zero exit above; make it fail
-  # the script.
-  if compgen -G "artifacts/$target/crash-*" >/dev/null || compgen -G "artifacts/$target/timeout-*" >/dev/null; then
-    echo "fuzz $target found a crash or a slow input: fuzz/artifacts/$target/" >&2
+  status=0
+  RUSTC_BOOTSTRAP=1 cargo fuzz run "${build[@]}" "$target" -s none -- -max_total_time="$seconds" -timeout=10 -print_final_stats=1 \
+    >"$logs/$target.log" 2>&1 || status=$?
+  # The run's summary; the whole log when it failed.
+  if [ "$status" -ne 0 ]; then
+    cat "$logs/$target.log"
+  else
+    grep -E '^(Done|stat::|INFO: seed)' "$logs/$target.log" || true
+  fi
+  # Every kind of finding (crash, timeout, oom, leak, slow unit...) leaves an artifact.
+  findings=$(find "artifacts/$target" -type f 2>/dev/null || true)
+  if [ "$status" -ne 0 ] || [ -n "$findings" ]; then
+    echo "fuzz $target failed (exit $status)${findings:+; findings: $findings}" >&2
     exit 1
   fi
 done
