@@ -13,7 +13,7 @@ use toolwright_mcp::{McpServer, serve_io};
 /// Adds two numbers.
 #[tool]
 async fn add(a: f64, b: f64) -> f64 {
-    a + b + "1"
+    a + b
 }
 
 /// Echoes a message, optionally repeated.
