@@ -35,8 +35,10 @@ mod postgres;
 // What the two backends share; with neither, there is nothing to share it.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod row;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
+#[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
