@@ -60,7 +60,7 @@ else
     port=$((20000 + RANDOM % 30000))
   done
   as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=200 -c no_such_setting=1" \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=200" \
     start >&2
   echo "$port" | as_pg tee "$dir/port" >/dev/null
   log "started on 127.0.0.1:$port"
