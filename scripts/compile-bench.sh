@@ -186,7 +186,7 @@ measure() {
   clean=$(cd "$dir" && median_seconds "cargo clean -q -p $pkg" cargo build -q)
   incr=$(cd "$dir" && median_seconds "$edit" cargo build -q)
   # One line added to forecast_0's body: everything after it moves down a line.
-  local insert="sed -i -E '/ in \\{days\\} days: 0[0-9]*°/i\\    let _ = '\$RANDOM'' src/lib.rs"
+  local insert="sed -i -E '/ in \\{days\\} days: 0[0-9]*°/i\\    let _ = '\$RANDOM';' src/lib.rs"
   shifted=$(cd "$dir" && median_seconds "$insert" cargo build -q)
   echo "$clean $incr $shifted"
 }
