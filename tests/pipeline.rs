@@ -2,9 +2,10 @@
 //! call as the executor and the MCP server rely on.
 
 use serde_json::{Value, json};
-use std::sync::Arc;
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 use tokio::sync::Notify;
 use toolwright_core::{
     ApprovalDecision, ApproveAll, Approver, CallRunner, Content, ExternalTool, Tool,
@@ -19,8 +20,8 @@ enum Behaviour {
     Text(usize),
     /// Sleeps (cooperatively) this long, then answers.
     Sleeps(Duration),
-    /// Blocks its thread this long, then answers.
-    Blocks(Duration),
+    /// Blocks its thread until the test opens its latch, then answers.
+    Blocks,
     /// Fails its first `n` runs, then answers.
     FailsFirst(usize),
     /// Fails with a message of `n` characters.
@@ -37,6 +38,9 @@ struct Probe {
     timeout_ms: Option<u64>,
     runs: Arc<AtomicUsize>,
     gate: Arc<Notify>,
+    /// Notified as each run starts.
+    started: Arc<Notify>,
+    latch: Arc<Latch>,
 }
 
 impl Probe {
@@ -49,6 +53,8 @@ impl Probe {
             timeout_ms: None,
             runs: Arc::default(),
             gate: Arc::default(),
+            started: Arc::default(),
+            latch: Arc::default(),
         }
     }
 }
@@ -85,14 +91,15 @@ impl Tool for Probe {
         _ctx: &ToolContext,
     ) -> toolwright_core::AgentResult<Vec<Content>> {
         let run = self.runs.fetch_add(1, Ordering::SeqCst) + 1;
+        self.started.notify_one();
         match self.behaviour {
             Behaviour::Text(n) => Ok(vec![Content::text("x".repeat(n))]),
             Behaviour::Sleeps(time) => {
                 tokio::time::sleep(time).await;
                 Ok(vec![Content::text("slept")])
             }
-            Behaviour::Blocks(time) => {
-                std::thread::sleep(time);
+            Behaviour::Blocks => {
+                self.latch.wait();
                 Ok(vec![Content::text("blocked")])
             }
             Behaviour::FailsFirst(n) if run <= n => {
@@ -105,6 +112,54 @@ impl Tool for Probe {
                 Ok(vec![Content::text("through the gate")])
             }
         }
+    }
+}
+
+/// How long a test waits for something that must happen before it calls it a failure:
+/// far past what any loaded machine needs, so that only a broken runner reaches it, and
+/// the test then fails naming what never came rather than hanging.
+const GENEROUS: Duration = Duration::from_secs(30);
+
+/// `future`'s output, or a failure naming `what` if it does not come within [`GENEROUS`].
+/// On a paused clock the wait costs no real time: the clock jumps once every task waits.
+async fn within<F: Future>(what: &str, future: F) -> F::Output {
+    tokio::time::timeout(GENEROUS, future)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: did not happen within {GENEROUS:?}"))
+}
+
+/// A gate a tool waits at while holding its thread, until the test opens it.
+#[derive(Default)]
+struct Latch {
+    open: Mutex<bool>,
+    opened: Condvar,
+}
+
+impl Latch {
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.opened.notify_all();
+    }
+
+    /// Blocks the calling thread until the latch is open. The limit only keeps a thread
+    /// from being held for ever should a test leave without opening it (a panic opens it,
+    /// see [`OpensOnDrop`]); it is well past [`GENEROUS`].
+    fn wait(&self) {
+        let open = self.open.lock().unwrap();
+        let _open = self
+            .opened
+            .wait_timeout_while(open, 4 * GENEROUS, |open| !*open)
+            .unwrap();
+    }
+}
+
+/// Opens its latch when dropped: a test that fails lets its blocked tool go, so the
+/// runtime can shut down.
+struct OpensOnDrop(Arc<Latch>);
+
+impl Drop for OpensOnDrop {
+    fn drop(&mut self) {
+        self.0.open();
     }
 }
 
@@ -231,7 +286,7 @@ impl Approver for ApprovesWhileTheLimitIsTaken {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approval_is_asked_before_permits_are_taken() {
     let gated = Probe::new("gated", Behaviour::WaitsForGate);
-    let gate = gated.gate.clone();
+    let (gate, gated_started) = (gated.gate.clone(), gated.started.clone());
     let mut wipe = Probe::new("wipe", Behaviour::Text(1));
     wipe.annotations.destructive = Some(true);
     let runner = runner(
@@ -251,7 +306,8 @@ async fn approval_is_asked_before_permits_are_taken() {
                 .await
         }
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Running means it has its permits.
+    within("the gated call starting", gated_started.notified()).await;
     let asked = Arc::new(Notify::new());
     let approver = ApprovesWhileTheLimitIsTaken(asked.clone());
     let second = tokio::spawn({
@@ -262,51 +318,93 @@ async fn approval_is_asked_before_permits_are_taken() {
                 .await
         }
     });
-    tokio::time::timeout(Duration::from_secs(5), asked.notified())
-        .await
-        .expect("the approver was asked while the permit was taken");
+    within(
+        "the approver being asked while the permit was taken",
+        asked.notified(),
+    )
+    .await;
     gate.notify_one();
     assert!(first.await.unwrap().outcome.content().is_some());
     assert!(second.await.unwrap().outcome.content().is_some());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_call_past_its_timeout_is_answered_as_a_timeout_even_when_it_blocks_its_thread() {
+// On the paused clock: the tool's five seconds and the call's 100ms take no real time.
+#[tokio::test(start_paused = true)]
+async fn a_call_past_its_timeout_is_answered_as_a_timeout() {
     let mut sleeps = Probe::new("sleeps", Behaviour::Sleeps(Duration::from_secs(5)));
     sleeps.timeout_ms = Some(100);
-    let mut blocks = Probe::new("blocks", Behaviour::Blocks(Duration::from_millis(1500)));
-    blocks.timeout_ms = Some(100);
-    let runner = runner(vec![sleeps, blocks], ToolConfig::default());
-    for name in ["sleeps", "blocks"] {
-        let started = Instant::now();
-        let result = runner
-            .run(call(name, json!({})), ToolContext::default(), &ApproveAll)
-            .await;
-        let error = error(&result.outcome);
-        assert_eq!(error.kind(), ToolErrorKind::Timeout, "{name}: {error}");
-        assert!(error.message().contains("100ms"), "{error}");
-        let took = started.elapsed();
-        assert!(
-            took < Duration::from_millis(1000),
-            "{name} answered after {took:?}"
-        );
-    }
+    let runner = runner(vec![sleeps], ToolConfig::default());
+    let result = runner
+        .run(
+            call("sleeps", json!({})),
+            ToolContext::default(),
+            &ApproveAll,
+        )
+        .await;
+    let error = error(&result.outcome);
+    assert_eq!(
+        error.kind(),
+        ToolErrorKind::Timeout,
+        "the call outliving its timeout was not answered as timed out: {error}"
+    );
+    assert!(
+        error.message().contains("100ms"),
+        "the message does not name the timeout: {error}"
+    );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_blocking_its_thread_past_its_timeout_is_answered_while_it_still_blocks() {
+    // Blocks its thread until the call has its answer: a runner that waited for the
+    // tool would never answer.
+    let mut blocks = Probe::new("blocks", Behaviour::Blocks);
+    blocks.timeout_ms = Some(100);
+    let latch = blocks.latch.clone();
+    let _release = OpensOnDrop(latch.clone());
+    let runner = runner(vec![blocks], ToolConfig::default());
+    let result = within(
+        "the call's answer while its tool still blocks its thread",
+        runner.run(
+            call("blocks", json!({})),
+            ToolContext::default(),
+            &ApproveAll,
+        ),
+    )
+    .await;
+    latch.open();
+    let error = error(&result.outcome);
+    assert_eq!(
+        error.kind(),
+        ToolErrorKind::Timeout,
+        "the blocking call was not answered as timed out: {error}"
+    );
+    assert!(
+        error.message().contains("100ms"),
+        "the message does not name the timeout: {error}"
+    );
+}
+
+// On the paused clock: the tool's thirty seconds take no real time.
+#[tokio::test(start_paused = true)]
 async fn a_cancelled_context_cancels_the_call() {
     let tool = Probe::new("sleeps", Behaviour::Sleeps(Duration::from_secs(30)));
+    let started = tool.started.clone();
     let runner = runner(vec![tool], ToolConfig::default());
     let ctx = ToolContext::default();
     let token = ctx.cancellation().clone();
+    // Cancelled while the tool runs.
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        started.notified().await;
         token.cancel();
     });
     let result = runner
         .run(call("sleeps", json!({})), ctx, &ApproveAll)
         .await;
-    assert_eq!(error(&result.outcome).kind(), ToolErrorKind::Cancelled);
+    assert_eq!(
+        error(&result.outcome).kind(),
+        ToolErrorKind::Cancelled,
+        "the running call was not answered as cancelled"
+    );
 }
 
 #[tokio::test]
