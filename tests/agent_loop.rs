@@ -139,7 +139,9 @@ async fn next(events: &mut RunStream<'_>) -> AgentEvent {
         .expect("no error")
 }
 
-#[tokio::test]
+// On the paused clock, the 50 ms wait below ends only once every task is idle: had the
+// run anything more to yield before the model writes again, it would have by then.
+#[tokio::test(start_paused = true)]
 async fn a_streamed_run_yields_each_delta_as_it_arrives() {
     let llm = Arc::new(PipeLlm::default());
     let pipe = llm.pipe();
