@@ -32,6 +32,15 @@ fn tool_results(messages: &[Message]) -> Vec<&ToolResultMessage> {
         .collect()
 }
 
+/// The message of the `InvalidState` error `result` must be; any other outcome fails.
+#[track_caller]
+fn invalid_state<T: std::fmt::Debug>(result: Result<T, AgentError>) -> String {
+    match result {
+        Err(AgentError::InvalidState(message)) => message,
+        other => panic!("expected AgentError::InvalidState, got {other:?}"),
+    }
+}
+
 fn event_type(event: &AgentEvent) -> String {
     serde_json::to_value(event).unwrap()["type"]
         .as_str()
@@ -225,17 +234,32 @@ async fn a_call_id_that_is_not_pending_cannot_be_approved() {
     let agent = approval_agent(llm, ran, deployed.clone());
     let mut run = agent.start("deploy");
     // Nothing is pending before the run pauses.
-    assert!(matches!(run.approve("d"), Err(AgentError::InvalidState(_))));
+    let message = invalid_state(run.approve("d"));
+    assert_eq!(
+        message,
+        "the run is not waiting for anyone (it is Ready), so call `d` cannot be decided"
+    );
     agent.run(&mut run).await.unwrap();
     let before = run.clone();
     for forged in ["forged", "s", ""] {
-        let error = run.approve(forged).unwrap_err();
-        assert!(matches!(error, AgentError::InvalidState(_)), "{error:?}");
-        assert!(run.reject(forged, "no").is_err());
-        assert!(run.supply_output(forged, vec![]).is_err());
+        assert_eq!(
+            invalid_state(run.approve(forged)),
+            format!("no call `{forged}` is waiting for approval")
+        );
+        assert_eq!(
+            invalid_state(run.reject(forged, "no")),
+            format!("no call `{forged}` is waiting for approval")
+        );
+        assert_eq!(
+            invalid_state(run.supply_output(forged, vec![])),
+            format!("no call `{forged}` is waiting for its output")
+        );
     }
     // An approval call cannot supply output either.
-    assert!(run.supply_output("d", vec![Content::text("fake")]).is_err());
+    assert_eq!(
+        invalid_state(run.supply_output("d", vec![Content::text("fake")])),
+        "no call `d` is waiting for its output"
+    );
     assert_eq!(run, before, "failed decisions change nothing");
     assert!(matches!(
         agent.run(&mut run).await.unwrap(),
@@ -244,7 +268,10 @@ async fn a_call_id_that_is_not_pending_cannot_be_approved() {
     assert_eq!(deployed.load(Ordering::SeqCst), 0);
     // Deciding twice is refused too.
     run.approve("d").unwrap();
-    assert!(run.approve("d").is_err());
+    assert_eq!(
+        invalid_state(run.approve("d")),
+        "no call `d` is waiting for approval"
+    );
 }
 
 fn rule_agent(deployed: Arc<AtomicUsize>) -> Agent {
@@ -315,9 +342,10 @@ async fn external_tools_pause_until_the_application_supplies_output() {
         panic!("expected a pause");
     };
     assert_eq!(pending[0].kind, PendingKind::ExternalOutput);
-    assert!(
-        run.approve("t").is_err(),
-        "an external call is not approved"
+    // An external call is not approved.
+    assert_eq!(
+        invalid_state(run.approve("t")),
+        "no call `t` is waiting for approval"
     );
     supply_and_finish(&agent, &mut run, &llm, "t", "Cannot log in").await;
 }
@@ -363,9 +391,10 @@ async fn a_fail_run_error_ends_the_run() {
     assert_eq!(error.to_string(), "database corrupted");
     assert_eq!(run.status, RunStatus::Failed);
     assert_eq!(run.error.as_deref(), Some("database corrupted"));
-    assert!(
-        agent.run(&mut run).await.is_err(),
-        "a failed run stays failed"
+    // A failed run stays failed.
+    assert_eq!(
+        invalid_state(agent.run(&mut run).await),
+        "the run is Failed and cannot go on"
     );
 }
 
@@ -570,7 +599,10 @@ async fn cancelling_the_run_stops_it() {
     let outcome = agent.run_with(&mut run, &control).await.unwrap();
     assert_eq!(outcome, RunOutcome::Cancelled);
     assert_eq!(run.status, RunStatus::Cancelled);
-    assert!(agent.run(&mut run).await.is_err());
+    assert_eq!(
+        invalid_state(agent.run(&mut run).await),
+        "the run is Cancelled and cannot go on"
+    );
 }
 
 #[tokio::test]
@@ -637,7 +669,10 @@ async fn a_model_failure_is_an_error_and_the_run_can_be_retried() {
     let agent = Agent::builder(llm.clone()).build().unwrap();
     let mut run = agent.start("hi");
     let error = agent.run(&mut run).await.unwrap_err();
-    assert!(matches!(error, AgentError::Llm(_)));
+    assert!(
+        matches!(&error, AgentError::Llm(message) if message.contains("503 overloaded")),
+        "{error:?}"
+    );
     assert_eq!(run.status, RunStatus::Ready);
     assert_eq!(run.turn, 0);
     assert_eq!(
@@ -646,8 +681,12 @@ async fn a_model_failure_is_an_error_and_the_run_can_be_retried() {
             answer: "hello".to_owned()
         }
     );
-    // A finished run goes on with a new user message.
-    assert!(agent.run(&mut run).await.is_err());
+    // A finished run goes on with a new user message, not without one.
+    let message = invalid_state(agent.run(&mut run).await);
+    assert!(
+        message.contains("the run has ended") && message.contains("push_user"),
+        "{message}"
+    );
     llm.push(AssistantMessage::text("again"));
     run.push_user("more").unwrap();
     assert!(matches!(
@@ -918,10 +957,10 @@ async fn an_external_call_needing_approval_is_approved_then_supplied() {
         panic!("expected a pause for approval");
     };
     assert_eq!(pending[0].kind, PendingKind::ToolApproval);
-    assert!(
-        run.supply_output("p", vec![Content::text("receipt")])
-            .is_err(),
-        "no output before the approval"
+    // No output before the approval.
+    assert_eq!(
+        invalid_state(run.supply_output("p", vec![Content::text("receipt")])),
+        "no call `p` is waiting for its output"
     );
     run.approve("p").unwrap();
     let RunOutcome::Paused { pending } = agent.run(&mut run).await.unwrap() else {

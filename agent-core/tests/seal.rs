@@ -76,7 +76,8 @@ async fn an_edited_state_that_was_also_approved_never_runs_the_call() {
         "\"approved\"",
         1,
     );
-    assert!(agent.import_state(&forged).is_err());
+    let message = refusal(agent.import_state(&forged));
+    assert!(message.contains("its seal does not match"), "{message}");
 }
 
 #[tokio::test]
@@ -87,21 +88,24 @@ async fn a_state_sealed_with_another_key_or_without_one_is_refused() {
     let run = paused(&ours).await;
 
     let message = refusal(ours.import_state(&theirs.export_state(&run)));
+    assert!(message.contains("its seal does not match"), "{message}");
     assert!(message.contains("another key"), "{message}");
 
     let message = refusal(ours.import_state(&keyless.export_state(&run)));
-    assert!(message.contains("unsealed"), "{message}");
+    assert!(message.contains("it is unsealed"), "{message}");
     assert!(message.contains("accept_unsealed_states"), "{message}");
 
     let message = refusal(keyless.import_state(&ours.export_state(&run)));
-    assert!(message.contains("no key"), "{message}");
+    assert!(message.contains("this agent has no key"), "{message}");
 
     // Dropping the MAC and calling the state unsealed is still unsealed.
     let sealed: Value = serde_json::from_str(&ours.export_state(&run)).unwrap();
     let mut stripped = sealed.clone();
     stripped["seal"] = json!("unsealed");
     stripped.as_object_mut().unwrap().remove("mac");
-    assert!(ours.import_state(&stripped.to_string()).is_err());
+    let message = refusal(ours.import_state(&stripped.to_string()));
+    assert!(message.contains("it is unsealed"), "{message}");
+    assert!(message.contains("accept_unsealed_states"), "{message}");
 }
 
 #[tokio::test]
@@ -154,9 +158,15 @@ async fn every_truncation_is_an_error() {
     let agent = agent(Some(KEY));
     let text = agent.export_state(&paused(&agent).await);
     for end in (0..text.len()).filter(|&end| text.is_char_boundary(end)) {
+        let message = match agent.import_state(&text[..end]) {
+            Err(AgentError::InvalidState(message)) => message,
+            other => panic!("a state cut at byte {end}: expected a refusal, got {other:?}"),
+        };
+        // Any cut of the envelope leaves text that is not one whole JSON object.
         assert!(
-            agent.import_state(&text[..end]).is_err(),
-            "a state cut at byte {end} was accepted"
+            message.contains("it is not a JSON object as `export_state` writes")
+                && message.contains("truncated or garbled"),
+            "a state cut at byte {end}: {message}"
         );
     }
 }
@@ -167,7 +177,11 @@ fn a_short_key_is_a_build_error() {
         .state_key(b"short")
         .build()
         .unwrap_err();
-    assert!(error.to_string().contains("at least 16"), "{error}");
+    let AgentError::InvalidState(message) = &error else {
+        panic!("expected an invalid state key error, got {error:?}");
+    };
+    assert!(message.contains("the state key has 5 bytes"), "{message}");
+    assert!(message.contains("at least 16"), "{message}");
 }
 
 #[derive(Debug, Clone)]

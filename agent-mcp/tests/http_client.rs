@@ -8,7 +8,9 @@ use axum::middleware::{Next, from_fn};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
-use toolwright_core::{Principal, State, ToolContext, ToolError, tool, tools};
+use toolwright_core::{
+    AgentError, AgentResult, Principal, State, ToolContext, ToolError, ToolErrorKind, tool, tools,
+};
 use toolwright_mcp::{
     HttpAuth, HttpClientOptions, HttpOptions, McpClient, McpPeer, McpServer, StaticTokens,
 };
@@ -45,6 +47,16 @@ async fn serve() -> String {
     url
 }
 
+/// The message of the `InvalidState` error a refused connection must be.
+#[track_caller]
+fn refused(result: AgentResult<McpClient>) -> String {
+    match result {
+        Err(AgentError::InvalidState(message)) => message,
+        Err(other) => panic!("expected AgentError::InvalidState, got {other:?}"),
+        Ok(_) => panic!("the connection was accepted"),
+    }
+}
+
 async fn whoami_of(client: &McpClient) -> String {
     let set = client.toolset().unwrap();
     let out = set
@@ -66,15 +78,25 @@ async fn headers_and_a_fixed_token_reach_the_server() {
 
     // Without the header, or with a wrong token, the server refuses the connection.
     let no_tenant = HttpClientOptions::new().with_bearer_token("alice-token");
+    let message = refused(McpClient::connect_http_with(&url, &no_tenant).await);
     assert!(
-        McpClient::connect_http_with(&url, &no_tenant)
-            .await
-            .is_err()
+        message.starts_with(&format!("MCP initialization with {url} failed")),
+        "{message}"
+    );
+    assert!(
+        message.contains("HTTP 403 Forbidden: no tenant"),
+        "{message}"
     );
     let wrong = HttpClientOptions::new()
         .with_header("X-Tenant", "acme")
         .with_bearer_token("mallory-token");
-    assert!(McpClient::connect_http_with(&url, &wrong).await.is_err());
+    let message = refused(McpClient::connect_http_with(&url, &wrong).await);
+    // The server's 401 (with its challenge), which the transport reports as such.
+    assert!(
+        message.starts_with(&format!("MCP initialization with {url} failed")),
+        "{message}"
+    );
+    assert!(message.contains("error: Auth required"), "{message}");
     // Nothing was installed process-wide to speak TLS.
     assert!(rustls::crypto::CryptoProvider::get_default().is_none());
 }
@@ -99,7 +121,18 @@ async fn a_token_provider_is_asked_before_requests() {
     let refused = set
         .call("whoami", &json!({}), &ToolContext::default())
         .await;
-    assert!(refused.is_err(), "{refused:?}");
+    let error = refused.unwrap_err();
+    assert_eq!(
+        error.tool_error_kind(),
+        Some(ToolErrorKind::Execution),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.starts_with("calling `whoami` on the MCP server failed"),
+        "{message}"
+    );
+    assert!(message.contains("error: Auth required"), "{message}");
     *current.lock().unwrap() = "alice-token".to_owned();
     let client = McpClient::connect_http_with(&url, &options).await.unwrap();
     assert_eq!(whoami_of(&client).await, "alice");
@@ -108,10 +141,13 @@ async fn a_token_provider_is_asked_before_requests() {
 #[tokio::test]
 async fn an_invalid_header_is_an_error_naming_it() {
     let options = HttpClientOptions::new().with_header("Bad Header", "x");
-    let Err(error) = McpClient::connect_http_with("http://127.0.0.1:9/mcp", &options).await else {
-        panic!("a header name with a space was accepted");
-    };
-    assert!(error.to_string().contains("Bad Header"), "{error}");
+    let message = refused(McpClient::connect_http_with("http://127.0.0.1:9/mcp", &options).await);
+    assert!(
+        message.starts_with(
+            "cannot connect to http://127.0.0.1:9/mcp: invalid header name `Bad Header`"
+        ),
+        "{message}"
+    );
 }
 
 /// Searches the web.

@@ -184,10 +184,15 @@ async fn check_example_server(client: &McpClient) {
         error.tool_error_kind(),
         Some(ToolErrorKind::InvalidArguments)
     );
-    assert!(error.to_string().contains('a'), "{error}");
+    // The server's message names the argument and what it expected.
+    assert_eq!(
+        error.to_string(),
+        r#"Invalid arguments: a: invalid type: string "two", expected f64"#
+    );
 
     let error = call(&set, "sleep", json!({"ms": 5000})).await.unwrap_err();
     assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::Timeout));
+    assert_eq!(error.to_string(), "tool `sleep` timed out after 1000ms");
 
     // The server's progress notifications reach the caller's reporter.
     let (out, progress) = call_with_progress(&set, "test_tool_with_progress", json!({})).await;
@@ -296,19 +301,39 @@ async fn check_python_server(client: &McpClient) {
         .await
         .unwrap_err();
     assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::Execution));
-    assert!(error.to_string().contains("disk full"), "{error}");
+    assert_eq!(
+        error.to_string(),
+        "Error executing tool fail: disk full",
+        "{error:?}"
+    );
 
     // Arguments the Python side rejects come back as errors too.
     let error = call(&set, "multiply", json!({"a": "six", "b": 7}))
         .await
         .unwrap_err();
-    assert!(error.to_string().contains("a"), "{error}");
+    // FastMCP answers with an error result (so an execution error here) carrying
+    // pydantic's report: the tool, the argument `a` on its own line, what it expected.
+    assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::Execution));
+    let message = error.to_string();
+    assert!(
+        message.starts_with("Error executing tool multiply: 1 validation error"),
+        "{message}"
+    );
+    assert!(
+        message.contains("\na\n  Input should be a valid integer"),
+        "{message}"
+    );
+    assert!(message.contains("input_value='six'"), "{message}");
 
     // Our own checks apply before anything is sent: the schema is closed.
     let error = call(&set, "greet", json!([1])).await.unwrap_err();
     assert_eq!(
         error.tool_error_kind(),
         Some(ToolErrorKind::InvalidArguments)
+    );
+    assert_eq!(
+        error.to_string(),
+        "Invalid arguments: expected a JSON object"
     );
 }
 
