@@ -2,18 +2,29 @@
 //! (elicitation) and runs only when they accept; a client that cannot ask runs nothing.
 //! A call waiting for its client's user holds no place under the server's limit.
 
+#[path = "support/events.rs"]
+mod events;
+
+use events::{Counter, within};
+use futures::stream::BoxStream;
+use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
-    ElicitResult, ElicitationAction, Implementation,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientJsonRpcMessage,
+    ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
 };
 use rmcp::service::{RequestContext, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
+use sse_stream::Sse;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, mpsc};
 use toolwright_core::{
     AgentResult, Approval, Content, Tool, ToolAnnotations, ToolConfig, ToolContext, ToolError,
     ToolErrorKind, ToolSet, async_trait,
@@ -112,11 +123,12 @@ async fn serve(options: ServerOptions) -> Server {
 }
 
 /// A client whose user answers every elicitation with `action` once `answers` lets
-/// them, and what they were asked.
+/// them, and what they were asked (`questions` counts the questions as they come).
 #[derive(Clone)]
 struct Person {
     action: ElicitationAction,
     asked: Arc<Mutex<Vec<String>>>,
+    questions: Counter,
     answers: Arc<Semaphore>,
 }
 
@@ -131,6 +143,7 @@ impl Person {
         Self {
             action,
             asked: Arc::default(),
+            questions: Counter::default(),
             answers: Arc::new(Semaphore::new(answers)),
         }
     }
@@ -152,6 +165,7 @@ impl ClientHandler for Person {
         if let ElicitRequestParams::FormElicitationParams { message, .. } = request {
             self.asked.lock().unwrap().push(message);
         }
+        self.questions.add();
         self.answers.acquire().await.unwrap().forget();
         Ok(ElicitResult::new(self.action.clone()))
     }
@@ -310,36 +324,211 @@ async fn trusting_the_client_or_the_config_runs_without_asking() {
     let _ = client.cancel().await;
 }
 
+type Headers = HashMap<HeaderName, HeaderValue>;
+type PostResult = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
+type StreamResult =
+    Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>;
+
+/// rmcp's HTTP client, reporting each message the server took (the POST was answered)
+/// to `taken`. The server queues a session's messages, in the order it took them, for
+/// its one service loop.
+#[derive(Clone)]
+struct Reporting {
+    http: reqwest::Client,
+    taken: mpsc::UnboundedSender<Value>,
+}
+
+impl Reporting {
+    fn report(&self, message: Value, posted: &PostResult) {
+        if posted.is_ok() {
+            let _ = self.taken.send(message);
+        }
+    }
+}
+
+impl StreamableHttpClient for Reporting {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> PostResult {
+        let sent = serde_json::to_value(&message).unwrap();
+        let posted = self
+            .http
+            .post_message(uri, message, session_id, auth, headers)
+            .await;
+        self.report(sent, &posted);
+        posted
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: Headers,
+        max_sse_event_size: usize,
+    ) -> PostResult {
+        let sent = serde_json::to_value(&message).unwrap();
+        let posted = self
+            .http
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth,
+                headers,
+                max_sse_event_size,
+            )
+            .await;
+        self.report(sent, &posted);
+        posted
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: Headers,
+        limits: StreamableHttpResponseLimits,
+    ) -> PostResult {
+        let sent = serde_json::to_value(&message).unwrap();
+        let posted = self
+            .http
+            .post_message_with_response_limits(uri, message, session_id, auth, headers, limits)
+            .await;
+        self.report(sent, &posted);
+        posted
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> Result<(), StreamableHttpError<reqwest::Error>> {
+        self.http
+            .delete_session(uri, session_id, auth, headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth: Option<String>,
+        headers: Headers,
+    ) -> StreamResult {
+        self.http
+            .get_stream(uri, session_id, last_event_id, auth, headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth: Option<String>,
+        headers: Headers,
+        max_sse_event_size: usize,
+    ) -> StreamResult {
+        self.http
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth,
+                headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
+/// Waits until the server has taken a message `matching`, skipping others.
+async fn taken(
+    taken: &mut mpsc::UnboundedReceiver<Value>,
+    what: &str,
+    matching: impl Fn(&Value) -> bool,
+) {
+    within(what, async {
+        loop {
+            let message = taken.recv().await.expect("the client is running");
+            if matching(&message) {
+                return;
+            }
+        }
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_call_cancelled_while_its_user_decides_never_runs_even_if_they_accept() {
     let server = serve(ServerOptions::default()).await;
-    let (client, person) =
-        connect_as(&server.url, Person::slow(ElicitationAction::Accept, 0)).await;
-    let args = json!({"environment": "production"})
-        .as_object()
-        .cloned()
-        .unwrap();
-    let request = client
-        .peer()
-        .call_tool(CallToolRequestParams::new("deploy").with_arguments(args));
-    // The request is dropped (and cancelled) while the question is open.
-    let asked = async {
-        while person.asked.lock().unwrap().is_empty() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    let person = Person::slow(ElicitationAction::Accept, 0);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let (reported, mut taken_by_server) = mpsc::unbounded_channel();
+    let http = Reporting {
+        http: reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .build()
+            .unwrap(),
+        taken: reported,
     };
+    let transport = StreamableHttpClientTransport::with_client(
+        http,
+        StreamableHttpClientTransportConfig::with_uri(server.url.clone()),
+    );
+    let client = person.clone().serve(transport).await.unwrap();
+    let production = || {
+        let args = json!({"environment": "production"});
+        CallToolRequestParams::new("deploy").with_arguments(args.as_object().cloned().unwrap())
+    };
+    // The request is dropped (and cancelled) while the question is open.
     tokio::select! {
-        _ = request => panic!("answered before the user decided"),
-        () = asked => {}
+        _ = client.peer().call_tool(production()) => panic!("answered before the user decided"),
+        () = person.questions.reaches(1, "the user was asked") => {}
     }
+    taken(
+        &mut taken_by_server,
+        "the server took the cancellation",
+        |message| message["method"] == "notifications/cancelled",
+    )
+    .await;
     // Then the user accepts: too late, the call was cancelled.
     person.answers.add_permits(1);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(server.deploys.load(Ordering::SeqCst), 0);
-    // The session goes on.
+    taken(
+        &mut taken_by_server,
+        "the server took the user's acceptance",
+        |message| message["result"]["action"] == "accept",
+    )
+    .await;
+    // Another gated call, sent once the server had the acceptance, so its service loop
+    // handles it after the acceptance: by its answer the first call would have run.
     person.answers.add_permits(1);
-    let result = call(&client, "deploy", json!({"environment": "staging"})).await;
-    assert_eq!(text(&result), "deployed");
+    let result = call(&client, "deploy", json!({"environment": "production"})).await;
+    assert_eq!(text(&result), "deployed", "{result:?}");
+    assert_eq!(
+        person.questions.get(),
+        2,
+        "the second call was not asked about"
+    );
+    assert_eq!(
+        server.deploys.load(Ordering::SeqCst),
+        1,
+        "the call cancelled while its user decided ran once they accepted"
+    );
     let _ = client.cancel().await;
 }
 
@@ -405,25 +594,25 @@ async fn calls_waiting_on_their_users_do_not_starve_a_ninth_clients_call() {
             result
         }));
     }
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while person.asked.lock().unwrap().len() < 8 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .expect("eight calls asked their users");
+    person
+        .questions
+        .reaches(8, "eight calls asked their users")
+        .await;
 
+    // Unanswered, the eight calls go on waiting: the ninth runs only if they gave back
+    // their places.
     let (ninth, _) = connect(&url, ElicitationAction::Accept).await;
-    let wiped = tokio::time::timeout(Duration::from_secs(5), call(&ninth, "wipe", json!({})))
-        .await
-        .expect("the ninth client's call ran while eight calls waited on their users");
+    let wiped = within(
+        "the ninth client's call ran while eight calls waited on their users",
+        call(&ninth, "wipe", json!({})),
+    )
+    .await;
     assert_eq!(text(&wiped), "wiped");
 
     person.answers.add_permits(8);
     for waiting in waiting {
-        let result = tokio::time::timeout(Duration::from_secs(10), waiting)
+        let result = within("a call finished once its user answered", waiting)
             .await
-            .expect("a call finished once its user answered")
             .unwrap();
         assert_eq!(text(&result), "\"accept\"", "{result:?}");
     }

@@ -4,11 +4,15 @@
 //! stay usable while fast calls keep coming, expire when idle, and end for the fast path
 //! as for rmcp.
 
+#[path = "support/events.rs"]
+mod events;
 #[path = "support/raw_http.rs"]
 mod raw_http;
 
+use events::{eventually, within};
 use raw_http::{
     MCP_HEADERS, Reply, Running, call, open_session, post, rpc, send, serve_on_loopback,
+    standalone_stream,
 };
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
@@ -247,42 +251,67 @@ async fn unknown_and_deleted_sessions_get_404_as_from_rmcp() {
     );
 }
 
+/// `session`'s standalone event stream, open: the task reading it ends when the server
+/// closes the session.
+async fn closing_of(addr: SocketAddr, session: &str) -> tokio::task::JoinHandle<()> {
+    let (status, reading) = standalone_stream(addr, session).await.unwrap();
+    assert_eq!(status, 200, "no standalone stream for session {session}");
+    reading
+}
+
 #[tokio::test]
 async fn fast_calls_keep_a_session_alive_and_it_expires_once_idle() {
-    let idle = Duration::from_millis(400);
+    let idle = Duration::from_millis(800);
     let server = serve(HttpOptions::default().with_session_idle_timeout(idle)).await;
-    let session = session(server.addr, &[]).await;
-    // Fast calls only, for three idle timeouts: the session stays.
-    let until = tokio::time::Instant::now() + idle * 3;
-    while tokio::time::Instant::now() < until {
-        let reply = call(
-            server.addr,
-            Some(&session),
-            &[],
-            "add",
-            json!({"a": 1, "b": 2}),
-        )
-        .await
-        .unwrap();
+    let add = json!({"a": 1, "b": 2});
+    let fast_call = async |session: &str| {
+        let reply = call(server.addr, Some(session), &[], "add", add.clone())
+            .await
+            .unwrap();
         assert_eq!(
             reply.status, 200,
             "the session expired while in use: {reply:?}"
         );
-        assert!(is_json(&reply), "{reply:?}");
-        tokio::time::sleep(idle / 4).await;
+        assert!(is_json(&reply), "not answered on the fast path: {reply:?}");
+    };
+    let in_use = session(server.addr, &[]).await;
+    let in_use_closed = closing_of(server.addr, &in_use).await;
+    // Sessions opened after it and left unused expire, one after another; this one,
+    // opened first, sees fast calls only meanwhile.
+    for unused in ["first", "second"] {
+        let other = session(server.addr, &[]).await;
+        let other_closed = closing_of(server.addr, &other).await;
+        let what = format!("the {unused} unused session expired");
+        within(&what, async {
+            while !other_closed.is_finished() {
+                fast_call(&in_use).await;
+            }
+        })
+        .await;
     }
-    // Unused for over the timeout (and a sweep), it is gone, for both paths.
-    tokio::time::sleep(idle * 2).await;
-    let reply = call(
-        server.addr,
-        Some(&session),
-        &[],
-        "add",
-        json!({"a": 1, "b": 2}),
-    )
-    .await
-    .unwrap();
+    // The sweep that closed the first unused session had ended before the second was
+    // opened: had the fast calls not kept this session in use, that sweep would have
+    // closed it too.
+    assert!(
+        !in_use_closed.is_finished(),
+        "a session in use by fast calls was closed as idle"
+    );
+    fast_call(&in_use).await;
+    // Unused for the idle timeout, it is closed, for both paths.
+    within("the session, no longer used, expired", in_use_closed)
+        .await
+        .unwrap();
+    let reply = call(server.addr, Some(&in_use), &[], "add", add.clone())
+        .await
+        .unwrap();
     assert_eq!(reply.status, 404, "an idle session was kept: {reply:?}");
+    let reply = call(server.addr, Some(&in_use), &[THROUGH_RMCP], "add", add)
+        .await
+        .unwrap();
+    assert_eq!(
+        reply.status, 404,
+        "an idle session was kept for rmcp's path: {reply:?}"
+    );
 }
 
 fn auth() -> HttpAuth {
@@ -427,17 +456,29 @@ async fn shutting_down_ends_fast_calls_with_the_sessions() {
     .unwrap();
     assert!(is_json(&ok), "{ok:?}");
     cancel.cancel();
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let after = call(
-        server.addr,
-        Some(&session),
-        &[],
-        "add",
-        json!({"a": 1, "b": 1}),
+    // The sessions end as the server's service for each winds down: until then a call
+    // may still be answered, after it every call of the session is a 404.
+    let ended = async || {
+        let after = call(
+            server.addr,
+            Some(&session),
+            &[],
+            "add",
+            json!({"a": 1, "b": 1}),
+        )
+        .await
+        .unwrap();
+        assert!(
+            after.status == 404 || is_json(&after),
+            "neither answered nor ended: {after:?}"
+        );
+        after.status == 404
+    };
+    eventually(
+        "the session's fast calls got 404 once the server shut down",
+        ended,
     )
-    .await
-    .unwrap();
-    assert_eq!(after.status, 404, "{after:?}");
+    .await;
 }
 
 /// A client whose user accepts every elicitation.

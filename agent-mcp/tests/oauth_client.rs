@@ -507,12 +507,12 @@ async fn connect_error(mcp_url: &str, oauth: OAuthOptions) -> String {
 async fn a_server_naming_a_cloud_metadata_address_cannot_send_the_client_there() {
     let mcp_url = mcp_server_naming("http://169.254.169.254/latest/meta-data").await;
     let oauth = OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET);
-    let started = std::time::Instant::now();
     let error = connect_error(&mcp_url, oauth).await;
     assert!(error.contains("169.254.169.254"), "{error}");
     assert!(error.contains("none published usable metadata"), "{error}");
-    // Refused before any connection was tried, not after one timed out.
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // That no connection was tried (the address guard refused it) is not visible in
+    // this error: the candidates' failures are not itemised. The test that follows sees
+    // the guard's own refusal.
 }
 
 #[tokio::test]
@@ -535,7 +535,6 @@ async fn a_token_endpoint_at_a_cloud_metadata_address_is_not_sent_the_secret() {
     );
     tokio::spawn(async move { axum::serve(listener, app).await });
     let mcp_url = mcp_server_naming(&issuer).await;
-    let started = std::time::Instant::now();
     let error = connect_error(
         &mcp_url,
         OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET),
@@ -546,6 +545,9 @@ async fn a_token_endpoint_at_a_cloud_metadata_address_is_not_sent_the_secret() {
         error.contains("http://169.254.169.254/latest/api/token refused"),
         "{error}"
     );
-    assert!(error.contains("link-local"), "{error}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // Refused by the address guard, before the secret was sent anywhere.
+    assert!(
+        error.contains("is a link-local or special address"),
+        "not refused for its address: {error}"
+    );
 }

@@ -7,7 +7,6 @@ use rmcp::service::{NotificationContext, RoleClient};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use toolwright_core::{AgentResult, Content, Tool, ToolContext, ToolSet, async_trait};
 use toolwright_mcp::McpServer;
 
@@ -93,25 +92,37 @@ async fn progress_arrives_in_order_before_the_result_and_late_reports_go_nowhere
         ]
     );
 
-    // The tool still holds its context; reporting through it now is harmless.
+    // The tool still holds its context; reporting through it now is harmless...
     let late = kept
         .lock()
         .unwrap()
         .take()
         .expect("the tool kept its context");
-    assert!(late.emit_progress(json!(100)).is_ok());
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(seen.0.lock().unwrap().len(), 5, "a late report was sent");
+    assert!(
+        late.emit_progress(json!(100)).is_ok(),
+        "a report after the call answered failed"
+    );
 
-    // The next call has progress of its own.
+    // ... and goes nowhere. Every message of the session leaves the server in one
+    // stream, in the order sent: a late report, made before the next call was even
+    // asked for, would arrive ahead of that call's progress and result.
     let again = client
         .call_tool(CallToolRequestParams::new("steps"))
         .await
         .unwrap();
+    seen.0.lock().unwrap().push("result".to_owned());
     assert_eq!(again.is_error, Some(false));
     assert_eq!(
         seen.0.lock().unwrap()[5..],
-        ["1/None", "2/None", "3/Some(3.0) done", "4/None wrapping up"]
+        [
+            "1/None",
+            "2/None",
+            "3/Some(3.0) done",
+            "4/None wrapping up",
+            "result"
+        ],
+        "a report made after its call answered was sent, or the next call's progress \
+         is not its own"
     );
     client.cancel().await.unwrap();
 }

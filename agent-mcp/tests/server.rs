@@ -1,6 +1,10 @@
 //! The MCP server, served over Streamable HTTP on 127.0.0.1 inside the test, driven by
 //! our client, by rmcp's client, and by raw HTTP for input no client would send.
 
+#[path = "support/events.rs"]
+mod events;
+
+use events::{Counter, Flag, PolledCalls, within};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ErrorCode, PaginatedRequestParams};
 use rmcp::service::ServiceError;
@@ -9,8 +13,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use toolwright_core::{
@@ -65,8 +69,8 @@ impl TypedTool for Echo {
 
 /// Waits until cancelled (or 10s), and records that it saw the cancellation.
 struct WaitForCancel {
-    started: Arc<AtomicBool>,
-    saw_cancel: Arc<AtomicBool>,
+    started: Flag,
+    saw_cancel: Flag,
 }
 
 #[async_trait]
@@ -88,10 +92,10 @@ impl Tool for WaitForCancel {
     }
 
     async fn call(&self, _args: &Value, ctx: &ToolContext) -> AgentResult<Vec<Content>> {
-        self.started.store(true, Ordering::SeqCst);
+        self.started.set();
         tokio::select! {
             () = ctx.cancellation().cancelled() => {
-                self.saw_cancel.store(true, Ordering::SeqCst);
+                self.saw_cancel.set();
                 Err(ToolError::cancelled("wait_for_cancel").into())
             }
             () = tokio::time::sleep(Duration::from_secs(10)) => Ok(vec![Content::text("not cancelled")]),
@@ -99,9 +103,9 @@ impl Tool for WaitForCancel {
     }
 }
 
-/// Times out after 100ms; its token must be cancelled when it does.
+/// Never finishes; times out after 100ms, and its token must be cancelled when it does.
 struct Slow {
-    saw_cancel: Arc<AtomicBool>,
+    saw_cancel: Flag,
 }
 
 #[async_trait]
@@ -128,9 +132,9 @@ impl Tool for Slow {
         // The watcher outlives the call future, as a tool's spawned work would.
         tokio::spawn(async move {
             ctx.cancellation().cancelled().await;
-            saw_cancel.store(true, Ordering::SeqCst);
+            saw_cancel.set();
         });
-        tokio::time::sleep(Duration::from_secs(5)).await;
+        std::future::pending::<()>().await;
         Ok(vec![Content::text("too late")])
     }
 }
@@ -160,9 +164,9 @@ struct Fixture {
     url: String,
     addr: std::net::SocketAddr,
     deferred_active: Arc<AtomicBool>,
-    started: Arc<AtomicBool>,
-    saw_cancel: Arc<AtomicBool>,
-    slow_saw_cancel: Arc<AtomicBool>,
+    started: Flag,
+    saw_cancel: Flag,
+    slow_saw_cancel: Flag,
     stop: tokio_util::sync::CancellationToken,
 }
 
@@ -174,9 +178,8 @@ impl Drop for Fixture {
 
 async fn start(page_size: usize) -> Fixture {
     let deferred_active = Arc::new(AtomicBool::new(false));
-    let started = Arc::new(AtomicBool::new(false));
-    let saw_cancel = Arc::new(AtomicBool::new(false));
-    let slow_saw_cancel = Arc::new(AtomicBool::new(false));
+    let (started, saw_cancel, slow_saw_cancel) =
+        (Flag::default(), Flag::default(), Flag::default());
     let echo = |name, exposure| Echo {
         name,
         exposure,
@@ -390,22 +393,26 @@ async fn timeouts_answer_is_error_and_cancel_the_tool() {
     let server = start(100).await;
     let client = McpClient::connect_http(&server.url).await.unwrap();
     let set = client.toolset().unwrap();
-    let started = Instant::now();
-    let error = set
-        .call("slow", &json!({}), &ToolContext::default())
-        .await
-        .unwrap_err();
-    assert_eq!(error.tool_error_kind(), Some(ToolErrorKind::Timeout));
+    // The tool never finishes: only its timeout can answer the call.
+    let error = within(
+        "a call of a tool that never finishes was answered",
+        set.call("slow", &json!({}), &ToolContext::default()),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        error.tool_error_kind(),
+        Some(ToolErrorKind::Timeout),
+        "not answered as timed out: {error}"
+    );
     assert!(
         error.to_string().contains("timed out after 100ms"),
-        "{error}"
+        "not the tool's own 100 ms timeout: {error}"
     );
-    assert!(started.elapsed() < Duration::from_secs(3));
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(
-        server.slow_saw_cancel.load(Ordering::SeqCst),
-        "the tool's token was cancelled"
-    );
+    server
+        .slow_saw_cancel
+        .wait("the timed-out tool's token was cancelled")
+        .await;
     client.close().await;
 }
 
@@ -419,27 +426,22 @@ async fn a_cancelled_call_cancels_the_tool_on_the_server() {
     // Cancel once the call runs on the server: a cancellation that overtakes its
     // request is, by the protocol, ignored.
     let cancel = async {
-        for _ in 0..200 {
-            if server.started.load(Ordering::SeqCst) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        server.started.wait("the call started on the server").await;
         token.cancel();
     };
-    let started = Instant::now();
     let no_args = json!({});
     let (result, ()) = tokio::join!(set.call("wait_for_cancel", &no_args, &ctx), cancel);
+    let error = result.expect_err("a cancelled call of a tool that waits for its cancellation");
     assert_eq!(
-        result.unwrap_err().tool_error_kind(),
-        Some(ToolErrorKind::Cancelled)
+        error.tool_error_kind(),
+        Some(ToolErrorKind::Cancelled),
+        "not answered as cancelled: {error}"
     );
-    assert!(started.elapsed() < Duration::from_secs(5));
     // `notifications/cancelled` reaches the server and cancels the tool's token.
-    assert!(
-        set_within(&server.saw_cancel, Duration::from_millis(2500)).await,
-        "the server-side call saw the cancellation"
-    );
+    server
+        .saw_cancel
+        .wait("the server-side call saw the cancellation")
+        .await;
     client.close().await;
 }
 
@@ -460,13 +462,15 @@ async fn a_remote_call_the_executor_times_out_is_cancelled_on_the_server() {
         .await;
     assert_eq!(
         results[0].outcome.error().map(ToolError::kind),
-        Some(ToolErrorKind::Timeout)
+        Some(ToolErrorKind::Timeout),
+        "the executor did not time the call out: {:?}",
+        results[0].outcome
     );
-    assert!(server.started.load(Ordering::SeqCst), "the remote call ran");
-    assert!(
-        set_within(&server.saw_cancel, Duration::from_secs(2)).await,
-        "the server's tool still ran 2 s after the executor gave up on the call"
-    );
+    server.started.wait("the remote call ran").await;
+    server
+        .saw_cancel
+        .wait("the server's tool was told to stop once the executor gave up on the call")
+        .await;
     client.close().await;
 }
 
@@ -480,37 +484,21 @@ async fn a_call_in_flight_when_the_server_shuts_down_ends_in_an_error() {
     let set = client.toolset().unwrap();
     let (stop, started) = (server.stop.clone(), server.started.clone());
     let stopper = async {
-        assert!(set_within(&started, Duration::from_secs(2)).await);
+        started.wait("the call started on the server").await;
         stop.cancel();
     };
     let (no_args, ctx) = (json!({}), ToolContext::default());
-    let call = tokio::time::timeout(
-        Duration::from_secs(60),
+    // About six seconds of waits between attempts to resume, and the attempts: 8.6 s here.
+    let call = within(
+        "the call in flight ended once its server shut down",
         set.call("wait_for_cancel", &no_args, &ctx),
     );
-    let began = Instant::now();
     let (result, ()) = tokio::join!(call, stopper);
-    let result = result.expect("the call ended");
-    assert!(result.is_err(), "{result:?}");
-    // About six seconds of waits between attempts to resume, and the attempts: 8.6 s here.
     assert!(
-        began.elapsed() < Duration::from_secs(30),
-        "{:?}",
-        began.elapsed()
+        result.is_err(),
+        "a call whose server shut down under it succeeded: {result:?}"
     );
-    assert!(
-        set_within(&server.saw_cancel, Duration::from_secs(2)).await,
-        "the tool was told to stop"
-    );
-}
-
-/// Whether `flag` is set by `within` from now (checked every 50 ms).
-async fn set_within(flag: &AtomicBool, within: Duration) -> bool {
-    let deadline = Instant::now() + within;
-    while !flag.load(Ordering::SeqCst) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    flag.load(Ordering::SeqCst)
+    server.saw_cancel.wait("the tool was told to stop").await;
 }
 
 /// One raw HTTP/1.1 POST to the endpoint: (status, headers, body).
@@ -753,10 +741,13 @@ async fn stream_transport_answers_malformed_lines_and_keeps_serving() {
         .unwrap();
 }
 
-/// Sleeps 200ms, one call at a time, recording the most calls it saw at once.
+/// Runs one call at a time, each until the test lets it finish; counts the calls that
+/// entered it, and the most it saw at once.
 struct OneAtATime {
-    running: Arc<std::sync::atomic::AtomicUsize>,
-    most: Arc<std::sync::atomic::AtomicUsize>,
+    entered: Counter,
+    running: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+    finish: Arc<tokio::sync::Semaphore>,
 }
 
 #[async_trait]
@@ -783,7 +774,8 @@ impl Tool for OneAtATime {
     async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
         let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
         self.most.fetch_max(now, Ordering::SeqCst);
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        self.entered.add();
+        self.finish.acquire().await.unwrap().forget();
         self.running.fetch_sub(1, Ordering::SeqCst);
         Ok(vec![Content::text("done")])
     }
@@ -791,12 +783,19 @@ impl Tool for OneAtATime {
 
 #[tokio::test]
 async fn tool_concurrency_limits_and_the_output_budget_apply() {
-    let most = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // Everything runs on this test's thread, where this subscriber sees the pipeline's
+    // `tool_call` spans.
+    let polled = PolledCalls::default();
+    let _traced = polled.install();
+    let (entered, most) = (Counter::default(), Arc::new(AtomicUsize::new(0)));
+    let finish = Arc::new(tokio::sync::Semaphore::new(0));
     let mut tools = ToolSet::new();
     tools
         .register_tool(OneAtATime {
+            entered: entered.clone(),
             running: Arc::default(),
             most: most.clone(),
+            finish: finish.clone(),
         })
         .unwrap()
         .register_tool(Echo {
@@ -818,21 +817,32 @@ async fn tool_concurrency_limits_and_the_output_budget_apply() {
     let set = client.toolset().unwrap();
     let ctx = ToolContext::default();
     let no_args = json!({});
-    let started = Instant::now();
-    let (a, b, c) = tokio::join!(
+    let referee = async {
+        // Every call is at its tool's permit or past it: without the limit, all three
+        // would be in the tool now, none of them being let finish.
+        polled.reach("one_at_a_time", 3).await;
+        assert_eq!(
+            entered.get(),
+            1,
+            "max_in_flight = 1 let a second call in while the first still ran"
+        );
+        finish.add_permits(3);
+    };
+    let (a, b, c, ()) = tokio::join!(
         set.call("one_at_a_time", &no_args, &ctx),
         set.call("one_at_a_time", &no_args, &ctx),
         set.call("one_at_a_time", &no_args, &ctx),
+        referee,
     );
     for result in [a, b, c] {
         assert_eq!(result.unwrap(), vec![Content::text("done")]);
     }
+    assert_eq!(entered.get(), 3, "every call ran");
     assert_eq!(
         most.load(Ordering::SeqCst),
         1,
         "max_in_flight = 1 holds across requests"
     );
-    assert!(started.elapsed() >= Duration::from_millis(600));
 
     let long = "x".repeat(10_000);
     let out = set
@@ -958,11 +968,49 @@ async fn on_one_thread_a_tool_blocking_past_its_timeout_is_still_a_timeout() {
     let _ = client.cancel().await;
 }
 
+/// Blocks its thread until the test lets it go, as a tool calling blocking code does;
+/// its timeout is 200 ms.
+struct BlocksUntilReleased {
+    blocking: Flag,
+    released: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+#[async_trait]
+impl Tool for BlocksUntilReleased {
+    fn name(&self) -> &'static str {
+        "blocks"
+    }
+
+    fn description(&self) -> &'static str {
+        "Blocks its thread until released; its timeout is 200 ms."
+    }
+
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+
+    fn timeout_ms(&self) -> Option<u64> {
+        Some(200)
+    }
+
+    async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        self.blocking.set();
+        // Released by the test, or when the test ends (the sender is dropped).
+        let _ = self.released.lock().unwrap().recv();
+        Ok(vec![Content::text("too late")])
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_blocking_its_thread_is_answered_on_time_and_others_go_on() {
+    let (release, released) = std::sync::mpsc::channel();
+    let blocking = Flag::default();
     let mut tools = ToolSet::new();
     tools
-        .register_tool(BlocksItsThread)
+        .register_tool(BlocksUntilReleased {
+            blocking: blocking.clone(),
+            released: std::sync::Mutex::new(released),
+        })
         .unwrap()
         .register_tool(Echo {
             name: "echo",
@@ -979,31 +1027,29 @@ async fn a_tool_blocking_its_thread_is_answered_on_time_and_others_go_on() {
     let set = client.toolset().unwrap();
     let ctx = ToolContext::default();
 
+    // The tool is released only after both answers: each came while it held its thread.
     let (no_args, hi) = (json!({}), json!({"text": "hi"}));
-    let started = Instant::now();
-    let (blocked, echoed) = tokio::join!(set.call("blocks", &no_args, &ctx), async {
-        // Sent while the blocking call holds its thread.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let echoed = set.call("echo", &hi, &ctx).await;
-        (echoed, started.elapsed())
-    });
-    let answered_after = started.elapsed();
-    let error = blocked.unwrap_err();
+    let blocked = within(
+        "the blocked call was answered while its tool still blocked its thread",
+        set.call("blocks", &no_args, &ctx),
+    );
+    let echoed = async {
+        blocking.wait("the tool blocked its thread").await;
+        within(
+            "another call was answered while a tool blocked its thread",
+            set.call("echo", &hi, &ctx),
+        )
+        .await
+    };
+    let (blocked, echoed) = tokio::join!(blocked, echoed);
+    let error = blocked.expect_err("a call blocked past its timeout succeeded");
     assert_eq!(
         error.tool_error_kind(),
         Some(ToolErrorKind::Timeout),
-        "{error}"
+        "not answered as timed out: {error}"
     );
-    assert!(
-        answered_after < Duration::from_millis(1000),
-        "answered after {answered_after:?}, for a 200 ms timeout"
-    );
-    let (echoed, echoed_after) = echoed;
     assert_eq!(echoed.unwrap(), vec![Content::text("hi")]);
-    assert!(
-        echoed_after < Duration::from_millis(1000),
-        "{echoed_after:?}"
-    );
+    release.send(()).unwrap();
     client.close().await;
     stop.cancel();
 }

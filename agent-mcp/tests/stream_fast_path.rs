@@ -3,11 +3,15 @@
 //! side and may ask their client, progress before the response, cancellation, and
 //! everything else left to rmcp as before.
 
+#[path = "support/events.rs"]
+mod events;
+
+use events::{Flag, PATIENCE, idle_count, idle_since, within};
+use futures::FutureExt;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
@@ -20,18 +24,38 @@ use toolwright_mcp::{LogLevel, McpPeer, McpServer};
 /// What the tools of a test share with it.
 #[derive(Clone)]
 struct Probes {
-    started: Arc<AtomicBool>,
-    saw_cancel: Arc<AtomicBool>,
+    /// A `waits` call started; one saw its cancellation.
+    started: Flag,
+    saw_cancel: Flag,
     gate: Arc<tokio::sync::Barrier>,
+    /// A `held` call started; each permit lets one finish.
+    held: Flag,
+    finish: Arc<tokio::sync::Semaphore>,
+    /// A `blocks` call blocks its thread until `unblock` holds true.
+    blocking: Flag,
+    unblock: Arc<(Mutex<bool>, Condvar)>,
 }
 
 impl Default for Probes {
     fn default() -> Self {
         Self {
-            started: Arc::default(),
-            saw_cancel: Arc::default(),
+            started: Flag::default(),
+            saw_cancel: Flag::default(),
             gate: Arc::new(tokio::sync::Barrier::new(2)),
+            held: Flag::default(),
+            finish: Arc::new(tokio::sync::Semaphore::new(0)),
+            blocking: Flag::default(),
+            unblock: Arc::default(),
         }
+    }
+}
+
+impl Probes {
+    /// Lets `blocks` calls have their threads back.
+    fn unblock(&self) {
+        let (unblocked, changed) = &*self.unblock;
+        *unblocked.lock().unwrap() = true;
+        changed.notify_all();
     }
 }
 
@@ -76,8 +100,10 @@ enum Kind {
     Reports,
     /// Waits until cancelled, and records that it was.
     Waits,
-    /// Blocks its thread for a second.
+    /// Blocks its thread until the test unblocks it.
     Blocks,
+    /// Runs until the test lets it finish.
+    Held,
 }
 
 struct Probe {
@@ -95,6 +121,7 @@ impl Tool for Probe {
             Kind::Reports => "reports",
             Kind::Waits => "waits",
             Kind::Blocks => "blocks",
+            Kind::Held => "held",
         }
     }
 
@@ -132,19 +159,31 @@ impl Tool for Probe {
                 "reported".to_owned()
             }
             Kind::Blocks => {
-                std::thread::sleep(Duration::from_secs(1));
+                self.probes.blocking.set();
+                let (unblocked, changed) = &*self.probes.unblock;
+                // Unblocked by the test, or, should the test fail first, after PATIENCE.
+                let _ = changed
+                    .wait_timeout_while(unblocked.lock().unwrap(), PATIENCE, |unblocked| {
+                        !*unblocked
+                    })
+                    .unwrap();
                 "unblocked".to_owned()
             }
             Kind::Waits => {
-                self.probes.started.store(true, Ordering::SeqCst);
+                self.probes.started.set();
                 let cancelled = ctx.cancellation().cancelled();
                 if tokio::time::timeout(Duration::from_secs(10), cancelled)
                     .await
                     .is_ok()
                 {
-                    self.probes.saw_cancel.store(true, Ordering::SeqCst);
+                    self.probes.saw_cancel.set();
                 }
                 "waited".to_owned()
+            }
+            Kind::Held => {
+                self.probes.held.set();
+                self.probes.finish.acquire().await.unwrap().forget();
+                "finished".to_owned()
             }
         };
         Ok(vec![Content::text(text)])
@@ -168,6 +207,7 @@ fn tools(probes: &Probes) -> ToolSet {
         Kind::Reports,
         Kind::Waits,
         Kind::Blocks,
+        Kind::Held,
     ] {
         let probes = probes.clone();
         tools.register_tool(Probe { kind, probes }).unwrap();
@@ -243,18 +283,10 @@ impl Raw {
 
     /// The next line from the server.
     async fn next(&mut self) -> String {
-        tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+        within("a line from the server", self.lines.next_line())
             .await
-            .expect("a line from the server within 10s")
             .unwrap()
             .expect("the server still writes")
-    }
-
-    /// The next line, or `None` when nothing comes within `quiet`.
-    async fn next_within(&mut self, quiet: Duration) -> Option<String> {
-        let line = tokio::time::timeout(quiet, self.lines.next_line()).await;
-        line.ok()
-            .map(|line| line.unwrap().expect("the server still writes"))
     }
 }
 
@@ -394,6 +426,7 @@ async fn a_client_that_does_not_read_is_not_read_from() {
     const CALLS: i64 = 5_000;
     let raw = Raw::initialized(tools(&Probes::default()), Via::Stream, json!({})).await;
     let (mut write, mut lines) = (raw.write, raw.lines);
+    let idle_before = idle_count();
     let writer = tokio::spawn(async move {
         for id in 0..CALLS {
             let line = call(json!(id), "shout", json!({"text": "more"}));
@@ -404,17 +437,18 @@ async fn a_client_that_does_not_read_is_not_read_from() {
         }
         write
     });
-    // About 500 KB of calls against pipes of 64 KB each way: the writer is held up.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // About 500 KB of calls against pipes of 64 KB each way. Once nothing on this
+    // runtime can run (it goes idle), the server is waiting to write answers no one
+    // reads, and reads no more calls: the writer is held up, for good.
+    idle_since(idle_before, "the runtime went idle").await;
     assert!(
         !writer.is_finished(),
         "every call was read with no answer read"
     );
     let mut answered = 0;
     while answered < CALLS {
-        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        let line = within("the next answer", lines.next_line())
             .await
-            .expect("a line within 20s")
             .unwrap()
             .expect("the server still writes");
         assert_eq!(parse(&line)["id"], answered, "{line}");
@@ -512,12 +546,19 @@ async fn calls_run_side_by_side_with_rmcps_client() {
 /// threads to spare, each tool runs in a task of its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_blocking_its_thread_does_not_hold_up_other_calls() {
-    let mut raw = Raw::initialized(tools(&Probes::default()), Via::Stream, json!({})).await;
+    let probes = Probes::default();
+    let mut raw = Raw::initialized(tools(&probes), Via::Stream, json!({})).await;
     raw.send(&call(json!("slow"), "blocks", json!({}))).await;
+    probes.blocking.wait("the tool blocked its thread").await;
     raw.send(&call(json!("quick"), "echo", json!({"text": "quick"})))
         .await;
+    // Answered while the tool still blocks: it is unblocked only now.
     let first = parse(&raw.next().await);
-    assert_eq!(first["id"], "quick", "{first}");
+    assert_eq!(
+        first["id"], "quick",
+        "a call was held up by a tool blocking its thread: {first}"
+    );
+    probes.unblock();
     let second = parse(&raw.next().await);
     assert_eq!(second["result"]["content"][0]["text"], "unblocked");
 }
@@ -578,28 +619,21 @@ async fn progress_and_logs_go_out_before_the_response() {
     assert_eq!(answer["result"]["content"][0]["text"], "reported");
 }
 
-async fn set_within(flag: &AtomicBool, within: Duration) -> bool {
-    tokio::time::timeout(within, async {
-        while !flag.load(Ordering::SeqCst) {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .is_ok()
-}
-
 #[tokio::test]
 async fn notifications_cancelled_cancels_a_call_and_its_response_is_not_sent() {
     let probes = Probes::default();
     let mut raw = Raw::initialized(tools(&probes), Via::Stream, json!({})).await;
     raw.send(&call(json!("w"), "waits", json!({}))).await;
-    assert!(set_within(&probes.started, Duration::from_secs(5)).await);
+    probes.started.wait("the call started").await;
     raw.send(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": "w", "reason": "changed my mind"}}),
     )
     .await;
-    assert!(set_within(&probes.saw_cancel, Duration::from_secs(5)).await);
+    probes
+        .saw_cancel
+        .wait("the call saw its cancellation")
+        .await;
     // The next line is the next call's answer: a cancelled request is not answered.
     raw.send(&call(json!(12), "echo", json!({"text": "next"})))
         .await;
@@ -612,7 +646,7 @@ async fn a_call_reusing_the_id_of_one_running_goes_to_rmcp() {
     let probes = Probes::default();
     let mut raw = Raw::initialized(tools(&probes), Via::Stream, json!({})).await;
     raw.send(&call(json!("dup"), "waits", json!({}))).await;
-    assert!(set_within(&probes.started, Duration::from_secs(5)).await);
+    probes.started.wait("the first call started").await;
     raw.send(&call(json!("dup"), "echo", json!({"text": "second"})))
         .await;
     let second = parse(&raw.next().await);
@@ -623,7 +657,10 @@ async fn a_call_reusing_the_id_of_one_running_goes_to_rmcp() {
         "params": {"requestId": "dup"}}),
     )
     .await;
-    assert!(set_within(&probes.saw_cancel, Duration::from_secs(5)).await);
+    probes
+        .saw_cancel
+        .wait("the first call saw its cancellation")
+        .await;
 }
 
 #[tokio::test]
@@ -645,14 +682,33 @@ async fn calls_still_running_when_input_ends_are_cancelled_after_a_grace() {
     let probes = Probes::default();
     let mut raw = Raw::initialized(tools(&probes), Via::Stream, json!({})).await;
     raw.send(&call(json!(13), "waits", json!({}))).await;
-    assert!(set_within(&probes.started, Duration::from_secs(5)).await);
+    raw.send(&call(json!(15), "held", json!({}))).await;
+    probes.started.wait("the waiting call started").await;
+    probes.held.wait("the held call started").await;
+    let before = idle_count();
     raw.write.shutdown().await.unwrap();
-    // Five seconds to answer, as rmcp gives its own calls; then cancelled.
-    assert!(!set_within(&probes.saw_cancel, Duration::from_secs(4)).await);
-    assert!(set_within(&probes.saw_cancel, Duration::from_secs(5)).await);
-    tokio::time::timeout(Duration::from_secs(10), raw.served)
+    // Once nothing on this runtime can run, the server has taken in the end of input,
+    // and done all it does then without waiting...
+    idle_since(before, "the server took in the end of input").await;
+    assert!(
+        !probes.saw_cancel.is_set(),
+        "a call was cancelled as soon as input ended"
+    );
+    // ... and calls still running may still answer (for five seconds, as rmcp gives its
+    // own calls): one let finish now is answered.
+    probes.finish.add_permits(1);
+    let answer = parse(&raw.next().await);
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "finished",
+        "a call running when input ended was not let finish: {answer}"
+    );
+    // Once the grace is up, calls still running are cancelled.
+    probes
+        .saw_cancel
+        .wait("the call still running was cancelled after the grace")
+        .await;
+    within("the server stopped at end of input", raw.served)
         .await
-        .expect("the server stops at end of input")
         .unwrap();
 }
 
@@ -706,9 +762,11 @@ async fn unusual_lines_get_rmcps_answers_and_the_session_goes_on() {
                 replies.push(reply);
             }
         }
-        // A call's answer may come after the ping's.
-        while let Some(reply) = raw.next_within(Duration::from_millis(500)).await {
-            replies.push(reply);
+        // A call's answer may come after the ping's: once nothing on this runtime can
+        // run, every answer has been written.
+        idle_since(idle_count(), "the session went idle").await;
+        while let Some(reply) = raw.lines.next_line().now_or_never() {
+            replies.push(reply.unwrap().expect("the server still writes"));
         }
         replies.sort();
         seen.push(replies);

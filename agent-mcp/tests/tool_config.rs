@@ -2,13 +2,17 @@
 //! read-only tools are retried, each attempt with its own timeout and token, and no more
 //! calls than `max_concurrency` run at once.
 
+#[path = "support/events.rs"]
+mod events;
+
+use events::{Counter, Flag, PolledCalls, within};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::sync::Semaphore;
 use toolwright_core::{
     AgentResult, Content, Tool, ToolAnnotations, ToolConcurrency, ToolConfig, ToolContext,
     ToolError, ToolSet, async_trait,
@@ -56,12 +60,12 @@ impl Tool for Flaky {
     }
 }
 
-/// Its first run outlives its 100 ms timeout, leaving work behind that waits for the
-/// run's cancellation; later runs answer at once, saying whether their token was
-/// already cancelled.
+/// Its first run never finishes, so its 100 ms timeout ends it, leaving work behind that
+/// waits for the run's cancellation; later runs answer at once, saying whether their
+/// token was already cancelled.
 struct StallsOnce {
     runs: Arc<AtomicUsize>,
-    first_run_told_to_stop: Arc<AtomicBool>,
+    first_run_told_to_stop: Flag,
 }
 
 #[async_trait]
@@ -94,9 +98,9 @@ impl Tool for StallsOnce {
             let (ctx, told) = (ctx.clone(), self.first_run_told_to_stop.clone());
             tokio::spawn(async move {
                 ctx.cancellation().cancelled().await;
-                told.store(true, Ordering::SeqCst);
+                told.set();
             });
-            tokio::time::sleep(Duration::from_secs(30)).await;
+            std::future::pending::<()>().await;
         }
         Ok(vec![Content::text(format!(
             "cancelled: {}",
@@ -105,10 +109,13 @@ impl Tool for StallsOnce {
     }
 }
 
-/// Takes 50 ms; records the most calls it saw in flight at once.
+/// Runs until the test lets it finish; counts the calls that entered it, and the most it
+/// saw in flight at once.
 struct Busy {
+    entered: Counter,
     in_flight: Arc<AtomicUsize>,
     most: Arc<AtomicUsize>,
+    finish: Arc<Semaphore>,
 }
 
 #[async_trait]
@@ -128,16 +135,18 @@ impl Tool for Busy {
     async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.most.fetch_max(now, Ordering::SeqCst);
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        self.entered.add();
+        self.finish.acquire().await.unwrap().forget();
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
         Ok(vec![Content::text("done")])
     }
 }
 
-/// Takes 20 ms, under concurrency rules of its own.
+/// Runs until the test lets it finish, under concurrency rules of its own.
 struct Limited {
     name: &'static str,
     concurrency: ToolConcurrency,
+    finish: Arc<Semaphore>,
 }
 
 #[async_trait]
@@ -159,7 +168,7 @@ impl Tool for Limited {
     }
 
     async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        self.finish.acquire().await.unwrap().forget();
         Ok(vec![Content::text("done")])
     }
 }
@@ -250,10 +259,7 @@ async fn failed_calls_of_read_only_tools_are_retried_others_are_not() {
 
 #[tokio::test]
 async fn a_timed_out_attempt_is_told_to_stop_and_the_next_has_its_own_time_and_token() {
-    let (runs, told) = (
-        Arc::new(AtomicUsize::new(0)),
-        Arc::new(AtomicBool::new(false)),
-    );
+    let (runs, told) = (Arc::new(AtomicUsize::new(0)), Flag::default());
     let mut tools = ToolSet::new();
     tools
         .register_tool(StallsOnce {
@@ -267,36 +273,80 @@ async fn a_timed_out_attempt_is_told_to_stop_and_the_next_has_its_own_time_and_t
     assert_eq!(result.is_error, Some(false), "{result:?}");
     assert_eq!(text(&result), "cancelled: false");
     assert_eq!(runs.load(Ordering::SeqCst), 2);
-    assert!(
-        told.load(Ordering::SeqCst),
-        "the first attempt's work was not told to stop"
-    );
+    told.wait("the first attempt's work was told to stop").await;
     client.cancel().await.unwrap();
 }
 
 #[tokio::test]
 async fn no_more_calls_than_max_concurrency_run_at_once() {
-    let (in_flight, most) = (Arc::default(), Arc::new(AtomicUsize::new(0)));
+    // Everything runs on this test's thread, where this subscriber sees the pipeline's
+    // `tool_call` spans.
+    let polled = PolledCalls::default();
+    let _traced = polled.install();
+    let (entered, most) = (Counter::default(), Arc::new(AtomicUsize::new(0)));
+    let finish = Arc::new(Semaphore::new(0));
     let mut tools = ToolSet::new();
     tools
         .register_tool(Busy {
-            in_flight,
+            entered: entered.clone(),
+            in_flight: Arc::default(),
             most: most.clone(),
+            finish: finish.clone(),
         })
         .unwrap();
     let client = connect(tools, ToolConfig::default().with_max_concurrency(2)).await;
 
-    let calls = (0..6).map(|_| call(&client, "busy"));
-    let results = futures::future::join_all(calls).await;
-    assert!(results.iter().all(|r| r.is_error == Some(false)));
-    assert_eq!(most.load(Ordering::SeqCst), 2);
+    let calls = futures::future::join_all((0..6).map(|_| call(&client, "busy")));
+    let referee = async {
+        // Every call is at its permits or past them: without the limit, all six would
+        // be in the tool now, none of them being let finish.
+        polled.reach("busy", 6).await;
+        assert_eq!(
+            entered.get(),
+            2,
+            "not the two calls max_concurrency = 2 lets run at once"
+        );
+        finish.add_permits(6);
+    };
+    let (results, ()) = tokio::join!(calls, referee);
+    assert!(
+        results.iter().all(|r| r.is_error == Some(false)),
+        "{results:?}"
+    );
+    assert_eq!(entered.get(), 6, "every call ran");
+    assert_eq!(
+        most.load(Ordering::SeqCst),
+        2,
+        "more calls than max_concurrency ran at once"
+    );
     client.cancel().await.unwrap();
 }
 
-fn limited(name: &'static str, concurrency: ToolConcurrency) -> ToolSet {
+/// `calls` calls of a tool of `concurrency` on a server whose limit is `max`, all
+/// answered. Each waits in the tool until every call has reached its permits, so the
+/// calls contend for them.
+async fn all_answered(name: &'static str, concurrency: ToolConcurrency, max: usize, calls: usize) {
+    let polled = PolledCalls::default();
+    let _traced = polled.install();
+    let finish = Arc::new(Semaphore::new(0));
     let mut tools = ToolSet::new();
-    tools.register_tool(Limited { name, concurrency }).unwrap();
     tools
+        .register_tool(Limited {
+            name,
+            concurrency,
+            finish: finish.clone(),
+        })
+        .unwrap();
+    let client = connect(tools, ToolConfig::default().with_max_concurrency(max)).await;
+    let answered = futures::future::join_all((0..calls).map(|_| call(&client, name)));
+    let referee = async {
+        polled.reach(name, calls).await;
+        finish.add_permits(calls);
+    };
+    let what = format!("{calls} calls of `{name}` under a server limit of {max} got their permits");
+    let (results, ()) = within(&what, async { tokio::join!(answered, referee) }).await;
+    assert!(results.iter().all(|r| text(r) == "done"), "{results:?}");
+    client.cancel().await.unwrap();
 }
 
 // A tool's own limits are taken before the server's, and the server's only once: a call
@@ -307,13 +357,7 @@ async fn a_lone_call_of_a_limited_tool_runs_under_a_server_limit_of_one() {
         max_in_flight: Some(1),
         ..ToolConcurrency::default()
     };
-    let tools = limited("one_at_a_time", concurrency);
-    let client = connect(tools, ToolConfig::default().with_max_concurrency(1)).await;
-    let answered = tokio::time::timeout(Duration::from_secs(5), call(&client, "one_at_a_time"))
-        .await
-        .expect("a lone call of a limited tool got its permits");
-    assert_eq!(text(&answered), "done");
-    client.cancel().await.unwrap();
+    all_answered("one_at_a_time", concurrency, 1, 1).await;
 }
 
 // And calls of one exclusive group, more of them than the server's limit, all run.
@@ -323,17 +367,7 @@ async fn concurrent_calls_of_an_exclusive_group_run_under_a_small_server_limit()
         exclusive_group: Some("index".to_owned()),
         ..ToolConcurrency::default()
     };
-    let client = connect(
-        limited("grouped", concurrency),
-        ToolConfig::default().with_max_concurrency(2),
-    )
-    .await;
-    let calls = (0..4).map(|_| call(&client, "grouped"));
-    let results = tokio::time::timeout(Duration::from_secs(5), futures::future::join_all(calls))
-        .await
-        .expect("concurrent calls of a group all got their permits");
-    assert!(results.iter().all(|r| text(r) == "done"));
-    client.cancel().await.unwrap();
+    all_answered("grouped", concurrency, 2, 4).await;
 }
 
 #[tokio::test]

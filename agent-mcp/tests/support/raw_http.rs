@@ -213,6 +213,35 @@ pub async fn call(
     post(addr, session, extra, &body).await
 }
 
+/// Opens `session`'s standalone event stream (a GET) and reads it on a task of its own,
+/// which ends when the stream does: the server ends it when it closes the session. The
+/// status of the GET, and that task.
+pub async fn standalone_stream(
+    addr: SocketAddr,
+    session: &str,
+) -> std::io::Result<(u16, tokio::task::JoinHandle<()>)> {
+    let mut stream = TcpStream::connect(addr).await?;
+    let head = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await?;
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !raw.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf).await? {
+            0 => return Err(std::io::Error::other("closed before the response's head")),
+            n => raw.extend_from_slice(&buf[..n]),
+        }
+    }
+    let status = parse(&raw)?.status;
+    let reading = tokio::spawn(async move {
+        // Events (and keep-alives) until the end of the stream, or a reset.
+        while let Ok(1..) = stream.read(&mut buf).await {}
+    });
+    Ok((status, reading))
+}
+
 /// A server listening on a free loopback port; it shuts down when dropped.
 pub struct Running {
     pub addr: std::net::SocketAddr,
