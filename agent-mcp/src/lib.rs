@@ -83,34 +83,29 @@
 //! reporter, and a call the caller stops waiting for (its token cancelled, or the call
 //! dropped, as at an executor's timeout) sends `notifications/cancelled`.
 
-mod approval;
-mod auth;
-mod client;
-mod convert;
-mod http;
-mod http_calls;
-mod http_client;
-mod limits;
-#[cfg(feature = "oauth")]
-mod oauth;
-#[cfg(feature = "oauth")]
-mod oauth_reach;
-mod peer;
+// The protocol, whatever carries it: the catalog, one call entry, access by principal,
+// asking the caller. Imports only `convert` and `tls` of this crate.
 mod server;
-mod stream_calls;
+// MCP messages <-> toolwright-core's types, both ways (server and client use it).
+mod convert;
+// The HTTP client the crate's own requests use (JWKS, OAuth), with its TLS settings.
 mod tls;
-mod transport;
+// The transports, on top of `server` (never imported by it): Streamable HTTP, stdio, and
+// the client side of both.
+mod client;
+mod http;
+mod stdio;
 
-pub use approval::ServerApproval;
-pub use auth::{AuthError, HttpAuth, JwtValidator, StaticTokens, TokenValidator};
 pub use client::McpClient;
-pub use http::{HttpOptions, McpHttpServer, serve_http};
-pub use http_client::HttpClientOptions;
+pub use client::http::HttpClientOptions;
 #[cfg(feature = "oauth")]
-pub use oauth::{EnterpriseIdentity, OAuthOptions};
-pub use peer::{LogLevel, McpPeer};
-pub use server::{McpServer, ServerOptions};
-pub use transport::{MAX_MESSAGE_BYTES, serve_io, serve_stdio, serve_stdio_with};
+pub use client::oauth::{EnterpriseIdentity, OAuthOptions};
+pub use http::auth::{AuthError, HttpAuth, JwtValidator, StaticTokens, TokenValidator};
+pub use http::{HttpOptions, McpHttpServer, serve_http};
+pub use server::approval::ServerApproval;
+pub use server::peer::{LogLevel, McpPeer};
+pub use server::{MAX_MESSAGE_BYTES, McpServer, ServerOptions};
+pub use stdio::{serve_io, serve_stdio, serve_stdio_with};
 
 /// The rmcp version this crate speaks through, for applications that use rmcp directly
 /// alongside it (an [`McpServer`] is an rmcp `ServerHandler`).

@@ -343,7 +343,7 @@ async fn run_call(job: &ReadyCall, span: &tracing::Span, global: Option<&CallPer
 
 /// How far past its deadline a result may come and still count: the batch's watchdog
 /// gives up on a blocking poll within one tick of it.
-const LATE: Duration = super::watchdog::LONG_POLL;
+const LATE: Duration = super::ticker::LONG_POLL;
 
 /// The call's answer, announced unless the batch has given up on the call already (and
 /// announced it timed out).

@@ -7,11 +7,15 @@
 //! wakes every registered batch each tick. The task ends after a second without
 //! batches, and starts again with the next one.
 
-use super::watchdog::LONG_POLL;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::Waker;
 use std::time::Duration;
 use tokio::time::Instant;
+
+/// The tick: how long one poll may run before the rest of its batch is moved to tasks of their
+/// own. Long enough that ordinary tools never trigger it, short enough that a blocking
+/// one costs its neighbours little.
+pub(super) const LONG_POLL: Duration = Duration::from_millis(10);
 
 /// How long the ticking task goes on without batches: a runner answering calls one
 /// after another keeps one task rather than starting one per call.

@@ -5,8 +5,9 @@
 //! would lose is protection from a tool that blocks its thread (or computes for long
 //! inside one poll): it would hold up its neighbours, and its timeout could not fire.
 //! So the calls are polled by a *driver* task while the caller of [`run`] watches it:
-//! - when one poll has been running for a tick ([`LONG_POLL`]), every other call of the
-//!   batch is moved to a task of its own and goes on there, in parallel;
+//! - when one poll has been running for a tick
+//!   ([`LONG_POLL`](super::ticker::LONG_POLL)), every other call of the batch is moved
+//!   to a task of its own and goes on there, in parallel;
 //! - when that poll outlives its call's timeout, the call is answered as timed out
 //!   without waiting for it (its future is dropped when the poll returns).
 //!
@@ -31,11 +32,6 @@ use tokio::runtime::RuntimeFlavor;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::task::AbortOnDropHandle;
-
-/// How long one poll may run before the rest of its batch is moved to tasks of their
-/// own. Long enough that ordinary tools never trigger it, short enough that a blocking
-/// one costs its neighbours little.
-pub(super) const LONG_POLL: Duration = Duration::from_millis(10);
 
 /// A panic's payload.
 pub(super) type Panic = Box<dyn std::any::Any + Send>;

@@ -3,13 +3,13 @@
 //! scopes hidden from callers without them, sessions bound to the principal that
 //! opened them.
 
-use crate::http::session_id;
+use crate::server::access::ToolScopes;
+use crate::server::session::session_id;
 use axum::extract::{OriginalUri, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeSet, HashMap};
@@ -322,8 +322,7 @@ impl HttpAuth {
         scopes: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
         Arc::make_mut(&mut self.scopes)
-            .0
-            .insert(tool.into(), scopes.into_iter().map(Into::into).collect());
+            .require(tool.into(), scopes.into_iter().map(Into::into).collect());
         self
     }
 }
@@ -333,62 +332,9 @@ impl fmt::Debug for HttpAuth {
         f.debug_struct("HttpAuth")
             .field("authorization_servers", &self.authorization_servers)
             .field("resource", &self.resource)
-            .field("scopes", &self.scopes.0)
+            .field("scopes", &self.scopes)
             .finish_non_exhaustive()
     }
-}
-
-/// The scopes each tool needs, by tool name.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ToolScopes(HashMap<String, Vec<String>>);
-
-impl ToolScopes {
-    fn permits(&self, principal: &Principal, tool: &str) -> bool {
-        self.0
-            .get(tool)
-            .is_none_or(|needed| needed.iter().all(|scope| principal.has_scope(scope)))
-    }
-}
-
-/// Whether the caller of `context`'s request may see and call `tool`: always, unless
-/// the request came through [`HttpAuth`] and the tool needs scopes its principal lacks.
-pub(crate) fn may_use(context: &RequestContext<RoleServer>, tool: &str) -> bool {
-    let Some(parts) = context.extensions.get::<axum::http::request::Parts>() else {
-        return true;
-    };
-    match (
-        parts.extensions.get::<Principal>(),
-        parts.extensions.get::<Arc<ToolScopes>>(),
-    ) {
-        (Some(principal), Some(scopes)) => scopes.permits(principal, tool),
-        _ => true,
-    }
-}
-
-/// The error for a call to a tool the caller may not use: the one an unknown tool gets,
-/// listing only the tools the caller may use.
-pub(crate) fn unknown_tool(
-    tools: &toolwright_core::ToolSet,
-    name: &str,
-    context: &RequestContext<RoleServer>,
-) -> rmcp::ErrorData {
-    let visible = tools
-        .iter()
-        .filter(|tool| tool.exposure() == toolwright_core::ToolExposure::Direct)
-        .map(|tool| tool.name())
-        .filter(|tool| may_use(context, tool));
-    let error = toolwright_core::ToolError::unknown_tool(name, visible);
-    rmcp::ErrorData::invalid_params(error.message().to_owned(), None)
-}
-
-/// The principal that made `context`'s request, when the endpoint authenticates.
-pub(crate) fn principal(context: &RequestContext<RoleServer>) -> Option<Principal> {
-    context
-        .extensions
-        .get::<axum::http::request::Parts>()?
-        .extensions
-        .get::<Principal>()
-        .cloned()
 }
 
 /// The authentication middleware's state.
@@ -594,7 +540,7 @@ pub(crate) async fn resource_metadata(
             .trim_end_matches('/');
         format!("{}{prefix}{endpoint}", origin_of(&headers, None))
     });
-    let scopes: BTreeSet<&String> = auth.scopes.0.values().flatten().collect();
+    let scopes: BTreeSet<&String> = auth.scopes.all().collect();
     let document = json!({
         "resource": resource,
         "authorization_servers": auth.authorization_servers,

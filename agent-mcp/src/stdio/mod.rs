@@ -1,7 +1,9 @@
 //! Serving an [`McpServer`] over stdio, or any byte stream pair.
 
-use crate::server::McpServer;
-use crate::stream_calls::{self, InFlight, Read, Response, StreamCalls};
+mod calls;
+
+use self::calls::{InFlight, Read, Response, StreamCalls};
+use crate::server::{MAX_MESSAGE_BYTES, McpServer};
 use futures::StreamExt;
 use futures::lock::Mutex;
 use futures::stream::FuturesUnordered;
@@ -31,10 +33,6 @@ pub async fn serve_stdio(tools: ToolSet) -> io::Result<()> {
 pub async fn serve_stdio_with(server: McpServer) -> io::Result<()> {
     serve_io(server, tokio::io::stdin(), tokio::io::stdout()).await
 }
-
-/// The largest JSON-RPC message accepted on a stream transport: the same bound rmcp's
-/// Streamable HTTP server puts on a request body.
-pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Serves `server` over a byte stream pair carrying newline-delimited JSON-RPC (the
 /// stdio transport's framing), until `input` ends.
@@ -194,7 +192,7 @@ async fn pump_inbound<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
         // A line read as a call's shape is JSON within the limits; the rest are read as
         // a `Value`. Before the session is initialized, every line is.
         let read = match fast_path {
-            Some(fast_path) if !too_long => match stream_calls::read_call(line) {
+            Some(fast_path) if !too_long => match calls::read_call(line) {
                 Some(Read::Call(call)) => match in_flight.start(fast_path, call) {
                     Some((call, tracking)) => {
                         let mut slot = spare.take().unwrap_or_else(|| Box::pin(None));
@@ -235,7 +233,7 @@ async fn pump_inbound<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
             match parsed {
                 Ok(message) => {
                     if fast_path.is_some()
-                        && let Some(id) = stream_calls::cancelled(&message)
+                        && let Some(id) = calls::cancelled(&message)
                         && in_flight.cancel(&id)
                     {
                         continue;

@@ -1,7 +1,11 @@
 //! [`McpClient`]: an MCP server's tools as a [`ToolSet`].
 
+pub(crate) mod http;
+#[cfg(feature = "oauth")]
+pub(crate) mod oauth;
+
+use self::http::{Elicit, HttpClientOptions};
 use crate::convert::{annotations_from_mcp, result_from_mcp};
-use crate::http_client::{Elicit, HttpClientOptions};
 use rmcp::ClientHandler;
 use rmcp::ServiceExt;
 use rmcp::model::{
@@ -299,7 +303,7 @@ impl ClientHandler for ClientState {
         }
         ClientConfig::new(
             capabilities,
-            Implementation::new("agent-mcp", env!("CARGO_PKG_VERSION")),
+            Implementation::new("toolwright-mcp", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }

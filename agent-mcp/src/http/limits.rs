@@ -2,8 +2,9 @@
 //! (503 with `Retry-After` beyond them), bounded request bodies, a deadline on every
 //! request, and calls cancelled when their client disconnects.
 
-use crate::http::{HttpOptions, SESSION_HEADER};
-use crate::http_calls::SessionUse;
+use super::options::HttpOptions;
+use super::sessions::SessionUse;
+use crate::server::session::SESSION_HEADER;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};

@@ -167,7 +167,7 @@ impl HttpClientOptions {
         };
         #[cfg(feature = "oauth")]
         let oauth = match &self.oauth {
-            Some(oauth) => Some(Arc::new(crate::oauth::OAuthSession::new(
+            Some(oauth) => Some(Arc::new(super::oauth::OAuthSession::new(
                 oauth.clone(),
                 &config.uri,
                 http.clone(),
@@ -213,7 +213,7 @@ pub(crate) struct AuthorizedClient {
     token: Option<Token>,
     /// OAuth in place of `token`, when the options ask for it.
     #[cfg(feature = "oauth")]
-    oauth: Option<Arc<crate::oauth::OAuthSession>>,
+    oauth: Option<Arc<super::oauth::OAuthSession>>,
 }
 
 impl AuthorizedClient {

@@ -1,7 +1,7 @@
 //! Approval over MCP: a call that needs a person's approval asks the client's user
 //! through elicitation, and runs only if they accept.
 
-use crate::peer::McpPeer;
+use super::peer::McpPeer;
 use serde_json::{Value, json};
 use toolwright_core::{
     ApprovalDecision, Approver, Tool, ToolCall, ToolError, async_trait, truncate_text,

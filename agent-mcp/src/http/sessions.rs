@@ -9,8 +9,8 @@
 //! worker, service loop and event stream. Anything else (other methods, batches, a tool that reads its
 //! context or needs approval, unusual headers) goes to rmcp.
 
-use crate::http::session_id;
 use crate::server::McpServer;
+use crate::server::session::{SessionObserver, session_id};
 use axum::body::Bytes;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
@@ -203,15 +203,6 @@ impl HttpSessions {
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(id);
         }
-    }
-
-    /// The client initialized the session whose `initialized` notification carried
-    /// `parts`: its calls may now be answered here, by `server` with `peer`.
-    pub(crate) fn initialized(&self, parts: &Parts, server: McpServer, peer: Peer<RoleServer>) {
-        let Some(entry) = session_id(&parts.headers).and_then(|id| self.entry(id)) else {
-            return;
-        };
-        let _ = entry.handler.set(SessionHandler { server, peer });
     }
 
     /// Closes the sessions unused for the idle timeout, and forgets ended ones.
@@ -511,10 +502,22 @@ async fn sweep(sessions: Weak<HttpSessions>, cancel: CancellationToken, period: 
     }
 }
 
+// Its calls may now be answered here, by `server` with `peer`.
+impl SessionObserver for HttpSessions {
+    /// The client initialized the session whose `initialized` notification carried
+    /// `parts`: its calls may now be answered here, by `server` with `peer`.
+    fn initialized(&self, parts: &Parts, server: McpServer, peer: Peer<RoleServer>) {
+        let Some(entry) = session_id(&parts.headers).and_then(|id| self.entry(id)) else {
+            return;
+        };
+        let _ = entry.handler.set(SessionHandler { server, peer });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::SESSION_HEADER;
+    use crate::server::session::SESSION_HEADER;
     use axum::http::HeaderValue;
 
     #[tokio::test]

@@ -8,7 +8,9 @@
 //! authentication method; a `403 insufficient_scope`
 //! asks for the larger scope, a bounded number of times.
 
-use crate::oauth_reach::{GuardedResolver, ReachGuard};
+mod reach;
+
+use self::reach::{GuardedResolver, ReachGuard};
 use futures::future::BoxFuture;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,

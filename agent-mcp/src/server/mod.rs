@@ -1,9 +1,18 @@
-//! [`McpServer`]: any [`ToolSet`] served to MCP clients.
+//! [`McpServer`]: any [`ToolSet`] served to MCP clients, whatever the transport. The
+//! protocol layer: the catalog of tools and the one call entry here, `access` (which
+//! tools a request's principal may use), `approval` and `peer` (asking the caller),
+//! `session` (what names a client session, and the hook a transport's session table
+//! implements). Transports import this module; it imports none of them.
 
-use crate::approval::{ElicitApproval, ServerApproval};
+pub(crate) mod access;
+pub(crate) mod approval;
+pub(crate) mod peer;
+pub(crate) mod session;
+
+use self::approval::{ElicitApproval, ServerApproval};
+use self::peer::{CALL_ORIGIN, CallOrigin, LogLevel, McpPeer};
+use self::session::{SessionObserver, session_key};
 use crate::convert::{error_result, success_result, tool_to_mcp};
-use crate::http_calls::HttpSessions;
-use crate::peer::{CALL_ORIGIN, CallOrigin, LogLevel, McpPeer};
 use futures::FutureExt;
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
@@ -24,7 +33,7 @@ use toolwright_core::{
 use rmcp::model::SetLevelRequestParams;
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 use serde_json::Value;
-use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -55,7 +64,7 @@ pub struct ServerOptions {
 impl Default for ServerOptions {
     fn default() -> Self {
         Self {
-            name: "agent-mcp".to_owned(),
+            name: "toolwright-mcp".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             instructions: None,
             tool_config: ToolConfig::default(),
@@ -128,6 +137,10 @@ impl Catalog {
     }
 }
 
+/// The largest JSON-RPC message a server accepts, on every transport: the same bound
+/// rmcp's Streamable HTTP server puts on a request body.
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
 /// What every session of a server shares.
 struct ServerState {
     catalog: RwLock<Arc<Catalog>>,
@@ -196,7 +209,7 @@ pub struct McpServer {
     /// The Streamable HTTP endpoint's sessions, told when the MCP session initializes so
     /// that its plain calls can be answered without rmcp's session worker. Weak: the
     /// sessions hold this server.
-    http_sessions: Option<Weak<HttpSessions>>,
+    http_sessions: Option<Weak<dyn SessionObserver>>,
 }
 
 // A clone serves another connection: it shares the log level, as before, but not the
@@ -348,7 +361,7 @@ impl McpServer {
 
     /// A clone for a new session of a stateful HTTP endpoint, which registers with
     /// `sessions` once its client has initialized.
-    pub(crate) fn for_http_session(&self, sessions: Weak<HttpSessions>) -> Self {
+    pub(crate) fn for_http_session(&self, sessions: Weak<dyn SessionObserver>) -> Self {
         Self {
             http_sessions: Some(sessions),
             ..self.for_new_session()
@@ -399,9 +412,9 @@ impl McpServer {
     ) -> Result<rmcp::model::CallToolResult, McpError> {
         // A tool the caller lacks the scopes for does not exist for them.
         let catalog = self.shared.catalog();
-        if !crate::auth::may_use(&context, &request.name) {
+        if !access::may_use(&context, &request.name) {
             let tools = catalog.runner.tools();
-            return Err(crate::auth::unknown_tool(tools, &request.name, &context));
+            return Err(access::unknown_tool(tools, &request.name, &context));
         }
         let call = ToolCall::new(
             request_id_text(&context.id),
@@ -411,10 +424,10 @@ impl McpServer {
         // rmcp cancels `context.ct` on `notifications/cancelled`. It is this request's
         // alone (a child of the token rmcp keeps), so the call uses it as its own token and
         // a timeout may cancel it.
-        let mut ctx = ToolContext::new(session_id(&context))
+        let mut ctx = ToolContext::new(session_key(&context))
             .with_cancellation(context.ct.clone())
             .with_extensions(self.connection_state(&context));
-        if let Some(principal) = crate::auth::principal(&context) {
+        if let Some(principal) = access::principal(&context) {
             ctx = ctx.with_state(principal);
         }
         let tools = catalog.runner.tools();
@@ -500,21 +513,6 @@ impl std::fmt::Debug for McpServer {
     }
 }
 
-/// The Streamable HTTP session (`Mcp-Session-Id`) a request belongs to; empty over
-/// stdio, where the connection is the session.
-fn session_id(context: &RequestContext<RoleServer>) -> Arc<str> {
-    // Outside HTTP there is no session id; one shared empty id saves an allocation a call.
-    static NONE: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from(""));
-    match context
-        .extensions
-        .get::<hyper::http::request::Parts>()
-        .and_then(|parts| crate::http::session_id(&parts.headers))
-    {
-        Some(id) => Arc::from(id),
-        None => NONE.clone(),
-    }
-}
-
 fn request_id_text(id: &RequestId) -> String {
     match id {
         NumberOrString::String(id) => id.to_string(),
@@ -562,12 +560,12 @@ impl ServerHandler for McpServer {
         };
         let catalog = shared.catalog();
         let tools = catalog.runner.tools();
-        let activation = tools.activation_context(&ToolContext::new(session_id(&context)));
+        let activation = tools.activation_context(&ToolContext::new(session_key(&context)));
         let page_size = shared.options.page_size.max(1);
         let mut page = Vec::new();
         let mut next = None;
         for listed in catalog.listing.iter().filter(|l| l.index >= start) {
-            if !crate::auth::may_use(&context, &listed.tool.name) {
+            if !access::may_use(&context, &listed.tool.name) {
                 continue;
             }
             if listed.deferred {

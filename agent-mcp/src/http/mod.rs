@@ -1,0 +1,18 @@
+//! Streamable HTTP: an [`McpServer`](crate::McpServer) as an axum
+//! [`Router`](axum::Router) an application mounts, and [`McpHttpServer`], the standalone
+//! server built on that router. A request passes through, in order: `router` (host and
+//! origin checks, admission, body limits), `auth` (bearer tokens, the caller's
+//! principal), `sessions` (the session table, which answers an initialized session's
+//! plain calls itself) and rmcp's Streamable HTTP service. `limits` holds the
+//! admission and body limits, `options` what configures them, `serve` the standalone
+//! server.
+
+pub(crate) mod auth;
+pub(crate) mod limits;
+mod options;
+mod router;
+mod serve;
+pub(crate) mod sessions;
+
+pub use options::HttpOptions;
+pub use serve::{McpHttpServer, serve_http};

@@ -1,0 +1,266 @@
+//! The MCP endpoint as an axum [`Router`]: rmcp's Streamable HTTP service behind our
+//! admission limits, body limits and authentication, with the session table's fast path
+//! in front.
+
+use super::auth::{self, AuthState};
+use super::limits::{self, Admission, BodyLimits, CancelCall, GuardedBody};
+use super::options::HttpOptions;
+use super::sessions::{FastCall, HttpSessions, SessionUse};
+use crate::server::McpServer;
+use crate::server::session::SESSION_HEADER;
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use http_body_util::{BodyExt, Full};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use std::sync::Arc;
+use tokio::sync::OwnedSemaphorePermit;
+
+impl McpServer {
+    /// The MCP endpoint as an axum [`Router`] with default [`HttpOptions`]: Streamable
+    /// HTTP at `/mcp`. Mount it anywhere in an application
+    /// (`app.nest("/tools", server.router())` serves `/tools/mcp`), or serve it with
+    /// [`McpHttpServer`].
+    pub fn router(&self) -> Router {
+        self.router_with(HttpOptions::default())
+    }
+
+    /// The MCP endpoint as an axum [`Router`], served as `options` say. With
+    /// authentication, the router also serves the protected-resource metadata
+    /// (`/.well-known/oauth-protected-resource`, RFC 9728) beside the endpoint.
+    ///
+    /// A call whose client disconnects before its answer is cancelled (its tool's
+    /// cancellation token fires), and the places it held under the limits are freed.
+    ///
+    /// With sessions, a `tools/call` of a tool that cannot talk to its client mid-call
+    /// (it takes no `ToolContext`, state or progress, and needs no approval) is answered
+    /// as `application/json`, which the Streamable HTTP transport allows and clients
+    /// accept; other requests are answered as rmcp's service answers them, calls on an
+    /// event stream. Every request of a session, a call in flight included, keeps it
+    /// from expiring.
+    pub fn router_with(&self, options: HttpOptions) -> Router {
+        let mut sessions = LocalSessionManager::default();
+        // Calls answered by the endpoint itself never reach rmcp's session worker, so
+        // its idle timer would close sessions in use: the endpoint, which sees every
+        // request, closes idle sessions instead (see `HttpSessions`).
+        sessions.session_config.keep_alive = None;
+        let sessions = Arc::new(sessions);
+        let calls = (!options.stateless).then(|| {
+            Arc::new(HttpSessions::new(
+                sessions.clone(),
+                options.max_sessions,
+                options.session_idle_timeout,
+                &options.allowed_hosts,
+                options.cancel.clone(),
+            ))
+        });
+        let mut config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(options.allowed_hosts.clone())
+            .with_allowed_origins(options.allowed_origins.clone())
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(options.max_body_bytes)
+            .with_cancellation_token(options.cancel.clone());
+        if options.allowed_hosts.is_empty() {
+            config = config.disable_allowed_hosts();
+        }
+        if options.stateless {
+            config = config
+                .with_legacy_session_mode(false)
+                .with_json_response(true);
+        }
+        let server = self.clone();
+        let registry = calls.as_ref().map(Arc::downgrade);
+        let service = StreamableHttpService::new(
+            move || {
+                Ok(match &registry {
+                    Some(registry) => server.for_http_session(registry.clone()),
+                    None => server.for_new_session(),
+                })
+            },
+            sessions.clone(),
+            config,
+        );
+        let stateful = (!options.stateless).then_some(sessions);
+        // One piece of state shared by every request (an `Arc` clone each) and one
+        // handler doing every check in turn: layered middleware would clone rmcp's
+        // service, its configuration lists included, at every layer of every request.
+        let endpoint = Endpoint {
+            service,
+            admission: Admission::new(&options, stateful.clone()),
+            body_limits: BodyLimits {
+                max_bytes: options.max_body_bytes,
+                max_values: options.max_json_values,
+            },
+            auth: options
+                .auth
+                .clone()
+                .map(|auth| AuthState::new(auth, stateful.clone(), options.max_sessions)),
+            sessions: stateful,
+            calls,
+        };
+        let mut router = Router::new().route(
+            &options.path,
+            any(serve_endpoint).with_state(Arc::new(endpoint)),
+        );
+        if let Some(auth) = options.auth {
+            let metadata = get(auth::resource_metadata).with_state((auth, options.path.clone()));
+            router = router
+                .route(auth::WELL_KNOWN, metadata.clone())
+                .route(&format!("{}{}", auth::WELL_KNOWN, options.path), metadata);
+        }
+        router
+    }
+}
+
+/// The MCP endpoint: rmcp's Streamable HTTP service behind our limits and
+/// authentication.
+struct Endpoint {
+    service: StreamableHttpService<McpServer, LocalSessionManager>,
+    admission: Admission,
+    body_limits: BodyLimits,
+    auth: Option<AuthState>,
+    /// `None` when serving without sessions.
+    sessions: Option<Arc<LocalSessionManager>>,
+    /// The sessions as this endpoint tracks them; `None` when serving without sessions.
+    calls: Option<Arc<HttpSessions>>,
+}
+
+async fn serve_endpoint(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Response {
+    endpoint.handle(request).await
+}
+
+impl Endpoint {
+    /// Admission (POST only), then authentication, then the body's limits (POST only),
+    /// then rmcp, under the request's deadline.
+    ///
+    /// rmcp's future and the fast path's are boxed where they start: held inline, they
+    /// made this future kilobytes large, copied whole as tower and hyper moved it before
+    /// its first poll (callgrind: most of a request's `memcpy`).
+    async fn handle(&self, mut request: Request) -> Response {
+        // A client's standalone event stream (GET) stays open for the whole session: it
+        // is bounded by the sessions cap, not counted as a request in flight. DELETE
+        // carries no body.
+        if request.method() != Method::POST {
+            let checked = match &self.auth {
+                Some(auth) => match auth.check(&mut request).await {
+                    Ok(checked) => Some(checked),
+                    Err(refused) => return refused,
+                },
+                None => None,
+            };
+            let used = self.session_use(request.headers());
+            let deleting = (request.method() == Method::DELETE)
+                .then(|| request.headers().clone())
+                .filter(|_| used.is_some());
+            let response = Box::pin(self.service.handle(request)).await;
+            drop(used);
+            if let (Some(calls), Some(headers)) = (&self.calls, deleting)
+                && response.status().is_success()
+            {
+                calls.closed(&headers);
+            }
+            if let (Some(auth), Some(checked)) = (&self.auth, checked) {
+                auth.answered(checked, response.headers()).await;
+            }
+            return response.map(Body::new);
+        }
+        let admitted = match self.admission.admit(request.headers()).await {
+            Ok(admitted) => admitted,
+            Err(refused) => return refused,
+        };
+        let checked = match &self.auth {
+            Some(auth) => match auth.check(&mut request).await {
+                Ok(checked) => Some(checked),
+                Err(refused) => return refused,
+            },
+            None => None,
+        };
+        let (parts, body) = request.into_parts();
+        let bytes = match limits::read_body(&self.body_limits, body).await {
+            Ok(bytes) => bytes,
+            Err(refused) => return refused,
+        };
+        let used = self.session_use(&parts.headers);
+        let (parts, bytes) = match &self.calls {
+            Some(calls) if let Some(session) = &used => {
+                match calls.fast_call(parts, bytes, session).await {
+                    Ok(call) => return self.answer(call, admitted.permit, used).await,
+                    Err(request) => request,
+                }
+            }
+            _ => (parts, bytes),
+        };
+        let opening = used.is_none() && !parts.headers.contains_key(SESSION_HEADER);
+        // A call of a session answers on an event stream. If that stream is dropped
+        // before its end, the client is gone: rmcp would keep the call running (for a
+        // client that might resume the stream), holding its places; it is cancelled.
+        let cancel = match (&self.sessions, parts.headers.get(SESSION_HEADER)) {
+            (Some(sessions), Some(session)) => CancelCall::new(sessions, session, &bytes),
+            _ => None,
+        };
+        let request = Request::from_parts(parts, Full::new(bytes));
+        let mut deadline = self.admission.deadline();
+        let response = tokio::select! {
+            response = Box::pin(self.service.handle(request)) => response,
+            () = deadline.as_mut() => return self.admission.timed_out(),
+        };
+        if let (Some(calls), true) = (&self.calls, opening) {
+            calls.opened(response.headers()).await;
+        }
+        if let (Some(auth), Some(checked)) = (&self.auth, checked) {
+            auth.answered(checked, response.headers()).await;
+        }
+        let streamed = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"));
+        let cancel = cancel.filter(|_| streamed);
+        let (parts, body) = response.into_parts();
+        let body = GuardedBody::new(body, deadline, admitted.permit, cancel).with_session(used);
+        Response::from_parts(parts, Body::new(body))
+    }
+
+    /// The session of a request, in use until the guard is dropped (`None` without
+    /// sessions, or for a session this endpoint does not know).
+    fn session_use(&self, headers: &HeaderMap) -> Option<SessionUse> {
+        let calls = self.calls.as_ref()?;
+        calls.start_sweeping();
+        calls.used(headers)
+    }
+
+    /// Answers a call on the fast path, as JSON, under the request's deadline. If the
+    /// client disconnects, this future is dropped and the call with it (cancelled).
+    async fn answer(
+        &self,
+        call: FastCall,
+        permit: OwnedSemaphorePermit,
+        used: Option<SessionUse>,
+    ) -> Response {
+        let mut deadline = self.admission.deadline();
+        let answer = tokio::select! {
+            answer = Box::pin(call.answer()) => answer,
+            () = deadline.as_mut() => return self.admission.timed_out(),
+        };
+        let Ok(answer) = answer else {
+            return (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal Server Error: the call's answer could not be written as JSON",
+            )
+                .into_response();
+        };
+        let body = Full::new(Bytes::from(answer))
+            .map_err(|never| match never {})
+            .boxed();
+        let body = GuardedBody::new(body, deadline, permit, None).with_session(used);
+        let mut response = Response::new(Body::new(body));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
+    }
+}
