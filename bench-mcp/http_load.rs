@@ -17,10 +17,11 @@
 //!
 //! `MCP_LOAD_QUICK=1` selects the quick mode too; `MCP_LOAD_CALLS` and `MCP_LOAD_ROUNDS`
 //! set the calls a client and the rounds. Instructions per call: run the bench binary
-//! under `valgrind --tool=callgrind --separate-threads=yes` with two call counts; the
-//! client runtime's two threads start first, then ours, then rmcp's (threads 2-3, 4-5
-//! and 6-7 of callgrind's numbering), and the difference between the runs, divided by
-//! the difference in calls, is a server's instructions a call. Each server runs in its own tokio
+//! under `valgrind --tool=callgrind --separate-threads=yes` with two call counts and sum
+//! the profiles of the threads that ran `server_thread_ours` (or `server_thread_rmcp`),
+//! which each thread of a server's runtime calls as it starts; the difference between the
+//! runs, divided by the difference in calls, is a server's instructions a call
+//! (`scripts/bench-goals.sh http` does this). Each server runs in its own tokio
 //! runtime whose threads record their ids as they start; a server's CPU is the run time
 //! the kernel counts for those threads (`/proc/self/task/<tid>/schedstat`), so the
 //! clients, which run in a third runtime, are not counted. Each client opens a session
@@ -44,6 +45,20 @@ const PROTOCOL: &str = "2025-06-18";
 /// The session idle timeout both servers use (our default).
 const SESSION_IDLE: Duration = Duration::from_secs(300);
 
+/// Called first by each thread of our server's runtime, so that a profile per thread
+/// (`callgrind --separate-threads=yes`) shows which threads are this server's.
+#[inline(never)]
+fn server_thread_ours() {
+    std::hint::black_box("ours");
+}
+
+/// [`server_thread_ours`] for rmcp's server (a body of its own, so that the two are
+/// never merged into one function).
+#[inline(never)]
+fn server_thread_rmcp() {
+    std::hint::black_box("rmcp");
+}
+
 /// A tokio runtime serving one server, and the ids of its threads.
 struct ServerRuntime {
     name: &'static str,
@@ -53,14 +68,16 @@ struct ServerRuntime {
 }
 
 impl ServerRuntime {
-    /// A two-worker runtime (the machine the figures come from has two cores).
-    fn new(name: &'static str) -> Self {
+    /// A two-worker runtime (the machine the figures come from has two cores), whose
+    /// threads each call `marker` as they start.
+    fn new(name: &'static str, marker: fn()) -> Self {
         let threads = Arc::new(Mutex::new(Vec::new()));
         let recorder = threads.clone();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name(name)
             .on_thread_start(move || {
+                marker();
                 // "<pid>/task/<tid>": the thread's own entry, read later from outside it.
                 if let Ok(link) = std::fs::read_link("/proc/thread-self") {
                     let tid = link
@@ -96,7 +113,7 @@ impl ServerRuntime {
 
 /// Our server, as `examples/mcp-server --http` serves it.
 fn ours() -> ServerRuntime {
-    let mut server = ServerRuntime::new("ours");
+    let mut server = ServerRuntime::new("ours", server_thread_ours);
     let http = server
         .runtime
         .block_on(McpHttpServer::bind(
@@ -111,7 +128,7 @@ fn ours() -> ServerRuntime {
 
 /// rmcp's Streamable HTTP service on axum, with our defaults where rmcp has them.
 fn rmcp() -> ServerRuntime {
-    let mut server = ServerRuntime::new("rmcp");
+    let mut server = ServerRuntime::new("rmcp", server_thread_rmcp);
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(SESSION_IDLE);
     let config = StreamableHttpServerConfig::default()

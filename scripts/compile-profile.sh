@@ -19,6 +19,8 @@
 #   CALLGRIND=1 scripts/compile-profile.sh
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/instructions.sh
+source "$repo/scripts/lib/instructions.sh"
 tools=${TOOLS:-200}
 export CARGO_INCREMENTAL=1
 out=$(TOOLS=$tools GEN_ONLY=1 bash "$repo/scripts/compile-bench.sh")
@@ -66,21 +68,14 @@ done
 
 echo "== -Z time-passes, ours after one literal edited in place"
 (cd "$out/ours" \
-  && sed -i -E 's/ in \{days\} days: 0[0-9]*°/ in {days} days: 0'$((10000 + RANDOM % 90000))'°/' src/lib.rs \
+  && eval "$compile_edit_in_place" \
   && RUSTC_BOOTSTRAP=1 cargo rustc -q --lib -- -Ztime-passes > "$report/ours-edit-passes.txt" 2>&1)
 passes "$report/ours-edit-passes.txt"
 
 if [ "${CALLGRIND:-0}" = 1 ]; then
+  need_valgrind
   # rustc, under callgrind for the bench crate only (dependencies run as usual).
-  cat > "$report/callgrind-rustc.sh" <<'SH'
-#!/usr/bin/env bash
-rustc=$1; shift
-case " $* " in
-  *" --crate-name bench_"*) exec valgrind -q --tool=callgrind --callgrind-out-file="$CALLGRIND_OUT" "$rustc" "$@" ;;
-esac
-exec "$rustc" "$@"
-SH
-  chmod +x "$report/callgrind-rustc.sh"
+  rustc_callgrind_wrapper "$report"
   # Inclusive instructions of the functions naming each phase (the first match), from
   # the profile's annotation, written once beside it.
   phase() {
@@ -89,16 +84,13 @@ SH
     grep -m1 -E "$pattern" "$file.txt" \
       | awk -v l="$label" '{gsub(",", "", $1); printf "  %-34s %8.2f G\n", l, $1 / 1e9}' || true
   }
-  edit_in_place="sed -i -E 's/ in \\{days\\} days: 0[0-9]*°/ in {days} days: 0'\$((10000 + RANDOM % 90000))'°/' src/lib.rs"
-  add_line="sed -i -E '/ in \\{days\\} days: 0[0-9]*°/i\\    let _ = '\$RANDOM';' src/lib.rs"
   # build KIND PREPARE: the crate built under callgrind after PREPARE, phases printed.
   build() {
     local kind=$1 prepare=$2
     echo "$name, $kind"
     rm -f "$report/$name-$kind.callgrind.txt"
-    (cd "$out/$name" && cargo build -q && eval "$prepare" \
-      && CALLGRIND_OUT="$report/$name-$kind.callgrind" RUSTC_WRAPPER="$report/callgrind-rustc.sh" cargo build -q)
     file=$report/$name-$kind.callgrind
+    callgrind_build "$out/$name" "$report" "$file" "$prepare"
     phase "$file" "total" "PROGRAM TOTALS"
     phase "$file" "macro expansion" "MacroExpander>::expand_crate "
     phase "$file" "  #[tool] itself" "toolwright_macros::expand::tool "
@@ -112,8 +104,8 @@ SH
   echo
   echo "== callgrind: one literal edited in place, one line added, a clean build (instructions)"
   for name in ours plain; do
-    build edit "$edit_in_place"
-    build line "$add_line"
+    build edit "$compile_edit_in_place"
+    build line "$compile_add_line"
     build clean "cargo clean -q -p bench-$name"
   done
 fi
