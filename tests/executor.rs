@@ -2,12 +2,12 @@
 
 #[path = "runtime_tools.rs"]
 mod runtime_tools;
+mod waiting;
 
 use runtime_tools::{FnTool, InFlight, first_text};
 use serde_json::{Value, json};
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 use toolwright_core::{
@@ -15,6 +15,7 @@ use toolwright_core::{
     ParallelRule, Progress, RunControl, ToolCall, ToolConfig, ToolErrorKind, ToolOutcome, ToolSet,
     TurnContext, TypedTool, truncate_output, truncate_text,
 };
+use waiting::{Latch, OpensOnDrop, within};
 
 fn executor(tools: Vec<FnTool>, config: ToolConfig) -> Executor {
     let mut set = ToolSet::new();
@@ -30,55 +31,6 @@ fn call(id: &str, name: &str) -> ToolCall {
 
 fn err_kind(outcome: &ToolOutcome) -> Option<ToolErrorKind> {
     outcome.error().map(|e| e.kind())
-}
-
-/// How long a test waits for something that must happen before it calls it a failure:
-/// far past what any loaded machine needs, so that only a broken executor reaches it,
-/// and the test then fails naming what never came rather than hanging.
-const GENEROUS: Duration = Duration::from_secs(30);
-
-/// `future`'s output, or a failure naming `what` if it does not come within [`GENEROUS`].
-/// On a paused clock the wait costs no real time: the clock jumps once every task waits.
-async fn within<F: Future>(what: &str, future: F) -> F::Output {
-    tokio::time::timeout(GENEROUS, future)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: did not happen within {GENEROUS:?}"))
-}
-
-/// A gate a tool waits at while holding its thread (as blocking code does), until the
-/// test opens it: the tool returns only once the test has seen what it must see first.
-#[derive(Default)]
-struct Latch {
-    open: Mutex<bool>,
-    opened: Condvar,
-}
-
-impl Latch {
-    fn open(&self) {
-        *self.open.lock().unwrap() = true;
-        self.opened.notify_all();
-    }
-
-    /// Blocks the calling thread until the latch is open. The limit only keeps a thread
-    /// from being held for ever should a test leave without opening it (a panic opens it,
-    /// see [`OpensOnDrop`]); it is well past [`GENEROUS`].
-    fn wait(&self) {
-        let open = self.open.lock().unwrap();
-        let _open = self
-            .opened
-            .wait_timeout_while(open, 4 * GENEROUS, |open| !*open)
-            .unwrap();
-    }
-}
-
-/// Opens its latch when dropped: a test that fails lets its blocked tool go, so the
-/// runtime can shut down.
-struct OpensOnDrop(Arc<Latch>);
-
-impl Drop for OpensOnDrop {
-    fn drop(&mut self) {
-        self.0.open();
-    }
 }
 
 /// Notifies when dropped: the event of a tool's future being dropped (aborted).

@@ -1,10 +1,11 @@
 //! The call pipeline used directly, one call at a time: each step refuses or shapes the
 //! call as the executor and the MCP server rely on.
 
+mod waiting;
+
 use serde_json::{Value, json};
-use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 use toolwright_core::{
@@ -12,6 +13,7 @@ use toolwright_core::{
     ToolAnnotations, ToolCall, ToolConfig, ToolContext, ToolError, ToolErrorKind, ToolExposure,
     ToolOutcome, ToolSet, async_trait,
 };
+use waiting::{Latch, OpensOnDrop, within};
 
 /// What a test tool does when called.
 #[derive(Clone, Copy)]
@@ -112,54 +114,6 @@ impl Tool for Probe {
                 Ok(vec![Content::text("through the gate")])
             }
         }
-    }
-}
-
-/// How long a test waits for something that must happen before it calls it a failure:
-/// far past what any loaded machine needs, so that only a broken runner reaches it, and
-/// the test then fails naming what never came rather than hanging.
-const GENEROUS: Duration = Duration::from_secs(30);
-
-/// `future`'s output, or a failure naming `what` if it does not come within [`GENEROUS`].
-/// On a paused clock the wait costs no real time: the clock jumps once every task waits.
-async fn within<F: Future>(what: &str, future: F) -> F::Output {
-    tokio::time::timeout(GENEROUS, future)
-        .await
-        .unwrap_or_else(|_| panic!("{what}: did not happen within {GENEROUS:?}"))
-}
-
-/// A gate a tool waits at while holding its thread, until the test opens it.
-#[derive(Default)]
-struct Latch {
-    open: Mutex<bool>,
-    opened: Condvar,
-}
-
-impl Latch {
-    fn open(&self) {
-        *self.open.lock().unwrap() = true;
-        self.opened.notify_all();
-    }
-
-    /// Blocks the calling thread until the latch is open. The limit only keeps a thread
-    /// from being held for ever should a test leave without opening it (a panic opens it,
-    /// see [`OpensOnDrop`]); it is well past [`GENEROUS`].
-    fn wait(&self) {
-        let open = self.open.lock().unwrap();
-        let _open = self
-            .opened
-            .wait_timeout_while(open, 4 * GENEROUS, |open| !*open)
-            .unwrap();
-    }
-}
-
-/// Opens its latch when dropped: a test that fails lets its blocked tool go, so the
-/// runtime can shut down.
-struct OpensOnDrop(Arc<Latch>);
-
-impl Drop for OpensOnDrop {
-    fn drop(&mut self) {
-        self.0.open();
     }
 }
 
