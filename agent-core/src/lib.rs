@@ -1,4 +1,8 @@
-//! Write the tools LLM agents call as ordinary `async fn`s.
+#![doc = include_str!("../README.md")]
+//!
+//! # This crate
+//!
+//! The tool model and its runtime; the crate your tools depend on.
 //!
 //! ```
 //! use toolwright_core::{ToolContext, tool, tools};
