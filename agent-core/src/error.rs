@@ -170,7 +170,7 @@ pub enum AgentError {
     /// A run asked for its final answer ([`Agent::prompt`](crate::Agent::prompt))
     /// ended without one: it paused for a person, reached its turn limit, or was
     /// cancelled.
-    Unfinished(Box<crate::run::RunOutcome>),
+    Unfinished(Box<crate::pending::RunOutcome>),
     /// The model's final answer did not match the output type, as many times as the
     /// agent allows ([`Agent::run_typed`](crate::Agent::run_typed)).
     InvalidOutput {
@@ -212,7 +212,7 @@ impl fmt::Display for AgentError {
                 "usage limit exceeded: {used} {limit}, but the run may use at most {max}"
             ),
             Self::Unfinished(outcome) => match &**outcome {
-                crate::run::RunOutcome::Paused { pending } => {
+                crate::pending::RunOutcome::Paused { pending } => {
                     let names: Vec<&str> = pending.iter().map(|p| p.call.name.as_str()).collect();
                     write!(
                         f,
@@ -220,13 +220,13 @@ impl fmt::Display for AgentError {
                         names.join(", ")
                     )
                 }
-                crate::run::RunOutcome::TurnLimit => {
+                crate::pending::RunOutcome::TurnLimit => {
                     f.write_str("the run reached its turn limit before a final answer")
                 }
-                crate::run::RunOutcome::Cancelled => {
+                crate::pending::RunOutcome::Cancelled => {
                     f.write_str("the run was cancelled before its final answer")
                 }
-                crate::run::RunOutcome::Finished { .. } => f.write_str("the run finished"),
+                crate::pending::RunOutcome::Finished { .. } => f.write_str("the run finished"),
             },
             Self::InvalidOutput { attempts, reason } => write!(
                 f,

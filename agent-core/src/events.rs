@@ -1,7 +1,8 @@
 //! The run's event stream: what happens, as it happens, for logs and user interfaces.
 
 use crate::message::{AssistantMessage, LlmEvent};
-use crate::outcome::{PendingCall, ToolOutcome};
+use crate::outcome::ToolOutcome;
+use crate::pending::PendingCall;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;

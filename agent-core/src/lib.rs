@@ -45,7 +45,7 @@
 //! | --- | --- |
 //! | 3 agent loop | `agent`, `run` ([`RunState`]), `llm` ([`LlmClient`]), `stream`, `seal`, `store` ([`RunStore`]), `review`, [`testing`] |
 //! | 2 execution | `pipeline` ([`CallRunner`]), `executor`, `inflight`, `control`, `events` |
-//! | 1 model | `tool`, `typed`, `content`, `schema`, `args`, `context`, `set`, `compose`, `registry`, `config`, `dialect`, `message` ([`Message`], [`ModelSettings`]), `llm_error`, `usage`, `retry`, `principal`, `outcome`, `error`, `extract`, `truncate`, `locate` |
+//! | 1 model | `tool`, `typed`, `content`, `schema`, `args`, `context`, `set`, `compose`, `registry`, `config`, `dialect`, `message` ([`Message`], [`ModelSettings`]), `llm_error`, `usage`, `retry`, `principal`, `outcome`, `error`, `extract`, `truncate`, `locate`, `pending` |
 //!
 //! Where the model must reach up (a [`ToolContext`] reporting its call's progress to the
 //! running turn), it holds a trait object of its own layer that the layer above
@@ -66,6 +66,7 @@ mod llm_error;
 mod locate;
 mod message;
 mod outcome;
+mod pending;
 mod principal;
 mod registry;
 mod retry;
@@ -113,7 +114,8 @@ pub use message::{
     AssistantMessage, FinishReason, LlmEvent, Message, ModelSettings, OutputSchema, ToolCall,
     ToolChoice, ToolResultMessage, Usage,
 };
-pub use outcome::{PendingCall, PendingKind, ToolCallResult, ToolOutcome, error_content};
+pub use outcome::{ToolCallResult, ToolOutcome, error_content};
+pub use pending::{PendingCall, PendingKind, RunOutcome};
 pub use pipeline::{
     ApprovalDecision, ApprovalFn, ApproveAll, Approver, CallOptions, CallPermit, CallRunner,
     CallScope, ScopedFuture, ToolLimits,
@@ -121,7 +123,7 @@ pub use pipeline::{
 pub use principal::Principal;
 pub use registry::RegisteredTool;
 pub use retry::{RetryDecision, RetryPolicy};
-pub use run::{ApprovalRecord, ReviewDecision, Reviewer, RunOutcome, RunState, RunStatus};
+pub use run::{ApprovalRecord, ReviewDecision, Reviewer, RunState, RunStatus};
 pub use schema::{ArgsSchema, normalize_root};
 pub use seal::{MIN_STATE_KEY_LEN, STATE_FORMAT_VERSION};
 pub use set::{ToolDefinition, ToolSet, is_valid_tool_name};

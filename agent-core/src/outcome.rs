@@ -1,5 +1,5 @@
 //! What became of a call: [`ToolOutcome`] and [`ToolCallResult`], and what a paused
-//! call waits for ([`PendingCall`]). Plain data, shared by the call pipeline, the
+//! call waits for ([`PendingCall`](crate::PendingCall)). Plain data, shared by the call pipeline, the
 //! event stream and the run state.
 
 use crate::content::Content;
@@ -141,26 +141,4 @@ impl Settled {
 /// The content the model reads for a failed call.
 pub fn error_content(error: &ToolError) -> Content {
     Content::text(json!({"error": error.message(), "kind": error.kind().as_str()}).to_string())
-}
-
-/// Why a call is pending.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PendingKind {
-    /// A person must approve or reject it.
-    ToolApproval,
-    /// The application must supply its output.
-    ExternalOutput,
-    /// An `on_tool_called` hook paused the call for a person; the application supplies
-    /// the output.
-    HumanInput,
-}
-
-/// A call the run is waiting on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PendingCall {
-    /// The call, as the model made it.
-    pub call: ToolCall,
-    /// What it waits for.
-    pub kind: PendingKind,
 }

@@ -5,8 +5,8 @@
 use crate::content::Content;
 use crate::error::{AgentError, AgentResult, ToolError};
 use crate::message::{Message, ModelSettings, ToolCall};
-pub use crate::outcome::{PendingCall, PendingKind};
 use crate::outcome::{Settled, ToolCallResult, ToolOutcome};
+pub use crate::pending::{PendingCall, PendingKind, RunOutcome};
 use crate::usage::{RunUsage, UsageLimits};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -27,27 +27,6 @@ pub enum RunStatus {
     /// Ended after its turn limit without a final answer; add a user message to go on.
     TurnLimit,
     /// Cancelled through its [`RunControl`](crate::RunControl).
-    Cancelled,
-}
-
-/// How [`Agent::run`](crate::Agent::run) returned.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum RunOutcome {
-    /// The model gave its final answer.
-    Finished {
-        /// The answer's text.
-        answer: String,
-    },
-    /// The run waits on these calls: approve, reject or supply output on the state,
-    /// then run it again.
-    Paused {
-        /// The calls waiting.
-        pending: Vec<PendingCall>,
-    },
-    /// The turn limit was reached without a final answer.
-    TurnLimit,
-    /// The run was cancelled.
     Cancelled,
 }
 

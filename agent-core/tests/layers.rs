@@ -27,6 +27,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("locate", 1),
     ("message", 1),
     ("outcome", 1),
+    ("pending", 1),
     ("principal", 1),
     ("registry", 1),
     ("retry", 1),
