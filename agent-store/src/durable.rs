@@ -104,4 +104,7 @@
 //! awakeable. Both SDKs are on crates.io, but neither is a dependency here: each needs
 //! its own server running beside the application, and the hooks need nothing from an
 //! engine beyond a step it may retry. The test `tests/durable.rs` kills a process with
-//! SIGKILL after each checkpoint and resumes the run in another: no tool runs twice.
+//! SIGKILL after each checkpoint and resumes the run in another: no tool that finished
+//! before the last checkpoint runs again. A tool that was still running when the process
+//! died has no checkpoint of its result, so it does run again, with the same idempotency
+//! key: that key, not the checkpoints, is what makes its side effect happen once.
