@@ -7,4 +7,6 @@
 pub mod guides {
     #[doc = include_str!("../docs/tools.md")]
     pub struct Tools;
+    #[doc = include_str!("../docs/agents.md")]
+    pub struct Agents;
 }
