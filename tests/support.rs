@@ -9,4 +9,6 @@ pub mod guides {
     pub struct Tools;
     #[doc = include_str!("../docs/agents.md")]
     pub struct Agents;
+    #[doc = include_str!("../docs/observability.md")]
+    pub struct Observability;
 }
