@@ -5,6 +5,8 @@
 /// documentation, checked there.)
 #[cfg(doctest)]
 pub mod guides {
+    #[doc = include_str!("../docs/getting-started.md")]
+    pub struct GettingStarted;
     #[doc = include_str!("../docs/tools.md")]
     pub struct Tools;
     #[doc = include_str!("../docs/agents.md")]
