@@ -549,7 +549,7 @@ impl<P: Provider> Builder<P> {
     /// configured for itself, nothing installed process-wide. reqwest is built here
     /// without a crypto provider of its own, so a client of yours needs a TLS config
     /// too (`tls_backend_preconfigured(toolwright_llm::tls_config()?)`, or your own).
-    pub fn with_http_client(mut self, client: reqwest::Client) -> Self {
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.http_client = Some(client);
         self
     }

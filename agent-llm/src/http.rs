@@ -24,7 +24,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// crypto provider and the platform's certificate verifier. Nothing is installed
 /// process-wide, so an application keeps whatever default provider it chooses (or
 /// none). Build an HTTP client of your own on it for
-/// [`with_http_client`](crate::Builder::with_http_client):
+/// [`http_client`](crate::Builder::http_client):
 ///
 /// ```no_run
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -32,7 +32,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 ///     .tls_backend_preconfigured(toolwright_llm::tls_config()?)
 ///     .pool_max_idle_per_host(4)
 ///     .build()?;
-/// let model = toolwright_llm::OpenAiClient::builder("gpt-4o-mini").with_http_client(http).build()?;
+/// let model = toolwright_llm::OpenAiClient::builder("gpt-4o-mini").http_client(http).build()?;
 /// # Ok(()) }
 /// ```
 pub fn tls_config() -> Result<rustls::ClientConfig, LlmError> {

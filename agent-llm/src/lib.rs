@@ -62,7 +62,7 @@
 //! TLS is rustls with the `ring` crypto provider, configured for each client's own
 //! HTTP client ([`tls_config`]): nothing is installed process-wide. An application that
 //! wants its own HTTP client (a proxy, other roots, a shared pool) passes it with
-//! [`Builder::with_http_client`].
+//! [`Builder::http_client`].
 
 mod anthropic;
 mod client;

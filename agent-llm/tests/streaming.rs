@@ -220,7 +220,7 @@ async fn a_stream_that_stalls_past_the_timeout_breaks_keeping_what_arrived() {
                 .tls_backend_preconfigured(toolwright_llm::tls_config().unwrap())
                 .build()
                 .unwrap();
-            builder = builder.with_http_client(http);
+            builder = builder.http_client(http);
         }
         let client = builder.build().unwrap();
         let messages = question();

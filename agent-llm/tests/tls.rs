@@ -54,7 +54,7 @@ async fn no_process_wide_crypto_provider_and_the_applications_http_client() {
         .unwrap();
     let client = OpenAiClient::builder("m")
         .base_url(format!("{}/v1", server.url))
-        .with_http_client(http)
+        .http_client(http)
         .build()
         .unwrap();
     let answer = client
