@@ -11,6 +11,7 @@ pub type AgentResult<T> = Result<T, AgentError>;
 /// policies (retry, fail the run, report) can act on it without parsing messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ToolErrorKind {
     /// The arguments did not match the tool's schema.
     InvalidArguments,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// Why a call is pending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum PendingKind {
     /// A person must approve or reject it.
     ToolApproval,
@@ -29,6 +30,7 @@ pub struct PendingCall {
 /// How [`Agent::run`](crate::Agent::run) returned.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RunOutcome {
     /// The model gave its final answer.
     Finished {

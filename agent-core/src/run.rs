@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RunStatus {
     /// Ready to ask the model (new, or given a new user message).
     #[default]
@@ -343,6 +344,7 @@ impl Reviewer {
 /// What was decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ReviewDecision {
     /// The call may run.
     Approved,

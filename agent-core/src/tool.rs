@@ -11,6 +11,7 @@ use std::sync::Arc;
 /// Whether the model sees a tool.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ToolExposure {
     /// Always offered to the model.
     #[default]
@@ -60,6 +61,7 @@ impl ToolMetadata {
 /// What happens to the run when a call fails.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ErrorPolicy {
     /// The error becomes the tool's result, so the model can try something else.
     #[default]

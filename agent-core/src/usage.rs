@@ -39,6 +39,7 @@ impl RunUsage {
 /// One kind of limit of [`UsageLimits`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum UsageLimit {
     /// Model requests.
     Requests,
