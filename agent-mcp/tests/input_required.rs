@@ -6,7 +6,6 @@
 //! a capability is not sent a question it cannot answer.
 
 #[path = "support/raw_http.rs"]
-#[allow(dead_code)]
 mod raw_http;
 
 use serde_json::{Value, json};

@@ -3,11 +3,16 @@
 //! its roots), whatever protocol version the client speaks.
 //!
 //! On sessions of protocols before 2026-07-28 a question is a server-to-client request,
-//! sent while the call waits ([`McpPeer::request`]). From 2026-07-28 the server may not
-//! send requests; a call that needs answers ends with an `InputRequiredResult` listing
-//! its questions and a sealed `requestState`, and the client calls again with its
-//! answers (`inputResponses`) and that state (multi-round-trip requests, SEP-2322). The
-//! tool then runs again from the start, and this time its questions have answers.
+//! sent while the call waits ([`McpPeer::request`](crate::McpPeer::request)). From
+//! 2026-07-28 the server may not send requests; a call that needs answers ends with an
+//! `InputRequiredResult` listing its questions and a sealed `requestState`, and the
+//! client calls again with its answers (`inputResponses`) and that state (multi-round-trip
+//! requests, SEP-2322). The tool then runs again from the start, and this time its
+//! questions have answers.
+//!
+//! Single use is kept by each server process: replicas behind one endpoint share the key
+//! (so any of them opens a state) but not the record of states taken, so within a
+//! state's lifetime a replay sent to another replica is not caught.
 //!
 //! The state is sealed with HMAC-SHA256 by rmcp's `RequestStateCodec`: it binds
 //! associated data (the caller's principal, the tool's name and its arguments) and an
@@ -49,8 +54,9 @@ const STATE_VERSION: u8 = 1;
 ///
 /// # The programming model
 ///
-/// A tool asks with [`McpPeer::ask`] (or [`McpPeer::ask_all`], several questions in one
-/// round) and goes on with the answer:
+/// A tool asks with [`McpPeer::ask`](crate::McpPeer::ask) (or
+/// [`McpPeer::ask_all`](crate::McpPeer::ask_all), several questions in one round) and
+/// goes on with the answer:
 ///
 /// ```no_run
 /// use serde_json::json;

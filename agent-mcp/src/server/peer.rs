@@ -123,7 +123,9 @@ impl McpPeer {
     }
 
     /// The approval this call ran under, when the server asked for one through the
-    /// client: who approved (the caller's principal), when, and the decision.
+    /// client on MCP 2026-07-28 or later: who decided (the caller's principal, or
+    /// `anonymous` without authentication), when, and the decision. The approval was
+    /// carried, sealed, in the request's `requestState`.
     pub fn approval(&self) -> Option<toolwright_core::ApprovalRecord> {
         self.input.as_ref().and_then(|input| input.approval())
     }
