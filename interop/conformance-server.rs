@@ -15,6 +15,9 @@
 #[allow(dead_code)] // its `main`: this file has its own.
 mod example;
 
+#[path = "conformance_input_tools.rs"]
+mod input_tools;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -280,6 +283,9 @@ fn toolset() -> ToolSet {
             test_elicitation_sep1330_enums,
             json_schema_2020_12_tool,
         ])
+        .expect("the suite's tools are named apart from the example's");
+    tools
+        .extend(input_tools::tools())
         .expect("the suite's tools are named apart from the example's");
     tools
 }

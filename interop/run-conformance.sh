@@ -88,6 +88,25 @@ CLIENT_SCENARIOS=(
   auth/client-credentials-jwt
   auth/cross-app-access-complete-flow
 )
+# Multi-round-trip requests (SEP-2322) of protocol 2026-07-28, in server mode: the
+# tools of interop/conformance_input_tools.rs ask through McpPeer::ask. Needs a suite
+# that has the 2026-07-28 scenarios (0.2.0-alpha.12 or later).
+# `input-required-result-non-tool-request` waits for prompts (it calls `prompts/get`).
+INPUT_REQUIRED_SCENARIOS=(
+  input-required-result-basic-elicitation
+  input-required-result-basic-sampling
+  input-required-result-basic-list-roots
+  input-required-result-request-state
+  input-required-result-multiple-input-requests
+  input-required-result-multi-round
+  input-required-result-missing-input-response
+  input-required-result-result-type
+  input-required-result-unsupported-methods
+  input-required-result-tampered-state
+  input-required-result-capability-check
+  input-required-result-ignore-extra-params
+  input-required-result-validate-input
+)
 cargo build --quiet -p agent-examples --example mcp-client
 export MCP_CLIENT="$target_dir/debug/examples/mcp-client"
 client="$PWD/interop/conformance-client.sh"
@@ -95,11 +114,13 @@ client="$PWD/interop/conformance-client.sh"
 passed=0
 failed=0
 failures=()
-# run_scenario MODE SCENARIO: runs one scenario, counts and prints its result.
+# run_scenario MODE SCENARIO [SPEC]: runs one scenario (of protocol SPEC, if given),
+# counts and prints its result.
 run_scenario() {
-  local mode=$1 scenario=$2 out status
+  local mode=$1 scenario=$2 out status spec=()
+  [ -n "${3:-}" ] && spec=(--spec-version "$3")
   if [ "$mode" = server ]; then
-    out=$(timeout 120 conformance server --url "$url" --scenario "$scenario" 2>&1) && status=0 || status=$?
+    out=$(timeout 120 conformance server --url "$url" --scenario "$scenario" "${spec[@]}" 2>&1) && status=0 || status=$?
   else
     out=$(timeout 120 conformance client --command "$client" --scenario "$scenario" 2>&1) && status=0 || status=$?
     # sse-retry: about one run in ten, the client's standalone GET stream (opened when
@@ -127,6 +148,9 @@ for scenario in "${SCENARIOS[@]}"; do
 done
 for scenario in "${CLIENT_SCENARIOS[@]}"; do
   run_scenario client "$scenario"
+done
+for scenario in "${INPUT_REQUIRED_SCENARIOS[@]}"; do
+  run_scenario server "$scenario" 2026-07-28
 done
 
 echo "conformance: $passed passed, $failed failed"

@@ -41,6 +41,15 @@ EXPECTED_TOOLS = {
     "test_elicitation_sep1034_defaults",
     "test_elicitation_sep1330_enums",
     "json_schema_2020_12_tool",
+    # interop/conformance_input_tools.rs: they ask through McpPeer::ask.
+    "test_input_required_result_elicitation",
+    "test_input_required_result_sampling",
+    "test_input_required_result_list_roots",
+    "test_input_required_result_request_state",
+    "test_input_required_result_multiple_inputs",
+    "test_input_required_result_multi_round",
+    "test_input_required_result_tampered_state",
+    "test_input_required_result_capabilities",
 }
 
 
@@ -272,6 +281,25 @@ def test_elicitation_goes_back_to_the_client():
     assert result.isError is False
     assert only_text(result).startswith("User response: action=accept")
     assert "ada@example.com" in only_text(result)
+
+
+def test_a_tool_asking_with_mcp_peer_ask_sends_requests_on_2025_sessions():
+    # The tool that answers an InputRequiredResult round trip on 2026-07-28 (see
+    # test_python_client_v2.py) asks this 2025 client by requests, one round after another.
+    asked = []
+
+    async def elicit(context, params):
+        asked.append(params.message)
+        answer = {"name": "Ada"} if "name" in params.message else {"color": "blue"}
+        return types.ElicitResult(action="accept", content=answer)
+
+    result = run(
+        lambda s: s.call_tool("test_input_required_result_multi_round", {}),
+        elicitation_callback=elicit,
+    )
+    assert result.isError is False
+    assert only_text(result) == "Ada likes blue"
+    assert asked == ["Step 1: What is your name?", "Step 2: What is your favorite color?"]
 
 
 def test_a_destructive_tool_runs_only_once_the_user_accepts():

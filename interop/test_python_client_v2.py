@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client, StdioServerParameters, types
 from mcp.shared.exceptions import MCPError
 
 from harness import example_binary
@@ -100,3 +100,46 @@ def test_progress(target):
     result = run(target, scenario)
     assert result.is_error is False
     assert updates == [(0, 100), (50, 100), (100, 100)]
+
+
+def run_answering(target, scenario, answer):
+    """Runs `scenario` with a client whose user answers every elicitation with `answer`
+    (an action and content); returns the scenario's result and the messages shown."""
+    shown = []
+
+    async def on_elicit(context, params):
+        shown.append(params.message)
+        return types.ElicitResult(action=answer[0], content=answer[1])
+
+    async def main():
+        async with Client(target, elicitation_callback=on_elicit) as client:
+            assert client.protocol_version == "2026-07-28"
+            return await asyncio.wait_for(scenario(client), timeout=30)
+
+    return asyncio.run(main()), shown
+
+
+def test_approves_a_destructive_tool(target):
+    # delete_note is destructive: the server asks the user first. On 2026-07-28 the
+    # question comes back as an InputRequiredResult, and the SDK retries with the answer.
+    async def scenario(client):
+        return await client.call_tool("delete_note", {"title": "groceries"})
+
+    result, shown = run_answering(target, scenario, ("accept", {}))
+    assert result.is_error is False, result
+    assert result.content[0].text == "deleted the note `groceries`"
+    assert len(shown) == 1 and "Allow the tool `delete_note` to run?" in shown[0], shown
+
+    declined, _ = run_answering(target, scenario, ("decline", None))
+    assert declined.is_error is True
+    assert "declined to let `delete_note` run" in declined.content[0].text
+
+
+def test_answers_an_elicitation(target):
+    async def scenario(client):
+        return await client.call_tool("test_input_required_result_elicitation", {})
+
+    result, shown = run_answering(target, scenario, ("accept", {"name": "Ada"}))
+    assert result.is_error is False, result
+    assert result.content[0].text == "Hello, Ada!"
+    assert shown == ["What is your name?"]

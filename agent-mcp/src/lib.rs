@@ -103,6 +103,7 @@ pub use client::oauth::{EnterpriseIdentity, OAuthOptions};
 pub use http::auth::{AuthError, HttpAuth, JwtValidator, StaticTokens, TokenValidator};
 pub use http::{HttpOptions, McpHttpServer, serve_http};
 pub use server::approval::ServerApproval;
+pub use server::input::{InputOptions, InputRequest};
 pub use server::peer::{LogLevel, McpPeer};
 pub use server::{MAX_MESSAGE_BYTES, McpServer, ServerOptions};
 pub use stdio::{serve_io, serve_stdio, serve_stdio_with};

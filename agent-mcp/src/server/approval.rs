@@ -1,6 +1,9 @@
 //! Approval over MCP: a call that needs a person's approval asks the client's user
-//! through elicitation, and runs only if they accept.
+//! through elicitation, and runs only if they accept. On protocol 2026-07-28 and later
+//! the question travels in the call's `InputRequiredResult` (see `input`), and the call
+//! runs only on a retry whose sealed state asked it and whose answer accepts.
 
+use super::input::verdict;
 use super::peer::McpPeer;
 use serde_json::{Value, json};
 use toolwright_core::{
@@ -18,6 +21,9 @@ pub enum ServerApproval {
     /// Ask the client's user (MCP elicitation: the tool, its arguments, accept or
     /// decline) and run the call only if they accept. A client that cannot ask its user
     /// (it does not declare elicitation) gets an error result, and the call does not run.
+    /// From MCP 2026-07-28 the question goes back in the call's `InputRequiredResult`,
+    /// and the approval, once given, is carried sealed in the retry's `requestState`,
+    /// bound to the caller and to this tool and these arguments.
     #[default]
     Elicit,
     /// Run the call without asking: the MCP host confirms every tool call with its user
@@ -64,6 +70,9 @@ async fn ask(peer: &McpPeer, tool: &dyn Tool, arguments: &Value) -> Result<(), T
         "message": message,
         "requestedSchema": {"type": "object", "properties": {}},
     });
+    if let Some(input) = peer.input() {
+        return input.approve(name, params);
+    }
     let answer = peer
         .request("elicitation/create", params)
         .await
@@ -74,17 +83,5 @@ async fn ask(peer: &McpPeer, tool: &dyn Tool, arguments: &Value) -> Result<(), T
                 error.message()
             ))
         })?;
-    match answer.get("action").and_then(Value::as_str) {
-        Some("accept") => Ok(()),
-        Some("decline") => Err(ToolError::denied(format!(
-            "the user declined to let `{name}` run; the call did not run"
-        ))),
-        Some("cancel") => Err(ToolError::denied(format!(
-            "the user dismissed the request to let `{name}` run; the call did not run"
-        ))),
-        _ => Err(ToolError::denied(format!(
-            "the client's answer to the approval request for `{name}` was not an \
-             acceptance ({answer}); the call did not run"
-        ))),
-    }
+    verdict(name, &answer)
 }

@@ -1,19 +1,21 @@
 //! [`McpServer`]: any [`ToolSet`] served to MCP clients, whatever the transport. The
 //! protocol layer: the catalog of tools and the one call entry here, `access` (which
-//! tools a request's principal may use), `approval` and `peer` (asking the caller),
+//! tools a request's principal may use), `approval`, `peer` and `input` (asking the
+//! caller, by request or, from MCP 2026-07-28, by `InputRequiredResult`),
 //! `session` (what names a client session, and the hook a transport's session table
 //! implements). Transports import this module; it imports none of them.
 
 pub(crate) mod access;
 pub(crate) mod approval;
+pub(crate) mod input;
 pub(crate) mod peer;
 pub(crate) mod session;
 
 use self::approval::{ElicitApproval, ServerApproval};
+use self::input::{CallInput, InputOptions, InputSeal};
 use self::peer::{CALL_ORIGIN, CallOrigin, LogLevel, McpPeer};
 use self::session::{SessionObserver, session_key};
 use crate::convert::{error_result, success_result, tool_to_mcp};
-use futures::FutureExt;
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
@@ -59,6 +61,9 @@ pub struct ServerOptions {
     /// What a call that needs a person's approval does: asks the client's user, by
     /// default.
     pub approval: ServerApproval,
+    /// How the state of a call waiting on its caller's answers is sealed (MCP
+    /// 2026-07-28): the key (give replicas the same one) and how long a state lasts.
+    pub input: InputOptions,
 }
 
 impl Default for ServerOptions {
@@ -70,6 +75,7 @@ impl Default for ServerOptions {
             tool_config: ToolConfig::default(),
             page_size: 100,
             approval: ServerApproval::default(),
+            input: InputOptions::default(),
         }
     }
 }
@@ -149,6 +155,8 @@ struct ServerState {
     /// The peer of every session that has initialized, told when the tools change.
     /// Closed sessions are dropped whenever a session joins or a notice goes out.
     clients: Mutex<Vec<Peer<RoleServer>>>,
+    /// Seals the state of calls waiting on answers, and remembers the states taken.
+    input: InputSeal,
     options: ServerOptions,
 }
 
@@ -239,6 +247,7 @@ impl McpServer {
                 catalog: RwLock::new(Arc::new(catalog)),
                 changing: Mutex::new(()),
                 clients: Mutex::default(),
+                input: InputSeal::new(&options.input),
                 options,
             }),
             log_level: Arc::default(),
@@ -410,6 +419,17 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CallToolResult, McpError> {
+        self.run_call_with(request, context, None).await
+    }
+
+    /// A `tools/call` request, run through the call pipeline; with `input`, one round of
+    /// a call that asks its caller by `InputRequiredResult`.
+    pub(crate) async fn run_call_with(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        input: Option<Arc<CallInput>>,
+    ) -> Result<rmcp::model::CallToolResult, McpError> {
         // A tool the caller lacks the scopes for does not exist for them.
         let catalog = self.shared.catalog();
         if !access::may_use(&context, &request.name) {
@@ -429,6 +449,14 @@ impl McpServer {
             .with_extensions(self.connection_state(&context));
         if let Some(principal) = access::principal(&context) {
             ctx = ctx.with_state(principal);
+        }
+        // This call's own peer, holding its answers and questions, in place of the
+        // connection's.
+        let call_peer = input.map(|input| {
+            McpPeer::new(context.peer.clone(), self.log_level.clone()).with_input(input)
+        });
+        if let Some(peer) = &call_peer {
+            ctx = ctx.with_state(peer.clone());
         }
         let tools = catalog.runner.tools();
         let tool = tools.get(&call.name);
@@ -450,7 +478,10 @@ impl McpServer {
         let elicit;
         let approver: &dyn Approver = match self.shared.options.approval {
             ServerApproval::Elicit => {
-                elicit = ElicitApproval(McpPeer::new(context.peer.clone(), self.log_level.clone()));
+                elicit =
+                    ElicitApproval(call_peer.unwrap_or_else(|| {
+                        McpPeer::new(context.peer.clone(), self.log_level.clone())
+                    }));
                 &elicit
             }
             ServerApproval::TrustClient => &ApproveAll,
@@ -595,7 +626,14 @@ impl ServerHandler for McpServer {
         // Boxed: rmcp's request future holds the handler's future inline and is moved
         // several times on its way into a task; a call's whole state is over a kilobyte,
         // a box is one pointer (callgrind: most of the cost we added to a round trip).
-        Box::pin(self.run_call(request, context)).map(|result| result.map(Into::into))
+        // From MCP 2026-07-28 a call asks its caller by `InputRequiredResult`.
+        Box::pin(async move {
+            if input::asks_by_result(&context) {
+                input::call(self, request, context).await
+            } else {
+                self.run_call(request, context).await.map(Into::into)
+            }
+        })
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {

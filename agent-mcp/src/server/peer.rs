@@ -1,5 +1,6 @@
 //! [`McpPeer`]: what a tool served over MCP can do with the client that called it.
 
+use super::input::{CallInput, InputRequest};
 use rmcp::model::{ClientResult, GetExtensions, RequestId, ServerRequest};
 use rmcp::service::{OriginatingRequestId, Peer, RoleServer};
 use serde_json::{Value, json};
@@ -10,13 +11,24 @@ use toolwright_core::{CallPermit, ToolError};
 /// its [`ToolContext`](toolwright_core::ToolContext) holds one as state: take it as a
 /// `State<McpPeer>` parameter, or `ctx.state::<McpPeer>()`. Outside MCP there is none.
 ///
-/// Tools use it for what only MCP offers: log messages to the client and requests to the
-/// client (sampling, elicitation). Progress does not need it: `Progress`/
-/// `ToolContext::emit_progress` become `notifications/progress` already.
+/// Tools use it for what only MCP offers: log messages to the client, and questions for
+/// the client (an elicitation form for its user, sampling from its model, its roots).
+/// Progress does not need it: `Progress`/`ToolContext::emit_progress` become
+/// `notifications/progress` already.
+///
+/// # Asking the caller
+///
+/// [`ask`](Self::ask) and [`ask_all`](Self::ask_all) are the one way a tool asks, whatever
+/// protocol version its client speaks; see [`InputRequest`] for the programming model
+/// (in short: on MCP 2026-07-28 the tool runs again from the start with the answers, so
+/// what it does before asking must be safe to repeat).
 #[derive(Clone)]
 pub struct McpPeer {
     peer: Peer<RoleServer>,
     min_level: Arc<Mutex<LogLevel>>,
+    /// The call's answers and questions, on a request of protocol 2026-07-28 or later
+    /// (multi-round-trip requests); `None` on older sessions, which are asked directly.
+    input: Option<Arc<CallInput>>,
 }
 
 /// The call a tool's code runs for: the request it answers, and its place under the
@@ -91,7 +103,83 @@ impl LogLevel {
 
 impl McpPeer {
     pub(crate) fn new(peer: Peer<RoleServer>, min_level: Arc<Mutex<LogLevel>>) -> Self {
-        Self { peer, min_level }
+        Self {
+            peer,
+            min_level,
+            input: None,
+        }
+    }
+
+    /// The peer of one call made over protocol 2026-07-28 or later, whose questions go
+    /// back in the call's answer (`InputRequiredResult`) rather than to the client.
+    pub(crate) fn with_input(mut self, input: Arc<CallInput>) -> Self {
+        self.input = Some(input);
+        self
+    }
+
+    /// The call's answers and questions, on a multi-round-trip request.
+    pub(crate) fn input(&self) -> Option<&Arc<CallInput>> {
+        self.input.as_ref()
+    }
+
+    /// The approval this call ran under, when the server asked for one through the
+    /// client on MCP 2026-07-28 or later: who decided (the caller's principal, or
+    /// `anonymous` without authentication), when, and the decision. The approval was
+    /// carried, sealed, in the request's `requestState`.
+    pub fn approval(&self) -> Option<toolwright_core::ApprovalRecord> {
+        self.input.as_ref().and_then(|input| input.approval())
+    }
+
+    /// Asks the caller `question` and returns its answer (the client's result as JSON:
+    /// an `ElicitResult`, a `CreateMessageResult`, a `ListRootsResult`).
+    ///
+    /// On a session of a protocol before 2026-07-28, the request goes to the client now
+    /// and the call waits for its answer. On 2026-07-28 and later, the answer comes from
+    /// the call's retry: the first time, `ask` records the question and fails with an
+    /// error the tool should return (`?`); the server then answers the call with an
+    /// `InputRequiredResult`, and the client calls again with its answers, which `ask`
+    /// returns when the tool runs again.
+    ///
+    /// Fails, without asking, when the client did not declare the capability the
+    /// question needs (`elicitation`, `sampling`, `roots`).
+    pub async fn ask(&self, question: InputRequest) -> Result<Value, ToolError> {
+        let mut answers = self.ask_all([question]).await?;
+        answers
+            .pop()
+            .ok_or_else(|| ToolError::execution("no answer to the one question asked"))
+    }
+
+    /// Asks the caller several questions at once and returns their answers, in order.
+    /// On MCP 2026-07-28 and later, they travel in one `InputRequiredResult`, so the
+    /// client answers them in one round; on older sessions, they are sent one by one.
+    /// Fails, asking nothing, when the client lacks a capability one of them needs.
+    pub async fn ask_all(
+        &self,
+        questions: impl IntoIterator<Item = InputRequest>,
+    ) -> Result<Vec<Value>, ToolError> {
+        let questions: Vec<InputRequest> = questions.into_iter().collect();
+        for question in &questions {
+            let capability = question.capability();
+            if !self.client_supports(capability) {
+                return Err(ToolError::execution(format!(
+                    "`{}` needs the MCP client's `{capability}` capability, which this client \
+                     did not declare; it cannot answer the question `{}`",
+                    question.method(),
+                    question.key()
+                )));
+            }
+        }
+        match &self.input {
+            Some(input) => input.answers_to(&questions),
+            None => {
+                let mut answers = Vec::with_capacity(questions.len());
+                for question in questions {
+                    let (method, params) = question.into_request();
+                    answers.push(self.request(method, params).await?);
+                }
+                Ok(answers)
+            }
+        }
     }
 
     /// Sends a `notifications/message` log entry, unless the client asked (with
@@ -119,6 +207,9 @@ impl McpPeer {
     /// Sends a request to the client (`sampling/createMessage`, `elicitation/create`,
     /// `roots/list`, `ping`) and returns its result as JSON. Fails with the client's
     /// error, or when the client does not answer the method.
+    ///
+    /// Only sessions of protocols before 2026-07-28 take requests from the server; on
+    /// later ones this fails. [`ask`](Self::ask) asks on every version.
     ///
     /// Made from the tool's own task, the request belongs to its call and travels with
     /// the call's response; from a task the tool spawned, it goes on the session's
@@ -149,13 +240,17 @@ impl McpPeer {
             .map_err(|e| ToolError::execution(format!("unreadable answer to `{method}`: {e}")))
     }
 
-    /// Whether the client declared a capability at initialization (`"sampling"`,
-    /// `"elicitation"`, `"roots"`).
+    /// Whether the client declared a capability (`"sampling"`, `"elicitation"`,
+    /// `"roots"`): at initialization, or, from protocol 2026-07-28, in this request.
     pub fn client_supports(&self, capability: &str) -> bool {
+        let declared = |caps: &Value| caps.get(capability).is_some_and(|c| !c.is_null());
+        if let Some(input) = &self.input {
+            return declared(input.capabilities());
+        }
         self.peer
             .peer_info()
             .and_then(|info| serde_json::to_value(&info.capabilities).ok())
-            .is_some_and(|caps| caps.get(capability).is_some_and(|c| !c.is_null()))
+            .is_some_and(|caps| declared(&caps))
     }
 }
 
