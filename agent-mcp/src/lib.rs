@@ -101,7 +101,7 @@ pub use client::http::HttpClientOptions;
 #[cfg(feature = "oauth")]
 pub use client::oauth::{EnterpriseIdentity, OAuthOptions};
 pub use http::auth::{AuthError, HttpAuth, JwtValidator, StaticTokens, TokenValidator};
-pub use http::{HttpOptions, McpHttpServer, serve_http};
+pub use http::{HttpOptions, McpHttpServer, serve_http, shutdown_signal};
 pub use server::approval::ServerApproval;
 pub use server::peer::{LogLevel, McpPeer};
 pub use server::{MAX_MESSAGE_BYTES, McpServer, ServerOptions};
