@@ -16,7 +16,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use toolwright_core::{Principal, async_trait};
+use toolwright_core::{Principal, ToolSet, async_trait};
 
 /// Why a bearer token was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -286,6 +286,9 @@ pub struct HttpAuth {
     authorization_servers: Vec<String>,
     resource: Option<String>,
     scopes: Arc<ToolScopes>,
+    /// Tools given scopes before they are served, exempt from the check that the
+    /// server serves every tool named.
+    added_later: BTreeSet<String>,
 }
 
 impl HttpAuth {
@@ -296,6 +299,7 @@ impl HttpAuth {
             authorization_servers: Vec::new(),
             resource: None,
             scopes: Arc::default(),
+            added_later: BTreeSet::new(),
         }
     }
 
@@ -316,16 +320,96 @@ impl HttpAuth {
 
     /// The tool named `tool` is listed and callable only for principals granted every
     /// one of `scopes`; for the others it does not exist (as a Hidden tool).
+    ///
+    /// `tool` must be a tool the server serves when its router is built: a name it
+    /// does not serve (a typo, which would leave the real tool open to everyone) makes
+    /// [`McpServer::try_router_with`](crate::McpServer::try_router_with) an
+    /// [`UnknownScopedTool`] error and [`McpHttpServer::run`](crate::McpHttpServer::run)
+    /// an `InvalidInput` error. For a tool added while the server runs, use
+    /// [`require_scopes_for_tool_added_later`](Self::require_scopes_for_tool_added_later).
     pub fn require_scopes(
         mut self,
         tool: impl Into<String>,
         scopes: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
-        Arc::make_mut(&mut self.scopes)
-            .require(tool.into(), scopes.into_iter().map(Into::into).collect());
+        let tool = tool.into();
+        self.added_later.remove(&tool);
+        Arc::make_mut(&mut self.scopes).require(tool, scopes.into_iter().map(Into::into).collect());
         self
     }
+
+    /// As [`require_scopes`](Self::require_scopes), for a tool the server does not
+    /// serve yet and will be given later ([`McpServer::add_tool`](crate::McpServer::add_tool)):
+    /// the name is not checked against the tools served when the router is built, so
+    /// spell it with care.
+    pub fn require_scopes_for_tool_added_later(
+        mut self,
+        tool: impl Into<String>,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        let tool = tool.into();
+        self.added_later.insert(tool.clone());
+        Arc::make_mut(&mut self.scopes).require(tool, scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Every tool given scopes by [`require_scopes`](Self::require_scopes) is one of
+    /// `served`.
+    pub(crate) fn check_scoped_tools(&self, served: &ToolSet) -> Result<(), UnknownScopedTool> {
+        let names: BTreeSet<&str> = served.iter().map(|tool| tool.name()).collect();
+        let mut unknown: Vec<String> = self
+            .scopes
+            .tools()
+            .filter(|tool| !names.contains(tool) && !self.added_later.contains(*tool))
+            .map(str::to_owned)
+            .collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        unknown.sort_unstable();
+        Err(UnknownScopedTool {
+            unknown,
+            served: names.into_iter().map(str::to_owned).collect(),
+        })
+    }
 }
+
+/// [`HttpAuth::require_scopes`] named tools the server does not serve. Serving anyway
+/// would leave the tool the name was meant for open to every caller, so the router is
+/// not built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownScopedTool {
+    /// The names given scopes that no served tool has, in order.
+    pub unknown: Vec<String>,
+    /// The names of the tools the server serves, in order.
+    pub served: Vec<String>,
+}
+
+impl fmt::Display for UnknownScopedTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let quoted = |names: &[String]| {
+            names
+                .iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        write!(
+            f,
+            "scopes are required for {}, which this server does not serve; expected the name \
+             of a served tool ({}), or `require_scopes_for_tool_added_later` for a tool added \
+             while the server runs",
+            quoted(&self.unknown),
+            if self.served.is_empty() {
+                "it serves none".to_owned()
+            } else {
+                quoted(&self.served)
+            }
+        )
+    }
+}
+
+impl std::error::Error for UnknownScopedTool {}
 
 impl fmt::Debug for HttpAuth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -333,6 +417,7 @@ impl fmt::Debug for HttpAuth {
             .field("authorization_servers", &self.authorization_servers)
             .field("resource", &self.resource)
             .field("scopes", &self.scopes)
+            .field("added_later", &self.added_later)
             .finish_non_exhaustive()
     }
 }

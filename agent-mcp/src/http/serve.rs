@@ -121,10 +121,17 @@ impl McpHttpServer {
     }
 
     /// Serves until the shutdown token is cancelled and the shutdown has finished.
+    ///
+    /// An `InvalidInput` error, before serving anything, if the options'
+    /// authentication requires scopes for a tool the server does not serve (see
+    /// [`HttpAuth::require_scopes`](crate::HttpAuth::require_scopes)).
     pub async fn run(self) -> io::Result<()> {
         let sessions = self.options.cancel.clone();
         let header_read_timeout = self.options.header_read_timeout;
-        let router = self.server.router_with(self.options);
+        let router = self
+            .server
+            .try_router_with(self.options)
+            .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
         let graceful = GracefulShutdown::new();
         let mut http = hyper::server::conn::http1::Builder::new();
         // hyper's header-read timeout needs a timer to act. It runs while a connection
