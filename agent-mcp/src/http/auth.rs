@@ -343,14 +343,14 @@ impl HttpAuth {
     /// the name is not checked against the tools served when the router is built, so
     /// spell it with care.
     pub fn require_scopes_for_tool_added_later(
-        mut self,
+        self,
         tool: impl Into<String>,
         scopes: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
         let tool = tool.into();
-        self.added_later.insert(tool.clone());
-        Arc::make_mut(&mut self.scopes).require(tool, scopes.into_iter().map(Into::into).collect());
-        self
+        let mut auth = self.require_scopes(tool.clone(), scopes);
+        auth.added_later.insert(tool);
+        auth
     }
 
     /// Every tool given scopes by [`require_scopes`](Self::require_scopes) is one of
