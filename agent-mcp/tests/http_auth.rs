@@ -120,6 +120,109 @@ async fn no_token_gets_401_pointing_at_the_resource_metadata() {
     assert_eq!(document["resource"], public);
 }
 
+/// The challenge's metadata URL and the metadata's resource, asked with `headers`.
+async fn advertised(server: &Running, headers: &[(&str, &str)]) -> (String, Value) {
+    let (reply, _) = open_session(server.addr, headers).await.unwrap();
+    assert_eq!(reply.status, 401, "{reply:?}");
+    let challenge = reply.header("www-authenticate").expect("a challenge");
+    let metadata_url = challenge
+        .strip_prefix("Bearer resource_metadata=\"")
+        .and_then(|rest| rest.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("an unexpected challenge: {challenge}"))
+        .to_owned();
+    let path = "/.well-known/oauth-protected-resource/mcp";
+    let metadata = send(server.addr, "GET", path, headers, b"").await.unwrap();
+    assert_eq!(metadata.status, 200, "{metadata:?}");
+    let document: Value = serde_json::from_str(&metadata.body).unwrap();
+    (metadata_url, document["resource"].clone())
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_the_forwarded_scheme_and_host_are_advertised() {
+    let server = serve(static_tokens().trust_forwarded_headers()).await;
+    let here = format!("http://{}", server.addr);
+    let cases: [(&[(&str, &str)], &str); 6] = [
+        // Nothing forwarded: the request's own Host, over plain HTTP.
+        (&[], here.as_str()),
+        (
+            &[
+                ("X-Forwarded-Proto", "https"),
+                ("X-Forwarded-Host", "tools.example.com"),
+            ],
+            "https://tools.example.com",
+        ),
+        // Several proxies: the first (the client's side) counts.
+        (
+            &[
+                ("X-Forwarded-Proto", "https, http"),
+                ("X-Forwarded-Host", "tools.example.com:8443, inner.local"),
+            ],
+            "https://tools.example.com:8443",
+        ),
+        // RFC 7239, which wins over the X- headers.
+        (
+            &[
+                (
+                    "Forwarded",
+                    "for=192.0.2.60;proto=https;host=\"api.example.com\", for=10.0.0.1",
+                ),
+                ("X-Forwarded-Host", "ignored.example.com"),
+            ],
+            "https://api.example.com",
+        ),
+        // A scheme the endpoint does not speak, and a host that would change the URL's
+        // meaning, are ignored.
+        (
+            &[
+                ("X-Forwarded-Proto", "javascript"),
+                ("X-Forwarded-Host", "evil.example.com/phish?"),
+            ],
+            here.as_str(),
+        ),
+        (
+            &[("X-Forwarded-Host", "user@evil.example.com")],
+            here.as_str(),
+        ),
+    ];
+    for (headers, origin) in cases {
+        let (metadata_url, resource) = advertised(&server, headers).await;
+        assert_eq!(
+            metadata_url,
+            format!("{origin}/.well-known/oauth-protected-resource/mcp"),
+            "{headers:?}"
+        );
+        assert_eq!(resource, format!("{origin}/mcp"), "{headers:?}");
+    }
+
+    // Not trusted (the default), the same headers change nothing.
+    let untrusting = serve(static_tokens()).await;
+    let forwarded = [
+        ("X-Forwarded-Proto", "https"),
+        ("X-Forwarded-Host", "tools.example.com"),
+    ];
+    let (metadata_url, resource) = advertised(&untrusting, &forwarded).await;
+    let here = format!("http://{}", untrusting.addr);
+    assert_eq!(
+        metadata_url,
+        format!("{here}/.well-known/oauth-protected-resource/mcp")
+    );
+    assert_eq!(resource, format!("{here}/mcp"));
+
+    // The configured public URL wins over what the proxy says.
+    let public = serve(
+        static_tokens()
+            .trust_forwarded_headers()
+            .with_resource("https://public.example.com/mcp"),
+    )
+    .await;
+    let (metadata_url, resource) = advertised(&public, &forwarded).await;
+    assert_eq!(
+        metadata_url,
+        "https://public.example.com/.well-known/oauth-protected-resource/mcp"
+    );
+    assert_eq!(resource, "https://public.example.com/mcp");
+}
+
 #[tokio::test]
 async fn a_wrong_token_gets_401_invalid_token_and_the_right_one_reaches_the_tool() {
     let server = serve(static_tokens()).await;
