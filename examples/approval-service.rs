@@ -33,7 +33,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use toolwright_core::{
     Agent, AgentError, ApprovalRecord, PendingCall, Reviewer, RuleLlm, RunState, RunStatus,
-    RunStore, StoreError, ToolError, tool, tools,
+    RunStore, StoreError, ToolError, ToolErrorKind, tool, tools,
 };
 use toolwright_store::{PostgresStore, SqliteStore};
 
@@ -222,12 +222,16 @@ async fn approve(
 ) -> ApiResult {
     let mut run = load(&app, &run_id).await?;
     let decided = match decision.arguments.clone() {
-        Some(arguments) => {
-            check_waiting(&run, &call_id)?;
-            app.agent
-                .approve_with(&mut run, &call_id, arguments, decision.approver())
-                .map_err(|e| ApiError(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))
-        }
+        Some(arguments) => app
+            .agent
+            .approve_with(&mut run, &call_id, arguments, decision.approver())
+            .map_err(|e| match e.tool_error_kind() {
+                // The person's corrected arguments do not fit the tool's schema.
+                Some(ToolErrorKind::InvalidArguments) => {
+                    ApiError(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
+                }
+                _ => ApiError(StatusCode::CONFLICT, e.to_string()),
+            }),
         None => run
             .approve_by(&call_id, decision.approver())
             .map_err(|e| ApiError(StatusCode::CONFLICT, e.to_string())),
@@ -245,21 +249,6 @@ async fn reject(
     run.reject_by(&call_id, decision.approver())
         .map_err(|e| ApiError(StatusCode::CONFLICT, e.to_string()))?;
     resume(&app, run).await
-}
-
-/// A decision on a call that is not waiting (decided already) is a conflict, whatever
-/// the arguments.
-fn check_waiting(run: &RunState, call_id: &str) -> Result<(), ApiError> {
-    if run.pending().iter().any(|p| p.call.id == call_id) {
-        return Ok(());
-    }
-    Err(ApiError(
-        StatusCode::CONFLICT,
-        format!(
-            "call `{call_id}` of run `{}` is not waiting for a decision",
-            run.run_id
-        ),
-    ))
 }
 
 /// Saves the decision (the claim: of two people deciding at once, one gets a conflict),

@@ -158,15 +158,23 @@ fn model() -> AgentResult<(Arc<dyn LlmClient>, String, bool)> {
     // A cap on each answer, so a small local model cannot ramble to the end of its
     // context.
     let capped = ModelSettings::new().max_output_tokens(1024);
-    if let Some(client) = OpenAiClient::from_env() {
-        let client = client?.with_settings(capped.clone());
-        let about = format!("{} at {}", client.model(), client.url());
-        return Ok((Arc::new(client), about, true));
+    match OpenAiClient::from_env() {
+        Ok(client) => {
+            let client = client.with_settings(capped.clone());
+            let about = format!("{} at {}", client.model(), client.url());
+            return Ok((Arc::new(client), about, true));
+        }
+        Err(unset) if unset.is_not_configured() => {}
+        Err(invalid) => return Err(invalid.into()),
     }
-    if let Some(client) = AnthropicClient::from_env() {
-        let client = client?.with_settings(capped);
-        let about = format!("{} at {}", client.model(), client.url());
-        return Ok((Arc::new(client), about, true));
+    match AnthropicClient::from_env() {
+        Ok(client) => {
+            let client = client.with_settings(capped);
+            let about = format!("{} at {}", client.model(), client.url());
+            return Ok((Arc::new(client), about, true));
+        }
+        Err(unset) if unset.is_not_configured() => {}
+        Err(invalid) => return Err(invalid.into()),
     }
     let scripted = RuleLlm::new()
         .when("weather", "get_weather", json!({"city": "Paris"}))

@@ -969,3 +969,53 @@ async fn an_external_call_needing_approval_is_approved_then_supplied() {
     assert_eq!(pending[0].kind, PendingKind::ExternalOutput);
     supply_and_finish(&agent, &mut run, &llm, "p", "receipt 42").await;
 }
+
+#[tokio::test]
+async fn prompt_answers_in_one_call_and_says_why_when_the_run_does_not_finish() {
+    let llm = Arc::new(ScriptedLlm::new([
+        calls(&[("s", "status", json!({}))]),
+        AssistantMessage::text("All green."),
+    ]));
+    let (ran, deployed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let agent = approval_agent(llm, ran.clone(), deployed.clone());
+    assert_eq!(agent.prompt("status?").await.unwrap(), "All green.");
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+
+    // A call that needs a person: the error carries the pause, and nothing ran.
+    let llm = Arc::new(ScriptedLlm::new([calls(&[(
+        "d",
+        "deploy",
+        json!({"env": "prod"}),
+    )])]));
+    let agent = approval_agent(llm, ran.clone(), deployed.clone());
+    let error = agent.prompt("deploy").await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the run paused before its final answer, waiting on a person for: deploy"
+    );
+    let AgentError::Unfinished(outcome) = error else {
+        panic!("expected Unfinished, got {error:?}");
+    };
+    let RunOutcome::Paused { pending } = *outcome else {
+        panic!("expected a pause, got {outcome:?}");
+    };
+    assert_eq!(pending[0].call.id, "d");
+    assert_eq!(deployed.load(Ordering::SeqCst), 0);
+
+    // The turn limit.
+    let llm = Arc::new(ScriptedLlm::new([
+        calls(&[("s1", "status", json!({}))]),
+        calls(&[("s2", "status", json!({}))]),
+    ]));
+    let agent = Agent::builder(llm)
+        .register_tool(FnTool::counting("status", ran))
+        .max_turns(1)
+        .build()
+        .unwrap();
+    let error = agent.prompt("loop").await.unwrap_err();
+    assert_eq!(
+        error,
+        AgentError::Unfinished(Box::new(RunOutcome::TurnLimit)),
+        "{error}"
+    );
+}

@@ -1,6 +1,10 @@
 //! Integration tests of the public API; each test file is its own target.
 
-/// The README's example, compiled and run as a doctest so it cannot drift (the tour's
-/// fragments, marked `ignore`, are excerpts of the examples and tests that compile).
-#[doc = include_str!("../README.md")]
-mod readme {}
+/// The guides in docs/: each Rust fragment in them compiles, and runs unless marked
+/// `no_run`, as a doctest of this crate. (The README is toolwright-core's crate
+/// documentation, checked there.)
+#[cfg(doctest)]
+pub mod guides {
+    #[doc = include_str!("../docs/tools.md")]
+    pub struct Tools;
+}

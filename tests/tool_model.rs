@@ -616,14 +616,6 @@ fn ten_thousand_tools_register_and_resolve_by_name() {
     assert_eq!(set.iter().next().unwrap().name(), "tool_0");
 }
 
-#[test]
-#[allow(deprecated)] // still exported for code that used it
-fn intern_stores_each_string_once() {
-    let a = toolwright_core::intern(&String::from("same"));
-    let b = toolwright_core::intern(&String::from("same"));
-    assert!(std::ptr::eq(a, b));
-}
-
 // ---------------------------------------------------------------------------------
 // Exposure is enforced at dispatch.
 

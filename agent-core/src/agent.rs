@@ -340,6 +340,28 @@ impl Agent {
         RunState::new(messages)
     }
 
+    /// Answers `input` in one run: the model's final answer, or
+    /// [`AgentError::Unfinished`] if the run paused for a person, reached the turn
+    /// limit or was cancelled. A run that may need approval is better held as a
+    /// [`RunState`] ([`start`](Self::start), then [`run`](Self::run)), which can be
+    /// approved and resumed.
+    ///
+    /// ```
+    /// # use toolwright_core::{Agent, testing::RuleLlm};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> toolwright_core::AgentResult<()> {
+    /// let agent = Agent::builder(RuleLlm::new()).build()?;
+    /// let answer = agent.prompt("Hello").await?;
+    /// # assert!(!answer.is_empty());
+    /// # Ok(()) }
+    /// ```
+    pub async fn prompt(&self, input: impl Into<String>) -> AgentResult<String> {
+        let mut run = self.start(input);
+        match self.run(&mut run).await? {
+            RunOutcome::Finished { answer } => Ok(answer),
+            unfinished => Err(AgentError::Unfinished(Box::new(unfinished))),
+        }
+    }
+
     /// Runs until a final answer, a pause or the turn limit. See [`run_with`](Self::run_with).
     pub async fn run(&self, state: &mut RunState) -> AgentResult<RunOutcome> {
         self.run_with(state, &RunControl::new()).await

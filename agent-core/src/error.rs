@@ -167,6 +167,10 @@ pub enum AgentError {
         /// The limit.
         max: u64,
     },
+    /// A run asked for its final answer ([`Agent::prompt`](crate::Agent::prompt))
+    /// ended without one: it paused for a person, reached its turn limit, or was
+    /// cancelled.
+    Unfinished(Box<crate::run::RunOutcome>),
     /// The model's final answer did not match the output type, as many times as the
     /// agent allows ([`Agent::run_typed`](crate::Agent::run_typed)).
     InvalidOutput {
@@ -207,6 +211,23 @@ impl fmt::Display for AgentError {
                 f,
                 "usage limit exceeded: {used} {limit}, but the run may use at most {max}"
             ),
+            Self::Unfinished(outcome) => match &**outcome {
+                crate::run::RunOutcome::Paused { pending } => {
+                    let names: Vec<&str> = pending.iter().map(|p| p.call.name.as_str()).collect();
+                    write!(
+                        f,
+                        "the run paused before its final answer, waiting on a person for: {}",
+                        names.join(", ")
+                    )
+                }
+                crate::run::RunOutcome::TurnLimit => {
+                    f.write_str("the run reached its turn limit before a final answer")
+                }
+                crate::run::RunOutcome::Cancelled => {
+                    f.write_str("the run was cancelled before its final answer")
+                }
+                crate::run::RunOutcome::Finished { .. } => f.write_str("the run finished"),
+            },
             Self::InvalidOutput { attempts, reason } => write!(
                 f,
                 "the model's final answer did not match the output type after {attempts} \

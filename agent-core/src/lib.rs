@@ -1,4 +1,8 @@
-//! Write the tools LLM agents call as ordinary `async fn`s.
+#![doc = include_str!("../README.md")]
+//!
+//! # This crate
+//!
+//! The tool model and its runtime; the crate your tools depend on.
 //!
 //! ```
 //! use toolwright_core::{ToolContext, tool, tools};
@@ -170,10 +174,11 @@ pub use usage::{RunUsage, UsageLimit, UsageLimits};
 ///
 /// The fn is kept as written (less the `///` and `#[arg]` on its parameters). Beside it
 /// comes a braced struct **with the fn's name and visibility**, `struct get_weather {}`,
-/// which implements [`TypedTool`] (so [`Tool`]). A braced struct lives only in the type
-/// namespace, so `get_weather(...)` still calls the fn while `get_weather {}` is the tool:
-/// register one with `set.register_tool(get_weather {})`, or list fns in [`tools!`].
-/// Everything else (the hidden argument struct, the impls) is inside `const _: () = {}`.
+/// which implements [`Tool`]. A braced struct lives only in the type namespace, so
+/// `get_weather(...)` still calls the fn while `get_weather {}` is the tool: register one
+/// with `set.register_tool(get_weather {})`, or list fns in [`tools!`]. The arguments
+/// are decoded straight into the fn's parameters; what the tool needs beyond that lives
+/// in `const _: () = {}`, so no other name is added to your module.
 ///
 /// # Name and description
 ///
@@ -291,32 +296,6 @@ macro_rules! tools {
     ($($tools:tt)*) => {
         $crate::__private::tools_impl!(($crate) $($tools)*)
     };
-}
-
-/// Makes a string `'static` by storing it for the life of the process (each distinct
-/// string once).
-///
-/// [`Tool::name`] and [`Tool::description`] return `&str` borrowed from the tool, so a
-/// tool whose name is made at run time owns it (a `String` or `Arc<str>` field) and
-/// needs none of this.
-#[deprecated(
-    since = "0.1.0",
-    note = "a tool can own its name: `Tool::name` returns `&str` borrowed from the tool"
-)]
-pub fn intern(text: &str) -> &'static str {
-    use std::collections::HashSet;
-    use std::sync::{Mutex, OnceLock};
-    static STRINGS: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let mut strings = STRINGS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(found) = strings.get(text) {
-        return found;
-    }
-    let leaked: &'static str = Box::leak(text.into());
-    strings.insert(leaked);
-    leaked
 }
 
 /// What the macros expand to. Not a public API: it changes without notice.

@@ -35,7 +35,7 @@
 //! ```
 
 use crate::agent::Agent;
-use crate::error::{AgentError, AgentResult};
+use crate::error::{AgentError, AgentResult, ToolError};
 use crate::locate::first_violation;
 use crate::run::{ApprovalRecord, CallState, PendingKind, ReviewDecision, Reviewer, RunState};
 use serde_json::Value;
@@ -67,13 +67,10 @@ impl RunState {
     }
 
     /// Approves the pending call `call_id` to run with `arguments` instead of the
-    /// model's, and records the decision with the model's arguments.
-    ///
-    /// The state does not know the tool's schema: [`Agent::approve_with`] checks the
-    /// arguments against it first, and is the way to call this. A call approved here
-    /// with arguments that break the schema fails with an invalid-arguments error when
-    /// the run resumes, as a model's would.
-    pub fn approve_with(
+    /// model's, and records the decision with the model's arguments. The state does not
+    /// know the tool's schema: [`Agent::approve_with`] checks the arguments against it
+    /// first, and is the public way in.
+    pub(crate) fn approve_with(
         &mut self,
         call_id: &str,
         arguments: Value,
@@ -134,8 +131,9 @@ impl RunState {
 impl Agent {
     /// Approves the pending call `call_id` of `state` to run with `arguments`, after
     /// checking them against the tool's schema: a person's correction that does not fit
-    /// is refused here, naming the field, and the state is left as it was. See
-    /// [`RunState::approve_with`].
+    /// is refused here with an [`InvalidArguments`](crate::ToolErrorKind::InvalidArguments)
+    /// tool error naming the field, and the state is left as it was. A call that is not
+    /// waiting for approval is [`AgentError::InvalidState`].
     pub fn approve_with(
         &self,
         state: &mut RunState,
@@ -150,10 +148,12 @@ impl Agent {
             ))
         })?;
         let schema = tool.schema();
+        // Typed apart from "not waiting" (`InvalidState`), so a service can answer 422
+        // to the one and 409 to the other without checking first.
         let unfit = |what: String| {
-            AgentError::InvalidState(format!(
+            AgentError::Tool(ToolError::invalid_arguments(format!(
                 "the corrected arguments of call `{call_id}` do not fit the schema of `{name}`: {what}"
-            ))
+            )))
         };
         if let Some(problem) = root_problem(&schema, &arguments) {
             return Err(unfit(problem));

@@ -4,7 +4,9 @@ mod support;
 
 use serde_json::{Value, json};
 use support::{KEY, paused, payment_agent};
-use toolwright_core::{Agent, Message, ReviewDecision, Reviewer, RunOutcome, RunState};
+use toolwright_core::{
+    Agent, AgentError, Message, ReviewDecision, Reviewer, RunOutcome, RunState, ToolErrorKind,
+};
 
 fn agent() -> Agent {
     payment_agent(Some(KEY))
@@ -72,6 +74,11 @@ async fn corrections_that_break_the_schema_are_refused_and_change_nothing() {
             .approve_with(&mut run, "c1", arguments.clone(), Reviewer::new("bob"))
             .unwrap_err();
         assert!(error.to_string().contains(named), "{arguments}: {error}");
+        assert_eq!(
+            error.tool_error_kind(),
+            Some(ToolErrorKind::InvalidArguments),
+            "{arguments}: {error:?}"
+        );
         assert_eq!(run, before, "{arguments} changed the state");
     }
 }
@@ -88,7 +95,10 @@ async fn only_a_call_waiting_for_approval_can_be_corrected() {
             Reviewer::new("bob"),
         )
         .unwrap_err();
-    assert!(error.to_string().contains("no call `nope`"), "{error}");
+    assert!(
+        matches!(&error, AgentError::InvalidState(m) if m.contains("no call `nope`")),
+        "{error:?}"
+    );
     run.approve("c1").unwrap();
     assert!(
         agent

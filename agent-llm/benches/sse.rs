@@ -141,7 +141,7 @@ fn parse_throughput(c: &mut Criterion) {
     let messages = [Message::user("hi")];
     let request = LlmRequest::new(&messages, &[]);
     let openai = OpenAiClient::builder("m").build().unwrap();
-    let anthropic = AnthropicClient::builder("k", "m").build().unwrap();
+    let anthropic = AnthropicClient::builder("m").api_key("k").build().unwrap();
     let mut group = c.benchmark_group("sse_parse");
     let cases = [
         ("openai", pieces(&openai_body(2000))),
@@ -349,7 +349,7 @@ fn time_to_first_delta(c: &mut Criterion) {
             .iter_custom(|iters| parse_to_first_delta(iters, &responses, &whole))
     });
     // And for a Gemini stream, whose every event is a whole response.
-    let gemini = GeminiClient::builder("k", "m").build().unwrap();
+    let gemini = GeminiClient::builder("m").api_key("k").build().unwrap();
     let whole = Bytes::from(gemini_body(20));
     group.bench_function("in_memory_parse/gemini", |b| {
         b.to_async(&runtime)

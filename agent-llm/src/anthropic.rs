@@ -4,12 +4,11 @@ use crate::client::{Builder, Client, malformed};
 use crate::convert::{
     Turns, count, describe, map_arguments, object_arguments, render_tools, str_field, system_text,
 };
+use crate::env::{self, EnvError, EnvVars};
 use crate::http::{classify, provider_message};
 use crate::openai::finish_reason;
 use crate::provider::{Assembler, Provider, StreamParser, typed_event};
-use crate::wire::{
-    body_map, expect_object, key_header, keyed_env, put, strictness, unless_withheld,
-};
+use crate::wire::{body_map, expect_object, key_header, put, strictness, unless_withheld};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
@@ -53,7 +52,8 @@ pub struct Anthropic {
 /// # async fn run() -> toolwright_core::AgentResult<()> {
 /// use toolwright_llm::AnthropicClient;
 ///
-/// let model = AnthropicClient::builder(std::env::var("ANTHROPIC_API_KEY").unwrap(), "claude-sonnet-4-5")
+/// let model = AnthropicClient::builder("claude-sonnet-4-5")
+///     .api_key(std::env::var("ANTHROPIC_API_KEY").unwrap())
 ///     .max_tokens(2048)
 ///     .build()?;
 /// # Ok(()) }
@@ -80,33 +80,30 @@ impl Client<Anthropic> {
     /// `max_output_tokens` say otherwise (the API requires one).
     pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
-    /// A builder for a client of `model` authenticated with `api_key`.
-    pub fn builder(api_key: impl Into<String>, model: impl Into<String>) -> AnthropicBuilder {
+    /// A builder for a client of `model`; the key goes in with
+    /// [`api_key`](Builder::api_key) (sent as `x-api-key`).
+    pub fn builder(model: impl Into<String>) -> AnthropicBuilder {
         let provider = Anthropic {
             version: Self::API_VERSION.to_owned(),
             max_tokens: Self::DEFAULT_MAX_TOKENS,
             dialect: Dialect::Anthropic,
         };
-        Builder::new(
-            provider,
-            model.into(),
-            Self::DEFAULT_BASE_URL,
-            Some(api_key.into()),
-        )
+        Builder::new(provider, model.into(), Self::DEFAULT_BASE_URL, None)
     }
 
-    /// A client configured from the environment, or `None` when `ANTHROPIC_API_KEY` is
-    /// unset: the model from `ANTHROPIC_MODEL` (default
-    /// [`DEFAULT_MODEL`](Self::DEFAULT_MODEL)), the base URL from `ANTHROPIC_BASE_URL`
-    /// (default Anthropic's).
-    pub fn from_env() -> Option<AgentResult<Self>> {
-        keyed_env(
-            &["ANTHROPIC_API_KEY"],
-            "ANTHROPIC_MODEL",
-            Self::DEFAULT_MODEL,
-            "ANTHROPIC_BASE_URL",
-            Self::builder,
-        )
+    /// A client configured from the environment: the key from `ANTHROPIC_API_KEY`, the
+    /// base URL from `ANTHROPIC_BASE_URL` (default Anthropic's; set alone, for a
+    /// compatible server that needs no key), the model from `ANTHROPIC_MODEL` (default
+    /// [`DEFAULT_MODEL`](Self::DEFAULT_MODEL)). [`EnvError::NotConfigured`] when neither
+    /// the key nor the base URL is set.
+    pub fn from_env() -> Result<Self, EnvError> {
+        const VARS: EnvVars = EnvVars {
+            keys: &["ANTHROPIC_API_KEY"],
+            base_url: "ANTHROPIC_BASE_URL",
+            model: "ANTHROPIC_MODEL",
+            selecting: &["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"],
+        };
+        env::from_env(&VARS, Self::DEFAULT_MODEL, Self::builder)
     }
 }
 

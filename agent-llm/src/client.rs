@@ -554,9 +554,22 @@ impl<P: Provider> Builder<P> {
         self
     }
 
-    /// The client. Fails when a header is invalid or the HTTP client cannot be built.
+    /// The client. Fails when the base URL is not an http(s) URL, a header is invalid,
+    /// or the HTTP client cannot be built.
     pub fn build(mut self) -> AgentResult<Client<P>> {
         let base_url = self.base_url.trim_end_matches('/');
+        // Caught here rather than at the first request, where it would read as a
+        // connection failure.
+        if !reqwest::Url::parse(base_url).is_ok_and(|url| matches!(url.scheme(), "http" | "https"))
+        {
+            return Err(LlmError::Other {
+                message: format!(
+                    "{}: the base URL `{base_url}` is not an absolute http:// or https:// URL",
+                    P::NAME
+                ),
+            }
+            .into());
+        }
         self.provider.prepare(base_url);
         let url = Endpoint::new(self.provider.url(base_url, &self.model, false));
         let stream_url = Endpoint::new(self.provider.url(base_url, &self.model, true));

@@ -6,12 +6,11 @@ use crate::convert::{
     Turns, content_text, describe, object_arguments, render_output, render_tools, str_field,
     system_text,
 };
+use crate::env::{self, EnvError, EnvVars};
 use crate::lenient::{Fields, First, List, Object, Scalar};
 use crate::openai::finish_reason;
 use crate::provider::{Assembler, Provider, StreamParser, event_json, typed_event};
-use crate::wire::{
-    body_map, expect_object, key_header, keyed_env, provider_error, put, unless_withheld,
-};
+use crate::wire::{body_map, expect_object, key_header, provider_error, put, unless_withheld};
 use serde::Deserialize;
 use serde::de::{IgnoredAny, MapAccess};
 use serde_json::{Map, Value, json};
@@ -48,7 +47,8 @@ pub struct Gemini;
 /// # async fn run() -> toolwright_core::AgentResult<()> {
 /// use toolwright_llm::GeminiClient;
 ///
-/// let model = GeminiClient::builder(std::env::var("GEMINI_API_KEY").unwrap(), "gemini-2.5-flash")
+/// let model = GeminiClient::builder("gemini-2.5-flash")
+///     .api_key(std::env::var("GEMINI_API_KEY").unwrap())
 ///     .build()?;
 /// # Ok(()) }
 /// ```
@@ -64,29 +64,24 @@ impl Client<Gemini> {
     /// The model [`from_env`](Self::from_env) uses when `GEMINI_MODEL` is unset.
     pub const DEFAULT_MODEL: &'static str = "gemini-2.5-flash";
 
-    /// A builder for a client of `model` authenticated with `api_key` (sent as
-    /// `x-goog-api-key`).
-    pub fn builder(api_key: impl Into<String>, model: impl Into<String>) -> GeminiBuilder {
-        Builder::new(
-            Gemini,
-            model.into(),
-            Self::DEFAULT_BASE_URL,
-            Some(api_key.into()),
-        )
+    /// A builder for a client of `model`; the key goes in with
+    /// [`api_key`](Builder::api_key) (sent as `x-goog-api-key`).
+    pub fn builder(model: impl Into<String>) -> GeminiBuilder {
+        Builder::new(Gemini, model.into(), Self::DEFAULT_BASE_URL, None)
     }
 
-    /// A client configured from the environment, or `None` when neither
-    /// `GEMINI_API_KEY` nor `GOOGLE_API_KEY` is set: the model from `GEMINI_MODEL`
-    /// (default [`DEFAULT_MODEL`](Self::DEFAULT_MODEL)), the base URL from
-    /// `GEMINI_BASE_URL` (default Google's).
-    pub fn from_env() -> Option<AgentResult<Self>> {
-        keyed_env(
-            &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-            "GEMINI_MODEL",
-            Self::DEFAULT_MODEL,
-            "GEMINI_BASE_URL",
-            Self::builder,
-        )
+    /// A client configured from the environment: the key from `GEMINI_API_KEY` or else
+    /// `GOOGLE_API_KEY`, the base URL from `GEMINI_BASE_URL` (default Google's), the
+    /// model from `GEMINI_MODEL` (default [`DEFAULT_MODEL`](Self::DEFAULT_MODEL)).
+    /// [`EnvError::NotConfigured`] when none of those three is set.
+    pub fn from_env() -> Result<Self, EnvError> {
+        const VARS: EnvVars = EnvVars {
+            keys: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+            base_url: "GEMINI_BASE_URL",
+            model: "GEMINI_MODEL",
+            selecting: &["GEMINI_API_KEY", "GOOGLE_API_KEY", "GEMINI_BASE_URL"],
+        };
+        env::from_env(&VARS, Self::DEFAULT_MODEL, Self::builder)
     }
 }
 

@@ -30,16 +30,34 @@
 //! }
 //!
 //! fn anthropic_agent(tools: ToolSet) -> AgentResult<Agent> {
-//!     let key = std::env::var("ANTHROPIC_API_KEY").unwrap_or_default();
-//!     let model = AnthropicClient::builder(key, "claude-sonnet-4-5").build()?;
+//!     let model = AnthropicClient::builder("claude-sonnet-4-5")
+//!         .api_key(std::env::var("ANTHROPIC_API_KEY").unwrap_or_default())
+//!         .build()?;
 //!     Agent::builder(model).tools(tools).build()
 //! }
 //! ```
 //!
 //! Each also comes from the environment: [`OpenAiClient::from_env`] (`OPENAI_BASE_URL`,
 //! `OPENAI_API_KEY`, `OPENAI_MODEL`), [`AnthropicClient::from_env`]
-//! (`ANTHROPIC_API_KEY`, `ANTHROPIC_MODEL`, `ANTHROPIC_BASE_URL`) and
-//! [`GeminiClient::from_env`] (`GEMINI_API_KEY`, `GEMINI_MODEL`, `GEMINI_BASE_URL`).
+//! (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, `ANTHROPIC_MODEL`) and
+//! [`GeminiClient::from_env`] (`GEMINI_API_KEY` or `GOOGLE_API_KEY`, `GEMINI_BASE_URL`,
+//! `GEMINI_MODEL`). Each answers [`EnvError::NotConfigured`] when the environment does
+//! not select its provider, so an application can try one after another:
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use toolwright_core::{AgentResult, LlmClient};
+//! use toolwright_llm::{AnthropicClient, OpenAiClient};
+//!
+//! fn model_from_env() -> AgentResult<Arc<dyn LlmClient>> {
+//!     match OpenAiClient::from_env() {
+//!         Ok(openai) => return Ok(Arc::new(openai)),
+//!         Err(unset) if unset.is_not_configured() => {}
+//!         Err(invalid) => return Err(invalid.into()),
+//!     }
+//!     Ok(Arc::new(AnthropicClient::from_env()?))
+//! }
+//! ```
 //!
 //! TLS is rustls with the `ring` crypto provider, configured for each client's own
 //! HTTP client ([`tls_config`]): nothing is installed process-wide. An application that
@@ -49,6 +67,7 @@
 mod anthropic;
 mod client;
 mod convert;
+mod env;
 mod gemini;
 mod http;
 mod lenient;
@@ -59,6 +78,7 @@ mod wire;
 
 pub use anthropic::{Anthropic, AnthropicBuilder, AnthropicClient};
 pub use client::{Builder, Client};
+pub use env::EnvError;
 pub use gemini::{Gemini, GeminiBuilder, GeminiClient};
 pub use http::{DEFAULT_TIMEOUT, tls_config};
 pub use openai::{OpenAi, OpenAiBuilder, OpenAiClient};

@@ -5,9 +5,10 @@ use crate::client::{Builder, Client, malformed};
 use crate::convert::{
     content_text, count, data_url, map_arguments, parse_arguments, render_tools, str_field,
 };
+use crate::env::{self, EnvError, EnvVars};
 use crate::provider::{Assembler, Provider, StreamParser, typed_event};
 use crate::wire::{
-    env_var, expect_object, json_schema, key_header, nested_count, provider_error, put, strictness,
+    expect_object, json_schema, key_header, nested_count, provider_error, put, strictness,
     unless_withheld,
 };
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
@@ -86,36 +87,22 @@ impl Client<OpenAi> {
         Builder::new(provider, model.into(), Self::DEFAULT_BASE_URL, None)
     }
 
-    /// A client configured from the environment, or `None` when neither
-    /// `OPENAI_BASE_URL` nor `OPENAI_API_KEY` is set: the base URL from
-    /// `OPENAI_BASE_URL` (default OpenAI's), the key from `OPENAI_API_KEY` (optional),
+    /// A client configured from the environment: the base URL from `OPENAI_BASE_URL`
+    /// (default OpenAI's), the key from `OPENAI_API_KEY` (optional for a local server),
     /// the model from `OPENAI_MODEL` (default [`DEFAULT_MODEL`](Self::DEFAULT_MODEL)).
-    pub fn from_env() -> Option<AgentResult<Self>> {
-        openai_env(Self::builder, Self::DEFAULT_MODEL).map(Builder::build)
+    /// [`EnvError::NotConfigured`] when neither of the first two is set.
+    pub fn from_env() -> Result<Self, EnvError> {
+        env::from_env(&OPENAI_ENV, Self::DEFAULT_MODEL, Self::builder)
     }
 }
 
-/// An OpenAI builder from `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `OPENAI_MODEL`, or
-/// `None` when neither of the first two is set.
-pub(crate) fn openai_env<P: Provider>(
-    builder: fn(String) -> Builder<P>,
-    default_model: &str,
-) -> Option<Builder<P>> {
-    let base_url = env_var("OPENAI_BASE_URL");
-    let api_key = env_var("OPENAI_API_KEY");
-    if base_url.is_none() && api_key.is_none() {
-        return None;
-    }
-    let model = env_var("OPENAI_MODEL").unwrap_or_else(|| default_model.to_owned());
-    let mut builder = builder(model);
-    if let Some(url) = base_url {
-        builder = builder.base_url(url);
-    }
-    if let Some(key) = api_key {
-        builder = builder.api_key(key);
-    }
-    Some(builder)
-}
+/// What the OpenAI clients read from the environment.
+pub(crate) const OPENAI_ENV: EnvVars = EnvVars {
+    keys: &["OPENAI_API_KEY"],
+    base_url: "OPENAI_BASE_URL",
+    model: "OPENAI_MODEL",
+    selecting: &["OPENAI_API_KEY", "OPENAI_BASE_URL"],
+};
 
 impl Builder<OpenAi> {
     /// Whether tools are sent with `strict: true` in [`Dialect::OpenAiStrict`] (the

@@ -2,9 +2,10 @@
 
 use crate::client::{Builder, Client, malformed};
 use crate::convert::{count, data_url, render_tools, str_field, system_text};
+use crate::env::{self, EnvError};
 use crate::http::classify;
 use crate::lenient::{Fields, Object, Scalar};
-use crate::openai::{arguments_text, bearer, insert_tool_settings, openai_env, tool_result_text};
+use crate::openai::{OPENAI_ENV, arguments_text, bearer, insert_tool_settings, tool_result_text};
 use crate::provider::{Assembler, Provider, StreamParser, event_json, typed_event};
 use crate::wire::{
     body_map, expect_object, json_schema, nested_count, provider_error, put, strictness,
@@ -61,9 +62,10 @@ impl Client<OpenAiResponses> {
 
     /// A client configured from the environment as
     /// [`OpenAiClient::from_env`](crate::OpenAiClient::from_env) is (`OPENAI_BASE_URL`,
-    /// `OPENAI_API_KEY`, `OPENAI_MODEL`), or `None` when neither of the first two is set.
-    pub fn from_env() -> Option<AgentResult<Self>> {
-        openai_env(Self::builder, Self::DEFAULT_MODEL).map(Builder::build)
+    /// `OPENAI_API_KEY`, `OPENAI_MODEL`); [`EnvError::NotConfigured`] when neither of
+    /// the first two is set.
+    pub fn from_env() -> Result<Self, EnvError> {
+        env::from_env(&OPENAI_ENV, Self::DEFAULT_MODEL, Self::builder)
     }
 }
 

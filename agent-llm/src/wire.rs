@@ -3,10 +3,9 @@
 //! answer is a JSON object, an error object typed, nested token counts and the
 //! environment variables clients read. Each provider still names its own fields.
 
-use crate::client::{Builder, malformed};
+use crate::client::malformed;
 use crate::convert::count;
 use crate::http::{classify, provider_message};
-use crate::provider::Provider;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use toolwright_core::{AgentResult, AssistantMessage, Dialect, LlmError, OutputSchema};
@@ -88,30 +87,6 @@ pub(crate) fn provider_error(provider: &str, json: &Value) -> Option<LlmError> {
 /// or 0 when either is missing.
 pub(crate) fn nested_count(usage: &Value, details: &str, key: &str) -> u64 {
     usage.get(details).map_or(0, |d| count(d, key))
-}
-
-/// A non-blank environment variable.
-pub(crate) fn env_var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-/// A keyed client's builder from the environment, or `None` when no key is set: the
-/// key from the first of `keys` set, the model from `model` (else `default_model`), the
-/// base URL from `base_url` when it is set.
-pub(crate) fn keyed_env<P: Provider>(
-    keys: &[&str],
-    model: &str,
-    default_model: &str,
-    base_url: &str,
-    builder: impl FnOnce(String, String) -> Builder<P>,
-) -> Option<AgentResult<crate::Client<P>>> {
-    let api_key = keys.iter().find_map(|name| env_var(name))?;
-    let model = env_var(model).unwrap_or_else(|| default_model.to_owned());
-    let mut builder = builder(api_key, model);
-    if let Some(url) = env_var(base_url) {
-        builder = builder.base_url(url);
-    }
-    Some(builder.build())
 }
 
 /// An empty request body with room for the fields a provider sets and the escape-hatch

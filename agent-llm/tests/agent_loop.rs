@@ -129,7 +129,8 @@ async fn clients_name_their_model_and_provider_for_traces() {
     let client = openai(&server);
     assert_eq!(client.model_name(), Some("local-model"));
     assert_eq!(client.provider_name(), Some("openai"));
-    let anthropic = toolwright_llm::AnthropicClient::builder("k", "claude-x")
+    let anthropic = toolwright_llm::AnthropicClient::builder("claude-x")
+        .api_key("k")
         .build()
         .unwrap();
     assert_eq!(anthropic.model_name(), Some("claude-x"));
@@ -191,7 +192,8 @@ fn the_output_schema_goes_through_each_providers_structured_output_mode() {
     );
 
     // Gemini: `responseSchema` in its OpenAPI subset, and a JSON MIME type.
-    let gemini = toolwright_llm::GeminiClient::builder("k", "g")
+    let gemini = toolwright_llm::GeminiClient::builder("g")
+        .api_key("k")
         .build()
         .unwrap();
     let body = with_output(&|r| gemini.request_body(r).unwrap());
@@ -209,7 +211,8 @@ fn the_output_schema_goes_through_each_providers_structured_output_mode() {
     );
 
     // Anthropic has no such mode: the schema is a final-answer tool beside the others.
-    let anthropic = toolwright_llm::AnthropicClient::builder("k", "c")
+    let anthropic = toolwright_llm::AnthropicClient::builder("c")
+        .api_key("k")
         .build()
         .unwrap();
     let body = with_output(&|r| anthropic.request_body(r).unwrap());
@@ -253,7 +256,8 @@ async fn anthropic_typed_output_through_the_answer_tool_with_a_repair() {
         ),
     ])
     .await;
-    let client = toolwright_llm::AnthropicClient::builder("k", "claude-test")
+    let client = toolwright_llm::AnthropicClient::builder("claude-test")
+        .api_key("k")
         .base_url(&server.url)
         .retry(fast_retry(1))
         .build()

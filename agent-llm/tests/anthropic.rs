@@ -15,7 +15,8 @@ use toolwright_core::{
 use toolwright_llm::{AnthropicClient, RetryPolicy};
 
 fn client(server: &MockServer) -> AnthropicClient {
-    AnthropicClient::builder("sk-ant-test", "claude-test")
+    AnthropicClient::builder("claude-test")
+        .api_key("sk-ant-test")
         .base_url(&server.url)
         .max_tokens(1024)
         .retry(fast_retry(3))
@@ -364,7 +365,8 @@ async fn rate_limits_and_overload_are_retried() {
 async fn server_errors_exhaust_the_attempts() {
     let failure = Reply::json(500, error_body("api_error", "Internal server error"));
     let server = MockServer::start([failure.clone(), failure.clone(), failure.clone()]).await;
-    let model = AnthropicClient::builder("k", "m")
+    let model = AnthropicClient::builder("m")
+        .api_key("k")
         .base_url(&server.url)
         .retry(fast_retry(2))
         .build()
@@ -408,7 +410,8 @@ async fn malformed_bodies_are_clear_errors() {
         ),
     ];
     assert_replies_fail(cases, "anthropic: ", |url| {
-        AnthropicClient::builder("k", "m")
+        AnthropicClient::builder("m")
+            .api_key("k")
             .base_url(url)
             .retry(RetryPolicy::NEVER)
             .build()
@@ -424,7 +427,8 @@ async fn strict_tools_use_the_strict_dialect_and_extra_headers() {
         message(json!([{"type": "text", "text": "ok"}]), "end_turn"),
     )])
     .await;
-    let model = AnthropicClient::builder("k", "m")
+    let model = AnthropicClient::builder("m")
+        .api_key("k")
         .base_url(format!("{}/", server.url))
         .strict_tools(true)
         .header("anthropic-beta", "structured-outputs-2025-11-13")
@@ -453,7 +457,7 @@ async fn strict_tools_use_the_strict_dialect_and_extra_headers() {
 
 #[test]
 fn debug_output_never_shows_the_key() {
-    let builder = AnthropicClient::builder("sk-ant-secret", "m");
+    let builder = AnthropicClient::builder("m").api_key("sk-ant-secret");
     assert!(!format!("{builder:?}").contains("sk-ant-secret"));
     let model = builder.build().unwrap();
     assert!(!format!("{model:?}").contains("sk-ant-secret"));
@@ -462,7 +466,8 @@ fn debug_output_never_shows_the_key() {
 
 #[test]
 fn a_turns_params_override_the_clients() {
-    let model = AnthropicClient::builder("k", "claude-test")
+    let model = AnthropicClient::builder("claude-test")
+        .api_key("k")
         .param("temperature", 0.7)
         .build()
         .unwrap();
@@ -481,7 +486,8 @@ fn a_turns_params_override_the_clients() {
 
 /// A model client with extended thinking on, as a user enables it.
 fn thinking_client() -> AnthropicClient {
-    AnthropicClient::builder("k", "claude-test")
+    AnthropicClient::builder("claude-test")
+        .api_key("k")
         .param(
             "thinking",
             json!({"type": "enabled", "budget_tokens": 2048}),

@@ -65,7 +65,8 @@ fn openai_chat_fields() {
 
 #[test]
 fn anthropic_fields() {
-    let client = AnthropicClient::builder("k", "m")
+    let client = AnthropicClient::builder("m")
+        .api_key("k")
         .max_tokens(1000)
         .build()
         .unwrap();
@@ -94,7 +95,7 @@ fn anthropic_fields() {
 
 #[test]
 fn gemini_fields() {
-    let client = GeminiClient::builder("k", "m").build().unwrap();
+    let client = GeminiClient::builder("m").api_key("k").build().unwrap();
     let body = body_with(&all_settings(), &|r| client.request_body(r).unwrap());
     assert_eq!(
         body["generationConfig"],
@@ -158,7 +159,7 @@ fn images_in_user_messages() {
             {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
         ]})
     );
-    let anthropic = AnthropicClient::builder("k", "m").build().unwrap();
+    let anthropic = AnthropicClient::builder("m").api_key("k").build().unwrap();
     assert_eq!(
         anthropic.request_body(&request).unwrap()["messages"][0],
         json!({"role": "user", "content": [
@@ -166,7 +167,7 @@ fn images_in_user_messages() {
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
         ]})
     );
-    let gemini = GeminiClient::builder("k", "m").build().unwrap();
+    let gemini = GeminiClient::builder("m").api_key("k").build().unwrap();
     assert_eq!(
         gemini.request_body(&request).unwrap()["contents"][0],
         json!({"role": "user", "parts": [
@@ -212,7 +213,8 @@ async fn gemini_whole_answer_and_tool_results() {
         }),
     )])
     .await;
-    let client = GeminiClient::builder("g-key", "gemini-test")
+    let client = GeminiClient::builder("gemini-test")
+        .api_key("g-key")
         .base_url(&server.url)
         .build()
         .unwrap();

@@ -24,7 +24,8 @@ fn openai(server: &MockServer, retry: RetryPolicy) -> OpenAiClient {
 }
 
 fn anthropic(server: &MockServer) -> AnthropicClient {
-    AnthropicClient::builder("sk-ant-test", "claude-test")
+    AnthropicClient::builder("claude-test")
+        .api_key("sk-ant-test")
         .base_url(&server.url)
         .retry(fast_retry(1))
         .build()
@@ -32,7 +33,8 @@ fn anthropic(server: &MockServer) -> AnthropicClient {
 }
 
 fn gemini(server: &MockServer) -> GeminiClient {
-    GeminiClient::builder("g-key", "gemini-test")
+    GeminiClient::builder("gemini-test")
+        .api_key("g-key")
         .base_url(&server.url)
         .retry(fast_retry(1))
         .build()

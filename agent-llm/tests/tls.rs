@@ -26,8 +26,8 @@ async fn no_process_wide_crypto_provider_and_the_applications_http_client() {
         Reply::json(200, completion("again")),
     ])
     .await;
-    let _ = AnthropicClient::builder("k", "m").build().unwrap();
-    let _ = GeminiClient::builder("k", "m").build().unwrap();
+    let _ = AnthropicClient::builder("m").api_key("k").build().unwrap();
+    let _ = GeminiClient::builder("m").api_key("k").build().unwrap();
     let _ = OpenAiResponsesClient::builder("m").build().unwrap();
     let client = OpenAiClient::builder("m")
         .base_url(format!("{}/v1", server.url))
