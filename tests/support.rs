@@ -7,4 +7,7 @@
 pub mod guides {
     #[doc = include_str!("../docs/tools.md")]
     pub struct Tools;
+
+    #[doc = include_str!("../docs/mcp-deployment.md")]
+    pub struct McpDeployment;
 }
