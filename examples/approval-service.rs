@@ -284,9 +284,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let app = Arc::new(App { agent, store });
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     eprintln!("listening on http://{}", listener.local_addr()?);
-    // No graceful shutdown to wait for: every step is checkpointed, so stopping the
-    // process at any point loses nothing but the request in flight.
-    axum::serve(listener, router(app)).await?;
+    // Every step is checkpointed, so even a kill loses nothing but the requests in
+    // flight; on Ctrl-C or SIGTERM those are answered before the process ends.
+    axum::serve(listener, router(app))
+        .with_graceful_shutdown(toolwright_mcp::shutdown_signal())
+        .await?;
     Ok(())
 }
 

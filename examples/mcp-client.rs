@@ -24,6 +24,9 @@
 //! `--idp-token-endpoint`, `--idp-client-id`, `--client-id` and `--client-secret`)
 //! exchanges a user's ID token from their organisation's identity provider
 //! (enterprise-managed authorization). `--scope SCOPE` (repeatable) sets the scopes.
+//! The URLs the server hands out are followed only to public addresses unless
+//! `--allow-loopback` (servers on this machine, as in development) or
+//! `--allow-private-networks` says otherwise.
 //!
 //! ```text
 //! cargo run -p agent-examples --example mcp-client -- --oauth https://tools.example.com/mcp
@@ -127,6 +130,8 @@ fn oauth_options(args: &mut Vec<String>) -> Result<Option<OAuthOptions>, String>
     let idp_client_id = take_values(args, "--idp-client-id")?.pop();
     let signing_key_file = take_values(args, "--signing-key-file")?.pop();
     let signing_algorithm = take_values(args, "--signing-algorithm")?.pop();
+    let allow_loopback = take_flag(args, "--allow-loopback");
+    let allow_private = take_flag(args, "--allow-private-networks");
     let mut options = if let Some(id_token) = id_token {
         let identity = EnterpriseIdentity {
             issuer: idp_issuer.ok_or("--id-token needs --idp-issuer")?,
@@ -163,6 +168,12 @@ fn oauth_options(args: &mut Vec<String>) -> Result<Option<OAuthOptions>, String>
     if !scopes.is_empty() {
         options = options.with_scopes(scopes);
     }
+    if allow_loopback {
+        options = options.allow_loopback();
+    }
+    if allow_private {
+        options = options.allow_private_networks();
+    }
     Ok(Some(options))
 }
 
@@ -187,7 +198,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
              [--client-id ID] [--client-secret SECRET] [--client-metadata-url URL] \
              [--signing-key-file PEM --signing-algorithm ALG] \
              [--id-token TOKEN --idp-issuer URL --idp-token-endpoint URL --idp-client-id ID] \
-             [--scope SCOPE]... URL"
+             [--scope SCOPE]... [--allow-loopback] [--allow-private-networks] URL"
         );
         std::process::exit(2);
     };

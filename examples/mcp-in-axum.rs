@@ -68,10 +68,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     eprintln!("listening on http://{}/api/mcp", listener.local_addr()?);
+    // Ctrl-C or SIGTERM stops accepting and lets the calls in flight finish.
     axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        .with_graceful_shutdown(toolwright_mcp::shutdown_signal())
         .await?;
     Ok(())
 }

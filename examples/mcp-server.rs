@@ -147,10 +147,12 @@ pub async fn run(name: &str, tools: ToolSet) -> Result<(), Box<dyn std::error::E
         .await?
         .with_options(options);
     eprintln!("listening on {}", http.url());
-    // Ctrl-C stops accepting, lets the calls in flight finish, then ends.
+    // Ctrl-C or SIGTERM (what systemd, Docker and Kubernetes send) stops accepting,
+    // lets the calls in flight finish, then ends.
     let stop = http.shutdown_token();
+    let signal = toolwright_mcp::shutdown_signal();
     tokio::spawn(async move {
-        let _ = tokio::signal::ctrl_c().await;
+        signal.await;
         stop.cancel();
     });
     http.run().await?;

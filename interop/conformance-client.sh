@@ -6,7 +6,8 @@
 # key and signing algorithm (private_key_jwt, passed as a file on descriptor 3), and for
 # cross-app access the identity provider and the user's ID token.
 set -euo pipefail
-args=(--oauth --client-metadata-url https://conformance-test.local/client-metadata.json)
+# The suite's servers, authorization servers included, listen on this machine.
+args=(--oauth --allow-loopback --client-metadata-url https://conformance-test.local/client-metadata.json)
 if [ -n "${MCP_CONFORMANCE_CONTEXT:-}" ]; then
   # One flag and its value per line, for the context's fields this client knows.
   while IFS= read -r line; do

@@ -13,4 +13,6 @@ pub mod guides {
     pub struct Agents;
     #[doc = include_str!("../docs/observability.md")]
     pub struct Observability;
+    #[doc = include_str!("../docs/mcp-deployment.md")]
+    pub struct McpDeployment;
 }

@@ -100,8 +100,10 @@ pub use client::McpClient;
 pub use client::http::HttpClientOptions;
 #[cfg(feature = "oauth")]
 pub use client::oauth::{EnterpriseIdentity, OAuthOptions};
-pub use http::auth::{AuthError, HttpAuth, JwtValidator, StaticTokens, TokenValidator};
-pub use http::{HttpOptions, McpHttpServer, serve_http};
+pub use http::auth::{
+    AuthError, HttpAuth, JwtValidator, StaticTokens, TokenValidator, UnknownScopedTool,
+};
+pub use http::{HttpOptions, McpHttpServer, serve_http, shutdown_signal};
 pub use server::approval::ServerApproval;
 pub use server::input::{InputOptions, InputRequest};
 pub use server::peer::{LogLevel, McpPeer};

@@ -1,6 +1,7 @@
 //! The HTTP endpoint as an OAuth resource server, attacked one failure mode at a time:
 //! no token, a wrong token, an expired JWT, a JWT for another audience, a tool the
-//! caller lacks the scope for, a session used without its owner's token. JWTs are
+//! caller lacks the scope for, a scope given to a misspelt tool name, a session used
+//! without its owner's token. JWTs are
 //! signed here with a key made for the test, its public half served as a JWKS from a
 //! loopback server.
 
@@ -15,7 +16,9 @@ use raw_http::{Reply, Running, call, open_session, post, rpc, send, serve_on_loo
 use serde_json::{Value, json};
 use std::time::{SystemTime, UNIX_EPOCH};
 use toolwright_core::{Principal, ToolContext, tool, tools};
-use toolwright_mcp::{HttpAuth, HttpOptions, JwtValidator, McpServer, StaticTokens};
+use toolwright_mcp::{
+    HttpAuth, HttpOptions, JwtValidator, McpHttpServer, McpServer, StaticTokens, UnknownScopedTool,
+};
 
 /// Answers who is calling.
 #[tool]
@@ -117,6 +120,109 @@ async fn no_token_gets_401_pointing_at_the_resource_metadata() {
     assert_eq!(document["resource"], public);
 }
 
+/// The challenge's metadata URL and the metadata's resource, asked with `headers`.
+async fn advertised(server: &Running, headers: &[(&str, &str)]) -> (String, Value) {
+    let (reply, _) = open_session(server.addr, headers).await.unwrap();
+    assert_eq!(reply.status, 401, "{reply:?}");
+    let challenge = reply.header("www-authenticate").expect("a challenge");
+    let metadata_url = challenge
+        .strip_prefix("Bearer resource_metadata=\"")
+        .and_then(|rest| rest.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("an unexpected challenge: {challenge}"))
+        .to_owned();
+    let path = "/.well-known/oauth-protected-resource/mcp";
+    let metadata = send(server.addr, "GET", path, headers, b"").await.unwrap();
+    assert_eq!(metadata.status, 200, "{metadata:?}");
+    let document: Value = serde_json::from_str(&metadata.body).unwrap();
+    (metadata_url, document["resource"].clone())
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_the_forwarded_scheme_and_host_are_advertised() {
+    let server = serve(static_tokens().trust_forwarded_headers()).await;
+    let here = format!("http://{}", server.addr);
+    let cases: [(&[(&str, &str)], &str); 6] = [
+        // Nothing forwarded: the request's own Host, over plain HTTP.
+        (&[], here.as_str()),
+        (
+            &[
+                ("X-Forwarded-Proto", "https"),
+                ("X-Forwarded-Host", "tools.example.com"),
+            ],
+            "https://tools.example.com",
+        ),
+        // Several proxies: the first (the client's side) counts.
+        (
+            &[
+                ("X-Forwarded-Proto", "https, http"),
+                ("X-Forwarded-Host", "tools.example.com:8443, inner.local"),
+            ],
+            "https://tools.example.com:8443",
+        ),
+        // RFC 7239, which wins over the X- headers.
+        (
+            &[
+                (
+                    "Forwarded",
+                    "for=192.0.2.60;proto=https;host=\"api.example.com\", for=10.0.0.1",
+                ),
+                ("X-Forwarded-Host", "ignored.example.com"),
+            ],
+            "https://api.example.com",
+        ),
+        // A scheme the endpoint does not speak, and a host that would change the URL's
+        // meaning, are ignored.
+        (
+            &[
+                ("X-Forwarded-Proto", "javascript"),
+                ("X-Forwarded-Host", "evil.example.com/phish?"),
+            ],
+            here.as_str(),
+        ),
+        (
+            &[("X-Forwarded-Host", "user@evil.example.com")],
+            here.as_str(),
+        ),
+    ];
+    for (headers, origin) in cases {
+        let (metadata_url, resource) = advertised(&server, headers).await;
+        assert_eq!(
+            metadata_url,
+            format!("{origin}/.well-known/oauth-protected-resource/mcp"),
+            "{headers:?}"
+        );
+        assert_eq!(resource, format!("{origin}/mcp"), "{headers:?}");
+    }
+
+    // Not trusted (the default), the same headers change nothing.
+    let untrusting = serve(static_tokens()).await;
+    let forwarded = [
+        ("X-Forwarded-Proto", "https"),
+        ("X-Forwarded-Host", "tools.example.com"),
+    ];
+    let (metadata_url, resource) = advertised(&untrusting, &forwarded).await;
+    let here = format!("http://{}", untrusting.addr);
+    assert_eq!(
+        metadata_url,
+        format!("{here}/.well-known/oauth-protected-resource/mcp")
+    );
+    assert_eq!(resource, format!("{here}/mcp"));
+
+    // The configured public URL wins over what the proxy says.
+    let public = serve(
+        static_tokens()
+            .trust_forwarded_headers()
+            .with_resource("https://public.example.com/mcp"),
+    )
+    .await;
+    let (metadata_url, resource) = advertised(&public, &forwarded).await;
+    assert_eq!(
+        metadata_url,
+        "https://public.example.com/.well-known/oauth-protected-resource/mcp"
+    );
+    assert_eq!(resource, "https://public.example.com/mcp");
+}
+
 #[tokio::test]
 async fn a_wrong_token_gets_401_invalid_token_and_the_right_one_reaches_the_tool() {
     let server = serve(static_tokens()).await;
@@ -195,6 +301,58 @@ async fn a_tool_needing_a_scope_is_neither_listed_nor_callable_without_it() {
             );
         }
     }
+}
+
+/// A scope given to a misspelt name would leave the tool meant open to every caller:
+/// the router is not built, and the error names the typo and what is served.
+#[tokio::test]
+async fn scopes_for_a_tool_the_server_does_not_serve_are_refused() {
+    let server = McpServer::new(tools![whoami, admin_reset]);
+    let typo = static_tokens().require_scopes("admin_rest", ["admin"]);
+    let error = server
+        .try_router_with(HttpOptions::default().with_auth(typo.clone()))
+        .unwrap_err();
+    assert_eq!(
+        error,
+        UnknownScopedTool {
+            unknown: vec!["admin_rest".to_owned()],
+            served: vec!["admin_reset".to_owned(), "whoami".to_owned()],
+        }
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("`admin_rest`") && message.contains("`admin_reset`, `whoami`"),
+        "{message}"
+    );
+
+    // The standalone server refuses to start, before accepting anything.
+    let http = McpHttpServer::bind(server.clone(), "127.0.0.1:0")
+        .await
+        .unwrap()
+        .with_options(HttpOptions::default().with_auth(typo.clone()));
+    let addr = http.local_addr();
+    let refused = http.run().await.unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
+    assert_eq!(refused.to_string(), message);
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+
+    // `router_with`, which has no way to return the error, does not serve either.
+    let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        server.router_with(HttpOptions::default().with_auth(typo.clone()))
+    }));
+    let panic = built.expect_err("a router was built with a misspelt scoped tool");
+    assert_eq!(panic.downcast_ref::<String>(), Some(&message));
+
+    // Named as a tool to be added later, a name not served yet is accepted (list_changed.rs
+    // shows such a tool hidden from callers without the scope once it is added).
+    let later = static_tokens()
+        .require_scopes_for_tool_added_later("admin_later", ["admin"])
+        .require_scopes("admin_reset", ["admin"]);
+    assert!(
+        server
+            .try_router_with(HttpOptions::default().with_auth(later))
+            .is_ok()
+    );
 }
 
 #[tokio::test]

@@ -336,7 +336,7 @@ async fn a_tool_needing_a_scope_stays_hidden_when_it_is_added() {
             .with_token("alice-token", Principal::new("alice"))
             .with_token("root-token", Principal::new("root").with_scopes(["admin"])),
     )
-    .require_scopes("admin_reset", ["admin"]);
+    .require_scopes_for_tool_added_later("admin_reset", ["admin"]);
     let http = serve_http(&server, HttpOptions::default().with_auth(auth)).await;
     // Alice on rmcp's client, root on ours. rmcp's client builds its own reqwest
     // client, and reqwest's rustls has no crypto provider of its own in this workspace.

@@ -6,6 +6,10 @@
 //! connection with the authorization server's reason. A client authenticating with a
 //! signed JWT (`private_key_jwt`) has its assertion's signature and claims checked by
 //! the token endpoint, and one signed by another key is refused.
+//!
+//! Every test here allows OAuth requests to loopback, where its servers are; by default
+//! the URLs a server hands out are followed only to public addresses, and the attacks
+//! at the end point them at loopback, private and link-local addresses.
 
 use axum::Router;
 use axum::extract::State;
@@ -302,7 +306,7 @@ async fn whoami_over(client: &McpClient) -> String {
 /// Connects as the service with `oauth`, checks it calls as itself, and answers the
 /// one token request the whole connection made.
 async fn call_as_service(running: &Running, oauth: OAuthOptions) -> HashMap<String, String> {
-    let options = HttpClientOptions::new().with_oauth(oauth);
+    let options = HttpClientOptions::new().with_oauth(oauth.allow_loopback());
     let client = McpClient::connect_http_with(&running.mcp_url, &options)
         .await
         .unwrap();
@@ -322,7 +326,7 @@ async fn call_as_service(running: &Running, oauth: OAuthOptions) -> HashMap<Stri
 
 /// The error connecting with `oauth`, which the authorization server refuses.
 async fn refusal(running: &Running, oauth: OAuthOptions) -> String {
-    let options = HttpClientOptions::new().with_oauth(oauth);
+    let options = HttpClientOptions::new().with_oauth(oauth.allow_loopback());
     let error = McpClient::connect_http_with(&running.mcp_url, &options)
         .await
         .expect_err("the connection is refused")
@@ -412,7 +416,7 @@ async fn a_user_authorizes_by_code_with_pkce_after_registering() {
             Ok(location.to_str().map_err(|e| e.to_string())?.to_owned())
         }
     });
-    let options = HttpClientOptions::new().with_oauth(oauth);
+    let options = HttpClientOptions::new().with_oauth(oauth.allow_loopback());
     let client = McpClient::connect_http_with(&running.mcp_url, &options)
         .await
         .unwrap();
@@ -436,7 +440,7 @@ async fn metadata_naming_another_issuer_is_refused_before_any_token_request() {
     // claims to be another issuer's.
     let running = start_claiming(Some("https://auth.attacker.example")).await;
     let oauth = OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET);
-    let options = HttpClientOptions::new().with_oauth(oauth);
+    let options = HttpClientOptions::new().with_oauth(oauth.allow_loopback());
     let error = McpClient::connect_http_with(&running.mcp_url, &options)
         .await
         .expect_err("the metadata is refused")
@@ -450,7 +454,7 @@ async fn metadata_naming_another_issuer_is_refused_before_any_token_request() {
 async fn a_token_the_server_refuses_fails_the_connection_after_one_authorization() {
     let running = start().await;
     let oauth = OAuthOptions::client_credentials(STRANGER_ID, SERVICE_SECRET);
-    let options = HttpClientOptions::new().with_oauth(oauth);
+    let options = HttpClientOptions::new().with_oauth(oauth.allow_loopback());
     let error = McpClient::connect_http_with(&running.mcp_url, &options)
         .await
         .expect_err("the token is refused")
@@ -495,6 +499,8 @@ async fn mcp_server_naming(authorization_server: &str) -> String {
     url
 }
 
+/// The error connecting to `mcp_url` with `oauth` as given (loopback not allowed
+/// unless it says so).
 async fn connect_error(mcp_url: &str, oauth: OAuthOptions) -> String {
     let options = HttpClientOptions::new().with_oauth(oauth);
     McpClient::connect_http_with(mcp_url, &options)
@@ -506,13 +512,14 @@ async fn connect_error(mcp_url: &str, oauth: OAuthOptions) -> String {
 #[tokio::test]
 async fn a_server_naming_a_cloud_metadata_address_cannot_send_the_client_there() {
     let mcp_url = mcp_server_naming("http://169.254.169.254/latest/meta-data").await;
-    let oauth = OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET);
+    let oauth = OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET).allow_loopback();
     let error = connect_error(&mcp_url, oauth).await;
     assert!(error.contains("169.254.169.254"), "{error}");
     assert!(error.contains("none published usable metadata"), "{error}");
-    // That no connection was tried (the address guard refused it) is not visible in
-    // this error: the candidates' failures are not itemised. The test that follows sees
-    // the guard's own refusal.
+    assert!(
+        error.contains("169.254.169.254 is a link-local or other special-purpose address"),
+        "not refused for its address: {error}"
+    );
 }
 
 #[tokio::test]
@@ -537,7 +544,7 @@ async fn a_token_endpoint_at_a_cloud_metadata_address_is_not_sent_the_secret() {
     let mcp_url = mcp_server_naming(&issuer).await;
     let error = connect_error(
         &mcp_url,
-        OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET),
+        OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET).allow_loopback(),
     )
     .await;
     assert!(error.contains("needs OAuth authorization"), "{error}");
@@ -547,7 +554,49 @@ async fn a_token_endpoint_at_a_cloud_metadata_address_is_not_sent_the_secret() {
     );
     // Refused by the address guard, before the secret was sent anywhere.
     assert!(
-        error.contains("is a link-local or special address"),
+        error.contains("is a link-local or other special-purpose address"),
         "not refused for its address: {error}"
     );
+}
+
+#[tokio::test]
+async fn by_default_no_oauth_request_goes_to_loopback() {
+    // The MCP server and its authorization server are on loopback, as a server inside
+    // the client's machine would be; the client did not allow loopback.
+    let running = start().await;
+    let oauth = OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET);
+    let error = connect_error(&running.mcp_url, oauth).await;
+    assert!(error.contains("127.0.0.1 is a loopback address"), "{error}");
+    assert!(error.contains("OAuthOptions::allow_loopback"), "{error}");
+    let seen = running.seen.lock().unwrap();
+    assert!(seen.token_requests.is_empty(), "{:?}", seen.token_requests);
+}
+
+#[tokio::test]
+async fn a_server_naming_a_private_or_loopback_authorization_server_is_refused() {
+    for (authorization_server, allowed, place) in [
+        // Loopback allowed (the MCP server is there), a private network not.
+        (
+            "http://10.0.0.1",
+            OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET).allow_loopback(),
+            "10.0.0.1 is a private-network address",
+        ),
+        (
+            "http://[fd00::1]",
+            OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET).allow_loopback(),
+            "fd00::1 is a private-network address",
+        ),
+        // Link-local stays refused with private networks and loopback allowed.
+        (
+            "http://169.254.169.254",
+            OAuthOptions::client_credentials(SERVICE_ID, SERVICE_SECRET)
+                .allow_loopback()
+                .allow_private_networks(),
+            "169.254.169.254 is a link-local or other special-purpose address",
+        ),
+    ] {
+        let mcp_url = mcp_server_naming(authorization_server).await;
+        let error = connect_error(&mcp_url, allowed).await;
+        assert!(error.contains(place), "{authorization_server}: {error}");
+    }
 }

@@ -16,7 +16,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use toolwright_core::{Principal, async_trait};
+use toolwright_core::{Principal, ToolSet, async_trait};
 
 /// Why a bearer token was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -285,7 +285,13 @@ pub struct HttpAuth {
     validator: Arc<dyn TokenValidator>,
     authorization_servers: Vec<String>,
     resource: Option<String>,
+    /// Whether the proxy's `Forwarded` / `X-Forwarded-*` headers say how clients reach
+    /// this server.
+    trust_forwarded: bool,
     scopes: Arc<ToolScopes>,
+    /// Tools given scopes before they are served, exempt from the check that the
+    /// server serves every tool named.
+    added_later: BTreeSet<String>,
 }
 
 impl HttpAuth {
@@ -295,7 +301,9 @@ impl HttpAuth {
             validator: Arc::new(validator),
             authorization_servers: Vec::new(),
             resource: None,
+            trust_forwarded: false,
             scopes: Arc::default(),
+            added_later: BTreeSet::new(),
         }
     }
 
@@ -307,32 +315,130 @@ impl HttpAuth {
     }
 
     /// This endpoint's public URL (for example `https://api.example.com/mcp`), as the
-    /// metadata names the resource. By default it is worked out from each request's
-    /// `Host` and path, which is right unless a proxy rewrites them.
+    /// metadata names the resource and as the `401` challenge points at the metadata.
+    /// By default it is worked out from each request: `http://`, its `Host` and path,
+    /// which is wrong behind TLS termination or a proxy that rewrites the host, unless
+    /// [`trust_forwarded_headers`](Self::trust_forwarded_headers) is set. A public
+    /// deployment should set it: the URL is also the audience clients ask tokens for.
     pub fn with_resource(mut self, url: impl Into<String>) -> Self {
         self.resource = Some(url.into());
         self
     }
 
+    /// Work out the URL clients reach this server at (when
+    /// [`with_resource`](Self::with_resource) does not give it) from the headers a
+    /// reverse proxy adds: the first element of `Forwarded` (RFC 7239, its `proto` and
+    /// `host`), else `X-Forwarded-Proto` and `X-Forwarded-Host`. A scheme other than
+    /// `http` or `https`, or a host that is not a plain `name[:port]`, is ignored.
+    ///
+    /// Only behind a proxy that sets these headers itself, replacing what clients
+    /// send: otherwise a client chooses where the `401` challenge sends other clients.
+    pub fn trust_forwarded_headers(mut self) -> Self {
+        self.trust_forwarded = true;
+        self
+    }
+
     /// The tool named `tool` is listed and callable only for principals granted every
     /// one of `scopes`; for the others it does not exist (as a Hidden tool).
+    ///
+    /// `tool` must be a tool the server serves when its router is built: a name it
+    /// does not serve (a typo, which would leave the real tool open to everyone) makes
+    /// [`McpServer::try_router_with`](crate::McpServer::try_router_with) an
+    /// [`UnknownScopedTool`] error and [`McpHttpServer::run`](crate::McpHttpServer::run)
+    /// an `InvalidInput` error. For a tool added while the server runs, use
+    /// [`require_scopes_for_tool_added_later`](Self::require_scopes_for_tool_added_later).
     pub fn require_scopes(
         mut self,
         tool: impl Into<String>,
         scopes: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
-        Arc::make_mut(&mut self.scopes)
-            .require(tool.into(), scopes.into_iter().map(Into::into).collect());
+        let tool = tool.into();
+        self.added_later.remove(&tool);
+        Arc::make_mut(&mut self.scopes).require(tool, scopes.into_iter().map(Into::into).collect());
         self
     }
+
+    /// As [`require_scopes`](Self::require_scopes), for a tool the server does not
+    /// serve yet and will be given later ([`McpServer::add_tool`](crate::McpServer::add_tool)):
+    /// the name is not checked against the tools served when the router is built, so
+    /// spell it with care.
+    pub fn require_scopes_for_tool_added_later(
+        self,
+        tool: impl Into<String>,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        let tool = tool.into();
+        let mut auth = self.require_scopes(tool.clone(), scopes);
+        auth.added_later.insert(tool);
+        auth
+    }
+
+    /// Every tool given scopes by [`require_scopes`](Self::require_scopes) is one of
+    /// `served`.
+    pub(crate) fn check_scoped_tools(&self, served: &ToolSet) -> Result<(), UnknownScopedTool> {
+        let names: BTreeSet<&str> = served.iter().map(|tool| tool.name()).collect();
+        let mut unknown: Vec<String> = self
+            .scopes
+            .tools()
+            .filter(|tool| !names.contains(tool) && !self.added_later.contains(*tool))
+            .map(str::to_owned)
+            .collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        unknown.sort_unstable();
+        Err(UnknownScopedTool {
+            unknown,
+            served: names.into_iter().map(str::to_owned).collect(),
+        })
+    }
 }
+
+/// [`HttpAuth::require_scopes`] named tools the server does not serve. Serving anyway
+/// would leave the tool the name was meant for open to every caller, so the router is
+/// not built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownScopedTool {
+    /// The names given scopes that no served tool has, in order.
+    pub unknown: Vec<String>,
+    /// The names of the tools the server serves, in order.
+    pub served: Vec<String>,
+}
+
+impl fmt::Display for UnknownScopedTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let quoted = |names: &[String]| {
+            names
+                .iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        write!(
+            f,
+            "scopes are required for {}, which this server does not serve; expected the name \
+             of a served tool ({}), or `require_scopes_for_tool_added_later` for a tool added \
+             while the server runs",
+            quoted(&self.unknown),
+            if self.served.is_empty() {
+                "it serves none".to_owned()
+            } else {
+                quoted(&self.served)
+            }
+        )
+    }
+}
+
+impl std::error::Error for UnknownScopedTool {}
 
 impl fmt::Debug for HttpAuth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpAuth")
             .field("authorization_servers", &self.authorization_servers)
             .field("resource", &self.resource)
+            .field("trust_forwarded", &self.trust_forwarded)
             .field("scopes", &self.scopes)
+            .field("added_later", &self.added_later)
             .finish_non_exhaustive()
     }
 }
@@ -373,15 +479,15 @@ impl AuthState {
     /// tools' scope rules) in the request's extensions; a session is usable only by
     /// the principal that opened it. Otherwise the 401 (or 503) to answer.
     pub(crate) async fn check(&self, request: &mut Request) -> Result<Checked, Response> {
-        let resource = self.auth.resource.as_deref();
+        let auth = &self.auth;
         let token = match bearer(request.headers()) {
             Ok(token) => token,
-            Err(why) => return Err(unauthorized(request, resource, why, false)),
+            Err(why) => return Err(unauthorized(request, auth, why, false)),
         };
         let principal = match self.auth.validator.validate(token).await {
             Ok(principal) => principal,
             Err(AuthError::InvalidToken(why)) => {
-                return Err(unauthorized(request, resource, &why, true));
+                return Err(unauthorized(request, auth, &why, true));
             }
             Err(error @ AuthError::Unavailable(_)) => {
                 let mut response =
@@ -401,7 +507,7 @@ impl AuthState {
                 drop(owners);
                 return Err(unauthorized(
                     request,
-                    resource,
+                    auth,
                     "the session was opened by another principal",
                     true,
                 ));
@@ -472,8 +578,8 @@ fn bearer(headers: &HeaderMap) -> Result<&str, &'static str> {
 }
 
 /// 401 with the challenge MCP clients follow to find the authorization server.
-fn unauthorized(request: &Request, resource: Option<&str>, why: &str, invalid: bool) -> Response {
-    let metadata = metadata_url(request, resource);
+fn unauthorized(request: &Request, auth: &HttpAuth, why: &str, invalid: bool) -> Response {
+    let metadata = metadata_url(request, auth);
     let mut challenge = format!("Bearer resource_metadata=\"{metadata}\"");
     if invalid {
         let why = why.replace(['"', '\\'], "'");
@@ -492,7 +598,7 @@ fn unauthorized(request: &Request, resource: Option<&str>, why: &str, invalid: b
 
 /// Where this endpoint's protected-resource metadata is served: beside the endpoint,
 /// under the prefix the application mounted the router at.
-fn metadata_url(request: &Request, resource: Option<&str>) -> String {
+fn metadata_url(request: &Request, auth: &HttpAuth) -> String {
     let path = request.uri().path();
     let original = request
         .extensions()
@@ -501,25 +607,77 @@ fn metadata_url(request: &Request, resource: Option<&str>) -> String {
     let prefix = original.strip_suffix(path).unwrap_or("");
     format!(
         "{}{prefix}{WELL_KNOWN}{path}",
-        origin_of(request.headers(), resource)
+        origin_of(request.headers(), auth)
     )
 }
 
 /// `scheme://host[:port]` of this server as clients reach it: the configured resource
-/// URL's (right behind a proxy that terminates TLS), else plain HTTP at the request's
+/// URL's, else what a trusted proxy's headers say, else plain HTTP at the request's
 /// `Host`.
-fn origin_of(headers: &HeaderMap, resource: Option<&str>) -> String {
-    if let Some(resource) = resource
+fn origin_of(headers: &HeaderMap, auth: &HttpAuth) -> String {
+    if let Some(resource) = &auth.resource
         && let Some((scheme, rest)) = resource.split_once("://")
     {
         let authority = rest.split('/').next().unwrap_or(rest);
         return format!("{scheme}://{authority}");
     }
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("localhost");
-    format!("http://{host}")
+    let (mut scheme, mut host) = (None, None);
+    if auth.trust_forwarded {
+        (scheme, host) = forwarded(headers);
+    }
+    let host = host.unwrap_or_else(|| {
+        headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("localhost")
+    });
+    format!("{}://{host}", scheme.unwrap_or("http"))
+}
+
+/// The scheme and host a reverse proxy says the client used: `Forwarded`'s first
+/// element, else `X-Forwarded-Proto` / `X-Forwarded-Host` (their first values). Values
+/// that are not a scheme this endpoint speaks, or not a plain authority, are ignored.
+fn forwarded(headers: &HeaderMap) -> (Option<&'static str>, Option<&str>) {
+    let text = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    let (mut proto, mut host) = (None, None);
+    if let Some(value) = text("forwarded") {
+        // Elements are comma-separated, one per proxy; the first is the client's side.
+        let element = value.split(',').next().unwrap_or("");
+        for pair in element.split(';') {
+            let Some((key, value)) = pair.trim().split_once('=') else {
+                continue;
+            };
+            let value = value.trim().trim_matches('"');
+            if key.trim().eq_ignore_ascii_case("proto") {
+                proto = proto.or(Some(value));
+            } else if key.trim().eq_ignore_ascii_case("host") {
+                host = host.or(Some(value));
+            }
+        }
+    }
+    let first_of = |name: &str| text(name).and_then(|v| v.split(',').next()).map(str::trim);
+    let proto = proto.or_else(|| first_of("x-forwarded-proto"));
+    let host = host.or_else(|| first_of("x-forwarded-host"));
+    let scheme = proto.and_then(|proto| {
+        if proto.eq_ignore_ascii_case("https") {
+            Some("https")
+        } else if proto.eq_ignore_ascii_case("http") {
+            Some("http")
+        } else {
+            None
+        }
+    });
+    (scheme, host.filter(|host| plain_authority(host)))
+}
+
+/// `name[:port]` or `[v6][:port]`: nothing that would change a URL's meaning (paths,
+/// user info, quotes, spaces).
+fn plain_authority(host: &str) -> bool {
+    !host.is_empty()
+        && host.len() <= 255
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']'))
 }
 
 /// The RFC 9728 well-known path.
@@ -538,7 +696,7 @@ pub(crate) async fn resource_metadata(
             .find(WELL_KNOWN)
             .map_or("", |at| &here[..at])
             .trim_end_matches('/');
-        format!("{}{prefix}{endpoint}", origin_of(&headers, None))
+        format!("{}{prefix}{endpoint}", origin_of(&headers, &auth))
     });
     let scopes: BTreeSet<&String> = auth.scopes.all().collect();
     let document = json!({

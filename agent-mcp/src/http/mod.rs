@@ -15,4 +15,4 @@ mod serve;
 pub(crate) mod sessions;
 
 pub use options::HttpOptions;
-pub use serve::{McpHttpServer, serve_http};
+pub use serve::{McpHttpServer, serve_http, shutdown_signal};

@@ -2,7 +2,7 @@
 //! admission limits, body limits and authentication, with the session table's fast path
 //! in front.
 
-use super::auth::{self, AuthState};
+use super::auth::{self, AuthState, UnknownScopedTool};
 use super::limits::{self, Admission, BodyLimits, CancelCall, GuardedBody};
 use super::options::HttpOptions;
 use super::sessions::{FastCall, HttpSessions, SessionUse};
@@ -42,7 +42,23 @@ impl McpServer {
     /// accept; other requests are answered as rmcp's service answers them, calls on an
     /// event stream. Every request of a session, a call in flight included, keeps it
     /// from expiring.
+    ///
+    /// # Panics
+    ///
+    /// If `options`' authentication requires scopes for a tool the server does not
+    /// serve (see [`HttpAuth::require_scopes`](crate::HttpAuth::require_scopes));
+    /// [`try_router_with`](Self::try_router_with) returns that as an error instead.
     pub fn router_with(&self, options: HttpOptions) -> Router {
+        self.try_router_with(options)
+            .unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// As [`router_with`](Self::router_with), or an error if `options`'
+    /// authentication requires scopes for a tool the server does not serve.
+    pub fn try_router_with(&self, options: HttpOptions) -> Result<Router, UnknownScopedTool> {
+        if let Some(auth) = &options.auth {
+            auth.check_scoped_tools(&self.tools())?;
+        }
         let mut sessions = LocalSessionManager::default();
         // Calls answered by the endpoint itself never reach rmcp's session worker, so
         // its idle timer would close sessions in use: the endpoint, which sees every
@@ -112,7 +128,7 @@ impl McpServer {
                 .route(auth::WELL_KNOWN, metadata.clone())
                 .route(&format!("{}{}", auth::WELL_KNOWN, options.path), metadata);
         }
-        router
+        Ok(router)
     }
 }
 

@@ -15,7 +15,8 @@ use toolwright_core::ToolSet;
 
 /// Serves `tools` over Streamable HTTP at `http://{addr}/mcp` until the process ends,
 /// with default [`HttpOptions`] (loopback hosts and origins only); see
-/// [`McpHttpServer`] to change them or to stop the server.
+/// [`McpHttpServer`] to change them or to stop the server (for example gracefully on
+/// [`shutdown_signal`]).
 pub async fn serve_http(tools: ToolSet, addr: impl ToSocketAddrs) -> io::Result<()> {
     McpHttpServer::bind(McpServer::new(tools), addr)
         .await?
@@ -37,6 +38,22 @@ pub async fn serve_http(tools: ToolSet, addr: impl ToSocketAddrs) -> io::Result<
 /// stop.cancel();
 /// # let _ = running.await;
 /// # Ok(()) }
+/// ```
+///
+/// To stop as service managers ask (systemd, Docker and Kubernetes send `SIGTERM`, a
+/// terminal Ctrl-C), cancel the token on [`shutdown_signal`]:
+///
+/// ```no_run
+/// # async fn demo(tools: toolwright_core::ToolSet) -> std::io::Result<()> {
+/// use toolwright_mcp::{McpHttpServer, McpServer, shutdown_signal};
+/// let http = McpHttpServer::bind(McpServer::new(tools), "127.0.0.1:8000").await?;
+/// let stop = http.shutdown_token();
+/// tokio::spawn(async move {
+///     shutdown_signal().await;
+///     stop.cancel();
+/// });
+/// http.run().await
+/// # }
 /// ```
 pub struct McpHttpServer {
     listener: TcpListener,
@@ -104,10 +121,17 @@ impl McpHttpServer {
     }
 
     /// Serves until the shutdown token is cancelled and the shutdown has finished.
+    ///
+    /// An `InvalidInput` error, before serving anything, if the options'
+    /// authentication requires scopes for a tool the server does not serve (see
+    /// [`HttpAuth::require_scopes`](crate::HttpAuth::require_scopes)).
     pub async fn run(self) -> io::Result<()> {
         let sessions = self.options.cancel.clone();
         let header_read_timeout = self.options.header_read_timeout;
-        let router = self.server.router_with(self.options);
+        let router = self
+            .server
+            .try_router_with(self.options)
+            .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
         let graceful = GracefulShutdown::new();
         let mut http = hyper::server::conn::http1::Builder::new();
         // hyper's header-read timeout needs a timer to act. It runs while a connection
@@ -155,5 +179,48 @@ impl std::fmt::Debug for McpHttpServer {
             .field("local_addr", &self.local_addr)
             .field("server", &self.server)
             .finish_non_exhaustive()
+    }
+}
+
+/// A future that completes when the process is asked to stop: on Ctrl-C (`SIGINT`),
+/// and on Unix also on `SIGTERM`, the signal systemd, Docker and Kubernetes send before
+/// they kill a process. Give it to [`McpHttpServer::shutdown_token`]'s owner, or to
+/// `axum::serve(..).with_graceful_shutdown(..)`, so calls in flight are answered
+/// before the process exits.
+///
+/// The handlers are installed when this function is called (call it inside a Tokio
+/// runtime), not when the future is first polled, so a signal that arrives between
+/// the two is not lost. From then on these signals no longer end the process by
+/// themselves: whoever awaits the future decides what to do. Nothing in this crate
+/// installs them unless this function is called. A signal whose handler cannot be
+/// installed keeps its default action.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let interrupt = signal(SignalKind::interrupt()).ok();
+        let terminate = signal(SignalKind::terminate()).ok();
+        async move {
+            let wait = |listener: Option<tokio::signal::unix::Signal>| async move {
+                match listener {
+                    Some(mut listener) => {
+                        listener.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = wait(interrupt) => {}
+                () = wait(terminate) => {}
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
     }
 }

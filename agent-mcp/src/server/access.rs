@@ -18,6 +18,11 @@ impl ToolScopes {
         self.0.insert(tool, scopes);
     }
 
+    /// The names of the tools that need scopes.
+    pub(crate) fn tools(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+
     /// Every scope some tool needs (with repeats).
     pub(crate) fn all(&self) -> impl Iterator<Item = &String> {
         self.0.values().flatten()

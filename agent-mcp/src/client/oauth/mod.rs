@@ -6,11 +6,13 @@
 //! registration), the authorization-code grant with PKCE or the client-credentials
 //! grant (with a secret or a signed JWT assertion), and the token endpoint's
 //! authentication method; a `403 insufficient_scope`
-//! asks for the larger scope, a bounded number of times.
+//! asks for the larger scope, a bounded number of times. The URLs the MCP server hands
+//! out are followed only to public addresses, unless the application allows more
+//! ([`OAuthOptions::allow_loopback`], [`OAuthOptions::allow_private_networks`]).
 
 mod reach;
 
-use self::reach::{GuardedResolver, ReachGuard};
+use self::reach::{Allowed, GuardedResolver, ReachGuard};
 use futures::future::BoxFuture;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
@@ -71,7 +73,7 @@ pub struct OAuthOptions {
     client_name: Option<String>,
     scopes: Vec<String>,
     max_scope_upgrades: u32,
-    any_address: bool,
+    reach: Allowed,
 }
 
 #[derive(Clone)]
@@ -214,7 +216,7 @@ impl OAuthOptions {
             client_name: None,
             scopes: Vec::new(),
             max_scope_upgrades: 2,
-            any_address: false,
+            reach: Allowed::default(),
         }
     }
 
@@ -260,14 +262,30 @@ impl OAuthOptions {
         self
     }
 
-    /// Lets OAuth requests go to any address. By default they reach only as far inside
-    /// as the MCP server itself: a server on the public internet cannot send the client
-    /// to private, loopback or link-local addresses through the URLs it hands out
-    /// (metadata, authorization servers, endpoints, redirects), nor a server on a
-    /// private network to link-local ones, where cloud metadata services live. Lift it
-    /// for a public MCP server whose authorization server is on your own network.
+    /// Lets OAuth requests go to loopback addresses (this machine), for development
+    /// and tests. By default the URLs an MCP server hands out (resource metadata,
+    /// authorization servers, their endpoints, redirects) are followed only to public
+    /// addresses, checked as names resolve: a server cannot make the client request its
+    /// own machine, its private network or a cloud metadata service.
+    pub fn allow_loopback(mut self) -> Self {
+        self.reach.loopback = true;
+        self
+    }
+
+    /// Lets OAuth requests go to private networks (RFC 1918, 100.64.0.0/10, IPv6 unique
+    /// local): for an authorization server on your own network. Name it by a host name
+    /// (`https://sso.corp`): discovery skips authorization servers the metadata names
+    /// by a literal private address.
+    pub fn allow_private_networks(mut self) -> Self {
+        self.reach.private = true;
+        self
+    }
+
+    /// Lets OAuth requests go to any address, link-local and other special-purpose ones
+    /// (where cloud metadata services live) included. Only for MCP servers you trust
+    /// completely.
     pub fn allow_any_address(mut self) -> Self {
-        self.any_address = true;
+        self.reach.any = true;
         self
     }
 }
@@ -301,7 +319,7 @@ impl fmt::Debug for OAuthOptions {
             .field("client_name", &self.client_name)
             .field("scopes", &self.scopes)
             .field("max_scope_upgrades", &self.max_scope_upgrades)
-            .field("any_address", &self.any_address)
+            .field("reach", &self.reach)
             .finish()
     }
 }
@@ -332,10 +350,7 @@ impl OAuthSession {
         server: &str,
         http: reqwest::Client,
     ) -> Result<Self, String> {
-        let oauth_http = Arc::new(OAuthHttp::new(ReachGuard::new(
-            server,
-            options.any_address,
-        ))?);
+        let oauth_http = Arc::new(OAuthHttp::new(ReachGuard::new(options.reach))?);
         Ok(Self {
             client: tokio::sync::OnceCell::new(),
             http,
@@ -408,7 +423,19 @@ impl OAuthSession {
     /// `error` as the connection's failure, with the reason of an OAuth request the
     /// address guard refused on the way, if one was.
     fn failed(&self, error: AuthError) -> HttpError {
-        let error = match self.oauth_http.guard.take_refusal() {
+        let guard = &self.oauth_http.guard;
+        // rmcp skips authorization servers at literal inside addresses without asking
+        // the guard, and reports only that none was usable: say why.
+        let skipped = || match &error {
+            AuthError::AuthorizationServersUnavailable {
+                authorization_servers,
+                ..
+            } => authorization_servers
+                .iter()
+                .find_map(|candidate| guard.would_refuse(&reqwest::Url::parse(candidate).ok()?)),
+            _ => None,
+        };
+        let error = match guard.take_refusal().or_else(skipped) {
             Some(refusal) => AuthError::AuthorizationFailed(format!("{error} ({refusal})")),
             None => error,
         };
@@ -806,8 +833,7 @@ impl OAuthHttp {
 
     /// Refuses `url` when it is a literal address the guard does not allow (names are
     /// checked as they resolve).
-    async fn check(&self, url: &reqwest::Url) -> Result<(), OAuthHttpClientError> {
-        self.guard.server_reach().await;
+    fn check(&self, url: &reqwest::Url) -> Result<(), OAuthHttpClientError> {
         Ok(self.guard.check_literal(url)?)
     }
 
@@ -821,7 +847,7 @@ impl OAuthHttp {
         };
         let timeout = request.timeout.unwrap_or(OAUTH_TIMEOUT).min(OAUTH_TIMEOUT);
         let mut outgoing = reqwest::Request::try_from(request.request)?;
-        self.check(outgoing.url()).await?;
+        self.check(outgoing.url())?;
         *outgoing.timeout_mut() = Some(timeout);
         let response = client.execute(outgoing).await?;
         let mut answer = axum::http::Response::builder()
@@ -835,7 +861,7 @@ impl OAuthHttp {
 
     /// The body of a successful GET of `url`, without following redirects.
     async fn get(&self, url: reqwest::Url) -> Result<Vec<u8>, OAuthHttpClientError> {
-        self.check(&url).await?;
+        self.check(&url)?;
         let response = self.stop.get(url).timeout(OAUTH_TIMEOUT).send().await?;
         read_body(response.error_for_status()?).await
     }
