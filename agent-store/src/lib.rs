@@ -39,6 +39,6 @@ mod row;
 mod sqlite;
 
 #[cfg(feature = "postgres")]
-pub use postgres::PostgresStore;
+pub use postgres::{PostgresStore, PostgresStoreBuilder, PostgresTls};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
