@@ -96,7 +96,20 @@ impl std::fmt::Debug for PostgresStore {
 }
 
 fn fail(doing: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError {
-    move |e| StoreError::backend(doing, e)
+    move |e| StoreError::backend(doing, explain(&e))
+}
+
+/// `error` with its causes: tokio-postgres's own text names only the kind of failure
+/// ("db error", "error performing TLS handshake"), its causes say what went wrong.
+fn explain(error: &tokio_postgres::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(error) = cause {
+        text.push_str(": ");
+        text.push_str(&error.to_string());
+        cause = error.source();
+    }
+    text
 }
 
 /// Whether `error` says the connection or the server went away, rather than the
@@ -119,13 +132,13 @@ fn failed(client: Object, doing: &'static str, error: tokio_postgres::Error) -> 
     if connection_lost(&error) {
         drop(Object::take(client));
     }
-    StoreError::backend(doing, error)
+    StoreError::backend(doing, explain(&error))
 }
 
 fn pool_error(error: PoolError) -> StoreError {
     let doing = "connecting to Postgres";
     match error {
-        PoolError::Backend(error) => StoreError::backend(doing, error),
+        PoolError::Backend(error) => StoreError::backend(doing, explain(&error)),
         PoolError::Timeout(TimeoutType::Wait) => StoreError::backend(
             doing,
             "every connection of the pool stayed busy; raise `max_connections`",
