@@ -266,7 +266,7 @@ impl PostgresStoreBuilder {
             reconnect_timeout: self.reconnect_timeout,
         };
         let mut client = store.pool.get().await.map_err(pool_error)?;
-        migrate(&mut **client).await?;
+        migrate(&mut client).await?;
         Ok(store)
     }
 }
