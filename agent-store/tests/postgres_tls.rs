@@ -44,6 +44,14 @@ async fn sessions_encrypted(url: &str, app: &str) -> Vec<bool> {
         .collect()
 }
 
+/// Fails unless there are sessions and each is encrypted as `encrypted` says.
+fn assert_all(sessions: &[bool], encrypted: bool) {
+    assert!(
+        !sessions.is_empty() && sessions.iter().all(|&ssl| ssl == encrypted),
+        "sessions found, encrypted or not: {sessions:?}; expected all {encrypted}"
+    );
+}
+
 /// Opens a store on `url` named `app`, saves through it, and reports how its sessions
 /// are encrypted while it is open.
 async fn encryption_of(url: &str, plain_url: &str, app: &str) -> Vec<bool> {
@@ -75,8 +83,7 @@ async fn verify_full_with_the_servers_ca_connects_over_tls() {
         ),
     );
     let sessions = encryption_of(&secure, &url, &app).await;
-    assert!(!sessions.is_empty(), "the store's session was not found");
-    assert!(sessions.iter().all(|&ssl| ssl), "{sessions:?}");
+    assert_all(&sessions, true);
 }
 
 #[tokio::test]
@@ -93,10 +100,7 @@ async fn the_builder_requires_tls_with_a_root_given_in_code() {
         .unwrap();
     let sessions = sessions_encrypted(&url, &app).await;
     drop(store);
-    assert!(
-        !sessions.is_empty() && sessions.iter().all(|&ssl| ssl),
-        "{sessions:?}"
-    );
+    assert_all(&sessions, true);
 }
 
 #[tokio::test]
@@ -109,10 +113,7 @@ async fn the_default_encrypts_when_the_server_offers_tls_and_disable_does_not() 
         &app,
     )
     .await;
-    assert!(
-        !sessions.is_empty() && sessions.iter().all(|&ssl| ssl),
-        "{sessions:?}"
-    );
+    assert_all(&sessions, true);
 
     let app = app_name("disable");
     let sessions = encryption_of(
@@ -121,10 +122,7 @@ async fn the_default_encrypts_when_the_server_offers_tls_and_disable_does_not() 
         &app,
     )
     .await;
-    assert!(
-        !sessions.is_empty() && sessions.iter().all(|&ssl| !ssl),
-        "{sessions:?}"
-    );
+    assert_all(&sessions, false);
 }
 
 #[tokio::test]
@@ -178,10 +176,7 @@ async fn verify_full_refuses_a_certificate_for_another_host_and_verify_ca_takes_
         &app,
     )
     .await;
-    assert!(
-        !sessions.is_empty() && sessions.iter().all(|&ssl| ssl),
-        "{sessions:?}"
-    );
+    assert_all(&sessions, true);
 }
 
 /// A server that refuses TLS, as anyone on the path can: its port, and what it was sent

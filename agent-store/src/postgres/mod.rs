@@ -17,7 +17,8 @@ use deadpool_postgres::{
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{Client, Statement, config::SslMode};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Row, Statement, config::SslMode};
 use toolwright_core::{RunRecord, RunStore, StoreError, WaitingRun};
 
 /// Taken for the length of a migration, so processes starting together migrate once.
@@ -166,16 +167,29 @@ impl PostgresStore {
         PostgresStoreBuilder::new(url.into())
     }
 
-    /// A pooled connection, waiting for the database while it cannot be reached.
-    async fn client(&self, deadline: Instant) -> Result<Object, StoreError> {
+    /// A pooled connection with `sql` prepared on it, waiting for the database while it
+    /// cannot be reached. A connection that breaks while preparing is dropped and another
+    /// tried: the statement itself has not run, so trying again cannot apply anything
+    /// twice.
+    async fn prepared(
+        &self,
+        sql: &'static str,
+        doing: &'static str,
+    ) -> Result<(Object, Statement), StoreError> {
+        let deadline = Instant::now() + self.reconnect_timeout;
         let mut pause = Duration::from_millis(20);
         loop {
+            let retry = Instant::now() + pause < deadline;
             match self.pool.get().await {
-                Ok(client) => return Ok(client),
-                Err(PoolError::Backend(error))
-                    if connection_lost(&error) && Instant::now() + pause < deadline => {}
-                Err(PoolError::Timeout(TimeoutType::Create))
-                    if Instant::now() + pause < deadline => {}
+                Ok(client) => match client.prepare_cached(sql).await {
+                    Ok(statement) => return Ok((client, statement)),
+                    Err(error) if connection_lost(&error) && retry => {
+                        drop(Object::take(client));
+                    }
+                    Err(error) => return Err(failed(client, doing, error)),
+                },
+                Err(PoolError::Backend(error)) if connection_lost(&error) && retry => {}
+                Err(PoolError::Timeout(TimeoutType::Create)) if retry => {}
                 Err(error) => return Err(pool_error(error)),
             }
             // A backoff between attempts to reach a database that is down.
@@ -184,34 +198,39 @@ impl PostgresStore {
         }
     }
 
-    /// A pooled connection with `sql` prepared on it. A connection that breaks while
-    /// preparing is dropped and another tried: the statement itself has not run, so
-    /// trying again cannot apply anything twice.
-    async fn prepared(
+    /// `sql` run once on a pooled connection, for at most one row.
+    async fn query_opt(
         &self,
         sql: &'static str,
         doing: &'static str,
-    ) -> Result<(Object, Statement), StoreError> {
-        let deadline = Instant::now() + self.reconnect_timeout;
-        loop {
-            let client = self.client(deadline).await?;
-            match client.prepare_cached(sql).await {
-                Ok(statement) => return Ok((client, statement)),
-                Err(error) if connection_lost(&error) && Instant::now() < deadline => {
-                    drop(Object::take(client));
-                }
-                Err(error) => return Err(failed(client, doing, error)),
-            }
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, StoreError> {
+        let (client, statement) = self.prepared(sql, doing).await?;
+        match client.query_opt(&statement, params).await {
+            Ok(row) => Ok(row),
+            Err(error) => Err(failed(client, doing, error)),
+        }
+    }
+
+    /// `sql` run once on a pooled connection: the number of rows it changed. Once sent,
+    /// never sent again: had the server applied it before the connection broke, a second
+    /// try would find its own change and report a conflict.
+    async fn execute(
+        &self,
+        sql: &'static str,
+        doing: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<u64, StoreError> {
+        let (client, statement) = self.prepared(sql, doing).await?;
+        match client.execute(&statement, params).await {
+            Ok(changed) => Ok(changed),
+            Err(error) => Err(failed(client, doing, error)),
         }
     }
 
     async fn stored_revision(&self, run_id: &str) -> Result<Option<i64>, StoreError> {
         let doing = "reading a run's revision";
-        let (client, statement) = self.prepared(REVISION, doing).await?;
-        let row = match client.query_opt(&statement, &[&run_id]).await {
-            Ok(row) => row,
-            Err(error) => return Err(failed(client, doing, error)),
-        };
+        let row = self.query_opt(REVISION, doing, &[&run_id]).await?;
         row.map(|row| row.try_get(0))
             .transpose()
             .map_err(fail(doing))
@@ -322,8 +341,7 @@ impl RunStore for PostgresStore {
         let revision = to_sql(record.revision)?;
         let status = status_text(record.status);
         let sql = if revision == 1 { INSERT } else { UPDATE };
-        let (client, statement) = self.prepared(sql, doing).await?;
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [
+        let params: [&(dyn ToSql + Sync); 6] = [
             &record.run_id,
             &record.session_id,
             &status,
@@ -331,14 +349,7 @@ impl RunStore for PostgresStore {
             &record.state,
             &now_ms(),
         ];
-        // Once sent, never sent again: had the server applied it before the connection
-        // broke, a second try would report a conflict with this very save.
-        let changed = match client.execute(&statement, &params).await {
-            Ok(changed) => changed,
-            Err(error) => return Err(failed(client, doing, error)),
-        };
-        drop(client);
-        if changed == 1 {
+        if self.execute(sql, doing, &params).await? == 1 {
             return Ok(());
         }
         let found = self.stored_revision(&record.run_id).await?;
@@ -346,12 +357,7 @@ impl RunStore for PostgresStore {
     }
 
     async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
-        let doing = "loading a run";
-        let (client, statement) = self.prepared(LOAD, doing).await?;
-        let row = match client.query_opt(&statement, &[&run_id]).await {
-            Ok(row) => row,
-            Err(error) => return Err(failed(client, doing, error)),
-        };
+        let row = self.query_opt(LOAD, "loading a run", &[&run_id]).await?;
         let Some(row) = row else { return Ok(None) };
         let fail = fail("reading a run");
         Ok(Some(RunRecord {
@@ -384,17 +390,8 @@ impl RunStore for PostgresStore {
     }
 
     async fn delete(&self, run_id: &str, revision: u64) -> Result<(), StoreError> {
-        let doing = "deleting a run";
-        let (client, statement) = self.prepared(DELETE, doing).await?;
-        let changed = match client
-            .execute(&statement, &[&run_id, &to_sql(revision)?])
-            .await
-        {
-            Ok(changed) => changed,
-            Err(error) => return Err(failed(client, doing, error)),
-        };
-        drop(client);
-        if changed == 1 {
+        let params: [&(dyn ToSql + Sync); 2] = [&run_id, &to_sql(revision)?];
+        if self.execute(DELETE, "deleting a run", &params).await? == 1 {
             return Ok(());
         }
         Err(conflict(

@@ -40,18 +40,17 @@ pub(crate) fn connector(
     roots: Vec<CertificateDer<'static>>,
 ) -> Result<MakeRustlsConnect, StoreError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let algorithms = provider.signature_verification_algorithms;
     let verifier: Arc<dyn ServerCertVerifier> = match mode {
-        PostgresTls::Disable | PostgresTls::Prefer | PostgresTls::Require => {
-            Arc::new(AnyCertificate(provider.signature_verification_algorithms))
-        }
-        PostgresTls::VerifyCa | PostgresTls::VerifyFull => {
-            let chain = chain_verifier(&provider, roots)?;
-            if mode == PostgresTls::VerifyCa {
-                Arc::new(AnyName(chain))
-            } else {
-                chain
-            }
-        }
+        PostgresTls::Disable | PostgresTls::Prefer | PostgresTls::Require => Arc::new(Relaxed {
+            chain: None,
+            algorithms,
+        }),
+        PostgresTls::VerifyCa => Arc::new(Relaxed {
+            chain: Some(chain_verifier(&provider, roots)?),
+            algorithms,
+        }),
+        PostgresTls::VerifyFull => chain_verifier(&provider, roots)?,
     };
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -87,52 +86,18 @@ fn chain_verifier(
     Ok(verifier)
 }
 
-/// `prefer` and `require` without roots: any certificate, as libpq does. The handshake's
-/// signatures are still checked, so the session is with whoever holds the certificate's key.
+/// A check short of the full one. Without a chain check (`prefer`, `require`): any
+/// certificate, as libpq does. With one (`verify-ca`): the chain is checked, the host name
+/// is not; the chain check reports a name mismatch only once the chain has passed, so
+/// that error alone is forgiven. Either way the handshake's signatures are checked, so
+/// the session is with whoever holds the certificate's key.
 #[derive(Debug)]
-struct AnyCertificate(WebPkiSupportedAlgorithms);
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_schemes()
-    }
+struct Relaxed {
+    chain: Option<Arc<dyn ServerCertVerifier>>,
+    algorithms: WebPkiSupportedAlgorithms,
 }
 
-/// `verify-ca`: the chain is checked, the host name is not. The inner check reports a
-/// name mismatch only once the chain has passed, so that error alone is forgiven.
-#[derive(Debug)]
-struct AnyName(Arc<dyn ServerCertVerifier>);
-
-impl ServerCertVerifier for AnyName {
+impl ServerCertVerifier for Relaxed {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -141,10 +106,10 @@ impl ServerCertVerifier for AnyName {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -158,7 +123,7 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -167,10 +132,10 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.algorithms.supported_schemes()
     }
 }
