@@ -2,7 +2,9 @@
 # Starts a throwaway Postgres for the store tests and prints `export DATABASE_URL=...`
 # and `export AGENT_STORE_PG_DIR=...`:
 #   eval "$(bash scripts/postgres.sh)"        # start (or reuse) it
-#   bash scripts/postgres.sh restart           # restart it (fast shutdown: sessions cut)
+#   bash scripts/postgres.sh restart [MODE]    # restart it: MODE fast (the default: sessions
+#                                              # cut, then a clean shutdown) or immediate
+#                                              # (as a crash: recovery from the WAL at start)
 #   bash scripts/postgres.sh stop              # stop it
 # Installs Debian's `postgresql` package when no server binaries are found. The cluster
 # lives in $AGENT_STORE_PG_DIR (default: a folder under the temp dir), trusts local
@@ -45,8 +47,13 @@ case "${1:-}" in
     exit 0
     ;;
   restart)
+    mode="${2:-fast}"
+    if [[ "$mode" != fast && "$mode" != immediate ]]; then
+      log "restart takes fast or immediate, not \`$mode\`"
+      exit 2
+    fi
     # With the options it was started with (pg_ctl keeps them in postmaster.opts).
-    as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m fast -w -t 60 restart >&2
+    as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m "$mode" -w -t 60 restart >&2
     exit 0
     ;;
 esac

@@ -1,6 +1,7 @@
-//! `PostgresStore` across a restart of the real server (`scripts/postgres.sh restart`,
-//! a fast shutdown that cuts every session) under a running workload. Alone in its
-//! binary: the restart cuts every connection of the process.
+//! `PostgresStore` across restarts of the real server (`scripts/postgres.sh restart`)
+//! under a running workload: a fast shutdown (every session cut, then a clean stop) and
+//! an immediate one (as a crash: the server recovers from its WAL). Alone in its binary,
+//! one test running both in turn: a restart cuts every connection of the process.
 
 mod support;
 
@@ -117,15 +118,21 @@ async fn load_after_error(store: &PostgresStore, run_id: &str) -> Option<RunReco
     panic!("the store never answered again: {errors:#?}")
 }
 
-fn restart(dir: &Path) {
+fn restart(dir: &Path, mode: &str) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/postgres.sh");
-    let status = std::process::Command::new("bash")
+    let output = std::process::Command::new("bash")
         .arg(script)
         .arg("restart")
+        .arg(mode)
         .env("AGENT_STORE_PG_DIR", dir)
-        .status()
+        .output()
         .unwrap();
-    assert!(status.success(), "scripts/postgres.sh restart: {status}");
+    assert!(
+        output.status.success(),
+        "scripts/postgres.sh restart {mode}: {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 async fn raw_client(url: &str) -> tokio_postgres::Client {
@@ -150,10 +157,19 @@ async fn a_restart_under_load_loses_nothing_writes_nothing_twice_and_every_later
     let Some((url, dir)) = database_url().map(|url| (url, server_dir())) else {
         return;
     };
-    // The defaults a user gets.
+    // The defaults a user gets; one store through both restarts.
     let store = Arc::new(PostgresStore::connect(&url).await.unwrap());
+    for mode in ["fast", "immediate"] {
+        restart_under_load(&store, &url, &dir, mode).await;
+    }
+}
+
+/// Restarts the server (`mode`) while workers save through `store`, and checks what
+/// they saw against what is stored.
+async fn restart_under_load(store: &Arc<PostgresStore>, url: &str, dir: &Path, mode: &'static str) {
+    let dir = dir.to_owned();
     let prefix = format!(
-        "restart-{}-{}",
+        "restart-{mode}-{}-{}",
         std::process::id(),
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -179,14 +195,14 @@ async fn a_restart_under_load_loses_nothing_writes_nothing_twice_and_every_later
             .expect("a worker ended before its first saves");
     }
 
-    let started_before = server_started_at(&url).await;
+    let started_before = server_started_at(url).await;
     phase.store(PHASE_DURING, Ordering::SeqCst);
-    tokio::task::spawn_blocking(move || restart(&dir))
+    tokio::task::spawn_blocking(move || restart(&dir, mode))
         .await
         .unwrap();
     phase.store(PHASE_AFTER, Ordering::SeqCst);
     assert_ne!(
-        server_started_at(&url).await,
+        server_started_at(url).await,
         started_before,
         "the server did not restart"
     );
@@ -205,7 +221,7 @@ async fn a_restart_under_load_loses_nothing_writes_nothing_twice_and_every_later
 
     // Nothing lost, nothing twice: each run is stored at the revision its worker counted
     // (saves that returned Ok, plus failed ones found applied), with that revision's state.
-    let rows = raw_client(&url)
+    let rows = raw_client(url)
         .await
         .query(
             "SELECT run_id, revision, state FROM agent_runs WHERE run_id LIKE $1",
@@ -234,7 +250,7 @@ async fn a_restart_under_load_loses_nothing_writes_nothing_twice_and_every_later
     let _ = std::io::Write::write_all(
         &mut std::io::stderr(),
         format!(
-            "restart under load: {saves} saves by {WORKERS} workers, {during} begun during the \
+            "{mode} restart under load: {saves} saves by {WORKERS} workers, {during} begun during the \
              restart, {failed} failed in flight ({applied} of them applied all the same), \
              {} after it, all Ok\n",
             tallies.iter().map(|t| t.after).sum::<u64>()
