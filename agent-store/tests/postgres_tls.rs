@@ -135,6 +135,8 @@ async fn verify_full_refuses_a_certificate_no_trusted_root_signed() {
         .to_string();
     assert!(error.contains("connecting to Postgres"), "{error}");
     assert!(error.contains("invalid peer certificate"), "{error}");
+    // ... and says what to do about it.
+    assert!(error.contains("sslrootcert=PATH"), "{error}");
 }
 
 #[tokio::test]
@@ -162,6 +164,7 @@ async fn verify_full_refuses_a_certificate_for_another_host_and_verify_ca_takes_
         error.contains("not valid for name \"localhost\""),
         "{error}"
     );
+    assert!(error.contains("sslmode=verify-ca"), "{error}");
 
     let app = app_name("verify-ca");
     let sessions = encryption_of(

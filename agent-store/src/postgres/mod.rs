@@ -152,6 +152,39 @@ fn pool_error(error: PoolError) -> StoreError {
     }
 }
 
+/// What to do about a certificate the check refused, when that is why `error` failed.
+fn certificate_hint(error: &PoolError) -> Option<&'static str> {
+    let PoolError::Backend(error) = error else {
+        return None;
+    };
+    let mut cause = std::error::Error::source(error);
+    while let Some(error) = cause {
+        // tokio-rustls reports rustls's error inside an io::Error.
+        let tls = error.downcast_ref::<rustls::Error>().or_else(|| {
+            error
+                .downcast_ref::<std::io::Error>()
+                .and_then(std::io::Error::get_ref)
+                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        });
+        if let Some(rustls::Error::InvalidCertificate(problem)) = tls {
+            return match problem {
+                rustls::CertificateError::UnknownIssuer => Some(
+                    "no trusted root signed the server's certificate: give the CA that did \
+                     with `sslrootcert=PATH` in the URL or `PostgresStoreBuilder::root_certificates`",
+                ),
+                rustls::CertificateError::NotValidForName
+                | rustls::CertificateError::NotValidForNameContext { .. } => Some(
+                    "the certificate is for another host: connect by a name it lists, or \
+                     with `sslmode=verify-ca` to check its signature only",
+                ),
+                _ => None,
+            };
+        }
+        cause = error.source();
+    }
+    None
+}
+
 impl PostgresStore {
     /// Connects to `url` (`postgres://user:password@host:port/database`, or the
     /// `key=value` form, with libpq's `sslmode` and `sslrootcert` understood) and
@@ -284,7 +317,15 @@ impl PostgresStoreBuilder {
             pool,
             reconnect_timeout: self.reconnect_timeout,
         };
-        let mut client = store.pool.get().await.map_err(pool_error)?;
+        let mut client = store.pool.get().await.map_err(|error| {
+            let hint = certificate_hint(&error);
+            match (pool_error(error), hint) {
+                (StoreError::Backend(message), Some(hint)) => {
+                    StoreError::Backend(format!("{message}; {hint}"))
+                }
+                (error, _) => error,
+            }
+        })?;
         migrate(&mut client).await?;
         Ok(store)
     }
