@@ -70,7 +70,7 @@ const DELETE: &str = "DELETE FROM agent_runs WHERE run_id = $1 AND revision = $2
 /// ```no_run
 /// use toolwright_store::{PostgresStore, PostgresTls};
 ///
-/// # async fn open() -> Result<(), toolwright_core::StoreError> {
+/// # async fn open() -> Result<(), Box<dyn std::error::Error>> {
 /// // In the URL...
 /// let store = PostgresStore::connect(
 ///     "postgres://app@db.internal/runs?sslmode=verify-full&sslrootcert=/etc/db/ca.pem",
@@ -79,7 +79,7 @@ const DELETE: &str = "DELETE FROM agent_runs WHERE run_id = $1 AND revision = $2
 /// // ... or in code.
 /// let store = PostgresStore::builder("postgres://app@db.internal/runs")
 ///     .tls(PostgresTls::VerifyFull)
-///     .root_certificates(std::fs::read("/etc/db/ca.pem").unwrap_or_default())
+///     .root_certificates(std::fs::read("/etc/db/ca.pem")?)
 ///     .max_connections(32)
 ///     .connect()
 ///     .await?;
