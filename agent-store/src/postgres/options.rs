@@ -95,6 +95,8 @@ impl PostgresStoreBuilder {
     /// Trusts the certificates in `pem` (one or more PEM `CERTIFICATE` blocks) as roots,
     /// in place of the system's: the CA that signed the server's certificate, or a
     /// self-signed server certificate itself. Adds to any `sslrootcert` file the URL names.
+    /// Checked under `require` (which then checks as `verify-ca` does), `verify-ca` and
+    /// `verify-full`; `prefer` checks no certificate.
     pub fn root_certificates(mut self, pem: impl Into<Vec<u8>>) -> Self {
         self.root_certificates.push(pem.into());
         self
