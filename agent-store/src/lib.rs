@@ -3,7 +3,9 @@
 //!
 //! - [`SqliteStore`]: embedded SQLite, compiled in (nothing to install), in WAL mode so
 //!   several processes on one machine can share the file. The default.
-//! - [`PostgresStore`]: Postgres, for a fleet of processes.
+//! - [`PostgresStore`]: Postgres, for a fleet of processes: a pool of connections that
+//!   replaces the ones a restart or failover closed, and TLS through rustls, required
+//!   with `sslmode=verify-full` in the URL or [`PostgresTls::VerifyFull`].
 //!
 //! Both implement [`RunStore`](toolwright_core::RunStore): they keep each run as the sealed
 //! text of [`Agent::export_state`](toolwright_core::Agent::export_state), and take a save only
@@ -39,6 +41,6 @@ mod row;
 mod sqlite;
 
 #[cfg(feature = "postgres")]
-pub use postgres::PostgresStore;
+pub use postgres::{PostgresStore, PostgresStoreBuilder, PostgresTls};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;

@@ -437,6 +437,19 @@ pub fn database_url() -> Option<String> {
     )
 }
 
+/// The folder of the server `scripts/postgres.sh` started (its `AGENT_STORE_PG_DIR`
+/// export): its TLS files, and what restarts it. Called once [`database_url`] gave a URL.
+pub fn server_dir() -> PathBuf {
+    match std::env::var_os("AGENT_STORE_PG_DIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => panic!(
+            "AGENT_STORE_PG_DIR is not set: these tests use the server scripts/postgres.sh \
+             starts (its TLS certificates, its restart command); eval \"$(bash scripts/postgres.sh)\" \
+             sets it and DATABASE_URL, or TOOLWRIGHT_SKIP_SERVICES=postgres skips them"
+        ),
+    }
+}
+
 /// Whether the comma-separated `TOOLWRIGHT_SKIP_SERVICES` names `service`.
 fn skipped_by_name(service: &str) -> bool {
     std::env::var("TOOLWRIGHT_SKIP_SERVICES")
