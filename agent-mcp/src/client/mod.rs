@@ -135,12 +135,16 @@ impl McpClient {
             Ok::<_, AgentError>(state.serve_with_lifecycle(transport, lifecycle).await)
         };
         let service = match connect(lifecycle()).await? {
-            // A server that knows discovery but none of its versions speaks an older
-            // protocol, which opens with `initialize` (over a fresh connection: the
-            // first one saw a failed negotiation).
+            // A server that knows discovery but none of its versions, or that answers
+            // an unknown method with an empty result instead of an error, speaks an
+            // older protocol, which opens with `initialize` (over a fresh connection:
+            // the first one saw a failed negotiation).
             Err(ClientInitializeError::NoCompatibleProtocolVersion {
                 server_supported, ..
             }) if server_supported.iter().any(ProtocolVersion::has_initialize) => {
+                connect(ClientLifecycleMode::Initialize).await?
+            }
+            Err(ClientInitializeError::ExpectedInitResult(_)) => {
                 connect(ClientLifecycleMode::Initialize).await?
             }
             service => service,
@@ -184,6 +188,17 @@ impl McpClient {
     /// The server's `serverInfo.name`.
     pub fn server_name(&self) -> &str {
         &self.origin
+    }
+
+    /// The MCP protocol version spoken with the server, such as `2026-07-28` (found by
+    /// `server/discover`) or `2025-11-25` (agreed by `initialize`, for servers that
+    /// predate discovery).
+    pub fn protocol_version(&self) -> String {
+        self.service
+            .peer()
+            .peer_info()
+            .map(|info| info.protocol_version.to_string())
+            .unwrap_or_default()
     }
 
     /// Names of the server's tools, as it last listed them.
