@@ -29,11 +29,14 @@ use toolwright_mcp::{HttpClientOptions, McpClient};
 /// The request state the server hands out; the client must send it back as is.
 const STATE: &str = "opaque+/state==\u{e9}";
 
+/// A request's method and its `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`.
+type Headers = (String, Option<String>, Option<String>, Option<String>);
+
 /// What the server saw of each request, and what it lets a test drive.
 #[derive(Default)]
 struct Seen {
     /// `(method, MCP-Protocol-Version, Mcp-Method, Mcp-Name)` of each request.
-    headers: Vec<(String, Option<String>, Option<String>, Option<String>)>,
+    headers: Vec<Headers>,
     /// The request state and input responses of each `tools/call` of `confirm`.
     confirm_rounds: Vec<(Option<String>, Option<Value>)>,
 }
@@ -286,7 +289,7 @@ async fn discovers_then_calls_with_the_protocol_headers_on_every_request() {
     let out = call(&client, "add", json!({"a": 2, "b": 3})).await.unwrap();
     assert_eq!(out[0].as_text(), Some("5"));
 
-    let seen = probe.seen();
+    let seen = std::mem::take(&mut *probe.seen());
     let methods: Vec<&str> = seen.headers.iter().map(|h| h.0.as_str()).collect();
     assert_eq!(methods, ["tools/list", "tools/call"]);
     for (method, version, mcp_method, _) in &seen.headers {
@@ -294,7 +297,6 @@ async fn discovers_then_calls_with_the_protocol_headers_on_every_request() {
         assert_eq!(mcp_method.as_deref(), Some(method.as_str()));
     }
     assert_eq!(seen.headers[1].3.as_deref(), Some("add"));
-    drop(seen);
     client.close().await;
 }
 
@@ -367,7 +369,7 @@ async fn a_server_without_2026_07_28_is_spoken_to_with_initialize() {
     let (probe, client) = connected(LEGACY, HttpClientOptions::new()).await;
     let out = call(&client, "add", json!({"a": 1, "b": 1})).await.unwrap();
     assert_eq!(out[0].as_text(), Some("2"));
-    let seen = probe.seen();
+    let seen = std::mem::take(&mut *probe.seen());
     assert!(
         seen.headers
             .iter()
@@ -375,6 +377,48 @@ async fn a_server_without_2026_07_28_is_spoken_to_with_initialize() {
         "{:?}",
         seen.headers
     );
-    drop(seen);
     client.close().await;
+}
+
+#[tokio::test]
+async fn a_pinned_older_version_is_spoken_to_a_server_that_offers_newer() {
+    const BOTH: &[ProtocolVersion] =
+        &[ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25];
+    let pinned = HttpClientOptions::new().with_protocol_version("2025-11-25");
+    let (probe, client) = connected(BOTH, pinned).await;
+    assert_eq!(client.protocol_version(), "2025-11-25");
+    call(&client, "add", json!({"a": 1, "b": 2})).await.unwrap();
+    let seen = std::mem::take(&mut *probe.seen());
+    assert!(
+        seen.headers
+            .iter()
+            .all(|h| h.1.as_deref() == Some("2025-11-25"))
+    );
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_pinned_version_the_server_lacks_fails_the_connection_naming_both() {
+    let probe = Probe::new(LEGACY);
+    let url = serve(probe).await;
+    let pinned = HttpClientOptions::new().with_protocol_version("2026-07-28");
+    let error = McpClient::connect_http_with(&url, &pinned)
+        .await
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("2026-07-28") && message.contains("2025-11-25"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_pinned_version_is_refused_naming_the_known_ones() {
+    let pinned = HttpClientOptions::new().with_protocol_version("2030-01-01");
+    let error = McpClient::connect_http_with("http://127.0.0.1:9/mcp", &pinned)
+        .await
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("`2030-01-01`"), "{message}");
+    assert!(message.contains("2025-11-25, 2026-07-28"), "{message}");
 }

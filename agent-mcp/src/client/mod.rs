@@ -123,29 +123,40 @@ impl McpClient {
     pub async fn connect_http_with(url: &str, options: &HttpClientOptions) -> AgentResult<Self> {
         // rmcp's default resumes a broken stream forever; a call would then never end, so
         // the options always set a bounded policy.
-        let connect = async |lifecycle| {
+        let connect = async |lifecycle, version| {
             let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
             let transport = options
                 .transport(config)
                 .map_err(|e| AgentError::InvalidState(format!("cannot connect to {url}: {e}")))?;
             let state = ClientState {
                 elicit: options.elicit.clone(),
+                initialize_version: version,
                 ..ClientState::default()
             };
             Ok::<_, AgentError>(state.serve_with_lifecycle(transport, lifecycle).await)
         };
-        let service = match connect(lifecycle()).await? {
+        let legacy = ProtocolVersion::LATEST_WITH_INITIALIZE;
+        let first = match &options.protocol {
+            Some(version) => {
+                let (lifecycle, version) = pinned_lifecycle(version)?;
+                connect(lifecycle, version).await?
+            }
+            None => connect(lifecycle(), legacy.clone()).await?,
+        };
+        let service = match first {
             // A server that knows discovery but none of its versions, or that answers
             // an unknown method with an empty result instead of an error, speaks an
             // older protocol, which opens with `initialize` (over a fresh connection:
             // the first one saw a failed negotiation).
             Err(ClientInitializeError::NoCompatibleProtocolVersion {
                 server_supported, ..
-            }) if server_supported.iter().any(ProtocolVersion::has_initialize) => {
-                connect(ClientLifecycleMode::Initialize).await?
+            }) if options.protocol.is_none()
+                && server_supported.iter().any(ProtocolVersion::has_initialize) =>
+            {
+                connect(ClientLifecycleMode::Initialize, legacy).await?
             }
-            Err(ClientInitializeError::ExpectedInitResult(_)) => {
-                connect(ClientLifecycleMode::Initialize).await?
+            Err(ClientInitializeError::ExpectedInitResult(_)) if options.protocol.is_none() => {
+                connect(ClientLifecycleMode::Initialize, legacy).await?
             }
             service => service,
         }
@@ -279,6 +290,28 @@ fn lifecycle() -> ClientLifecycleMode {
     }
 }
 
+/// How the client opens a connection that speaks `version` only: by discovery or by
+/// `initialize`, as the version has it. An unknown version is an error naming the
+/// known ones.
+fn pinned_lifecycle(version: &str) -> AgentResult<(ClientLifecycleMode, ProtocolVersion)> {
+    let known = ProtocolVersion::KNOWN_VERSIONS;
+    let Some(version) = known.iter().find(|known| known.as_str() == version) else {
+        let names: Vec<&str> = known.iter().map(ProtocolVersion::as_str).collect();
+        return Err(AgentError::InvalidState(format!(
+            "unknown MCP protocol version `{version}`; this client speaks {}",
+            names.join(", ")
+        )));
+    };
+    let lifecycle = if version.has_initialize() {
+        ClientLifecycleMode::Initialize
+    } else {
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![version.clone()],
+        }
+    };
+    Ok((lifecycle, version.clone()))
+}
+
 /// How long a 2026-07-28 server may take to acknowledge the client's
 /// `subscriptions/listen` before the client goes on without tool-change notices.
 const LISTEN_ACKNOWLEDGEMENT: Duration = Duration::from_secs(10);
@@ -340,13 +373,14 @@ async fn follow_tool_changes(
 /// What the client side of a connection keeps: the calls in flight that want the
 /// server's progress, by the progress token rmcp put on their request, and the server's
 /// tools as last listed.
-#[derive(Default)]
 struct ClientState {
     in_flight: Mutex<HashMap<ProgressToken, ToolContext>>,
     /// The application's answer to form elicitations, if it gives any.
     elicit: Option<Arc<Elicit>>,
     /// Shared with the task that follows a 2026-07-28 server's tool changes.
     listing: Arc<Listing>,
+    /// The version `initialize` offers, when the connection opens with it.
+    initialize_version: ProtocolVersion,
 }
 
 /// The server's tools as last listed.
@@ -398,6 +432,17 @@ impl Listing {
     }
 }
 
+impl Default for ClientState {
+    fn default() -> Self {
+        Self {
+            in_flight: Mutex::default(),
+            elicit: None,
+            listing: Arc::default(),
+            initialize_version: ProtocolVersion::LATEST_WITH_INITIALIZE,
+        }
+    }
+}
+
 impl ClientState {
     fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, ToolContext>> {
         self.in_flight.lock().unwrap_or_else(|e| e.into_inner())
@@ -406,8 +451,9 @@ impl ClientState {
 
 impl ClientHandler for ClientState {
     fn get_info(&self) -> ClientConfig {
-        // The client opens with `initialize`: it offers the newest protocol that has it
-        // (2026-07-28 dropped the handshake), which servers of every version answer.
+        // When the client opens with `initialize`, it offers the newest protocol that
+        // has it (2026-07-28 dropped the handshake), or the version the application
+        // pinned; discovery sends the capabilities and names its own version.
         let mut capabilities = ClientCapabilities::default();
         if self.elicit.is_some() {
             let mut elicitation = ElicitationCapability::new();
@@ -418,7 +464,7 @@ impl ClientHandler for ClientState {
             capabilities,
             Implementation::new("toolwright-mcp", env!("CARGO_PKG_VERSION")),
         )
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+        .with_protocol_version(self.initialize_version.clone())
     }
 
     async fn create_elicitation(
