@@ -399,7 +399,10 @@ async fn python_server_over_http(python: PathBuf, script: PathBuf) -> (Child, Mc
 /// Options that accept every form the server sends with `{"sure": true}`.
 fn agreeing() -> HttpClientOptions {
     HttpClientOptions::new().with_elicitation(|_message, _schema| async {
-        Some(serde_json::Map::from_iter([("sure".to_owned(), json!(true))]))
+        Some(serde_json::Map::from_iter([(
+            "sure".to_owned(),
+            json!(true),
+        )]))
     })
 }
 
