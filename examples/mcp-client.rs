@@ -6,6 +6,13 @@
 //! cargo run -p agent-examples --example mcp-client -- http://127.0.0.1:8000/mcp
 //! ```
 //!
+//! With `--arguments TOOL=JSON` the client calls TOOL with those arguments instead of
+//! example ones.
+//!
+//! With `--echo-schema ECHO=SOURCE` the client calls the tool ECHO with
+//! `{"schema": <SOURCE's input schema>}` instead of example arguments, which shows a
+//! server the schema exactly as the client keeps it.
+//!
 //! With `--token TOKEN` every request carries `Authorization: Bearer TOKEN`. When a
 //! tool asks for input (MCP elicitation), the client accepts the form with its default
 //! values, as a user who presses Enter would.
@@ -192,13 +199,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(oauth) = oauth_options(&mut args)? {
         options = options.with_oauth(oauth);
     }
+    let given = take_values(&mut args, "--arguments")?
+        .into_iter()
+        .map(|pair| {
+            let (tool, arguments) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("--arguments takes TOOL=JSON, not `{pair}`"))?;
+            let arguments: Value = serde_json::from_str(arguments)
+                .map_err(|e| format!("--arguments for {tool}: not JSON ({e})"))?;
+            Ok::<_, String>((tool.to_owned(), arguments))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let echo = take_values(&mut args, "--echo-schema")?
+        .into_iter()
+        .map(|pair| match pair.split_once('=') {
+            Some((echo, source)) => Ok((echo.to_owned(), source.to_owned())),
+            None => Err(format!("--echo-schema takes ECHO=SOURCE, not `{pair}`")),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let Some(url) = args.last() else {
         eprintln!(
             "usage: mcp-client [--token TOKEN] [--oauth | --client-credentials] \
              [--client-id ID] [--client-secret SECRET] [--client-metadata-url URL] \
              [--signing-key-file PEM --signing-algorithm ALG] \
              [--id-token TOKEN --idp-issuer URL --idp-token-endpoint URL --idp-client-id ID] \
-             [--scope SCOPE]... [--allow-loopback] [--allow-private-networks] URL"
+             [--scope SCOPE]... [--allow-loopback] [--allow-private-networks] \
+             [--arguments TOOL=JSON]... [--echo-schema ECHO=SOURCE]... URL"
         );
         std::process::exit(2);
     };
@@ -210,7 +236,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .filter(|t| t.exposure() == ToolExposure::Direct)
     {
-        let arguments = example_arguments(&tool.schema());
+        let source = echo.iter().find(|(name, _)| name == tool.name());
+        let arguments = given.iter().find(|(name, _)| name == tool.name());
+        let arguments = match (arguments, source.and_then(|(_, source)| tools.get(source))) {
+            (Some((_, arguments)), _) => arguments.clone(),
+            (None, Some(source)) => json!({"schema": source.schema()}),
+            (None, None) => example_arguments(&tool.schema()),
+        };
         match tools.call(tool.name(), &arguments, &ctx).await {
             Ok(output) => {
                 let text: Vec<&str> = output.iter().filter_map(|c| c.as_text()).collect();

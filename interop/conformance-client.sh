@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The command the conformance suite's client mode runs: examples/mcp-client.rs
 # (its path in $MCP_CLIENT) with OAuth on, given what the scenario passes in
-# $MCP_CONFORMANCE_CONTEXT (JSON): a pre-registered client's ID and secret (used for the
-# client-credentials grant in the auth/client-credentials-* scenarios) or its private
-# key and signing algorithm (private_key_jwt, passed as a file on descriptor 3), and for
-# cross-app access the identity provider and the user's ID token.
+# $MCP_CONFORMANCE_CONTEXT (JSON): the arguments to call named tools with, a
+# pre-registered client's ID and secret (used for the client-credentials grant in the
+# auth/client-credentials-* scenarios) or its private key and signing algorithm
+# (private_key_jwt, passed as a file on descriptor 3), and for cross-app access the
+# identity provider and the user's ID token.
 set -euo pipefail
 # The suite's servers, authorization servers included, listen on this machine.
 args=(--oauth --allow-loopback --client-metadata-url https://conformance-test.local/client-metadata.json)
@@ -28,6 +29,11 @@ for key, flag in flags:
     if isinstance(context.get(key), str):
         print(flag)
         print(context[key])
+# The arguments the scenario wants each named tool called with. JSON escapes line
+# breaks, so each value stays on its line.
+for call in context.get("toolCalls") or []:
+    print("--arguments")
+    print(call["name"] + "=" + json.dumps(call.get("arguments") or {}))
 ')
   # The PEM spans lines, so it reaches the client as a file rather than a flag value.
   pem=$(python3 -c '
@@ -41,5 +47,8 @@ print(json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"]).get("private_key_pem") o
 fi
 case "${MCP_CONFORMANCE_SCENARIO:-}" in
   auth/client-credentials-*) args+=(--client-credentials) ;;
+  # The scenario reads back, through its echo tool, the schema the client holds.
+  json-schema-2020-12-preservation)
+    args+=(--echo-schema json_schema_echo=json_schema_2020_12_tool) ;;
 esac
 exec "$MCP_CLIENT" "${args[@]}" "$@"

@@ -57,11 +57,19 @@ echo "conformance $(conformance --version) with node $(node --version) against $
 # interop/conformance-client.sh, which turns the scenario's context into flags), which
 # connects to the URL it is given, authorizing by OAuth when the server asks, lists the
 # tools and calls each, accepting elicitation forms with their defaults.
-CLIENT_SCENARIOS=(
-  initialize
-  tools_call
-  elicitation-sep1034-client-defaults
-  sse-retry
+# Each entry is "SPEC SCENARIO": the scenario run as the suite's SPEC revision says, or
+# with the suite's default for "extension" scenarios (which take no revision).
+CLIENT_SCENARIOS=()
+# client_scenarios SPEC SCENARIO...: adds the scenarios, to be run as of SPEC.
+client_scenarios() {
+  local spec=$1 scenario
+  shift
+  for scenario in "$@"; do
+    CLIENT_SCENARIOS+=("$spec $scenario")
+  done
+}
+# Authorization scenarios both revisions run.
+AUTH_SCENARIOS=(
   auth/metadata-default
   auth/metadata-var1
   auth/metadata-var2
@@ -76,17 +84,6 @@ CLIENT_SCENARIOS=(
   auth/token-endpoint-auth-post
   auth/token-endpoint-auth-none
   auth/pre-registration
-  auth/2025-03-26-oauth-metadata-backcompat
-  auth/2025-03-26-oauth-endpoint-fallback
-  # Draft-version scenarios (the suite lists them as [draft]); they pass, so they run.
-  auth/resource-mismatch
-  auth/offline-access-scope
-  auth/offline-access-not-supported
-  # Extension scenarios: SEP-1046 client credentials (secret, or a private-key JWT
-  # assertion), SEP-990 cross-app access.
-  auth/client-credentials-basic
-  auth/client-credentials-jwt
-  auth/cross-app-access-complete-flow
 )
 # Multi-round-trip requests (SEP-2322) of protocol 2026-07-28, in server mode: the
 # tools of interop/conformance_input_tools.rs ask through McpPeer::ask. Needs a suite
@@ -108,6 +105,50 @@ INPUT_REQUIRED_SCENARIOS=(
   input-required-result-validate-input
 )
 cargo build --quiet -p agent-examples --example mcp-client
+# Every client scenario of 2025-11-25 (the client falls back to `initialize`).
+client_scenarios 2025-11-25 \
+  initialize \
+  tools_call \
+  elicitation-sep1034-client-defaults \
+  sse-retry \
+  "${AUTH_SCENARIOS[@]}" \
+  json-schema-2020-12-preservation
+# Every client scenario of 2026-07-28 (`server/discover`, per-request metadata and
+# headers, input_required, no $ref dereferenced).
+client_scenarios 2026-07-28 \
+  tools_call \
+  request-metadata \
+  "${AUTH_SCENARIOS[@]}" \
+  auth/resource-mismatch \
+  auth/offline-access-scope \
+  auth/offline-access-not-supported \
+  auth/authorization-server-migration \
+  auth/iss-supported \
+  auth/iss-not-advertised \
+  auth/iss-supported-missing \
+  auth/iss-wrong-issuer \
+  auth/iss-unexpected \
+  auth/iss-normalized \
+  auth/metadata-issuer-mismatch \
+  sep-2322-client-request-state \
+  http-standard-headers \
+  http-custom-headers \
+  http-invalid-tool-headers \
+  json-schema-ref-no-deref \
+  json-schema-2020-12-preservation
+# Extension scenarios: SEP-1046 client credentials (secret, or a private-key JWT
+# assertion), enterprise-managed authorization, and SEP-2640 skills (a client that
+# reads no skills passes). DPoP and workload identity are not supported yet
+# (interop/CONFORMANCE.md).
+client_scenarios extension \
+  auth/client-credentials-basic \
+  auth/client-credentials-jwt \
+  auth/enterprise-managed-authorization \
+  sep-2640-client-no-prefetch \
+  sep-2640-client-verify-digest \
+  sep-2640-client-verify-size \
+  sep-2640-client-verify-frontmatter
+
 export MCP_CLIENT="$target_dir/debug/examples/mcp-client"
 client="$PWD/interop/conformance-client.sh"
 
@@ -122,14 +163,14 @@ run_scenario() {
   if [ "$mode" = server ]; then
     out=$(timeout 120 conformance server --url "$url" --scenario "$scenario" "${spec[@]}" 2>&1) && status=0 || status=$?
   else
-    out=$(timeout 120 conformance client --command "$client" --scenario "$scenario" 2>&1) && status=0 || status=$?
+    out=$(timeout 120 conformance client --command "$client" --scenario "$scenario" "${client_spec[@]}" 2>&1) && status=0 || status=$?
     # sse-retry: about one run in ten, the client's standalone GET stream (opened when
     # its session starts) reaches the suite's server just as the server closes the
     # call's stream, and the suite takes it for the reconnection, finding no
     # Last-Event-ID on it. A second run tells that race from a real failure.
     if [ "$status" -ne 0 ] && [ "$scenario" = sse-retry ] &&
        grep -q "could not measure timing\|Could not measure timing" <<<"$out"; then
-      out=$(timeout 120 conformance client --command "$client" --scenario "$scenario" 2>&1) && status=0 || status=$?
+      out=$(timeout 120 conformance client --command "$client" --scenario "$scenario" "${client_spec[@]}" 2>&1) && status=0 || status=$?
     fi
   fi
   # The suite exits 0 only when every check of the scenario passed.
@@ -146,8 +187,11 @@ run_scenario() {
 for scenario in "${SCENARIOS[@]}"; do
   run_scenario server "$scenario"
 done
-for scenario in "${CLIENT_SCENARIOS[@]}"; do
-  run_scenario client "$scenario"
+for entry in "${CLIENT_SCENARIOS[@]}"; do
+  spec=${entry%% *}
+  client_spec=(--spec-version "$spec")
+  [ "$spec" = extension ] && client_spec=()
+  run_scenario client "${entry#* }"
 done
 for scenario in "${INPUT_REQUIRED_SCENARIOS[@]}"; do
   run_scenario server "$scenario" 2026-07-28

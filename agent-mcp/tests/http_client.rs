@@ -212,18 +212,22 @@ async fn a_client_with_an_elicitation_answer_is_asked_and_one_without_is_not() {
     tokio::spawn(async move {
         let _ = axum::serve(listener, router).await;
     });
-    let answering = HttpClientOptions::new().with_elicitation(|message, schema| async move {
+    // Over 2025-11-25 sessions, where the server asks by a server-to-client request;
+    // the same handler answers a 2026-07-28 server's `input_required`
+    // (tests/client_2026.rs).
+    let on_sessions = || HttpClientOptions::new().with_protocol_version("2025-11-25");
+    let answering = on_sessions().with_elicitation(|message, schema| async move {
         let mut content = serde_json::Map::new();
         if message == "Your name?" && schema["properties"]["name"]["type"] == "string" {
             content.insert("name".to_owned(), json!("Ada"));
         }
         Some(content)
     });
-    let declining = HttpClientOptions::new().with_elicitation(|_, _| async { None });
+    let declining = on_sessions().with_elicitation(|_, _| async { None });
     for (options, expected) in [
         (answering, "accept: Ada"),
         (declining, "decline: -"),
-        (HttpClientOptions::new(), "cannot ask"),
+        (on_sessions(), "cannot ask"),
     ] {
         let client = McpClient::connect_http_with(&url, &options).await.unwrap();
         let set = client.toolset().unwrap();

@@ -1,10 +1,11 @@
 //! The client side against real servers in other processes: our example server
 //! (`interop/conformance-server.rs`: examples/mcp-server.rs's tools and the conformance
 //! suite's) over stdio and HTTP, and a server we did not write, built with the official
-//! Python SDK (`interop/fastmcp_server.py`), over stdio and HTTP.
+//! Python SDK (`interop/fastmcp_server.py`), over stdio and HTTP, and one built with
+//! FastMCP 4 (`interop/fastmcp4_server.py`), which speaks only protocol 2026-07-28.
 //!
-//! The Python server needs `.venv-interop` (made by `scripts/install-interop-deps.sh`,
-//! which `scripts/test.sh` runs first).
+//! The Python servers need `.venv-interop` and `.venv-interop-v2` (made by
+//! `scripts/install-interop-deps.sh`, which `scripts/test.sh` runs first).
 
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use toolwright_core::{CallReporter, Content, ToolContext, ToolErrorKind, ToolSet};
-use toolwright_mcp::McpClient;
+use toolwright_mcp::{HttpClientOptions, McpClient};
 
 fn workspace_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
@@ -50,7 +51,16 @@ fn example_server() -> &'static Path {
 }
 
 fn python() -> PathBuf {
-    let python = workspace_root().join(".venv-interop/bin/python");
+    venv_python(".venv-interop")
+}
+
+/// The Python of the venv with the SDK's 2.x line and FastMCP 4.
+fn python_v2() -> PathBuf {
+    venv_python(".venv-interop-v2")
+}
+
+fn venv_python(venv: &str) -> PathBuf {
+    let python = workspace_root().join(venv).join("bin/python");
     assert!(
         python.exists(),
         "{} is missing: run scripts/install-interop-deps.sh",
@@ -348,14 +358,23 @@ async fn python_fastmcp_server_over_stdio() {
 
 #[tokio::test]
 async fn python_fastmcp_server_over_http() {
+    let (mut child, client) = python_server_over_http(python(), fastmcp_server()).await;
+    check_python_server(&client).await;
+    client.close().await;
+    child.kill().await.unwrap();
+}
+
+/// Starts `script` with `python` as an HTTP server on a free port, and connects to it
+/// once it is up.
+async fn python_server_over_http(python: PathBuf, script: PathBuf) -> (Child, McpClient) {
     // A free port: bind, read it, release it for the Python server.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let mut child = Command::new(python())
-        .arg(fastmcp_server())
+    let child = Command::new(python)
+        .arg(script)
         .args(["--http", &port.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -365,7 +384,7 @@ async fn python_fastmcp_server_over_http() {
     let url = format!("http://127.0.0.1:{port}/mcp");
     let started = Instant::now();
     let client = loop {
-        match McpClient::connect_http(&url).await {
+        match McpClient::connect_http_with(&url, &agreeing()).await {
             Ok(client) => break client,
             Err(error) if started.elapsed() < Duration::from_secs(30) => {
                 let _ = error;
@@ -374,7 +393,36 @@ async fn python_fastmcp_server_over_http() {
             Err(error) => panic!("the Python server did not come up: {error}"),
         }
     };
-    check_python_server(&client).await;
+    (child, client)
+}
+
+/// Options that accept every form the server sends with `{"sure": true}`.
+fn agreeing() -> HttpClientOptions {
+    HttpClientOptions::new().with_elicitation(|_message, _schema| async {
+        Some(serde_json::Map::from_iter([(
+            "sure".to_owned(),
+            json!(true),
+        )]))
+    })
+}
+
+#[tokio::test]
+async fn fastmcp4_server_over_2026_07_28() {
+    let script = workspace_root().join("interop/fastmcp4_server.py");
+    let (mut child, client) = python_server_over_http(python_v2(), script).await;
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    assert_eq!(client.server_name(), "fastmcp4-server");
+    let set = client.toolset().unwrap();
+    let out = call(&set, "multiply", json!({"a": 6, "b": 7}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&out), "42");
+    // The tool asks its user: FastMCP 4 sends `input_required`, the client answers
+    // with its elicitation handler and sends the call again.
+    let out = call(&set, "confirm", json!({"what": "deploy"}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&out), "did deploy");
     client.close().await;
     child.kill().await.unwrap();
 }

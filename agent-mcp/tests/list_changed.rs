@@ -236,11 +236,20 @@ async fn a_call_running_when_its_tool_is_removed_finishes() {
     );
 }
 
+/// These tests are about the sessions of 2025-11-25, on which the server tells each
+/// connected client of a change; a 2026-07-28 client follows changes on
+/// `subscriptions/listen` instead.
+fn on_sessions() -> HttpClientOptions {
+    HttpClientOptions::new().with_protocol_version("2025-11-25")
+}
+
 #[tokio::test]
 async fn our_client_sees_new_tools_and_a_removed_tool_fails_clearly() {
     let server = McpServer::new(tools![add, echo]);
     let http = serve_http(&server, HttpOptions::default()).await;
-    let client = McpClient::connect_http(&http.url).await.unwrap();
+    let client = McpClient::connect_http_with(&http.url, &on_sessions())
+        .await
+        .unwrap();
     let before = client.toolset().unwrap();
     let mut changes = client.tool_changes();
     eventually("the session counts as connected", || {
@@ -292,9 +301,15 @@ async fn every_http_session_is_told_and_a_closed_one_is_dropped() {
     // Sessions a client abandons without closing expire quickly.
     let options = HttpOptions::default().with_session_idle_timeout(Duration::from_secs(2));
     let http = serve_http(&server, options).await;
-    let first = McpClient::connect_http(&http.url).await.unwrap();
-    let second = McpClient::connect_http(&http.url).await.unwrap();
-    let third = McpClient::connect_http(&http.url).await.unwrap();
+    let first = McpClient::connect_http_with(&http.url, &on_sessions())
+        .await
+        .unwrap();
+    let second = McpClient::connect_http_with(&http.url, &on_sessions())
+        .await
+        .unwrap();
+    let third = McpClient::connect_http_with(&http.url, &on_sessions())
+        .await
+        .unwrap();
     eventually("three sessions connected", || {
         server.connected_clients() == 3
     })
@@ -346,7 +361,7 @@ async fn a_tool_needing_a_scope_stays_hidden_when_it_is_added() {
         StreamableHttpClientTransportConfig::with_uri(http.url.clone()).auth_header("alice-token"),
     );
     let alice = Notices(tx).serve(transport).await.unwrap();
-    let options = HttpClientOptions::new().with_bearer_token("root-token");
+    let options = on_sessions().with_bearer_token("root-token");
     let root = McpClient::connect_http_with(&http.url, &options)
         .await
         .unwrap();

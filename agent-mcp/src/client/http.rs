@@ -37,6 +37,8 @@ pub struct HttpClientOptions {
     pub(crate) elicit: Option<Arc<Elicit>>,
     retry: Option<RetryPolicy>,
     http: Option<reqwest::Client>,
+    /// The one protocol version to speak, when the application pins one.
+    pub(crate) protocol: Option<String>,
     #[cfg(feature = "oauth")]
     oauth: Option<crate::OAuthOptions>,
 }
@@ -123,6 +125,17 @@ impl HttpClientOptions {
         self
     }
 
+    /// Speak protocol `version` only, such as `"2025-11-25"`, instead of the newest the
+    /// server offers: `2026-07-28` and later by `server/discover`, older versions by
+    /// the `initialize` handshake. By default the client discovers and falls back to
+    /// `initialize` (2025-11-25) for servers that predate discovery. A server that
+    /// does not speak `version` fails the connection, naming the versions it speaks.
+    /// For servers whose features differ by version, and for tests of one version.
+    pub fn with_protocol_version(mut self, version: &str) -> Self {
+        self.protocol = Some(version.to_owned());
+        self
+    }
+
     /// Send requests through the application's own `client` (its proxy, timeouts, TLS
     /// roots) instead of one built for this connection. Configure it as a bearer token
     /// needs: without following redirects to other servers, which reqwest does by
@@ -199,6 +212,7 @@ impl fmt::Debug for HttpClientOptions {
             .field("token", &token)
             .field("elicitation", &self.elicit.is_some())
             .field("retry", &self.retry)
+            .field("protocol", &self.protocol)
             .field("own_http_client", &self.http.is_some());
         #[cfg(feature = "oauth")]
         debug.field("oauth", &self.oauth);

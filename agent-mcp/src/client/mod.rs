@@ -6,24 +6,27 @@ pub(crate) mod oauth;
 
 use self::http::{Elicit, HttpClientOptions};
 use crate::convert::{annotations_from_mcp, result_from_mcp};
-use rmcp::ClientHandler;
-use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
-    ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, ErrorCode, FormElicitationCapability, Implementation,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, ServerResult,
+    ClientConfig, ClientRequest, ClientResult, DEFAULT_MRTR_MAX_ROUNDS, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationCapability, ErrorCode, FormElicitationCapability,
+    Implementation, InputRequest, InputRequiredResult, InputResponses, NumberOrString,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, ServerNotification,
+    ServerRequest, ServerResult, SubscriptionFilter,
 };
-use rmcp::service::NotificationContext;
-use rmcp::service::PeerRequestOptions;
-use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, NotificationContext,
+    PeerRequestOptions, RequestContext, RoleClient, RunningService, ServiceError, Subscription,
+};
 use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, Service};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
 use tokio::process::Command;
 use tokio::sync::watch;
 use toolwright_core::{
@@ -40,7 +43,9 @@ use toolwright_core::{
 /// # When the server's tools change
 ///
 /// A server that adds or removes tools while connected sends
-/// `notifications/tools/list_changed`; the client then lists the tools again, so
+/// `notifications/tools/list_changed` (on protocol 2026-07-28, on the
+/// `subscriptions/listen` stream the client opens when the server announces tool
+/// changes); the client then lists the tools again, so
 /// [`toolset`](Self::toolset) and [`tool_names`](Self::tool_names) give the server's
 /// current tools. A [`ToolSet`] made earlier, and an agent built with it, keeps the
 /// tools it was made with: one the server no longer offers answers with an
@@ -83,9 +88,12 @@ impl McpClient {
             .map_err(|e| {
                 AgentError::InvalidState(format!("could not start the MCP server: {e}"))
             })?;
-        let service = ClientState::default().serve(transport).await.map_err(|e| {
-            AgentError::InvalidState(format!("MCP initialization with the child failed: {e}"))
-        })?;
+        let service = ClientState::default()
+            .serve_with_lifecycle(transport, lifecycle())
+            .await
+            .map_err(|e| {
+                AgentError::InvalidState(format!("MCP initialization with the child failed: {e}"))
+            })?;
         Self::from_service(service).await
     }
 
@@ -115,21 +123,57 @@ impl McpClient {
     pub async fn connect_http_with(url: &str, options: &HttpClientOptions) -> AgentResult<Self> {
         // rmcp's default resumes a broken stream forever; a call would then never end, so
         // the options always set a bounded policy.
-        let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
-        let transport = options
-            .transport(config)
-            .map_err(|e| AgentError::InvalidState(format!("cannot connect to {url}: {e}")))?;
-        let state = ClientState {
-            elicit: options.elicit.clone(),
-            ..ClientState::default()
+        let connect = async |lifecycle, version| {
+            let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+            let transport = options
+                .transport(config)
+                .map_err(|e| AgentError::InvalidState(format!("cannot connect to {url}: {e}")))?;
+            let state = ClientState {
+                elicit: options.elicit.clone(),
+                initialize_version: version,
+                ..ClientState::default()
+            };
+            Ok::<_, AgentError>(state.serve_with_lifecycle(transport, lifecycle).await)
         };
-        let service = state.serve(transport).await.map_err(|e| {
+        let legacy = ProtocolVersion::LATEST_WITH_INITIALIZE;
+        let first = match &options.protocol {
+            Some(version) => {
+                let (lifecycle, version) = pinned_lifecycle(version)?;
+                connect(lifecycle, version).await?
+            }
+            None => connect(lifecycle(), legacy.clone()).await?,
+        };
+        let service = match first {
+            // A server that knows discovery but none of its versions, or that answers
+            // an unknown method with an empty result instead of an error, speaks an
+            // older protocol, which opens with `initialize` (over a fresh connection:
+            // the first one saw a failed negotiation).
+            Err(ClientInitializeError::NoCompatibleProtocolVersion {
+                server_supported, ..
+            }) if options.protocol.is_none()
+                && server_supported.iter().any(ProtocolVersion::has_initialize) =>
+            {
+                connect(ClientLifecycleMode::Initialize, legacy).await?
+            }
+            Err(ClientInitializeError::ExpectedInitResult(_)) if options.protocol.is_none() => {
+                connect(ClientLifecycleMode::Initialize, legacy).await?
+            }
+            service => service,
+        }
+        .map_err(|e| {
             AgentError::InvalidState(format!("MCP initialization with {url} failed: {e}"))
         })?;
         Self::from_service(service).await
     }
 
     async fn from_service(service: RunningService<RoleClient, ClientState>) -> AgentResult<Self> {
+        // Listening before the first listing, so that no change falls between the two.
+        if let Some(subscription) = listen_for_tool_changes(service.peer()).await {
+            let listing = service.service().listing.clone();
+            let peer = service.peer().clone();
+            // Ends with the connection: closing it ends the subscription's stream.
+            tokio::spawn(async move { follow_tool_changes(subscription, &listing, &peer).await });
+        }
         service
             .service()
             .listing
@@ -155,6 +199,17 @@ impl McpClient {
     /// The server's `serverInfo.name`.
     pub fn server_name(&self) -> &str {
         &self.origin
+    }
+
+    /// The MCP protocol version spoken with the server, such as `2026-07-28` (found by
+    /// `server/discover`) or `2025-11-25` (agreed by `initialize`, for servers that
+    /// predate discovery).
+    pub fn protocol_version(&self) -> String {
+        self.service
+            .peer()
+            .peer_info()
+            .map(|info| info.protocol_version.to_string())
+            .unwrap_or_default()
     }
 
     /// Names of the server's tools, as it last listed them.
@@ -225,15 +280,107 @@ impl std::fmt::Debug for McpClient {
     }
 }
 
+/// How the client opens a connection: `server/discover` first (MCP 2026-07-28, which
+/// has no handshake), and the `initialize` handshake of 2025-11-25 when the server
+/// answers that it does not know discovery (or does not answer it within ten seconds).
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+    }
+}
+
+/// How the client opens a connection that speaks `version` only: by discovery or by
+/// `initialize`, as the version has it. An unknown version is an error naming the
+/// known ones.
+fn pinned_lifecycle(version: &str) -> AgentResult<(ClientLifecycleMode, ProtocolVersion)> {
+    let known = ProtocolVersion::KNOWN_VERSIONS;
+    let Some(version) = known.iter().find(|known| known.as_str() == version) else {
+        let names: Vec<&str> = known.iter().map(ProtocolVersion::as_str).collect();
+        return Err(AgentError::InvalidState(format!(
+            "unknown MCP protocol version `{version}`; this client speaks {}",
+            names.join(", ")
+        )));
+    };
+    let lifecycle = if version.has_initialize() {
+        ClientLifecycleMode::Initialize
+    } else {
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![version.clone()],
+        }
+    };
+    Ok((lifecycle, version.clone()))
+}
+
+/// How long a 2026-07-28 server may take to acknowledge the client's
+/// `subscriptions/listen` before the client goes on without tool-change notices.
+const LISTEN_ACKNOWLEDGEMENT: Duration = Duration::from_secs(10);
+
+/// Opens the `subscriptions/listen` stream that carries a 2026-07-28 server's tool
+/// changes, when the server announces such changes. `None` on older protocols (their
+/// notices reach [`ClientHandler::on_tool_list_changed`]) and when the server refuses or
+/// does not acknowledge: the client then works with the tools as first listed, and
+/// [`McpClient::refresh_tools`] still lists them again on demand.
+async fn listen_for_tool_changes(peer: &rmcp::Peer<RoleClient>) -> Option<Subscription> {
+    let info = peer.peer_info()?;
+    let announces_changes = info
+        .capabilities
+        .tools
+        .as_ref()
+        .and_then(|tools| tools.list_changed)
+        .unwrap_or(false);
+    if info.protocol_version.has_initialize() || !announces_changes {
+        return None;
+    }
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    match tokio::time::timeout(LISTEN_ACKNOWLEDGEMENT, peer.listen(filter)).await {
+        Ok(Ok(subscription)) => Some(subscription),
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "the MCP server refused to announce its tool changes");
+            None
+        }
+        Err(_) => {
+            tracing::warn!("the MCP server did not acknowledge the tool-change subscription");
+            None
+        }
+    }
+}
+
+/// Lists the tools again on each change the subscription announces, until it ends.
+async fn follow_tool_changes(
+    mut subscription: Subscription,
+    listing: &Listing,
+    peer: &rmcp::Peer<RoleClient>,
+) {
+    loop {
+        match subscription.next().await {
+            Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {
+                // A failed listing keeps the last one; the next notice tries again.
+                if let Err(error) = listing.refresh(peer).await {
+                    tracing::warn!(%error, "listing the MCP server's tools again failed");
+                }
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => return,
+            Err(error) => {
+                tracing::warn!(%error, "the MCP server's tool-change subscription failed");
+                return;
+            }
+        }
+    }
+}
+
 /// What the client side of a connection keeps: the calls in flight that want the
 /// server's progress, by the progress token rmcp put on their request, and the server's
 /// tools as last listed.
-#[derive(Default)]
 struct ClientState {
     in_flight: Mutex<HashMap<ProgressToken, ToolContext>>,
     /// The application's answer to form elicitations, if it gives any.
     elicit: Option<Arc<Elicit>>,
-    listing: Listing,
+    /// Shared with the task that follows a 2026-07-28 server's tool changes.
+    listing: Arc<Listing>,
+    /// The version `initialize` offers, when the connection opens with it.
+    initialize_version: ProtocolVersion,
 }
 
 /// The server's tools as last listed.
@@ -285,6 +432,17 @@ impl Listing {
     }
 }
 
+impl Default for ClientState {
+    fn default() -> Self {
+        Self {
+            in_flight: Mutex::default(),
+            elicit: None,
+            listing: Arc::default(),
+            initialize_version: ProtocolVersion::LATEST_WITH_INITIALIZE,
+        }
+    }
+}
+
 impl ClientState {
     fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, ToolContext>> {
         self.in_flight.lock().unwrap_or_else(|e| e.into_inner())
@@ -293,8 +451,9 @@ impl ClientState {
 
 impl ClientHandler for ClientState {
     fn get_info(&self) -> ClientConfig {
-        // The client opens with `initialize`: it offers the newest protocol that has it
-        // (2026-07-28 dropped the handshake), which servers of every version answer.
+        // When the client opens with `initialize`, it offers the newest protocol that
+        // has it (2026-07-28 dropped the handshake), or the version the application
+        // pinned; discovery sends the capabilities and names its own version.
         let mut capabilities = ClientCapabilities::default();
         if self.elicit.is_some() {
             let mut elicitation = ElicitationCapability::new();
@@ -305,7 +464,7 @@ impl ClientHandler for ClientState {
             capabilities,
             Implementation::new("toolwright-mcp", env!("CARGO_PKG_VERSION")),
         )
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+        .with_protocol_version(self.initialize_version.clone())
     }
 
     async fn create_elicitation(
@@ -505,14 +664,57 @@ impl Tool for RemoteTool {
                 ToolError::invalid_arguments("Invalid arguments: expected a JSON object").into(),
             );
         };
-        let params =
+        let mut params =
             CallToolRequestParams::new(self.name.to_string()).with_arguments(arguments.clone());
+        // A 2026-07-28 server that needs input answers `input_required`; the call is then
+        // sent again with the answers and the server's state, each time as a new request.
+        let mut state_only_rounds = 0u32;
+        for _round in 0..DEFAULT_MRTR_MAX_ROUNDS {
+            let asked = match self.call_once(params.clone(), ctx).await {
+                Ok(Round::InputRequired(asked)) => asked,
+                Ok(Round::Complete(result)) => {
+                    return Ok(self.unless_removed(result_from_mcp(result))?);
+                }
+                Err(error) if error.kind() == ToolErrorKind::Cancelled => return Err(error.into()),
+                Err(error) => return Ok(self.unless_removed(Err(error))?),
+            };
+            let retry = tokio::select! {
+                retry = self.answer(asked, &mut state_only_rounds) => retry,
+                () = ctx.cancellation().cancelled() => {
+                    return Err(ToolError::cancelled(&self.name).into());
+                }
+            };
+            (params.input_responses, params.request_state) = retry?;
+        }
+        Err(ToolError::execution(format!(
+            "the MCP server still asked for input after {DEFAULT_MRTR_MAX_ROUNDS} rounds of \
+             answers to `{}`, so the call was given up",
+            self.name
+        ))
+        .into())
+    }
+}
+
+/// What one round of a call brought: the result, or the server's questions.
+enum Round {
+    Complete(rmcp::model::CallToolResult),
+    InputRequired(InputRequiredResult),
+}
+
+impl RemoteTool {
+    /// Sends `params` once, with the server's progress routed to `ctx` and the server
+    /// told if the caller stops waiting.
+    async fn call_once(
+        &self,
+        params: CallToolRequestParams,
+        ctx: &ToolContext,
+    ) -> Result<Round, ToolError> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let peer = self.service.peer();
         let handle = peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| service_error(&self.name, e))?;
+            .map_err(|e| self.failed(e))?;
         let mut unanswered = CancelUnanswered {
             peer: peer.clone(),
             waiting: Some(handle.id.clone()),
@@ -534,23 +736,118 @@ impl Tool for RemoteTool {
                 if let Some(notice) = unanswered.notice() {
                     let _ = peer.notify_cancelled(notice).await;
                 }
-                return Err(ToolError::cancelled(&self.name).into());
+                return Err(ToolError::cancelled(&self.name));
             }
         };
         unanswered.waiting = None;
-        let result = match result {
-            Ok(ServerResult::CallToolResult(result)) => Ok(result),
-            Ok(_) => Err(ServiceError::UnexpectedResponse),
-            Err(error) => Err(error),
+        match result {
+            Ok(ServerResult::CallToolResult(result)) => Ok(Round::Complete(result)),
+            Ok(ServerResult::InputRequiredResult(asked)) => Ok(Round::InputRequired(asked)),
+            Ok(_) => Err(self.failed(ServiceError::UnexpectedResponse)),
+            Err(error) => Err(self.failed(error)),
+        }
+    }
+
+    /// The answers to the server's questions, and its state echoed unchanged, for the
+    /// call's next round. Each question goes to the handler that answers the same
+    /// question sent as a server-to-client request on older protocols (so an
+    /// application's elicitation handler answers both).
+    async fn answer(
+        &self,
+        asked: InputRequiredResult,
+        state_only_rounds: &mut u32,
+    ) -> Result<(Option<InputResponses>, Option<String>), ToolError> {
+        let requests = asked.input_requests.unwrap_or_default();
+        if requests.is_empty() {
+            let Some(state) = asked.request_state else {
+                return Err(ToolError::execution(format!(
+                    "the MCP server answered `{}` with `input_required` but asked nothing \
+                     and sent no request state, so there is nothing to send again",
+                    self.name
+                )));
+            };
+            // Only state: the server is not ready yet. Asking again at once would
+            // hammer it, so the wait grows, to at most a quarter second.
+            let wait = 50u64 << (*state_only_rounds).min(2);
+            *state_only_rounds += 1;
+            tokio::time::sleep(Duration::from_millis(wait.min(250))).await;
+            return Ok((None, Some(state)));
+        }
+        *state_only_rounds = 0;
+        let answers = futures::future::try_join_all(
+            requests
+                .into_iter()
+                .map(|(key, request)| self.answer_one(key, request)),
+        )
+        .await?;
+        Ok((Some(answers.into_iter().collect()), asked.request_state))
+    }
+
+    /// One question's answer, under its key.
+    async fn answer_one(
+        &self,
+        key: String,
+        request: InputRequest,
+    ) -> Result<(String, Value), ToolError> {
+        let (request, what) = match request {
+            InputRequest::Elicitation(request) => (ServerRequest::ElicitRequest(request), "input"),
+            InputRequest::CreateMessage(request) => (
+                ServerRequest::CreateMessageRequest(request),
+                "a model completion (sampling)",
+            ),
+            InputRequest::ListRoots(request) => (
+                ServerRequest::ListRootsRequest(request),
+                "the client's roots",
+            ),
+            other => {
+                return Err(ToolError::execution(format!(
+                    "the MCP server asked a question this client does not know to go on \
+                     with `{}`: {}",
+                    self.name,
+                    serde_json::to_string(&other).unwrap_or_default()
+                )));
+            }
         };
-        let outcome = result
-            .map_err(|e| service_error(&self.name, e))
-            .and_then(result_from_mcp);
-        // Servers answer a call of a tool they dropped as a protocol error (ours) or as
-        // an error result (others); either way, once the listing lacks it, say so.
+        let peer = self.service.peer().clone();
+        let context = RequestContext::new(NumberOrString::String(key.as_str().into()), peer);
+        let answer = self
+            .service
+            .service()
+            .handle_request(request, context)
+            .await
+            .map_err(|error| {
+                ToolError::execution(format!(
+                    "the MCP server asked for {what} to go on with `{}`, and this client \
+                     could not give it: {}",
+                    self.name, error.message
+                ))
+            })?;
+        let value = match answer {
+            ClientResult::ElicitResult(result) => serde_json::to_value(result),
+            ClientResult::CreateMessageResult(result) => serde_json::to_value(result),
+            ClientResult::ListRootsResult(result) => serde_json::to_value(result),
+            _ => Ok(Value::Null),
+        }
+        .map_err(|e| ToolError::execution(format!("an answer could not be encoded: {e}")))?;
+        Ok((key, value))
+    }
+
+    /// `error` as the model should see it.
+    fn failed(&self, error: ServiceError) -> ToolError {
+        service_error(&self.name, error)
+    }
+
+    /// Servers answer a call of a tool they dropped as a protocol error (ours) or as an
+    /// error result (others); either way, once the listing lacks it, say so.
+    fn unless_removed(
+        &self,
+        outcome: Result<Vec<Content>, ToolError>,
+    ) -> Result<Vec<Content>, ToolError> {
         match outcome {
-            Err(error) if !state.listing.offers(&self.name) => Err(self.removed(&error).into()),
-            outcome => Ok(outcome?),
+            Err(error) if !self.service.service().listing.offers(&self.name) => {
+                Err(self.removed(&error))
+            }
+            outcome => outcome,
         }
     }
 }
