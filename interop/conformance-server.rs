@@ -295,6 +295,37 @@ impl Tool for JsonSchema202012Tool {
     }
 }
 
+/// A tool with a parameter a client also sends as an HTTP header (`x-mcp-header`,
+/// SEP-2243: `Mcp-Param-Region`), so that gateways can route on it without reading the
+/// body. The server refuses a call whose header is missing or differs from the argument.
+struct RegionHeaderTool;
+
+#[async_trait]
+impl Tool for RegionHeaderTool {
+    fn name(&self) -> &str {
+        "test_region_header"
+    }
+
+    fn description(&self) -> &str {
+        "Runs a query in a region; the region travels as the Mcp-Param-Region header too"
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "query": {"type": "string"},
+            },
+            "required": ["region"],
+        })
+    }
+
+    async fn call(&self, args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        Ok(vec![Content::text(format!("region {}", args["region"]))])
+    }
+}
+
 /// Asks the client's model for a one-line answer: needs the client's `sampling`
 /// capability, so a client that did not declare it gets the protocol's refusal.
 #[tool]
@@ -386,9 +417,9 @@ fn toolset() -> ToolSet {
             test_trigger_tool_change,
         ])
         .expect("the suite's tools are named apart from the example's");
-    tools
-        .register_tool(JsonSchema202012Tool)
-        .expect("the suite's tools are named apart from the example's");
+    let taken = "the suite's tools are named apart from the example's";
+    tools.register_tool(JsonSchema202012Tool).expect(taken);
+    tools.register_tool(RegionHeaderTool).expect(taken);
     tools
 }
 

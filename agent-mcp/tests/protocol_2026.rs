@@ -492,3 +492,67 @@ async fn listen_streams_are_bounded_per_caller_and_a_freed_place_can_be_taken_ag
         "notifications/tools/list_changed"
     );
 }
+
+/// A tool with a parameter the client also sends as the `Mcp-Param-Region` header.
+struct Regional;
+
+#[async_trait]
+impl Tool for Regional {
+    fn name(&self) -> &str {
+        "regional"
+    }
+    fn description(&self) -> &str {
+        "Runs in a region."
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object",
+               "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+               "required": ["region"]})
+    }
+    async fn call(&self, args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        Ok(vec![Content::text(format!("ran in {}", args["region"]))])
+    }
+}
+
+#[tokio::test]
+async fn a_header_parameter_that_disagrees_with_the_body_is_refused() {
+    let mut tools = ToolSet::new();
+    tools.register_tool(Regional).unwrap();
+    let server = McpServer::new(tools);
+    let running = serve(&server).await;
+    let body = raw_http::rpc(
+        9,
+        "tools/call",
+        json!({"name": "regional", "arguments": {"region": "eu-west"}, "_meta": meta(json!({}))}),
+    );
+    let post = |extra: Vec<(&'static str, &'static str)>| {
+        let body = body.clone();
+        async move {
+            let mut headers = headers("tools/call", Some("regional"));
+            headers.extend(extra);
+            raw_http::post(running.addr, None, &headers, &body)
+                .await
+                .unwrap()
+        }
+    };
+    // A gateway routing on the header would send the call to another region than the
+    // tool runs in: refused, as is a missing or undecodable header.
+    for (extra, why) in [
+        (vec![("Mcp-Param-Region", "us-east")], "does not match"),
+        (vec![], "missing Mcp-Param-Region"),
+        (vec![("Mcp-Param-Region", "=?base64?ZXUtd2VzdA?=")], "Base64"),
+    ] {
+        let reply = post(extra).await;
+        assert_eq!(reply.status, 400, "{}", reply.body);
+        let error = &reply.answer().unwrap()["error"];
+        assert_eq!(error["code"], json!(-32020), "{error}");
+        assert!(error["message"].as_str().unwrap().contains(why), "{error}");
+    }
+    // Plain, or Base64 in its sentinel, the header that agrees is served.
+    for value in ["eu-west", "=?base64?ZXUtd2VzdA==?="] {
+        let reply = post(vec![("Mcp-Param-Region", value)]).await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let result = &reply.answer().unwrap()["result"];
+        assert_eq!(result["content"][0]["text"], json!("ran in \"eu-west\""));
+    }
+}
