@@ -514,10 +514,53 @@ impl Tool for Regional {
     }
 }
 
+/// Runs in a region, which clients also send as the `Mcp-Param-Region` header.
+#[tool(name = "regional")]
+async fn regional_macro(#[arg(header = "Region")] region: String) -> String {
+    format!("ran in \"{region}\"")
+}
+
+#[test]
+fn a_header_parameter_declared_with_tool_is_served_to_mcp_only() {
+    let tools = tools![regional_macro];
+    let definition = tools.definition("regional").unwrap();
+    let mcp = toolwright_core::Dialect::Mcp.render(definition).unwrap();
+    assert_eq!(
+        mcp["inputSchema"]["properties"]["region"]["x-mcp-header"],
+        json!("Region")
+    );
+    // A model provider is not sent what only an MCP client's transport reads.
+    for dialect in [
+        toolwright_core::Dialect::OpenAi,
+        toolwright_core::Dialect::OpenAiStrict,
+        toolwright_core::Dialect::Anthropic,
+        toolwright_core::Dialect::Gemini,
+    ] {
+        let rendered = dialect.render_parameters(definition).unwrap();
+        assert!(
+            rendered["properties"]["region"]
+                .get("x-mcp-header")
+                .is_none(),
+            "{dialect:?}: {rendered}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_header_parameter_that_disagrees_with_the_body_is_refused() {
-    let mut tools = ToolSet::new();
-    tools.register_tool(Regional).unwrap();
+    for tools in [
+        {
+            let mut tools = ToolSet::new();
+            tools.register_tool(Regional).unwrap();
+            tools
+        },
+        tools![regional_macro],
+    ] {
+        header_parameter_is_checked(tools).await;
+    }
+}
+
+async fn header_parameter_is_checked(tools: ToolSet) {
     let server = McpServer::new(tools);
     let running = serve(&server).await;
     let body = raw_http::rpc(
@@ -540,7 +583,10 @@ async fn a_header_parameter_that_disagrees_with_the_body_is_refused() {
     for (extra, why) in [
         (vec![("Mcp-Param-Region", "us-east")], "does not match"),
         (vec![], "missing Mcp-Param-Region"),
-        (vec![("Mcp-Param-Region", "=?base64?ZXUtd2VzdA?=")], "Base64"),
+        (
+            vec![("Mcp-Param-Region", "=?base64?ZXUtd2VzdA?=")],
+            "Base64",
+        ),
     ] {
         let reply = post(extra).await;
         assert_eq!(reply.status, 400, "{}", reply.body);
