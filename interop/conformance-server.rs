@@ -295,35 +295,15 @@ impl Tool for JsonSchema202012Tool {
     }
 }
 
-/// A tool with a parameter a client also sends as an HTTP header (`x-mcp-header`,
-/// SEP-2243: `Mcp-Param-Region`), so that gateways can route on it without reading the
+/// Runs a query in a region; the region travels as the Mcp-Param-Region header too
+/// (`x-mcp-header`, SEP-2243), so that gateways can route on it without reading the
 /// body. The server refuses a call whose header is missing or differs from the argument.
-struct RegionHeaderTool;
-
-#[async_trait]
-impl Tool for RegionHeaderTool {
-    fn name(&self) -> &str {
-        "test_region_header"
-    }
-
-    fn description(&self) -> &str {
-        "Runs a query in a region; the region travels as the Mcp-Param-Region header too"
-    }
-
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "region": {"type": "string", "x-mcp-header": "Region"},
-                "query": {"type": "string"},
-            },
-            "required": ["region"],
-        })
-    }
-
-    async fn call(&self, args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
-        Ok(vec![Content::text(format!("region {}", args["region"]))])
-    }
+#[tool]
+async fn test_region_header(
+    #[arg(header = "Region")] region: String,
+    query: Option<String>,
+) -> String {
+    format!("region {region}, query {}", query.unwrap_or_default())
 }
 
 /// Asks the client's model for a one-line answer: needs the client's `sampling`
@@ -415,11 +395,11 @@ fn toolset() -> ToolSet {
             test_streaming_elicitation,
             test_logging_tool,
             test_trigger_tool_change,
+            test_region_header,
         ])
         .expect("the suite's tools are named apart from the example's");
     let taken = "the suite's tools are named apart from the example's";
     tools.register_tool(JsonSchema202012Tool).expect(taken);
-    tools.register_tool(RegionHeaderTool).expect(taken);
     tools
 }
 

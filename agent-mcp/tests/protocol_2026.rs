@@ -493,27 +493,6 @@ async fn listen_streams_are_bounded_per_caller_and_a_freed_place_can_be_taken_ag
     );
 }
 
-/// A tool with a parameter the client also sends as the `Mcp-Param-Region` header.
-struct Regional;
-
-#[async_trait]
-impl Tool for Regional {
-    fn name(&self) -> &str {
-        "regional"
-    }
-    fn description(&self) -> &str {
-        "Runs in a region."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object",
-               "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
-               "required": ["region"]})
-    }
-    async fn call(&self, args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
-        Ok(vec![Content::text(format!("ran in {}", args["region"]))])
-    }
-}
-
 /// Runs in a region, which clients also send as the `Mcp-Param-Region` header.
 #[tool(name = "regional")]
 async fn regional_macro(#[arg(header = "Region")] region: String) -> String {
@@ -548,20 +527,7 @@ fn a_header_parameter_declared_with_tool_is_served_to_mcp_only() {
 
 #[tokio::test]
 async fn a_header_parameter_that_disagrees_with_the_body_is_refused() {
-    for tools in [
-        {
-            let mut tools = ToolSet::new();
-            tools.register_tool(Regional).unwrap();
-            tools
-        },
-        tools![regional_macro],
-    ] {
-        header_parameter_is_checked(tools).await;
-    }
-}
-
-async fn header_parameter_is_checked(tools: ToolSet) {
-    let server = McpServer::new(tools);
+    let server = McpServer::new(tools![regional_macro]);
     let running = serve(&server).await;
     let body = raw_http::rpc(
         9,
