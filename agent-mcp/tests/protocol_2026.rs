@@ -107,6 +107,11 @@ async fn request(addr: SocketAddr, method: &str, params: Value) -> Reply {
         .unwrap()
 }
 
+/// A 2026-07-28 request of `method` with nothing but its `_meta`.
+async fn bare(addr: SocketAddr, method: &str) -> Reply {
+    request(addr, method, json!({"_meta": meta(json!({}))})).await
+}
+
 async fn call(addr: SocketAddr, tool: &str, meta: Value) -> Reply {
     request(
         addr,
@@ -120,12 +125,7 @@ async fn call(addr: SocketAddr, tool: &str, meta: Value) -> Reply {
 async fn discover_answers_without_a_session() {
     let server = served(ServerOptions::default());
     let running = serve(&server).await;
-    let reply = request(
-        running.addr,
-        "server/discover",
-        json!({"_meta": meta(json!({}))}),
-    )
-    .await;
+    let reply = bare(running.addr, "server/discover").await;
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert!(reply.header("mcp-session-id").is_none());
     let result = &reply.answer().unwrap()["result"];
@@ -224,12 +224,7 @@ async fn tools_list_carries_caching_hints() {
     options.list_ttl = Duration::from_secs(30);
     let server = served(options);
     let running = serve(&server).await;
-    let reply = request(
-        running.addr,
-        "tools/list",
-        json!({"_meta": meta(json!({}))}),
-    )
-    .await;
+    let reply = bare(running.addr, "tools/list").await;
     let result = &reply.answer().unwrap()["result"];
     assert_eq!(result["ttlMs"], json!(30_000), "{result}");
     assert_eq!(result["cacheScope"], json!("private"), "{result}");
@@ -281,12 +276,7 @@ async fn every_json_schema_2020_12_keyword_reaches_the_client_unchanged() {
     tools.register_tool(Contact).unwrap();
     let server = McpServer::new(tools);
     let running = serve(&server).await;
-    let reply = request(
-        running.addr,
-        "tools/list",
-        json!({"_meta": meta(json!({}))}),
-    )
-    .await;
+    let reply = bare(running.addr, "tools/list").await;
     let mut served = reply.answer().unwrap()["result"]["tools"][0]["inputSchema"].clone();
     // The one addition: the dialect it is written in.
     assert_eq!(
