@@ -122,6 +122,11 @@ pub fn toolset() -> ToolSet {
 pub async fn run(name: &str, tools: ToolSet) -> Result<(), Box<dyn std::error::Error>> {
     let server =
         McpServer::with_options(tools, ServerOptions::named(name, env!("CARGO_PKG_VERSION")));
+    serve(name, server).await
+}
+
+/// Serves `server` as the command line says (see [`run`]).
+pub async fn serve(name: &str, server: McpServer) -> Result<(), Box<dyn std::error::Error>> {
     let (mut addr, mut token, mut stateless) = (None, None, false);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {

@@ -18,12 +18,14 @@ mod example;
 #[path = "conformance_input_tools.rs"]
 mod input_tools;
 
-use schemars::JsonSchema;
-use serde::Deserialize;
+use async_trait::async_trait;
 use serde_json::{Value, json};
+use std::sync::OnceLock;
 use std::time::Duration;
-use toolwright_core::{Content, Progress, State, ToolError, ToolSet, tool};
-use toolwright_mcp::{LogLevel, McpPeer};
+use toolwright_core::{
+    AgentResult, Content, Progress, State, Tool, ToolContext, ToolError, ToolSet, tool, tools,
+};
+use toolwright_mcp::{LogLevel, McpPeer, McpServer, ServerOptions};
 
 /// A 1x1 red PNG.
 const RED_PIXEL_PNG: &str =
@@ -245,24 +247,135 @@ async fn elicit_form(
     ))
 }
 
-/// A postal address.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(rename = "address")]
-struct Address {
-    street: Option<String>,
-    city: Option<String>,
+/// The argument schema of `json_schema_2020_12_tool`, as the suite expects to find it:
+/// composition, conditional and anchor keywords that no Rust type derives, written by
+/// hand and served unchanged.
+fn json_schema_2020_12() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+            },
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false,
+    })
 }
 
-/// Tool with JSON Schema 2020-12 features
+/// A tool whose schema is written by hand (`Tool` implemented directly).
+struct JsonSchema202012Tool;
+
+#[async_trait]
+impl Tool for JsonSchema202012Tool {
+    fn name(&self) -> &str {
+        "json_schema_2020_12_tool"
+    }
+
+    fn description(&self) -> &str {
+        "Tool with JSON Schema 2020-12 features"
+    }
+
+    fn schema(&self) -> Value {
+        json_schema_2020_12()
+    }
+
+    async fn call(&self, args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
+        Ok(vec![Content::text(format!("received {args}"))])
+    }
+}
+
+/// Runs a query in a region; the region travels as the Mcp-Param-Region header too
+/// (`x-mcp-header`, SEP-2243), so that gateways can route on it without reading the
+/// body. The server refuses a call whose header is missing or differs from the argument.
 #[tool]
-async fn json_schema_2020_12_tool(name: Option<String>, address: Option<Address>) -> String {
-    let (street, city) = address.map_or((None, None), |a| (a.street, a.city));
-    format!(
-        "name={}, street={}, city={}",
-        name.as_deref().unwrap_or("-"),
-        street.as_deref().unwrap_or("-"),
-        city.as_deref().unwrap_or("-")
-    )
+async fn test_region_header(
+    #[arg(header = "Region")] region: String,
+    query: Option<String>,
+) -> String {
+    format!("region {region}, query {}", query.unwrap_or_default())
+}
+
+/// Asks the client's model for a one-line answer: needs the client's `sampling`
+/// capability, so a client that did not declare it gets the protocol's refusal.
+#[tool]
+async fn test_missing_capability(peer: State<McpPeer>) -> Result<String, ToolError> {
+    let answer = peer
+        .request(
+            "sampling/createMessage",
+            json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": "ping"}}],
+                "maxTokens": 10,
+            }),
+        )
+        .await?;
+    Ok(format!("sampled: {answer}"))
+}
+
+/// Asks the user to confirm (MCP elicitation) while the call's response streams.
+#[tool]
+async fn test_streaming_elicitation(peer: State<McpPeer>) -> Result<String, ToolError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {"confirm": {"type": "boolean", "description": "Go ahead?"}},
+    });
+    let (action, content) = elicit_form(&peer, "Confirm to continue", schema).await?;
+    Ok(format!("action={action}, content={content}"))
+}
+
+/// Sends a log message at every level; the client sees those at or above the level
+/// its request asked for, and none if it asked for none.
+#[tool]
+async fn test_logging_tool(peer: State<McpPeer>) -> Result<&'static str, ToolError> {
+    for level in [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Warning,
+        LogLevel::Error,
+    ] {
+        peer.log(level, format!("a {} message", level.as_str()))
+            .await?;
+    }
+    Ok("logged at debug, info, warning and error")
+}
+
+/// The server this example runs, for the tool that changes its tools.
+static SERVER: OnceLock<McpServer> = OnceLock::new();
+
+/// A tool that comes and goes, so that `test_trigger_tool_change` changes the list.
+#[tool]
+async fn test_dynamic_tool() -> &'static str {
+    "I come and go."
+}
+
+/// Adds `test_dynamic_tool` to the tools served, or removes it if it is served: every
+/// client listening for tool changes is told.
+#[tool]
+async fn test_trigger_tool_change() -> Result<&'static str, ToolError> {
+    let server = SERVER
+        .get()
+        .ok_or_else(|| ToolError::execution("the server is not running"))?;
+    if server.remove_tool("test_dynamic_tool").await.is_some() {
+        return Ok("removed test_dynamic_tool");
+    }
+    server
+        .update_tools(|tools| tools.extend(tools![test_dynamic_tool]))
+        .await
+        .map_err(|e| ToolError::execution(e.to_string()))?;
+    Ok("added test_dynamic_tool")
 }
 
 fn toolset() -> ToolSet {
@@ -281,16 +394,26 @@ fn toolset() -> ToolSet {
             test_elicitation,
             test_elicitation_sep1034_defaults,
             test_elicitation_sep1330_enums,
-            json_schema_2020_12_tool,
+            test_missing_capability,
+            test_streaming_elicitation,
+            test_logging_tool,
+            test_trigger_tool_change,
+            test_region_header,
         ])
         .expect("the suite's tools are named apart from the example's");
-    tools
-        .extend(input_tools::tools())
-        .expect("the suite's tools are named apart from the example's");
+    let taken = "the suite's tools are named apart from the example's";
+    tools.register_tool(JsonSchema202012Tool).expect(taken);
+    tools.extend(input_tools::tools()).expect(taken);
     tools
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    example::run("agent-mcp-conformance", toolset()).await
+    let name = "agent-mcp-conformance";
+    let server = McpServer::with_options(
+        toolset(),
+        ServerOptions::named(name, env!("CARGO_PKG_VERSION")),
+    );
+    SERVER.set(server.clone()).expect("the server is made once");
+    example::serve(name, server).await
 }

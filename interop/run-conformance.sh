@@ -6,11 +6,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Every tools scenario of the suite, plus the lifecycle and schema ones a tools server needs.
-SCENARIOS=(
+# Server mode, per protocol version: every scenario of the version that we pass. Those
+# left out (resources, prompts, completions, caching's prompts/resources part, and
+# input-required-result-non-tool-request, which asks through prompts/get) are listed in
+# interop/CONFORMANCE.md.
+SERVER_SCENARIOS_2025_11_25=(
   server-initialize
+  server-session-lifecycle
+  logging-set-level
   ping
-  json-schema-2020-12
   tools-list
   tools-call-simple-text
   tools-call-image
@@ -22,12 +26,44 @@ SCENARIOS=(
   tools-call-with-progress
   tools-call-sampling
   tools-call-elicitation
-  # Beyond those, the other scenarios a tools-only server can pass:
-  logging-set-level
+  json-schema-2020-12
   elicitation-sep1034-defaults
-  elicitation-sep1330-enums
+  server-sse-polling
   server-sse-multiple-streams
+  elicitation-sep1330-enums
   dns-rebinding-protection
+)
+SERVER_SCENARIOS_2026_07_28=(
+  server-stateless
+  tools-list
+  tools-call-simple-text
+  tools-call-image
+  tools-call-audio
+  tools-call-embedded-resource
+  tools-call-mixed-content
+  tools-call-error
+  tools-call-with-progress
+  json-schema-2020-12
+  server-sse-multiple-streams
+  sep-2164-resource-not-found
+  dns-rebinding-protection
+  http-header-validation
+  http-custom-header-server-validation
+  # Multi-round-trip requests (SEP-2322): the tools of interop/conformance_input_tools.rs
+  # ask through McpPeer::ask.
+  input-required-result-basic-elicitation
+  input-required-result-basic-sampling
+  input-required-result-basic-list-roots
+  input-required-result-request-state
+  input-required-result-multiple-input-requests
+  input-required-result-multi-round
+  input-required-result-missing-input-response
+  input-required-result-result-type
+  input-required-result-unsupported-methods
+  input-required-result-tampered-state
+  input-required-result-capability-check
+  input-required-result-ignore-extra-params
+  input-required-result-validate-input
 )
 
 cargo build --quiet -p agent-examples --example conformance-server
@@ -85,25 +121,6 @@ AUTH_SCENARIOS=(
   auth/token-endpoint-auth-none
   auth/pre-registration
 )
-# Multi-round-trip requests (SEP-2322) of protocol 2026-07-28, in server mode: the
-# tools of interop/conformance_input_tools.rs ask through McpPeer::ask. Needs a suite
-# that has the 2026-07-28 scenarios (0.2.0-alpha.12 or later).
-# `input-required-result-non-tool-request` waits for prompts (it calls `prompts/get`).
-INPUT_REQUIRED_SCENARIOS=(
-  input-required-result-basic-elicitation
-  input-required-result-basic-sampling
-  input-required-result-basic-list-roots
-  input-required-result-request-state
-  input-required-result-multiple-input-requests
-  input-required-result-multi-round
-  input-required-result-missing-input-response
-  input-required-result-result-type
-  input-required-result-unsupported-methods
-  input-required-result-tampered-state
-  input-required-result-capability-check
-  input-required-result-ignore-extra-params
-  input-required-result-validate-input
-)
 cargo build --quiet -p agent-examples --example mcp-client
 # Every client scenario of 2025-11-25 (the client falls back to `initialize`).
 client_scenarios 2025-11-25 \
@@ -155,13 +172,12 @@ client="$PWD/interop/conformance-client.sh"
 passed=0
 failed=0
 failures=()
-# run_scenario MODE SCENARIO [SPEC]: runs one scenario (of protocol SPEC, if given),
-# counts and prints its result.
+# run_scenario MODE SCENARIO [SPEC]: runs one scenario (server mode: of protocol version
+# SPEC), counts and prints its result.
 run_scenario() {
-  local mode=$1 scenario=$2 out status spec=()
-  [ -n "${3:-}" ] && spec=(--spec-version "$3")
+  local mode=$1 scenario=$2 spec=${3:-} out status
   if [ "$mode" = server ]; then
-    out=$(timeout 120 conformance server --url "$url" --scenario "$scenario" "${spec[@]}" 2>&1) && status=0 || status=$?
+    out=$(timeout 120 conformance server --url "$url" --scenario "$scenario" --spec-version "$spec" 2>&1) && status=0 || status=$?
   else
     out=$(timeout 120 conformance client --command "$client" --scenario "$scenario" "${client_spec[@]}" 2>&1) && status=0 || status=$?
     # sse-retry: about one run in ten, the client's standalone GET stream (opened when
@@ -175,26 +191,26 @@ run_scenario() {
   fi
   # The suite exits 0 only when every check of the scenario passed.
   if [ "$status" -eq 0 ] && grep -q ", 0 failed" <<<"$out"; then
-    printf '  PASS  %s %s\n' "$mode" "$scenario"
+    printf '  PASS  %s %s %s\n' "$mode" "$scenario" "$spec"
     passed=$((passed + 1))
   else
-    printf '  FAIL  %s %s\n' "$mode" "$scenario"
+    printf '  FAIL  %s %s %s\n' "$mode" "$scenario" "$spec"
     failed=$((failed + 1))
-    failures+=("$mode:$scenario")
+    failures+=("$mode:$scenario${spec:+@$spec}")
     printf '%s\n' "$out" | sed 's/^/        /'
   fi
 }
-for scenario in "${SCENARIOS[@]}"; do
-  run_scenario server "$scenario"
+for scenario in "${SERVER_SCENARIOS_2025_11_25[@]}"; do
+  run_scenario server "$scenario" 2025-11-25
+done
+for scenario in "${SERVER_SCENARIOS_2026_07_28[@]}"; do
+  run_scenario server "$scenario" 2026-07-28
 done
 for entry in "${CLIENT_SCENARIOS[@]}"; do
   spec=${entry%% *}
   client_spec=(--spec-version "$spec")
   [ "$spec" = extension ] && client_spec=()
   run_scenario client "${entry#* }"
-done
-for scenario in "${INPUT_REQUIRED_SCENARIOS[@]}"; do
-  run_scenario server "$scenario" 2026-07-28
 done
 
 echo "conformance: $passed passed, $failed failed"

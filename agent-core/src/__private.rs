@@ -20,10 +20,10 @@ pub use crate::context::ToolContext;
 pub use crate::tool::{ToolRoute, ToolVia};
 pub use spec::runners::*;
 pub use spec::{
-    ActivateFn, ApprovalRule, ArgFns, ArgPlan, Broken, CallFn, CallFuture, Decl, FnTool, ParamFns,
-    ReadArgs, ReadFn, RunMethod, RunTool, SchemaFn, StaticTool, ToolEntry, ToolKeys, ToolOutput,
-    ToolSpec, ToolTable, ViaEntry, ViaFn, ViaMethod, broken_call, converted, output_result,
-    shared_instances, static_tool, table_toolset, text,
+    ActivateFn, ApprovalRule, ArgFns, ArgPlan, Broken, CallFn, CallFuture, Decl, FnTool,
+    HeaderParam, ParamFns, ReadArgs, ReadFn, RunMethod, RunTool, SchemaFn, StaticTool, ToolEntry,
+    ToolKeys, ToolOutput, ToolSpec, ToolTable, ViaEntry, ViaFn, ViaMethod, broken_call, converted,
+    header_param, output_result, shared_instances, static_tool, table_toolset, text,
 };
 
 use crate::content::Content;

@@ -101,8 +101,8 @@ pub use content::Content;
 pub use context::{ActivationContext, CallReporter, Extensions, NextTurn, ToolContext};
 pub use control::RunControl;
 pub use dialect::{
-    Dialect, DialectError, UnknownDialect, Violation, assert_dialects, assert_dialects_for, check,
-    dialect_report,
+    Dialect, DialectError, MCP_HEADER_KEYWORD, UnknownDialect, Violation, assert_dialects,
+    assert_dialects_for, check, dialect_report,
 };
 pub use error::{AgentError, AgentResult, ToolError, ToolErrorKind};
 pub use events::{AgentEvent, EventSink};

@@ -117,7 +117,7 @@ pub const TOOL_KEYS: &[&str] = &[
 ];
 
 /// The keys of `#[arg(...)]`.
-pub const ARG_KEYS: &[&str] = &["description", "rename", "default"];
+pub const ARG_KEYS: &[&str] = &["description", "rename", "default", "header"];
 
 impl ToolAttr {
     /// Parses the tokens inside `#[tool(...)]`; errors go to `errors` and the keys that did
@@ -302,6 +302,9 @@ pub struct ArgAttr {
     pub rename: Option<LitStr>,
     /// `default` or `default = expr`.
     pub default: Option<SpannedValue<DefaultAttr>>,
+    /// `header = "Name"`: MCP clients also send the argument as the HTTP header
+    /// `Mcp-Param-Name` (`x-mcp-header`).
+    pub header: Option<LitStr>,
 }
 
 /// `default` (uses `Default::default()`) or `default = expr`.

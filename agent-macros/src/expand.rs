@@ -108,6 +108,12 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
     // so a type that cannot be a parameter gives one error, at its own tokens.
     let fns_tys = fields.iter().map(ArgField::ty);
     let defaults = fields.iter().map(|f| with_default(&p, f));
+    // A header parameter's type must be one a header can carry: the bound is checked at
+    // the type, so the error lands on the user's tokens.
+    let header_checks = fields.iter().filter(|f| f.model.header.is_some()).map(|f| {
+        let ty = f.ty();
+        quote_spanned! {ty.span()=> const _: () = #p::header_param::<#ty>(); }
+    });
     let decl = decl(tool, &fields);
     let (keys, key_items) = keys(tool);
     let (output, pick_output) = output_schema(tool);
@@ -143,6 +149,7 @@ pub fn impls(tool: &Tool, target: Target<'_>) -> TokenStream {
         #exemption
         const _: () = {
             #(#default_fns)*
+            #(#header_checks)*
             #key_items
             #pick_output
             impl #p::ToolRoute for #self_ty {
@@ -308,6 +315,8 @@ fn decl(tool: &Tool, fields: &[ArgField<'_>]) -> Trees {
             (None, false) => '-',
         };
         push(Part::Text(&format!("{flag}{}", f.wire_name)));
+        let header = f.model.header.as_ref().map(syn::LitStr::value);
+        push(Part::Text(header.as_deref().unwrap_or("")));
         push(Part::Text(f.model.description.as_deref().unwrap_or("")));
     }
     match &tool.description {

@@ -138,6 +138,8 @@ pub struct ModelParam {
     pub default: Option<SpannedValue<DefaultAttr>>,
     /// `Option<T>`.
     pub optional: bool,
+    /// `#[arg(header = "...")]`, checked to be an HTTP header name's token.
+    pub header: Option<LitStr>,
 }
 
 /// Removes what rustc must not see from the signature (`#[arg]` and doc comments on
@@ -573,12 +575,34 @@ fn model_param(
             }
         },
     };
+    if let Some(header) = &arg_attr.header {
+        check_header_name(header, errors);
+    }
     ModelParam {
         field: ident.clone(),
         rename: arg_attr.rename,
         description,
         default: arg_attr.default,
         optional: ast::is_option(ty),
+        header: arg_attr.header,
+    }
+}
+
+/// A header parameter's name becomes part of an HTTP header name, `Mcp-Param-{name}`:
+/// it must be a non-empty token (RFC 9110: letters, digits and ``!#$%&'*+-.^_`|~``).
+fn check_header_name(header: &LitStr, errors: &mut Errors) {
+    let name = header.value();
+    let is_tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() || !name.chars().all(is_tchar) {
+        errors.error(
+            header,
+            format!(
+                "`header = \"{}\"` cannot name an HTTP header (it becomes \
+                 `Mcp-Param-{}`): write letters, digits and `-`, e.g. `header = \"Region\"`",
+                name.escape_default(),
+                name.escape_default()
+            ),
+        );
     }
 }
 

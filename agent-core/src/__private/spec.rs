@@ -478,9 +478,31 @@ fn call_tool<'a, T, R: RunTool<T>>(
 /// A parameter of a [`ToolSpec`].
 struct Param {
     description: &'static str,
+    /// `#[arg(header = "...")]`; empty for none.
+    header: &'static str,
     optional: bool,
     fns: ParamFns,
 }
+
+/// The types an `#[arg(header = "...")]` parameter may have: those a header value can
+/// carry (strings, numbers, booleans), or an `Option` of one.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be sent as an HTTP header, so it cannot be a header parameter",
+    label = "not a string, number or boolean",
+    note = "`#[arg(header = \"...\")]` takes a `String`, an integer, a float or a `bool` (or an `Option` of one); remove `header` from this parameter"
+)]
+pub trait HeaderParam {}
+
+macro_rules! header_params {
+    ($($t:ty),*) => { $(impl HeaderParam for $t {})* };
+}
+header_params!(
+    String, bool, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64
+);
+impl<T: HeaderParam> HeaderParam for Option<T> {}
+
+/// Compiles only for a type that may be a header parameter (`#[tool]` calls it).
+pub const fn header_param<T: HeaderParam + ?Sized>() {}
 
 /// A tool's declaration read for use: what its `Tool` methods answer, and the schemas
 /// built on first use.
@@ -500,7 +522,7 @@ pub struct ToolSpec {
 impl ToolSpec {
     /// Reads a declaration. Its text is NUL-separated: the name, the origin, the version,
     /// then per parameter a flag (`-` required, `?` optional, `=` with a default) joined
-    /// to its name and then its description, and last the tool's description, which
+    /// to its name, its header name (`x-mcp-header`; empty for none) and its description, and last the tool's description, which
     /// runs to the end (it alone may come from a file the macro cannot read, so only it
     /// may hold a NUL; the macro writes every other part without one).
     fn new(
@@ -510,13 +532,13 @@ impl ToolSpec {
         output: fn() -> Option<Value>,
     ) -> Self {
         let fns = plan.params();
-        let mut fields = decl.splitn(4 + 2 * fns.len(), '\0');
+        let mut fields = decl.splitn(4 + 3 * fns.len(), '\0');
         let mut next = || fields.next().unwrap_or_default();
         let (name, origin, version) = (next(), next(), next());
         let mut names = Vec::with_capacity(fns.len());
         let mut params = Vec::with_capacity(fns.len());
         for fns in fns {
-            let (flagged, description) = (next(), next());
+            let (flagged, header, description) = (next(), next(), next());
             let (optional, wire_name) = match flagged.split_at_checked(1) {
                 Some(("-", wire_name)) => (false, wire_name),
                 Some((_, wire_name)) => (true, wire_name),
@@ -525,6 +547,7 @@ impl ToolSpec {
             names.push(wire_name);
             params.push(Param {
                 description,
+                header,
                 optional,
                 fns,
             });
@@ -588,6 +611,12 @@ impl ToolSpec {
             }
             if let Some(default) = param.fns.default.and_then(|default| default()) {
                 sub.insert("default".into(), default);
+            }
+            if !param.header.is_empty() {
+                sub.insert(
+                    crate::dialect::MCP_HEADER_KEYWORD.into(),
+                    param.header.into(),
+                );
             }
             let optional = param.optional && generator.contract().is_deserialize();
             insert_property(&mut schema, name, optional, sub);

@@ -181,7 +181,10 @@ impl Dialect {
             dialect: self,
             reason,
         };
-        let rendered = transform::render(self, &definition.parameters).map_err(error)?;
+        let mut rendered = transform::render(self, &definition.parameters).map_err(error)?;
+        if self != Self::Mcp {
+            rendered = without_header_keyword(rendered);
+        }
         let violations = check(self, &rendered);
         if let Some(first) = violations.first() {
             // The transform is meant to make every rule hold; a rule it could not
@@ -217,6 +220,23 @@ impl Dialect {
             Self::OpenAiStrict | Self::AnthropicStrict | Self::Gemini
         )
     }
+}
+
+/// The schema keyword marking a property that MCP clients also send as the HTTP header
+/// `Mcp-Param-{value}` (SEP-2243; `#[arg(header = "...")]`). Only the MCP dialect keeps
+/// it: it means nothing to a model provider.
+pub const MCP_HEADER_KEYWORD: &str = "x-mcp-header";
+
+/// `schema` without [`MCP_HEADER_KEYWORD`] on its root's properties, where it is written.
+fn without_header_keyword(mut schema: Value) -> Value {
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for property in properties.values_mut() {
+            if let Value::Object(property) = property {
+                property.shift_remove(MCP_HEADER_KEYWORD);
+            }
+        }
+    }
+    schema
 }
 
 fn mcp_tool(definition: &ToolDefinition, parameters: Value) -> Value {

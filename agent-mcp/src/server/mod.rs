@@ -3,25 +3,27 @@
 //! tools a request's principal may use), `approval`, `peer` and `input` (asking the
 //! caller, by request or, from MCP 2026-07-28, by `InputRequiredResult`),
 //! `session` (what names a client session, and the hook a transport's session table
-//! implements). Transports import this module; it imports none of them.
+//! implements), `listen` (`subscriptions/listen` streams, protocol 2026-07-28). Transports import this module; it imports none of them.
 
 pub(crate) mod access;
 pub(crate) mod approval;
 pub(crate) mod input;
+pub(crate) mod listen;
 pub(crate) mod peer;
 pub(crate) mod session;
 
 use self::approval::{ElicitApproval, ServerApproval};
 use self::input::{CallInput, InputOptions, InputSeal};
-use self::peer::{CALL_ORIGIN, CallOrigin, LogLevel, McpPeer};
+use self::listen::Listeners;
+use self::peer::{CALL_ORIGIN, CallOrigin, LogLevel, McpPeer, RequestClient};
 use self::session::{SessionObserver, session_key};
 use crate::convert::{error_result, success_result, tool_to_mcp};
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, NumberOrString,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, RequestId,
-    ServerCapabilities, ServerConfig,
+    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    NumberOrString, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, RequestId,
+    ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use toolwright_core::AgentResult;
 use toolwright_core::{
@@ -33,7 +35,7 @@ use toolwright_core::{
 // versions clients speak today still use it, and the conformance suite tests it.
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
-use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 use std::time::Duration;
@@ -64,6 +66,14 @@ pub struct ServerOptions {
     /// How the state of a call waiting on its caller's answers is sealed (MCP
     /// 2026-07-28): the key (give replicas the same one) and how long a state lasts.
     pub input: InputOptions,
+    /// How long a client may keep a `tools/list` result before listing again (the
+    /// `ttlMs` caching hint of protocol 2026-07-28). Default 0: list again whenever it
+    /// needs the tools, since they may change (a listen stream says when).
+    pub list_ttl: Duration,
+    /// At most this many `subscriptions/listen` streams (protocol 2026-07-28) open at
+    /// once per caller, by authenticated principal; callers of a server without
+    /// authentication share one allowance. One more is refused. Default 16.
+    pub max_listens_per_caller: usize,
 }
 
 impl Default for ServerOptions {
@@ -76,6 +86,8 @@ impl Default for ServerOptions {
             page_size: 100,
             approval: ServerApproval::default(),
             input: InputOptions::default(),
+            list_ttl: Duration::ZERO,
+            max_listens_per_caller: 16,
         }
     }
 }
@@ -157,6 +169,8 @@ struct ServerState {
     clients: Mutex<Vec<Peer<RoleServer>>>,
     /// Seals the state of calls waiting on answers, and remembers the states taken.
     input: InputSeal,
+    /// The open `subscriptions/listen` streams, told when the tools change.
+    listeners: Arc<Listeners>,
     options: ServerOptions,
 }
 
@@ -248,6 +262,7 @@ impl McpServer {
                 changing: Mutex::new(()),
                 clients: Mutex::default(),
                 input: InputSeal::new(&options.input),
+                listeners: Arc::default(),
                 options,
             }),
             log_level: Arc::default(),
@@ -347,15 +362,33 @@ impl McpServer {
         Ok(result)
     }
 
-    /// Sends `notifications/tools/list_changed` to every live session, all at once.
+    /// Sends `notifications/tools/list_changed` to every live session and every open
+    /// listen stream that asked for it, all at once.
     async fn notify_tools_changed(&self) {
         let clients = self.shared.live_clients().clone();
         let notices = clients.iter().map(|peer| {
             // A session whose client stopped reading must not hold up the change.
             tokio::time::timeout(NOTICE_TIMEOUT, peer.notify_tool_list_changed())
         });
-        // A client that is gone is dropped at the next change; nothing else to do.
-        let _ = futures::future::join_all(notices).await;
+        let listeners = self.shared.listeners.sinks();
+        // A stream whose filter left tool changes out refuses the notice itself.
+        let streamed = listeners
+            .iter()
+            .map(|sink| tokio::time::timeout(NOTICE_TIMEOUT, sink.notify_tool_list_changed()));
+        // A client that is gone is dropped at the next change (a stream, when it
+        // closes); nothing else to do.
+        let _ = futures::future::join(
+            futures::future::join_all(notices),
+            futures::future::join_all(streamed),
+        )
+        .await;
+    }
+
+    /// How many `subscriptions/listen` streams are open (protocol 2026-07-28): those,
+    /// besides [`connected_clients`](Self::connected_clients), a change of the tools is
+    /// announced to.
+    pub fn open_listen_streams(&self) -> usize {
+        self.shared.listeners.len()
     }
 
     /// A clone for a new client session: same tools, fresh session state.
@@ -403,6 +436,15 @@ impl McpServer {
         }
     }
 
+    /// The peer a tool of a self-contained request (protocol 2026-07-28) gets.
+    fn request_peer(
+        &self,
+        context: &RequestContext<RoleServer>,
+        client: &Arc<RequestClient>,
+    ) -> McpPeer {
+        McpPeer::new(context.peer.clone(), self.log_level.clone()).for_request(client.clone())
+    }
+
     fn connection_state(&self, context: &RequestContext<RoleServer>) -> Extensions {
         self.connection_state
             .get_or_init(|| {
@@ -444,16 +486,31 @@ impl McpServer {
         // rmcp cancels `context.ct` on `notifications/cancelled`. It is this request's
         // alone (a child of the token rmcp keeps), so the call uses it as its own token and
         // a timeout may cancel it.
+        // A request of protocol 2026-07-28 says itself what its client can do and which
+        // log messages it wants; a 2025 session's requests share what `initialize` said.
+        let request_client = RequestClient::of(&context);
+        let extensions = match &request_client {
+            Some(client) => {
+                let mut state = Extensions::new();
+                state.insert(self.request_peer(&context, client));
+                state
+            }
+            None => self.connection_state(&context),
+        };
         let mut ctx = ToolContext::new(session_key(&context))
             .with_cancellation(context.ct.clone())
-            .with_extensions(self.connection_state(&context));
+            .with_extensions(extensions);
         if let Some(principal) = access::principal(&context) {
             ctx = ctx.with_state(principal);
         }
         // This call's own peer, holding its answers and questions, in place of the
         // connection's.
         let call_peer = input.map(|input| {
-            McpPeer::new(context.peer.clone(), self.log_level.clone()).with_input(input)
+            let peer = match &request_client {
+                Some(client) => self.request_peer(&context, client),
+                None => McpPeer::new(context.peer.clone(), self.log_level.clone()),
+            };
+            peer.with_input(input)
         });
         if let Some(peer) = &call_peer {
             ctx = ctx.with_state(peer.clone());
@@ -478,10 +535,10 @@ impl McpServer {
         let elicit;
         let approver: &dyn Approver = match self.shared.options.approval {
             ServerApproval::Elicit => {
-                elicit =
-                    ElicitApproval(call_peer.unwrap_or_else(|| {
-                        McpPeer::new(context.peer.clone(), self.log_level.clone())
-                    }));
+                elicit = ElicitApproval(call_peer.clone().unwrap_or_else(|| match &request_client {
+                    Some(client) => self.request_peer(&context, client),
+                    None => McpPeer::new(context.peer.clone(), self.log_level.clone()),
+                }));
                 &elicit
             }
             ServerApproval::TrustClient => &ApproveAll,
@@ -500,6 +557,11 @@ impl McpServer {
         // progress once its response arrives.
         if let Some(reporter) = reporter {
             reporter.finish().await;
+        }
+        // The tool needed what the client did not declare: the request is refused as
+        // the protocol says, rather than answered with the tool's failure.
+        if let Some(refusal) = request_client.and_then(|client| client.missing_capability()) {
+            return Err(refusal);
         }
         match result.outcome {
             ToolOutcome::Ok(content) => Ok(success_result(content)),
@@ -615,7 +677,36 @@ impl ServerHandler for McpServer {
         }
         let mut result = ListToolsResult::with_all_items(page);
         result.next_cursor = next;
+        // Caching hints (protocol 2026-07-28). Private: what a caller sees depends on
+        // its scopes and its session's activations.
+        if RequestClient::of(&context).is_some() {
+            let ttl = u64::try_from(shared.options.list_ttl.as_millis()).unwrap_or(u64::MAX);
+            result.ttl_ms = Some(ttl);
+            result.cache_scope = Some(CacheScope::Private);
+        }
         Ok(result)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Tools are all this server lists; rmcp narrows this to what the client asked.
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let caller = access::principal(context.request_context())
+            .map(|principal| principal.subject)
+            .unwrap_or_default();
+        let _open = self.shared.listeners.open(
+            &caller,
+            context.sink().clone(),
+            self.shared.options.max_listens_per_caller,
+        )?;
+        // Open until the client ends the request (or goes away).
+        context.cancelled().await;
+        Ok(())
     }
 
     fn call_tool(

@@ -1,8 +1,8 @@
 //! [`McpPeer`]: what a tool served over MCP can do with the client that called it.
 
 use super::input::{CallInput, InputRequest};
-use rmcp::model::{ClientResult, GetExtensions, RequestId, ServerRequest};
-use rmcp::service::{OriginatingRequestId, Peer, RoleServer};
+use rmcp::model::{ClientResult, ErrorCode, GetExtensions, RequestId, ServerRequest};
+use rmcp::service::{OriginatingRequestId, Peer, RequestContext, RoleServer};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use toolwright_core::{CallPermit, ToolError};
@@ -29,6 +29,90 @@ pub struct McpPeer {
     /// The call's answers and questions, on a request of protocol 2026-07-28 or later
     /// (multi-round-trip requests); `None` on older sessions, which are asked directly.
     input: Option<Arc<CallInput>>,
+    /// What the request itself says about its client, when it carries its own client
+    /// context (protocol 2026-07-28 and later, which has no session to remember it).
+    request: Option<Arc<RequestClient>>,
+}
+
+/// The client context a self-contained request (protocol 2026-07-28) carries in its
+/// `_meta`: what its client can do and which log messages it wants. Nothing is
+/// remembered between such requests.
+#[derive(Debug)]
+pub(crate) struct RequestClient {
+    /// `io.modelcontextprotocol/clientCapabilities`, as JSON.
+    capabilities: Value,
+    /// `io.modelcontextprotocol/logLevel`: without it, no log message is sent.
+    log_level: Option<LogLevel>,
+    /// The first capability the request's tool needed and the client had not declared:
+    /// the request is then answered with `MissingRequiredClientCapabilityError`.
+    missing: Mutex<Option<&'static str>>,
+}
+
+impl RequestClient {
+    /// The client context of `context`'s request, if it carries its own (protocol
+    /// 2026-07-28): `None` for a request of a 2025 session, whose client declared itself
+    /// at `initialize`.
+    pub(crate) fn of(context: &RequestContext<RoleServer>) -> Option<Arc<Self>> {
+        // The request's own version, or its session's: versions without `initialize`
+        // are the self-contained ones.
+        let self_contained = context
+            .protocol_version()
+            .is_some_and(|version| !version.has_initialize());
+        if !self_contained {
+            return None;
+        }
+        let capabilities = context
+            .meta
+            .client_capabilities()
+            .and_then(|caps| serde_json::to_value(caps).ok())
+            .unwrap_or_default();
+        let log_level = context
+            .meta
+            .log_level()
+            .and_then(|level| serde_json::to_value(level).ok())
+            .and_then(|level| level.as_str().and_then(LogLevel::parse));
+        Some(Arc::new(Self {
+            capabilities,
+            log_level,
+            missing: Mutex::new(None),
+        }))
+    }
+
+    fn declares(&self, capability: &str) -> bool {
+        self.capabilities
+            .get(capability)
+            .is_some_and(|c| !c.is_null())
+    }
+
+    /// The error answering a request whose tool needed a capability its client did not
+    /// declare, if it did.
+    pub(crate) fn missing_capability(&self) -> Option<rmcp::ErrorData> {
+        let capability = (*self.missing.lock().unwrap_or_else(|e| e.into_inner()))?;
+        Some(missing_capability_error(capability))
+    }
+}
+
+/// `MissingRequiredClientCapabilityError` (-32021) for `capability`: `data` names it as
+/// a `ClientCapabilities` object, as the protocol defines.
+fn missing_capability_error(capability: &str) -> rmcp::ErrorData {
+    rmcp::ErrorData::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "this request needs the client capability `{capability}`, which its \
+             `_meta` (io.modelcontextprotocol/clientCapabilities) does not declare"
+        ),
+        Some(json!({"requiredCapabilities": {capability: {}}})),
+    )
+}
+
+/// The client capability a server-to-client request needs, by method.
+fn capability_for(method: &str) -> Option<&'static str> {
+    match method {
+        "sampling/createMessage" => Some("sampling"),
+        "elicitation/create" => Some("elicitation"),
+        "roots/list" => Some("roots"),
+        _ => None,
+    }
 }
 
 /// The call a tool's code runs for: the request it answers, and its place under the
@@ -107,6 +191,7 @@ impl McpPeer {
             peer,
             min_level,
             input: None,
+            request: None,
         }
     }
 
@@ -182,11 +267,25 @@ impl McpPeer {
         }
     }
 
-    /// Sends a `notifications/message` log entry, unless the client asked (with
-    /// `logging/setLevel`) for a higher minimum level. Fails only when the connection
-    /// is gone.
+    /// The peer of one self-contained request (protocol 2026-07-28), which answers for
+    /// its client from what the request carries.
+    pub(crate) fn for_request(mut self, client: Arc<RequestClient>) -> Self {
+        self.request = Some(client);
+        self
+    }
+
+    /// Sends a `notifications/message` log entry, unless the client asked for a higher
+    /// minimum level: with `logging/setLevel` on a 2025 session; on protocol 2026-07-28,
+    /// with the request's `logLevel`, and a request without one gets no log messages.
+    /// Fails only when the connection is gone.
     pub async fn log(&self, level: LogLevel, data: impl Into<Value>) -> Result<(), ToolError> {
-        let min = *self.min_level.lock().unwrap_or_else(|e| e.into_inner());
+        let min = match &self.request {
+            Some(request) => match request.log_level {
+                Some(min) => min,
+                None => return Ok(()),
+            },
+            None => *self.min_level.lock().unwrap_or_else(|e| e.into_inner()),
+        };
         if level < min {
             return Ok(());
         }
@@ -217,7 +316,30 @@ impl McpPeer {
     /// model sampling), the call gives back its place under the server's limit on calls
     /// in flight, so calls waiting on their clients never starve calls that could run;
     /// it takes a place again before it goes on.
+    ///
+    /// On protocol 2026-07-28 a request that needs a capability its client did not
+    /// declare (`sampling`, `elicitation`, `roots`) fails, and the call is answered with
+    /// `MissingRequiredClientCapabilityError`; that protocol has no requests from server
+    /// to client, so one the client can answer fails too, saying so.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ToolError> {
+        if let Some(client) = &self.request {
+            if let Some(capability) = capability_for(method)
+                && !client.declares(capability)
+            {
+                client
+                    .missing
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert(capability);
+                return Err(ToolError::execution(
+                    missing_capability_error(capability).message,
+                ));
+            }
+            return Err(ToolError::execution(format!(
+                "`{method}` cannot be sent: on MCP 2026-07-28 a server does not send \
+                 requests to its client"
+            )));
+        }
         let mut request: ServerRequest =
             serde_json::from_value(json!({"method": method, "params": params})).map_err(|e| {
                 ToolError::invalid_arguments(format!("not a valid `{method}` request: {e}"))
@@ -241,11 +363,15 @@ impl McpPeer {
     }
 
     /// Whether the client declared a capability (`"sampling"`, `"elicitation"`,
-    /// `"roots"`): at initialization, or, from protocol 2026-07-28, in this request.
+    /// `"roots"`): at initialization on a 2025 session; on protocol 2026-07-28, in the
+    /// request's own `_meta`.
     pub fn client_supports(&self, capability: &str) -> bool {
         let declared = |caps: &Value| caps.get(capability).is_some_and(|c| !c.is_null());
         if let Some(input) = &self.input {
             return declared(input.capabilities());
+        }
+        if let Some(client) = &self.request {
+            return client.declares(capability);
         }
         self.peer
             .peer_info()
