@@ -535,10 +535,11 @@ impl McpServer {
         let elicit;
         let approver: &dyn Approver = match self.shared.options.approval {
             ServerApproval::Elicit => {
-                elicit = ElicitApproval(call_peer.clone().unwrap_or_else(|| match &request_client {
-                    Some(client) => self.request_peer(&context, client),
-                    None => McpPeer::new(context.peer.clone(), self.log_level.clone()),
-                }));
+                elicit =
+                    ElicitApproval(call_peer.clone().unwrap_or_else(|| match &request_client {
+                        Some(client) => self.request_peer(&context, client),
+                        None => McpPeer::new(context.peer.clone(), self.log_level.clone()),
+                    }));
                 &elicit
             }
             ServerApproval::TrustClient => &ApproveAll,
