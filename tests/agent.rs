@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use toolwright_core::{
     Agent, AgentError, AgentEvent, AppContext, Approval, AssistantMessage, Content, EventSink,
-    ExternalTool, FnLlm, HookDecision, LlmRequest, Message, NextTurn, PendingKind, RuleLlm,
-    RunControl, RunOutcome, RunState, RunStatus, ScriptedLlm, ToolCall, ToolErrorKind,
+    ExternalTool, FnLlm, HookDecision, LlmError, LlmRequest, Message, NextTurn, PendingKind,
+    RuleLlm, RunControl, RunOutcome, RunState, RunStatus, ScriptedLlm, ToolCall, ToolErrorKind,
     ToolResultMessage,
 };
 
@@ -670,7 +670,7 @@ async fn a_model_failure_is_an_error_and_the_run_can_be_retried() {
     let mut run = agent.start("hi");
     let error = agent.run(&mut run).await.unwrap_err();
     assert!(
-        matches!(&error, AgentError::Llm(message) if message.contains("503 overloaded")),
+        matches!(&error, AgentError::Model(LlmError::Other { message }) if message.contains("503 overloaded")),
         "{error:?}"
     );
     assert_eq!(run.status, RunStatus::Ready);

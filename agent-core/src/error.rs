@@ -152,10 +152,8 @@ pub enum AgentError {
         /// What is wrong and what was expected.
         reason: String,
     },
-    /// The model client failed.
-    Llm(String),
-    /// The model client failed, and says how: rate limited, context too long... (the
-    /// HTTP clients of `toolwright-llm` answer with this).
+    /// The model client failed, and says how: rate limited, context too long..., or
+    /// [`LlmError::Other`](crate::LlmError::Other) with a message.
     Model(crate::llm_error::LlmError),
     /// The application asked for something the current state does not allow.
     InvalidState(String),
@@ -205,7 +203,6 @@ impl fmt::Display for AgentError {
                 write!(f, "a tool named `{name}` is already registered")
             }
             Self::InvalidTool { tool, reason } => write!(f, "tool `{tool}` is invalid: {reason}"),
-            Self::Llm(message) => write!(f, "model client error: {message}"),
             Self::Model(error) => write!(f, "model client error: {error}"),
             Self::InvalidState(message) => f.write_str(message),
             Self::UsageLimit { limit, used, max } => write!(

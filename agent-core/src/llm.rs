@@ -111,8 +111,7 @@ impl<'a> LlmRequest<'a> {
 #[async_trait]
 pub trait LlmClient: Send + Sync {
     /// Asks the model for its next message. A transport or provider failure is
-    /// [`AgentError::Model`](crate::AgentError::Model) (or, from simpler clients,
-    /// [`AgentError::Llm`](crate::AgentError::Llm)).
+    /// [`AgentError::Model`](crate::AgentError::Model).
     async fn complete(&self, request: LlmRequest<'_>) -> AgentResult<AssistantMessage>;
 
     /// Asks the model for its next message as a stream of [`LlmEvent`]s ending with
@@ -148,7 +147,6 @@ pub trait LlmClient: Send + Sync {
 fn llm_error(error: AgentError) -> LlmError {
     match error {
         AgentError::Model(error) => error,
-        AgentError::Llm(message) => LlmError::Other { message },
         other => LlmError::other(other.to_string()),
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::error::{AgentError, AgentResult};
 use crate::llm::{LlmClient, LlmRequest};
+use crate::llm_error::LlmError;
 use crate::message::{AssistantMessage, Message, ModelSettings, OutputSchema, ToolCall};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -50,7 +51,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Answers with canned messages, in order, and records every request. When the queue
-/// is empty it fails with [`AgentError::Llm`].
+/// is empty it fails with [`AgentError::Model`].
 #[derive(Debug, Default)]
 pub struct ScriptedLlm {
     responses: Mutex<VecDeque<AgentResult<AssistantMessage>>>,
@@ -73,7 +74,7 @@ impl ScriptedLlm {
 
     /// Queues a failure, as a provider outage would produce.
     pub fn push_error(&self, message: impl Into<String>) {
-        lock(&self.responses).push_back(Err(AgentError::Llm(message.into())));
+        lock(&self.responses).push_back(Err(AgentError::Model(LlmError::other(message))));
     }
 
     /// Every request so far, oldest first.
@@ -91,9 +92,11 @@ impl ScriptedLlm {
 impl LlmClient for ScriptedLlm {
     async fn complete(&self, request: LlmRequest<'_>) -> AgentResult<AssistantMessage> {
         lock(&self.requests).push(RecordedRequest::of(&request));
-        lock(&self.responses)
-            .pop_front()
-            .unwrap_or_else(|| Err(AgentError::Llm("the script has no more answers".to_owned())))
+        lock(&self.responses).pop_front().unwrap_or_else(|| {
+            Err(AgentError::Model(LlmError::other(
+                "the script has no more answers",
+            )))
+        })
     }
 }
 
