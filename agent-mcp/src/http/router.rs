@@ -24,7 +24,7 @@ impl McpServer {
     /// The MCP endpoint as an axum [`Router`] with default [`HttpOptions`]: Streamable
     /// HTTP at `/mcp`. Mount it anywhere in an application
     /// (`app.nest("/tools", server.router())` serves `/tools/mcp`), or serve it with
-    /// [`McpHttpServer`].
+    /// [`McpHttpServer`](crate::McpHttpServer).
     pub fn router(&self) -> Router {
         self.router_with(HttpOptions::default())
     }
