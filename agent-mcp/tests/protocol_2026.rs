@@ -409,6 +409,41 @@ async fn a_listen_stream_is_acknowledged_first_then_told_of_tool_changes_with_it
     );
 }
 
+/// Never answers: a call of it lasts until the request deadline ends it.
+#[tool]
+async fn stall() -> &'static str {
+    std::future::pending::<()>().await;
+    "unreachable"
+}
+
+#[tokio::test]
+async fn a_listen_stream_outlives_the_request_deadline_and_holds_no_place_among_requests() {
+    let server = McpServer::new(tools![stall]);
+    // One request at a time, each answered within a short deadline.
+    let options = HttpOptions::default()
+        .with_max_concurrent_requests(1)
+        .with_request_timeout(Duration::from_millis(300));
+    let running = serve_on_loopback(server.clone(), options).await;
+    let mut stream = Listen::open(running.addr, json!({"toolsListChanged": true}), None).await;
+    let ack = stream.next().await.unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+
+    // The one place is free while the stream is open, so this call is admitted, and its
+    // deadline (begun after the stream's) passes: refused for time, not for room.
+    let stalled = call(running.addr, "stall", meta(json!({}))).await;
+    assert_eq!(stalled.status, 503, "{}", stalled.body);
+    assert!(
+        stalled.body.contains("took longer than 300ms"),
+        "{}",
+        stalled.body
+    );
+
+    // The stream, older than that deadline, still hears of changes.
+    server.add_tool(late {}).await.unwrap();
+    let notice = stream.next().await.unwrap();
+    assert_eq!(notice["method"], "notifications/tools/list_changed");
+}
+
 #[tokio::test]
 async fn listen_streams_are_bounded_per_caller_and_a_freed_place_can_be_taken_again() {
     let mut options = ServerOptions::default();

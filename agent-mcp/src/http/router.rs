@@ -132,6 +132,9 @@ impl McpServer {
     }
 }
 
+/// The header a request of protocol 2026-07-28 names its method in.
+const MCP_METHOD_HEADER: &str = "mcp-method";
+
 /// The MCP endpoint: rmcp's Streamable HTTP service behind our limits and
 /// authentication.
 struct Endpoint {
@@ -218,6 +221,10 @@ impl Endpoint {
             (Some(sessions), Some(session)) => CancelCall::new(sessions, session, &bytes),
             _ => None,
         };
+        let listen = parts
+            .headers
+            .get(MCP_METHOD_HEADER)
+            .is_some_and(|method| method.as_bytes() == b"subscriptions/listen");
         let request = Request::from_parts(parts, Full::new(bytes));
         let mut deadline = self.admission.deadline();
         let response = tokio::select! {
@@ -234,6 +241,15 @@ impl Endpoint {
             .headers()
             .get(header::CONTENT_TYPE)
             .is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"));
+        // A `subscriptions/listen` stream (protocol 2026-07-28) is meant to stay open:
+        // like a session's standalone stream, it neither ends at the request deadline
+        // nor holds a place among the requests in flight. The server bounds how many
+        // each caller keeps open. (rmcp refuses a request whose body is not the method
+        // this header names, so the header cannot be borrowed by another request.)
+        if listen && streamed && response.status().is_success() {
+            drop(admitted);
+            return response.map(Body::new);
+        }
         let cancel = cancel.filter(|_| streamed);
         let (parts, body) = response.into_parts();
         let body = GuardedBody::new(body, deadline, admitted.permit, cancel).with_session(used);
