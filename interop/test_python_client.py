@@ -41,6 +41,12 @@ EXPECTED_TOOLS = {
     "test_elicitation_sep1034_defaults",
     "test_elicitation_sep1330_enums",
     "json_schema_2020_12_tool",
+    # The diagnostic tools of the suite's 2026-07-28 scenarios.
+    "test_missing_capability",
+    "test_streaming_elicitation",
+    "test_logging_tool",
+    "test_trigger_tool_change",
+    "test_region_header",
     # interop/conformance_input_tools.rs: they ask through McpPeer::ask.
     "test_input_required_result_elicitation",
     "test_input_required_result_sampling",
@@ -99,10 +105,15 @@ def test_lists_every_tool_with_2020_12_schemas():
     assert add.annotations.idempotentHint is True
     assert sorted(add.inputSchema["required"]) == ["a", "b"]
 
-    # 2020-12 keywords survive: $defs, $ref into them, additionalProperties.
+    # 2020-12 keywords survive: $defs with an $anchor, $ref into them, composition and
+    # conditionals, additionalProperties.
     schema = by_name["json_schema_2020_12_tool"].inputSchema
     assert set(schema["$defs"]["address"]["properties"]) == {"street", "city"}
-    assert {"$ref": "#/$defs/address"} in schema["properties"]["address"]["anyOf"]
+    assert schema["$defs"]["address"]["$anchor"] == "addressDef"
+    assert schema["properties"]["address"] == {"$ref": "#/$defs/address"}
+    assert schema["allOf"] == [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}]
+    assert schema["then"] == {"required": ["phone"]}
+    assert schema["else"] == {"required": ["email"]}
 
 
 def test_text_image_audio_and_resources():
