@@ -23,7 +23,7 @@ use forecast::{BEIJING_3_DAYS, RmcpServer, forecast_tool};
 use in_memory::{call_params, client_of, client_of_stream};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
-use toolwright_core::{AgentResult, ToolContext, ToolSet, TypedTool, tools};
+use toolwright_core::{AgentResult, ToolContext, ToolSet, tool::TypedTool, tools};
 use toolwright_mcp::McpServer;
 
 /// The servers compared, by their criterion names; the last is the reference.

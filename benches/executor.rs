@@ -8,7 +8,13 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use toolwright_core::{Executor, ToolCall, ToolConfig, ToolContext, TurnContext, tool, tools};
+use toolwright_core::{
+    ToolContext,
+    exec::{Executor, TurnContext},
+    llm::ToolCall,
+    tool, tools,
+    toolset::ToolConfig,
+};
 
 /// Does nothing.
 #[tool(read_only)]

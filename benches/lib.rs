@@ -1,7 +1,7 @@
 //! Tools shared by the benchmarks.
 
 use async_trait::async_trait;
-use toolwright_core::{AgentResult, ToolContext, ToolSet, TypedTool};
+use toolwright_core::{AgentResult, ToolContext, ToolSet, tool::TypedTool};
 
 /// A no-op tool with a name chosen at run time, for sets of many tools.
 pub struct Noop(String);
@@ -47,7 +47,9 @@ pub mod dispatch {
     use schemars::JsonSchema;
     use serde::Deserialize;
     use serde_json::{Value, json};
-    use toolwright_core::{AgentResult, Content, ToolContext, ToolSet, TypedTool, tool, tools};
+    use toolwright_core::{
+        AgentResult, Content, ToolContext, ToolSet, tool, tool::TypedTool, tools,
+    };
 
     /// What every path is called with: the tool in a set as `#[tool]` and as a
     /// [`TypedTool`], a context and the model's arguments.

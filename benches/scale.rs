@@ -5,7 +5,7 @@ use agent_benches::{noop_name, noop_set};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use std::hint::black_box;
-use toolwright_core::{ActivationContext, ToolContext, ToolDefinition};
+use toolwright_core::{ToolContext, tool::ActivationContext, toolset::ToolDefinition};
 
 fn lookup_and_call(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -32,8 +32,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use toolwright_core::{
-    Agent, AgentError, ApprovalRecord, PendingCall, Reviewer, RuleLlm, RunState, RunStatus,
-    RunStore, StoreError, ToolError, ToolErrorKind, tool, tools,
+    Agent, AgentError, RunState, RunStore, ToolError, ToolErrorKind,
+    run::{ApprovalRecord, PendingCall, Reviewer, RunStatus, StoreError},
+    testing::RuleLlm,
+    tool, tools,
 };
 use toolwright_store::{PostgresStore, SqliteStore};
 

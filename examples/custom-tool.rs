@@ -8,7 +8,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolwright_core::{
-    AgentResult, Content, Tool, ToolContext, ToolError, ToolMetadata, ToolSet, TypedTool,
+    AgentResult, Content, Tool, ToolContext, ToolError, ToolSet,
+    tool::{ToolMetadata, TypedTool},
 };
 
 /// Which arithmetic operation to apply.

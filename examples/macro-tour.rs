@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use toolwright_core::{
-    ActivationContext, AgentResult, CallReporter, Content, Progress, State, Tool, ToolContext,
-    ToolError, ToolSet, tool, toolbox, tools,
+    AgentResult, Content, Progress, State, Tool, ToolContext, ToolError, ToolSet, tool,
+    tool::{ActivationContext, CallReporter},
+    toolbox, tools,
 };
 
 /// Temperature unit.

@@ -40,7 +40,7 @@
 //! ```
 
 use serde_json::{Map, Value, json};
-use toolwright_core::{ToolContext, ToolExposure};
+use toolwright_core::{ToolContext, tool::ToolExposure};
 use toolwright_mcp::{EnterpriseIdentity, HttpClientOptions, McpClient, OAuthOptions};
 
 /// An example value for a property of this schema: its default, its first enum value,

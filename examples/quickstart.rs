@@ -17,8 +17,13 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use toolwright_core::{
-    Agent, AgentError, AgentEvent, AgentResult, LlmClient, LlmEvent, ModelSettings, Progress,
-    RuleLlm, RunOutcome, RunState, ToolChoice, ToolConfig, ToolContext, ToolError, tool, tools,
+    Agent, AgentError, AgentResult, LlmClient, ModelSettings, Progress, RunOutcome, RunState,
+    ToolContext, ToolError,
+    agent::AgentEvent,
+    llm::{LlmEvent, ToolChoice},
+    testing::RuleLlm,
+    tool, tools,
+    toolset::ToolConfig,
 };
 use toolwright_llm::{AnthropicClient, OpenAiClient};
 

@@ -15,7 +15,9 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
 use toolwright_core::{
-    AgentResult, Dialect, ToolAnnotations, ToolContext, ToolSet, TypedTool, async_trait,
+    AgentResult, ToolContext, ToolSet, async_trait,
+    dialect::Dialect,
+    tool::{ToolAnnotations, TypedTool},
 };
 
 /// Temperature unit

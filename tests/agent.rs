@@ -9,10 +9,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use toolwright_core::{
-    Agent, AgentError, AgentEvent, AppContext, Approval, AssistantMessage, Content, EventSink,
-    ExternalTool, FnLlm, HookDecision, LlmError, LlmRequest, Message, NextTurn, PendingKind,
-    RuleLlm, RunControl, RunOutcome, RunState, RunStatus, ScriptedLlm, ToolCall, ToolErrorKind,
-    ToolResultMessage,
+    Agent, AgentError, Content, Message, RunOutcome, RunState, ToolErrorKind,
+    agent::{AgentEvent, EventSink},
+    exec::{AppContext, HookDecision, RunControl},
+    llm::{AssistantMessage, LlmError, LlmRequest, ToolCall, ToolResultMessage},
+    run::{PendingKind, RunStatus},
+    testing::{FnLlm, RuleLlm, ScriptedLlm},
+    tool::{Approval, ExternalTool, NextTurn},
 };
 
 fn calls(list: &[(&str, &str, Value)]) -> AssistantMessage {
@@ -837,8 +840,11 @@ mod with_macros {
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
     use toolwright_core::{
-        Agent, AgentEvent, AssistantMessage, Progress, RunOutcome, ScriptedLlm, ToolCall,
-        ToolErrorKind, tool, tools,
+        Agent, Progress, RunOutcome, ToolErrorKind,
+        agent::AgentEvent,
+        llm::{AssistantMessage, ToolCall},
+        testing::ScriptedLlm,
+        tool, tools,
     };
 
     /// Deploy a release to an environment.
@@ -1018,4 +1024,60 @@ async fn prompt_answers_in_one_call_and_says_why_when_the_run_does_not_finish() 
         AgentError::Unfinished(Box::new(RunOutcome::TurnLimit)),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn a_computed_system_prompt_is_recomputed_from_the_run_before_each_request() {
+    let llm = Arc::new(ScriptedLlm::new([
+        calls(&[("a", "note", json!({}))]),
+        AssistantMessage::text("done"),
+    ]));
+    let agent = Agent::builder(llm.clone())
+        .system_prompt("Be brief.")
+        .system_prompt_fn(|run| {
+            let note = run.context.get("note").and_then(Value::as_str);
+            format!("Turn {}. Note: {}.", run.turn + 1, note.unwrap_or("none"))
+        })
+        .register_tool(FnTool::new("note", |_, ctx| async move {
+            ctx.set_context(json!({"note": "saved"}));
+            Ok(vec![])
+        }))
+        .build()
+        .unwrap();
+    let mut run = agent.start("go");
+    agent.run(&mut run).await.unwrap();
+    let systems = |messages: &[Message]| -> Vec<String> {
+        messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::System { content } => Some(content.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let requests = llm.requests();
+    // One system message, first, in each request: computed, not added beside the old.
+    assert_eq!(systems(&requests[0].messages), ["Turn 1. Note: none."]);
+    assert_eq!(systems(&requests[1].messages), ["Turn 2. Note: saved."]);
+    assert!(matches!(&requests[1].messages[0], Message::System { .. }));
+    // The stored run shows what the model was last told.
+    assert_eq!(systems(&run.messages), ["Turn 2. Note: saved."]);
+}
+
+#[tokio::test]
+async fn an_empty_computed_system_prompt_removes_the_system_message() {
+    let llm = Arc::new(ScriptedLlm::new([AssistantMessage::text("done")]));
+    let agent = Agent::builder(llm.clone())
+        .system_prompt("Be brief.")
+        .system_prompt_fn(|_| String::new())
+        .build()
+        .unwrap();
+    let mut run = agent.start("go");
+    agent.run(&mut run).await.unwrap();
+    let sent = &llm.requests()[0].messages;
+    assert!(
+        !sent.iter().any(|m| matches!(m, Message::System { .. })),
+        "{sent:?}"
+    );
+    assert!(matches!(&sent[0], Message::User { .. }));
 }

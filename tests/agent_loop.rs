@@ -13,10 +13,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use toolwright_core::{
-    Agent, AgentError, AgentEvent, AgentResult, Approval, AssistantMessage, Content, ExternalTool,
-    FinishReason, LlmClient, LlmError, LlmEvent, LlmRequest, LlmStream, Message, ModelSettings,
-    PendingKind, RunOutcome, RunState, RunStatus, RunStream, ScriptedLlm, ToolCall, ToolChoice,
-    TypedOutcome, Usage, UsageLimit, UsageLimits, async_trait, collect_stream,
+    Agent, AgentError, AgentResult, Content, LlmClient, Message, ModelSettings, RunOutcome,
+    RunState,
+    agent::{AgentEvent, RunStream, TypedOutcome, UsageLimit, UsageLimits},
+    async_trait,
+    llm::{
+        AssistantMessage, FinishReason, LlmError, LlmEvent, LlmRequest, LlmStream, ToolCall,
+        ToolChoice, Usage, collect_stream,
+    },
+    run::{PendingKind, RunStatus},
+    testing::ScriptedLlm,
+    tool::{Approval, ExternalTool},
 };
 
 #[tokio::test]

@@ -13,8 +13,10 @@ use runtime_tools::FnTool;
 use serde_json::json;
 use std::collections::HashMap;
 use toolwright_core::{
-    Agent, AgentError, AgentResult, AssistantMessage, FnLlm, LlmClient, LlmError, LlmRequest,
-    ModelSettings, RunStatus, ScriptedLlm, ToolCall, Usage, async_trait,
+    Agent, AgentError, AgentResult, LlmClient, ModelSettings, async_trait,
+    llm::{AssistantMessage, LlmError, LlmRequest, ToolCall, Usage},
+    run::RunStatus,
+    testing::{FnLlm, ScriptedLlm},
 };
 
 /// A scripted model that names itself, as the HTTP clients do.

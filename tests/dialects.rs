@@ -11,9 +11,11 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use toolwright_core::{
-    AgentResult, ArgsSchema, Dialect, ToolAnnotations, ToolContext, ToolDefinition, ToolSet,
-    TypedTool, assert_dialects, assert_dialects_for, async_trait, check, decode_args,
-    dialect_report,
+    AgentResult, ToolContext, ToolSet, async_trait,
+    dialect::{Dialect, assert_dialects, assert_dialects_for, check, dialect_report},
+    schema::{ArgsSchema, decode_args},
+    tool::{ToolAnnotations, TypedTool},
+    toolset::ToolDefinition,
 };
 
 // ---------------------------------------------------------------------------------

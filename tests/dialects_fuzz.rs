@@ -3,7 +3,11 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use toolwright_core::{Dialect, ToolAnnotations, ToolDefinition, check};
+use toolwright_core::{
+    dialect::{Dialect, check},
+    tool::ToolAnnotations,
+    toolset::ToolDefinition,
+};
 
 const NAMES: &[&str] = &["a", "b", "kind", "key", "value", "x/y", "~"];
 

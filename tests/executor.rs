@@ -11,9 +11,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 use toolwright_core::{
-    AgentEvent, AppContext, Approval, Content, ErrorPolicy, EventSink, Executor, FromToolContext,
-    ParallelRule, Progress, RunControl, ToolCall, ToolConfig, ToolErrorKind, ToolOutcome, ToolSet,
-    TurnContext, TypedTool, truncate_output, truncate_text,
+    Content, Progress, ToolErrorKind, ToolSet,
+    agent::{AgentEvent, EventSink},
+    exec::{AppContext, Executor, RunControl, TurnContext},
+    llm::ToolCall,
+    tool::{
+        Approval, ErrorPolicy, FromToolContext, ToolOutcome, TypedTool, truncate_output,
+        truncate_text,
+    },
+    toolset::{ParallelRule, ToolConfig},
 };
 use waiting::{Latch, OpensOnDrop, within};
 
@@ -1646,11 +1652,11 @@ impl toolwright_core::Tool for Gated {
         Ok(vec![Content::text("gated ran")])
     }
 
-    fn exposure(&self) -> toolwright_core::ToolExposure {
-        toolwright_core::ToolExposure::Deferred
+    fn exposure(&self) -> toolwright_core::tool::ToolExposure {
+        toolwright_core::tool::ToolExposure::Deferred
     }
 
-    async fn should_activate(&self, ctx: &toolwright_core::ActivationContext) -> bool {
+    async fn should_activate(&self, ctx: &toolwright_core::tool::ActivationContext) -> bool {
         ctx.current_tools.iter().any(|t| t == "alpha")
     }
 }

@@ -6,8 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use toolwright_core::{
-    ActivationContext, AgentError, AgentResult, Approval, CallReporter, Content, ErrorPolicy,
-    Progress, State, Tool, ToolContext, ToolError, ToolErrorKind, ToolExposure, ToolSet, tool,
+    AgentError, AgentResult, Content, Progress, State, Tool, ToolContext, ToolError, ToolErrorKind,
+    ToolSet, tool,
+    tool::{ActivationContext, Approval, CallReporter, ErrorPolicy, ToolExposure},
     toolbox, tools,
 };
 
@@ -768,9 +769,9 @@ async fn macro_tools_render_in_every_dialect() {
         answer,
         nested::math::add
     ];
-    toolwright_core::assert_dialects(&set);
+    toolwright_core::dialect::assert_dialects(&set);
     let library = Arc::new(Library { books: Vec::new() });
-    toolwright_core::assert_dialects(&library.into_toolset());
+    toolwright_core::dialect::assert_dialects(&library.into_toolset());
 }
 
 // ---------------------------------------------------------------------------------

@@ -9,9 +9,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::Notify;
 use toolwright_core::{
-    ApprovalDecision, ApproveAll, Approver, CallRunner, Content, ExternalTool, Tool,
-    ToolAnnotations, ToolCall, ToolConfig, ToolContext, ToolError, ToolErrorKind, ToolExposure,
-    ToolOutcome, ToolSet, async_trait,
+    CallRunner, Content, Tool, ToolContext, ToolError, ToolErrorKind, ToolSet, async_trait,
+    exec::{ApprovalDecision, ApproveAll, Approver},
+    llm::ToolCall,
+    tool::{ExternalTool, ToolAnnotations, ToolExposure, ToolOutcome},
+    toolset::ToolConfig,
 };
 use waiting::{Latch, OpensOnDrop, within};
 

@@ -14,8 +14,13 @@ use serde_json::{Map, Number, Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use toolwright_core::{
-    AgentError, AgentResult, ArgsSchema, Executor, Tool, ToolCall, ToolConfig, ToolContext,
-    ToolErrorKind, ToolSet, TurnContext, TypedTool, decode_args, into_content, tool,
+    AgentError, AgentResult, Tool, ToolContext, ToolErrorKind, ToolSet,
+    exec::{Executor, TurnContext},
+    llm::ToolCall,
+    schema::{ArgsSchema, decode_args},
+    tool,
+    tool::{TypedTool, into_content},
+    toolset::ToolConfig,
 };
 
 #[derive(Debug, Deserialize, JsonSchema)]

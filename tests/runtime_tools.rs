@@ -9,8 +9,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use toolwright_core::{
-    ActivationContext, AgentResult, Approval, Content, ErrorPolicy, Tool, ToolAnnotations,
-    ToolConcurrency, ToolContext, ToolExposure, async_trait,
+    AgentResult, Content, Tool, ToolContext, async_trait,
+    tool::{
+        ActivationContext, Approval, ErrorPolicy, ToolAnnotations, ToolConcurrency, ToolExposure,
+    },
 };
 
 /// The future a tool body returns.

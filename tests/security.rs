@@ -17,8 +17,11 @@ use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use toolwright_core::{
-    Agent, AssistantMessage, Executor, RunOutcome, ScriptedLlm, ToolCall, ToolConfig, ToolContext,
-    ToolSet, TurnContext,
+    Agent, RunOutcome, ToolContext, ToolSet,
+    exec::{Executor, TurnContext},
+    llm::{AssistantMessage, ToolCall},
+    testing::ScriptedLlm,
+    toolset::ToolConfig,
 };
 
 const HIDDEN: &str = "secret_tool";

@@ -14,8 +14,14 @@ use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::Notify;
 use toolwright_core::{
-    AgentEvent, EventSink, Executor, ParallelRule, RunControl, ToolCall, ToolConfig, ToolErrorKind,
-    ToolOutcome, TurnContext, tool, tools,
+    ToolErrorKind,
+    agent::{AgentEvent, EventSink},
+    exec::{Executor, RunControl, TurnContext},
+    llm::ToolCall,
+    tool,
+    tool::ToolOutcome,
+    tools,
+    toolset::{ParallelRule, ToolConfig},
 };
 
 struct Counting;

@@ -8,9 +8,11 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use toolwright_core::{
-    ActivationContext, AgentError, AgentResult, Approval, Content, ErrorPolicy, Extensions,
-    ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolContext, ToolErrorKind, ToolExposure,
-    ToolMetadata, ToolSet, TypedTool,
+    AgentError, AgentResult, Content, Tool, ToolContext, ToolErrorKind, ToolSet,
+    tool::{
+        ActivationContext, Approval, ErrorPolicy, Extensions, ExternalTool, ToolAnnotations,
+        ToolConcurrency, ToolExposure, ToolMetadata, TypedTool,
+    },
 };
 
 // ---------------------------------------------------------------------------------
@@ -61,7 +63,7 @@ mod seed_typed {
     use async_trait::async_trait;
     use schemars::JsonSchema;
     use serde::Deserialize;
-    use toolwright_core::{AgentResult, ToolContext, TypedTool};
+    use toolwright_core::{AgentResult, ToolContext, tool::TypedTool};
 
     #[derive(Deserialize, JsonSchema)]
     pub struct WeatherArgs {
@@ -315,7 +317,10 @@ fn a_tool_without_parameters_has_an_empty_closed_object_schema() {
     }
     let empty = json!({"type": "object", "properties": {}, "additionalProperties": false});
     assert_eq!(Tool::schema(&Ping), empty);
-    assert_eq!(toolwright_core::ArgsSchema::of::<()>().schema(), &empty);
+    assert_eq!(
+        toolwright_core::schema::ArgsSchema::of::<()>().schema(),
+        &empty
+    );
 }
 
 // ---------------------------------------------------------------------------------

@@ -15,9 +15,13 @@ pub use toolwright_macros::tools_impl;
 
 mod spec;
 
-pub use crate::args::ArgsReader;
-pub use crate::context::ToolContext;
-pub use crate::tool::{ToolRoute, ToolVia};
+pub use crate::model::args::ArgsReader;
+pub use crate::model::context::ActivationContext;
+pub use crate::model::context::ToolContext;
+pub use crate::model::extract::FromToolContext;
+pub use crate::model::registry::RegisteredTool;
+pub use crate::model::tool::{ErrorPolicy, ToolExposure};
+pub use crate::model::tool::{ToolRoute, ToolVia};
 pub use spec::runners::*;
 pub use spec::{
     ActivateFn, ApprovalRule, ArgFns, ArgPlan, Broken, CallFn, CallFuture, Decl, FnTool,
@@ -26,9 +30,9 @@ pub use spec::{
     header_param, output_result, shared_instances, static_tool, table_toolset, text,
 };
 
-use crate::content::Content;
-use crate::error::ToolError;
-use crate::tool::{ToolAnnotations, ToolConcurrency, ToolMetadata};
+use crate::model::content::Content;
+use crate::model::error::ToolError;
+use crate::model::tool::{ToolAnnotations, ToolConcurrency, ToolMetadata};
 use crate::{Tool, ToolSet};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;

@@ -28,24 +28,38 @@
 //! # }
 //! ```
 //!
-//! A tool is anything implementing [`Tool`]. [`TypedTool`] derives the schema and
-//! argument decoding from types; `#[tool]` derives everything from an `async fn`. A
-//! [`ToolSet`] holds tools by name and enforces their exposure. A [`CallRunner`] runs one
-//! call with every policy (exposure, approval, concurrency limits, timeouts, retries,
-//! output budget); an [`Executor`] runs one model turn's calls through it; an [`Agent`]
-//! loops model → tools → model over an [`LlmClient`], with a serializable [`RunState`]
-//! and an event stream. An MCP server runs its calls through the same [`CallRunner`].
+//! A tool is anything implementing [`Tool`]. [`TypedTool`] derives the
+//! schema and argument decoding from types; `#[tool]` derives everything from an
+//! `async fn`. A [`ToolSet`] holds tools by name and enforces their exposure. A
+//! [`CallRunner`] runs one call with every policy (exposure, approval, concurrency limits,
+//! timeouts, retries, output budget); an [`Executor`](exec::Executor) runs one model
+//! turn's calls through it; an [`Agent`] loops model → tools → model over an
+//! [`LlmClient`], with a serializable [`RunState`] and an event stream. An MCP server runs
+//! its calls through the same [`CallRunner`].
+//!
+//! # Modules
+//!
+//! The root holds what a first program needs, and [`prelude`] imports it in one line.
+//! The rest is grouped by concept:
+//!
+//! | module | what it holds |
+//! | --- | --- |
+//! | [`tool`](mod@tool) | the [`Tool`] trait, its metadata and policies, what a call receives and returns |
+//! | [`toolset`] | [`ToolSet`], tool definitions, the binary's registry, per-set tool config |
+//! | [`schema`] | argument schemas and decoding |
+//! | [`dialect`] | each provider's JSON Schema subset, and checks that a set fits them |
+//! | [`exec`] | running calls: [`CallRunner`], the executor, hooks, retries, run control |
+//! | [`agent`] | the agent loop, its builder, events, usage limits |
+//! | [`run`] | a run's state, its outcome, pending calls and reviews, stores and checkpoints |
+//! | [`llm`] | the model client trait, requests, messages, usage |
+//! | [`testing`] | model clients that need no network |
 //!
 //! # Layers
 //!
-//! The modules form three layers; a module imports only from its own layer or below
-//! (a test checks it, and that no modules import each other in a cycle):
-//!
-//! | layer | modules |
-//! | --- | --- |
-//! | 3 agent loop | `agent`, `run` ([`RunState`]), `llm` ([`LlmClient`]), `stream`, `seal`, `store` ([`RunStore`]), `review`, [`testing`] |
-//! | 2 execution | `pipeline` ([`CallRunner`]), `executor`, `inflight`, `control`, `events` |
-//! | 1 model | `tool`, `typed`, `content`, `schema`, `args`, `context`, `set`, `compose`, `registry`, `config`, `dialect`, `message` ([`Message`], [`ModelSettings`]), `llm_error`, `usage`, `retry`, `principal`, `outcome`, `error`, `extract`, `truncate`, `locate`, `pending` |
+//! The source is in three folders, one per layer; a module imports only from its own
+//! layer or below (a test checks it, and that no modules import each other in a cycle):
+//! `model` (what a tool is, what a call carries), then `execution` (running calls),
+//! then `agent_loop` (the agent, runs, stores).
 //!
 //! Where the model must reach up (a [`ToolContext`] reporting its call's progress to the
 //! running turn), it holds a trait object of its own layer that the layer above
@@ -53,90 +67,135 @@
 
 #![forbid(unsafe_code)]
 
-// Layer 1, the model: what a tool is and what a call carries.
-mod args;
-mod compose;
-mod config;
-mod content;
-mod context;
-mod dialect;
-mod error;
-mod extract;
-mod llm_error;
-mod locate;
-mod message;
-mod outcome;
-mod pending;
-mod principal;
-mod registry;
-mod retry;
-mod schema;
-mod set;
-mod tool;
-mod truncate;
-mod typed;
-mod usage;
-// Layer 2, execution: running calls.
-mod control;
-mod events;
-mod executor;
-mod inflight;
-mod pipeline;
-// Layer 3, the agent loop.
-mod agent;
-mod checkpoint;
-mod llm;
-mod review;
-mod run;
-mod seal;
-mod store;
-mod stream;
-pub mod testing;
+// The source tree is in the three layers (a test checks that imports only point down);
+// the public modules below present the same items by concept.
+mod agent_loop;
+mod execution;
+mod model;
 
-pub use agent::{Agent, AgentBuilder, DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES, TypedOutcome};
-pub use args::{MAX_ARGUMENT_DEPTH, decode_args};
-pub use checkpoint::{Checkpoint, CheckpointStep, Checkpointer};
-pub use config::{ParallelRule, ToolConfig};
-pub use content::Content;
-pub use context::{ActivationContext, CallReporter, Extensions, NextTurn, ToolContext};
-pub use control::RunControl;
-pub use dialect::{
-    Dialect, DialectError, MCP_HEADER_KEYWORD, UnknownDialect, Violation, assert_dialects,
-    assert_dialects_for, check, dialect_report,
-};
-pub use error::{AgentError, AgentResult, ToolError, ToolErrorKind};
-pub use events::{AgentEvent, EventSink};
-pub use executor::{AppContext, CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext};
-pub use extract::{FromToolContext, Progress, State};
-pub use llm::{LlmClient, LlmRequest, LlmStream, collect_stream};
-pub use llm_error::LlmError;
-pub use message::{
-    AssistantMessage, FinishReason, LlmEvent, Message, ModelSettings, OutputSchema, ToolCall,
-    ToolChoice, ToolResultMessage, Usage,
-};
-pub use outcome::{ToolCallResult, ToolOutcome, error_content};
-pub use pending::{PendingCall, PendingKind, RunOutcome};
-pub use pipeline::{
-    ApprovalDecision, ApprovalFn, ApproveAll, Approver, CallOptions, CallPermit, CallRunner,
-    CallScope, ScopedFuture, ToolLimits,
-};
-pub use principal::Principal;
-pub use registry::RegisteredTool;
-pub use retry::{RetryDecision, RetryPolicy};
-pub use run::{ApprovalRecord, ReviewDecision, Reviewer, RunState, RunStatus};
-pub use schema::{ArgsSchema, normalize_root};
-pub use seal::{MIN_STATE_KEY_LEN, STATE_FORMAT_VERSION};
-pub use set::{ToolDefinition, ToolSet, is_valid_tool_name};
-pub use store::{RunRecord, RunStore, StoreError, WaitingRun};
-pub use stream::RunStream;
-pub use testing::{FnLlm, RecordedRequest, RuleLlm, ScriptedLlm};
-pub use tool::{
-    Approval, ErrorPolicy, ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
-    ToolMetadata,
-};
-pub use truncate::{truncate_error, truncate_output, truncate_text};
-pub use typed::{TypedTool, into_content};
-pub use usage::{RunUsage, UsageLimit, UsageLimits};
+pub use agent_loop::testing;
+
+pub use agent_loop::agent::Agent;
+pub use agent_loop::llm::LlmClient;
+pub use agent_loop::run::RunState;
+pub use agent_loop::store::RunStore;
+pub use execution::pipeline::CallRunner;
+pub use model::config::ToolConfig;
+pub use model::content::Content;
+pub use model::context::{ActivationContext, ToolContext};
+pub use model::error::{AgentError, AgentResult, ToolError, ToolErrorKind};
+pub use model::extract::{Progress, State};
+pub use model::message::{Message, ModelSettings};
+pub use model::pending::RunOutcome;
+pub use model::principal::Principal;
+pub use model::set::ToolSet;
+pub use model::tool::{Tool, ToolExposure, ToolMetadata};
+pub use model::typed::TypedTool;
+
+pub mod tool {
+    //! What a tool is: the [`Tool`] trait and its metadata, what a call receives
+    //! ([`ToolContext`], [`State`], [`Progress`]) and returns ([`Content`], [`ToolError`]).
+    pub use crate::model::content::Content;
+    pub use crate::model::context::{
+        ActivationContext, CallReporter, Extensions, NextTurn, ToolContext,
+    };
+    pub use crate::model::error::{ToolError, ToolErrorKind};
+    pub use crate::model::extract::{FromToolContext, Progress, State};
+    pub use crate::model::outcome::{ToolCallResult, ToolOutcome};
+    pub use crate::model::principal::Principal;
+    pub use crate::model::tool::{
+        Approval, ErrorPolicy, ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
+        ToolMetadata,
+    };
+    pub use crate::model::truncate::{truncate_error, truncate_output, truncate_text};
+    pub use crate::model::typed::{TypedTool, into_content};
+}
+
+pub mod toolset {
+    //! Tools collected by name: [`ToolSet`], what a model is shown of each
+    //! ([`ToolDefinition`]), the binary's registry ([`RegisteredTool`]) and per-set
+    //! overrides of a tool's policies ([`ToolConfig`]).
+    pub use crate::model::config::{ParallelRule, ToolConfig};
+    pub use crate::model::registry::RegisteredTool;
+    pub use crate::model::set::{ToolDefinition, ToolSet, is_valid_tool_name};
+}
+
+pub mod schema {
+    //! A tool's arguments: their JSON Schema and how a model's arguments are decoded.
+    pub use crate::model::args::{MAX_ARGUMENT_DEPTH, decode_args};
+    pub use crate::model::schema::ArgsSchema;
+}
+
+pub mod dialect {
+    //! Provider schema dialects: one tool definition rendered for each provider's subset
+    //! of JSON Schema, and checks that a set's schemas fit each of them.
+    pub use crate::model::dialect::{
+        Dialect, DialectError, MCP_HEADER_KEYWORD, UnknownDialect, Violation, assert_dialects,
+        assert_dialects_for, check, dialect_report,
+    };
+}
+
+pub mod exec {
+    //! Running calls: [`CallRunner`] runs one call with every policy (exposure,
+    //! approval, limits, timeouts, retries, output budget), [`Executor`] one model turn's
+    //! calls, with hooks and a [`RunControl`] to stop them.
+    //!
+    //! [`CallPermit`], [`CallScope`] and [`ScopedFuture`] are for servers that run calls
+    //! on their own tasks (the MCP server does).
+    pub use crate::execution::control::RunControl;
+    pub use crate::execution::executor::{
+        AppContext, CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext,
+    };
+    pub use crate::execution::pipeline::{
+        ApprovalDecision, ApprovalFn, ApproveAll, Approver, CallOptions, CallPermit, CallRunner,
+        CallScope, ScopedFuture,
+    };
+    pub use crate::model::retry::{RetryDecision, RetryPolicy};
+}
+
+pub mod agent {
+    //! The agent loop: [`Agent`] calls a model, runs the tools it asks for, and loops,
+    //! within [`UsageLimits`], reporting [`AgentEvent`]s as it goes.
+    pub use crate::agent_loop::agent::{
+        Agent, AgentBuilder, DEFAULT_MAX_TURNS, DEFAULT_OUTPUT_RETRIES, TypedOutcome,
+    };
+    pub use crate::agent_loop::stream::RunStream;
+    pub use crate::execution::events::{AgentEvent, EventSink};
+    pub use crate::model::error::{AgentError, AgentResult};
+    pub use crate::model::usage::{RunUsage, UsageLimit, UsageLimits};
+}
+
+pub mod run {
+    //! A run and its storage: the serializable [`RunState`], how it ended
+    //! ([`RunOutcome`]), the calls waiting on a person and their review, and the
+    //! [`RunStore`]s and checkpoints that keep runs across processes.
+    pub use crate::agent_loop::checkpoint::{Checkpoint, CheckpointStep, Checkpointer};
+    pub use crate::agent_loop::run::{
+        ApprovalRecord, ReviewDecision, Reviewer, RunState, RunStatus,
+    };
+    pub use crate::agent_loop::seal::{MIN_STATE_KEY_LEN, STATE_FORMAT_VERSION};
+    pub use crate::agent_loop::store::{RunRecord, RunStore, StoreError, WaitingRun};
+    pub use crate::model::pending::{PendingCall, PendingKind, RunOutcome};
+}
+
+pub mod llm {
+    //! Talking to a model: the [`LlmClient`] trait the provider clients implement, the
+    //! request and the streamed answer, and the conversation's [`Message`]s.
+    pub use crate::agent_loop::llm::{LlmClient, LlmRequest, LlmStream, collect_stream};
+    pub use crate::model::llm_error::LlmError;
+    pub use crate::model::message::{
+        AssistantMessage, FinishReason, LlmEvent, Message, ModelSettings, OutputSchema, ToolCall,
+        ToolChoice, ToolResultMessage, Usage,
+    };
+}
+
+pub mod prelude {
+    //! What most programs import: `use toolwright_core::prelude::*;`.
+    pub use crate::{
+        Agent, AgentError, AgentResult, Content, LlmClient, Message, Progress, RunOutcome,
+        RunState, State, Tool, ToolContext, ToolError, ToolSet, tool, toolbox, tools,
+    };
+}
 
 /// Turns an `async fn` into a tool.
 ///
@@ -199,7 +258,7 @@ pub use usage::{RunUsage, UsageLimit, UsageLimits};
 /// written type and supplied by the runtime. Model parameters are owned types
 /// implementing `Deserialize` and `JsonSchema` (`&str` does not compile: write `String`).
 /// Unknown properties are rejected; `null` for an optional one means absent.
-/// Arguments nest at most [`MAX_ARGUMENT_DEPTH`] deep. Prefer tagged enums to
+/// Arguments nest at most [`MAX_ARGUMENT_DEPTH`](schema::MAX_ARGUMENT_DEPTH) deep. Prefer tagged enums to
 /// `#[serde(untagged)]` ones for recursive types: serde tries an untagged enum's variants
 /// one after another at every level, so its time to reject a model's wrong value doubles
 /// with each level of nesting (some 0.4 s at 18 levels), and it blocks its thread
@@ -233,13 +292,13 @@ pub use usage::{RunUsage, UsageLimit, UsageLimits};
 /// | `origin = "..."`, `version = "..."` | metadata; default: the defining crate's name and version |
 /// | `requirements = ["network"]` | metadata requirements |
 /// | `require_approval` or `require_approval = path` | every call, or `fn(&serde_json::Value) -> bool` per call |
-/// | `on_error = "return_to_model" \| "fail_run"` | [`ErrorPolicy`] |
-/// | `read_only`, `destructive`, `idempotent`, `open_world` | [`ToolAnnotations`] hints |
-/// | `max_in_flight = N`, `exclusive = "group"`, `sequential` | [`ToolConcurrency`] |
+/// | `on_error = "return_to_model" \| "fail_run"` | [`ErrorPolicy`](tool::ErrorPolicy) |
+/// | `read_only`, `destructive`, `idempotent`, `open_world` | [`ToolAnnotations`](tool::ToolAnnotations) hints |
+/// | `max_in_flight = N`, `exclusive = "group"`, `sequential` | [`ToolConcurrency`](tool::ToolConcurrency) |
 /// | `validate_output = path` | `fn(&[Content]) -> Result<(), String>` |
 /// | `validate_progress = path` | `fn(&serde_json::Value) -> Result<(), String>` |
 /// | `register` | adds the tool to the binary's registry: see [`ToolSet::registered`] |
-/// | `tags = ["billing"]` | labels of a registered tool, for [`RegisteredTool::has_tag`] filters |
+/// | `tags = ["billing"]` | labels of a registered tool, for [`RegisteredTool::has_tag`](toolset::RegisteredTool::has_tag) filters |
 /// | `crate = path` | where `toolwright_core` is, for crates that re-export it |
 ///
 /// Mistakes are compile errors at the offending tokens that say what to write instead.

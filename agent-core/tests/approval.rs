@@ -5,7 +5,8 @@ mod support;
 use serde_json::{Value, json};
 use support::{KEY, paused, payment_agent};
 use toolwright_core::{
-    Agent, AgentError, Message, ReviewDecision, Reviewer, RunOutcome, RunState, ToolErrorKind,
+    Agent, AgentError, Message, RunOutcome, RunState, ToolErrorKind,
+    run::{ReviewDecision, Reviewer},
 };
 
 fn agent() -> Agent {

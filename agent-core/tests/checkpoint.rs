@@ -6,8 +6,8 @@ mod support;
 use std::sync::{Arc, Mutex};
 use support::{KEY, paused, payment_agent};
 use toolwright_core::{
-    AgentError, AgentResult, Checkpoint, CheckpointStep, Checkpointer, RunOutcome, RunStatus,
-    ToolContext, async_trait,
+    AgentError, AgentResult, RunOutcome, ToolContext, async_trait,
+    run::{Checkpoint, CheckpointStep, Checkpointer, RunStatus},
 };
 
 /// What a checkpoint saw: its step, the revision and status, the sealed state.

@@ -5,7 +5,9 @@ mod support;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::{KEY, paused, pay, payment_agent};
-use toolwright_core::{Agent, AgentError, RunState, STATE_FORMAT_VERSION, ScriptedLlm, tools};
+use toolwright_core::{
+    Agent, AgentError, RunState, run::STATE_FORMAT_VERSION, testing::ScriptedLlm, tools,
+};
 
 fn agent(key: Option<&[u8]>) -> Agent {
     payment_agent(key)

@@ -16,7 +16,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use toolwright_core::{LlmClient, LlmEvent, LlmRequest, LlmStream, Message};
+use toolwright_core::{
+    LlmClient, Message,
+    llm::{LlmEvent, LlmRequest, LlmStream},
+};
 use toolwright_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient};
 
 /// A Chat Completions stream of `n` text chunks, then the finish reason, a usage chunk

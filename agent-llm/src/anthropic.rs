@@ -13,8 +13,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 use toolwright_core::{
-    AgentResult, AssistantMessage, Content, Dialect, LlmError, LlmRequest, Message, ModelSettings,
-    ToolCall, ToolChoice, ToolResultMessage, Usage,
+    AgentResult, Content, Message, ModelSettings,
+    dialect::Dialect,
+    llm::{AssistantMessage, LlmError, LlmRequest, ToolCall, ToolChoice, ToolResultMessage, Usage},
 };
 
 const PROVIDER: &str = "anthropic";
@@ -97,15 +98,17 @@ impl Client<Anthropic> {
     /// [`DEFAULT_MODEL`](Self::DEFAULT_MODEL)). [`EnvError::NotConfigured`] when neither
     /// the key nor the base URL is set.
     pub fn from_env() -> Result<Self, EnvError> {
-        const VARS: EnvVars = EnvVars {
-            keys: &["ANTHROPIC_API_KEY"],
-            base_url: "ANTHROPIC_BASE_URL",
-            model: "ANTHROPIC_MODEL",
-            selecting: &["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"],
-        };
-        env::from_env(&VARS, Self::DEFAULT_MODEL, Self::builder)
+        env::from_env(&ANTHROPIC_ENV, None, Self::DEFAULT_MODEL, Self::builder)
     }
 }
+
+/// What the Anthropic client reads from the environment.
+pub(crate) const ANTHROPIC_ENV: EnvVars = EnvVars {
+    keys: &["ANTHROPIC_API_KEY"],
+    base_url: "ANTHROPIC_BASE_URL",
+    model: "ANTHROPIC_MODEL",
+    selecting: &["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"],
+};
 
 impl Builder<Anthropic> {
     /// The `anthropic-version` header (default [`AnthropicClient::API_VERSION`]).

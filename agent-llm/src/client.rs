@@ -13,9 +13,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use toolwright_core::{
-    AgentError, AgentResult, AssistantMessage, Dialect, FinishReason, LlmClient, LlmError,
-    LlmEvent, LlmRequest, LlmStream, ModelSettings, OutputSchema, RetryPolicy, ToolChoice,
-    ToolDefinition,
+    AgentError, AgentResult, LlmClient, ModelSettings,
+    dialect::Dialect,
+    exec::RetryPolicy,
+    llm::{
+        AssistantMessage, FinishReason, LlmError, LlmEvent, LlmRequest, LlmStream, OutputSchema,
+        ToolChoice,
+    },
+    toolset::ToolDefinition,
 };
 
 /// An [`LlmClient`] for one model behind one provider's HTTP API. Use it through its
@@ -39,7 +44,7 @@ use toolwright_core::{
 /// [`settings`](Builder::settings), overridden field by field by the request's
 /// [`settings`](LlmRequest::settings). The builder's [`param`](Builder::param)s and the
 /// request's [`params`](LlmRequest::params) (what tools set with
-/// [`NextTurn`](toolwright_core::NextTurn)) are then added to the body as they are,
+/// [`NextTurn`](toolwright_core::tool::NextTurn)) are then added to the body as they are,
 /// overriding any field of that name. A request's application
 /// [`context`](LlmRequest::context) is not sent: what the model should see belongs in a
 /// message.
@@ -302,7 +307,7 @@ struct Reading {
 }
 
 /// The events of a streamed answer: each SSE event through the provider's parser, then
-/// [`Done`](toolwright_core::LlmEvent::Done), or a typed error after the events received.
+/// [`Done`](toolwright_core::llm::LlmEvent::Done), or a typed error after the events received.
 fn events<S, E>(
     provider: &'static str,
     bytes: S,

@@ -4,7 +4,8 @@
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use toolwright_core::{
-    AgentError, AgentResult, Content, Dialect, Message, OutputSchema, ToolDefinition,
+    AgentError, AgentResult, Content, Message, dialect::Dialect, llm::OutputSchema,
+    toolset::ToolDefinition,
 };
 
 /// A tool result as one text, for providers whose tool results are text only. Text

@@ -18,6 +18,14 @@ pub enum EnvError {
     /// The environment asks for the provider, but the client cannot be built as it
     /// says (an unusable base URL...).
     Invalid(AgentError),
+    /// A model name ([`model`](crate::model)) that names no provider this crate has,
+    /// or names a provider and then no model.
+    UnknownProvider {
+        /// The name given.
+        given: String,
+        /// The providers a name may start with.
+        known: &'static [&'static str],
+    },
 }
 
 impl fmt::Display for EnvError {
@@ -27,6 +35,12 @@ impl fmt::Display for EnvError {
                 write!(f, "no model is configured: set {}", expected.join(" or "))
             }
             Self::Invalid(error) => write!(f, "the model configured by the environment: {error}"),
+            Self::UnknownProvider { given, known } => write!(
+                f,
+                "`{given}` names no model: expected `provider:model` or `provider`, the \
+                 provider one of {}",
+                known.join(", ")
+            ),
         }
     }
 }
@@ -34,7 +48,7 @@ impl fmt::Display for EnvError {
 impl std::error::Error for EnvError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::NotConfigured { .. } => None,
+            Self::NotConfigured { .. } | Self::UnknownProvider { .. } => None,
             Self::Invalid(error) => Some(error),
         }
     }
@@ -44,7 +58,7 @@ impl From<EnvError> for AgentError {
     fn from(error: EnvError) -> Self {
         match error {
             EnvError::Invalid(error) => error,
-            unset @ EnvError::NotConfigured { .. } => AgentError::InvalidState(unset.to_string()),
+            other => AgentError::InvalidState(other.to_string()),
         }
     }
 }
@@ -75,10 +89,11 @@ pub(crate) struct EnvVars {
 }
 
 /// A client from the environment: the key from the first of `vars.keys` set, the base
-/// URL and model from theirs (else the defaults), or [`EnvError::NotConfigured`] when
-/// neither a key nor a base URL is set.
+/// URL from its variable, the model `model` or else from its variable (else the
+/// default), or [`EnvError::NotConfigured`] when neither a key nor a base URL is set.
 pub(crate) fn from_env<P: Provider>(
     vars: &EnvVars,
+    model: Option<&str>,
     default_model: &str,
     builder: impl FnOnce(String) -> Builder<P>,
 ) -> Result<Client<P>, EnvError> {
@@ -89,7 +104,10 @@ pub(crate) fn from_env<P: Provider>(
             expected: vars.selecting,
         });
     }
-    let model = env_var(vars.model).unwrap_or_else(|| default_model.to_owned());
+    let model = match model {
+        Some(model) => model.to_owned(),
+        None => env_var(vars.model).unwrap_or_else(|| default_model.to_owned()),
+    };
     let mut builder = builder(model);
     if let Some(url) = base_url {
         builder = builder.base_url(url);

@@ -15,8 +15,12 @@ use serde::Deserialize;
 use serde::de::{IgnoredAny, MapAccess};
 use serde_json::{Map, Value, json};
 use toolwright_core::{
-    AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
-    ModelSettings, OutputSchema, ToolCall, ToolChoice, Usage,
+    AgentResult, Content, Message, ModelSettings,
+    dialect::Dialect,
+    llm::{
+        AssistantMessage, FinishReason, LlmError, LlmRequest, OutputSchema, ToolCall, ToolChoice,
+        Usage,
+    },
 };
 
 const PROVIDER: &str = "gemini";
@@ -75,15 +79,17 @@ impl Client<Gemini> {
     /// model from `GEMINI_MODEL` (default [`DEFAULT_MODEL`](Self::DEFAULT_MODEL)).
     /// [`EnvError::NotConfigured`] when none of those three is set.
     pub fn from_env() -> Result<Self, EnvError> {
-        const VARS: EnvVars = EnvVars {
-            keys: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-            base_url: "GEMINI_BASE_URL",
-            model: "GEMINI_MODEL",
-            selecting: &["GEMINI_API_KEY", "GOOGLE_API_KEY", "GEMINI_BASE_URL"],
-        };
-        env::from_env(&VARS, Self::DEFAULT_MODEL, Self::builder)
+        env::from_env(&GEMINI_ENV, None, Self::DEFAULT_MODEL, Self::builder)
     }
 }
+
+/// What the Gemini client reads from the environment.
+pub(crate) const GEMINI_ENV: EnvVars = EnvVars {
+    keys: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+    base_url: "GEMINI_BASE_URL",
+    model: "GEMINI_MODEL",
+    selecting: &["GEMINI_API_KEY", "GOOGLE_API_KEY", "GEMINI_BASE_URL"],
+};
 
 impl Provider for Gemini {
     const NAME: &'static str = PROVIDER;
@@ -466,7 +472,7 @@ fn parts(content: &[Content]) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolwright_core::LlmEvent;
+    use toolwright_core::llm::LlmEvent;
 
     /// The events a stream event with `data` makes, and the message so far; or the
     /// error it is.

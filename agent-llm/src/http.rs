@@ -11,7 +11,10 @@ use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
-use toolwright_core::{LlmError, RetryDecision, RetryPolicy};
+use toolwright_core::{
+    exec::{RetryDecision, RetryPolicy},
+    llm::LlmError,
+};
 
 /// The request timeout when none is configured: ten minutes, as the official SDKs use,
 /// because a long answer takes long to generate.

@@ -7,13 +7,13 @@
 //! - [`GeminiClient`]: the Google Gemini API (`generateContent`).
 //!
 //! Each renders the tools on offer in its provider's schema
-//! [`Dialect`](toolwright_core::Dialect) and maps the model's arguments back through it,
+//! [`Dialect`](toolwright_core::dialect::Dialect) and maps the model's arguments back through it,
 //! sends tool results and tool errors in the provider's format, takes images in user
-//! messages, reports token [`Usage`](toolwright_core::Usage) (cached and reasoning tokens
+//! messages, reports token [`Usage`](toolwright_core::llm::Usage) (cached and reasoning tokens
 //! included), maps [`ModelSettings`](toolwright_core::ModelSettings) to the provider's own
 //! fields, retries 408, 429 and 5xx answers with exponential backoff (honouring
 //! `Retry-After`, see [`RetryPolicy`]), bounds every request with a timeout, and turns a
-//! provider's error into a typed [`LlmError`](toolwright_core::LlmError) that quotes the
+//! provider's error into a typed [`LlmError`](toolwright_core::llm::LlmError) that quotes the
 //! provider's message. Each streams ([`LlmClient::stream`](toolwright_core::LlmClient::stream))
 //! over server-sent events.
 //!
@@ -71,6 +71,7 @@ mod env;
 mod gemini;
 mod http;
 mod lenient;
+mod named;
 mod openai;
 mod provider;
 mod responses;
@@ -81,7 +82,8 @@ pub use client::{Builder, Client};
 pub use env::EnvError;
 pub use gemini::{Gemini, GeminiBuilder, GeminiClient};
 pub use http::{DEFAULT_TIMEOUT, tls_config};
+pub use named::{PROVIDERS, model};
 pub use openai::{OpenAi, OpenAiBuilder, OpenAiClient};
 pub use provider::{Assembler, Provider, StreamParser};
 pub use responses::{OpenAiResponses, OpenAiResponsesBuilder, OpenAiResponsesClient};
-pub use toolwright_core::RetryPolicy;
+pub use toolwright_core::exec::RetryPolicy;

@@ -17,8 +17,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 use toolwright_core::{
-    AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
-    ModelSettings, OutputSchema, ToolCall, ToolChoice, ToolResultMessage, Usage,
+    AgentResult, Content, Message, ModelSettings,
+    dialect::Dialect,
+    llm::{
+        AssistantMessage, FinishReason, LlmError, LlmRequest, OutputSchema, ToolCall, ToolChoice,
+        ToolResultMessage, Usage,
+    },
 };
 
 const PROVIDER: &str = "openai";
@@ -92,7 +96,7 @@ impl Client<OpenAi> {
     /// the model from `OPENAI_MODEL` (default [`DEFAULT_MODEL`](Self::DEFAULT_MODEL)).
     /// [`EnvError::NotConfigured`] when neither of the first two is set.
     pub fn from_env() -> Result<Self, EnvError> {
-        env::from_env(&OPENAI_ENV, Self::DEFAULT_MODEL, Self::builder)
+        env::from_env(&OPENAI_ENV, None, Self::DEFAULT_MODEL, Self::builder)
     }
 }
 

@@ -8,8 +8,13 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 use toolwright_core::{
-    AgentResult, AssistantMessage, Dialect, FinishReason, LlmError, LlmEvent, LlmRequest,
-    ModelSettings, OutputSchema, ToolCall, ToolDefinition, Usage,
+    AgentResult, ModelSettings,
+    dialect::Dialect,
+    llm::{
+        AssistantMessage, FinishReason, LlmError, LlmEvent, LlmRequest, OutputSchema, ToolCall,
+        Usage,
+    },
+    toolset::ToolDefinition,
 };
 
 /// One model API. A [`Client<P>`](crate::Client) does the rest: builder, key, headers,

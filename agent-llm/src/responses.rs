@@ -13,8 +13,9 @@ use crate::wire::{
 use serde::de::{IgnoredAny, MapAccess};
 use serde_json::{Map, Value, json};
 use toolwright_core::{
-    AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
-    ModelSettings, OutputSchema, Usage,
+    AgentResult, Content, Message, ModelSettings,
+    dialect::Dialect,
+    llm::{AssistantMessage, FinishReason, LlmError, LlmRequest, OutputSchema, Usage},
 };
 
 const PROVIDER: &str = "openai-responses";
@@ -65,7 +66,7 @@ impl Client<OpenAiResponses> {
     /// `OPENAI_API_KEY`, `OPENAI_MODEL`); [`EnvError::NotConfigured`] when neither of
     /// the first two is set.
     pub fn from_env() -> Result<Self, EnvError> {
-        env::from_env(&OPENAI_ENV, Self::DEFAULT_MODEL, Self::builder)
+        env::from_env(&OPENAI_ENV, None, Self::DEFAULT_MODEL, Self::builder)
     }
 }
 
@@ -392,7 +393,7 @@ fn input(messages: &[Message]) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolwright_core::LlmEvent;
+    use toolwright_core::llm::LlmEvent;
 
     /// The events `data` (named `name`) makes, or the error it is.
     fn read(name: Option<&str>, data: &str) -> Result<Vec<LlmEvent>, LlmError> {

@@ -8,7 +8,11 @@ use crate::convert::count;
 use crate::http::{classify, provider_message};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use toolwright_core::{AgentResult, AssistantMessage, Dialect, LlmError, OutputSchema};
+use toolwright_core::{
+    AgentResult,
+    dialect::Dialect,
+    llm::{AssistantMessage, LlmError, OutputSchema},
+};
 
 /// Puts `value` in `body` under `key` when there is one (an unset setting is not sent,
 /// so the provider's default holds).

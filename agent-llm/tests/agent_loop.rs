@@ -7,7 +7,11 @@ mod common;
 use common::{MockServer, Reply, chat_chunk, fast_retry};
 use futures::StreamExt;
 use serde_json::json;
-use toolwright_core::{Agent, AgentEvent, LlmEvent, ModelSettings, ToolChoice};
+use toolwright_core::{
+    Agent, ModelSettings,
+    agent::AgentEvent,
+    llm::{LlmEvent, ToolChoice},
+};
 use toolwright_llm::OpenAiClient;
 
 fn openai(server: &MockServer) -> OpenAiClient {
@@ -146,12 +150,12 @@ struct Forecast {
 }
 
 fn with_output(
-    client: &dyn Fn(&toolwright_core::LlmRequest<'_>) -> serde_json::Value,
+    client: &dyn Fn(&toolwright_core::llm::LlmRequest<'_>) -> serde_json::Value,
 ) -> serde_json::Value {
     let tools = common::definitions();
     let messages = [toolwright_core::Message::user("Weather?")];
-    let output = toolwright_core::OutputSchema::of::<Forecast>();
-    client(&toolwright_core::LlmRequest::new(&messages, &tools).with_output(&output))
+    let output = toolwright_core::llm::OutputSchema::of::<Forecast>();
+    client(&toolwright_core::llm::LlmRequest::new(&messages, &tools).with_output(&output))
 }
 
 #[test]
@@ -267,7 +271,7 @@ async fn anthropic_typed_output_through_the_answer_tool_with_a_repair() {
     let out = agent.run_typed::<Forecast>(&mut run).await.unwrap();
     assert_eq!(
         out,
-        toolwright_core::TypedOutcome::Finished(Forecast {
+        toolwright_core::agent::TypedOutcome::Finished(Forecast {
             city: "Paris".into(),
             celsius: 18,
             rain_mm: None
@@ -336,7 +340,7 @@ async fn a_strict_answers_null_for_an_optional_field_reaches_the_type_as_absent(
     let out = agent.run_typed::<Trip>(&mut run).await.unwrap();
     assert_eq!(
         out,
-        toolwright_core::TypedOutcome::Finished(Trip {
+        toolwright_core::agent::TypedOutcome::Finished(Trip {
             city: "Oslo".into(),
             nights: 0
         })

@@ -9,8 +9,9 @@ use common::{
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use toolwright_core::{
-    AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message, RunState, ToolCall,
-    ToolResultMessage,
+    Content, LlmClient, Message, RunState,
+    dialect::Dialect,
+    llm::{AssistantMessage, LlmRequest, ToolCall, ToolResultMessage},
 };
 use toolwright_llm::{AnthropicClient, RetryPolicy};
 

@@ -94,5 +94,40 @@ fn the_environment_selects_a_provider_or_says_which_variables_would() {
         agent_error.to_string().contains("not a url"),
         "{agent_error}"
     );
+
+    // A model named by a string: the provider from its prefix, the model after the
+    // colon over the provider's model variable, the key and base URL from the rest.
+    clear();
+    set("ANTHROPIC_API_KEY", "a-key");
+    set("ANTHROPIC_MODEL", "from-the-variable");
+    let named = toolwright_llm::model("anthropic:claude-named").expect("named");
+    assert_eq!(named.provider_name(), Some("anthropic"));
+    assert_eq!(named.model_name(), Some("claude-named"));
+    let bare = toolwright_llm::model("anthropic").expect("the provider alone");
+    assert_eq!(bare.model_name(), Some("from-the-variable"));
+    set("GOOGLE_API_KEY", "g-key");
+    let google = toolwright_llm::model("google:gemini-named").expect("google is gemini");
+    assert_eq!(google.model_name(), Some("gemini-named"));
+    set("OPENAI_BASE_URL", "http://127.0.0.1:9/v1");
+    let chat = toolwright_llm::model("openai:gpt-named").expect("chat completions");
+    let responses = toolwright_llm::model("openai-responses:gpt-named").expect("responses");
+    assert_eq!(chat.model_name(), Some("gpt-named"));
+    assert_ne!(chat.provider_name(), responses.provider_name());
+    // A provider the environment does not ask for is not configured, named or not.
+    clear();
+    not_configured(
+        toolwright_llm::model("openai:gpt-named").map(|llm| llm.model_name().map(str::to_owned)),
+    );
+    // A name that names no provider, or no model, says what it expected.
+    for bad in ["mistral:large", "anthropic:", ":claude", ""] {
+        match toolwright_llm::model(bad) {
+            Err(error @ EnvError::UnknownProvider { .. }) => {
+                let message = error.to_string();
+                assert!(message.contains("provider:model"), "{message}");
+                assert!(message.contains("openai-responses"), "{message}");
+            }
+            other => panic!("`{bad}`: expected UnknownProvider, got {:?}", other.err()),
+        }
+    }
     clear();
 }

@@ -10,8 +10,9 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use toolwright_core::{
-    AgentError, AssistantMessage, Content, Dialect, LlmClient, LlmRequest, Message, ModelSettings,
-    ToolCall, ToolChoice, ToolResultMessage,
+    AgentError, Content, LlmClient, Message, ModelSettings,
+    dialect::Dialect,
+    llm::{AssistantMessage, LlmRequest, ToolCall, ToolChoice, ToolResultMessage},
 };
 use toolwright_llm::{OpenAiClient, RetryPolicy};
 
@@ -589,7 +590,7 @@ async fn a_tool_that_cannot_be_strict_is_an_error_and_nothing_is_sent() {
     for _ in 0..12 {
         schema = json!({"type": "object", "properties": {"inner": schema}, "required": ["inner"]});
     }
-    let deep = std::sync::Arc::new(toolwright_core::ToolDefinition {
+    let deep = std::sync::Arc::new(toolwright_core::toolset::ToolDefinition {
         name: "deep".into(),
         title: None,
         description: "A tool with a deeply nested argument.".into(),

@@ -6,8 +6,8 @@ mod common;
 use common::{MockServer, Reply, assert_fields, definitions, usage};
 use serde_json::{Value, json};
 use toolwright_core::{
-    AssistantMessage, Content, LlmClient, LlmRequest, Message, ModelSettings, ToolCall, ToolChoice,
-    ToolResultMessage,
+    Content, LlmClient, Message, ModelSettings,
+    llm::{AssistantMessage, LlmRequest, ToolCall, ToolChoice, ToolResultMessage},
 };
 use toolwright_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient};
 

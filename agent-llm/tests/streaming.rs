@@ -9,7 +9,10 @@ use common::{
 };
 use serde_json::{Value, json};
 use std::time::{Duration, SystemTime};
-use toolwright_core::{FinishReason, LlmClient, LlmError, LlmEvent, LlmRequest, Message, ToolCall};
+use toolwright_core::{
+    LlmClient, Message,
+    llm::{FinishReason, LlmError, LlmEvent, LlmRequest, ToolCall},
+};
 use toolwright_llm::{
     AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient, RetryPolicy,
 };
@@ -162,7 +165,7 @@ async fn complete_and_stream_agree() {
     let messages = question();
     let client = openai(&server, fast_retry(1));
     let message =
-        toolwright_core::collect_stream(client.stream(LlmRequest::new(&messages, &tools)))
+        toolwright_core::llm::collect_stream(client.stream(LlmRequest::new(&messages, &tools)))
             .await
             .unwrap();
     assert_eq!(message.tool_calls, expected_calls());
@@ -637,9 +640,13 @@ async fn openai_responses_events_with_a_function_call() {
 
 #[tokio::test]
 async fn clients_that_cannot_stream_replay_their_answer() {
-    let llm = toolwright_core::ScriptedLlm::new([toolwright_core::AssistantMessage::tool_calls([
-        ToolCall::new("c1", "get_time", json!({"city": "Oslo"})),
-    ])]);
+    let llm = toolwright_core::testing::ScriptedLlm::new([
+        toolwright_core::llm::AssistantMessage::tool_calls([ToolCall::new(
+            "c1",
+            "get_time",
+            json!({"city": "Oslo"}),
+        )]),
+    ]);
     let messages = question();
     let (events, error) = drain(llm.stream(LlmRequest::new(&messages, &[]))).await;
     assert_eq!(error, None);

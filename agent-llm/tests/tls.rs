@@ -5,7 +5,10 @@ mod common;
 
 use common::{MockServer, Reply};
 use serde_json::json;
-use toolwright_core::{AssistantMessage, LlmClient, LlmRequest, Message};
+use toolwright_core::{
+    LlmClient, Message,
+    llm::{AssistantMessage, LlmRequest},
+};
 use toolwright_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient};
 
 fn completion(text: &str) -> serde_json::Value {

@@ -359,8 +359,10 @@ fn keys(tool: &Tool) -> (Option<TokenStream>, Option<TokenStream>) {
     }
     match tool.exposure {
         Exposure::Direct => {}
-        Exposure::Deferred => keys.push(quote!(.with_exposure(#k::ToolExposure::Deferred))),
-        Exposure::Hidden => keys.push(quote!(.with_exposure(#k::ToolExposure::Hidden))),
+        Exposure::Deferred => {
+            keys.push(quote!(.with_exposure(#k::__private::ToolExposure::Deferred)))
+        }
+        Exposure::Hidden => keys.push(quote!(.with_exposure(#k::__private::ToolExposure::Hidden))),
     }
     if let Some(path) = &tool.activate_when {
         let active = quote_spanned! {path.span()=>
@@ -368,7 +370,7 @@ fn keys(tool: &Tool) -> (Option<TokenStream>, Option<TokenStream>) {
         };
         items = Some(quote! {
             fn __agent_activate<'a>(
-                __agent_ctx: &'a #k::ActivationContext,
+                __agent_ctx: &'a #k::__private::ActivationContext,
             ) -> #p::BoxFuture<'a, bool> {
                 #p::Box::pin(async move {
                     #active
@@ -389,7 +391,7 @@ fn keys(tool: &Tool) -> (Option<TokenStream>, Option<TokenStream>) {
         }
     }
     if tool.on_error == OnError::FailRun {
-        keys.push(quote!(.with_on_error(#k::ErrorPolicy::FailRun)));
+        keys.push(quote!(.with_on_error(#k::__private::ErrorPolicy::FailRun)));
     }
     if tool.title.is_some()
         || tool.read_only
@@ -460,7 +462,7 @@ fn run_fn(tool: &Tool, target: &Target<'_>, fields: &[ArgField<'_>]) -> TokenStr
         .map(|param| {
             let (ty, binding) = (&param.ty, &param.binding);
             quote_spanned! {ty.span()=>
-                let #binding = match <#ty as #k::FromToolContext>::from_tool_context(__agent_ctx) {
+                let #binding = match <#ty as #k::__private::FromToolContext>::from_tool_context(__agent_ctx) {
                     ::core::result::Result::Ok(__agent_value) => __agent_value,
                     ::core::result::Result::Err(__agent_error) => return #p::failed(__agent_error),
                 };
@@ -563,7 +565,7 @@ pub fn registration(
     let line = quote_spanned!(span=> ::core::line!());
     quote! {
         #p::inventory::submit! {
-            #krate::RegisteredTool::new(
+            #krate::__private::RegisteredTool::new(
                 #name,
                 ::core::module_path!(),
                 ::core::file!(),

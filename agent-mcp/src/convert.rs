@@ -4,7 +4,9 @@
 use rmcp::model::{self as mcp, CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Map, Value};
 use std::sync::Arc;
-use toolwright_core::{Content, ToolAnnotations, ToolDefinition, ToolError, ToolErrorKind};
+use toolwright_core::{
+    Content, ToolError, ToolErrorKind, tool::ToolAnnotations, toolset::ToolDefinition,
+};
 
 /// The JSON Schema dialect MCP specifies for tool schemas (SEP-1613). Our schemas are
 /// generated as 2020-12, so we say so explicitly on the wire.
@@ -331,7 +333,9 @@ mod tests {
             ..with_output.clone()
         };
         for definition in [with_output, scalar_output] {
-            let mut expected = toolwright_core::Dialect::Mcp.render(&definition).unwrap();
+            let mut expected = toolwright_core::dialect::Dialect::Mcp
+                .render(&definition)
+                .unwrap();
             expected["inputSchema"]
                 .as_object_mut()
                 .unwrap()

@@ -26,8 +26,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{Semaphore, mpsc};
 use toolwright_core::{
-    AgentResult, Approval, Content, Tool, ToolAnnotations, ToolConfig, ToolContext, ToolError,
-    ToolErrorKind, ToolSet, async_trait,
+    AgentResult, Content, Tool, ToolContext, ToolError, ToolErrorKind, ToolSet, async_trait,
+    tool::{Approval, ToolAnnotations},
+    toolset::ToolConfig,
 };
 use toolwright_mcp::{McpClient, McpHttpServer, McpPeer, McpServer, ServerApproval, ServerOptions};
 

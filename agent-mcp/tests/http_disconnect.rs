@@ -16,7 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use toolwright_core::{
-    AgentResult, Content, Tool, ToolConfig, ToolContext, ToolSet, async_trait, tools,
+    AgentResult, Content, Tool, ToolContext, ToolSet, async_trait, tools, toolset::ToolConfig,
 };
 use toolwright_mcp::{HttpOptions, McpHttpServer, McpServer, ServerOptions};
 

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 use toolwright_core::{
-    AgentResult, Approval, Content, Principal, State, Tool, ToolContext, ToolError, ToolSet,
-    async_trait, tool,
+    AgentResult, Content, Principal, State, Tool, ToolContext, ToolError, ToolSet, async_trait,
+    tool, tool::Approval,
 };
 use toolwright_mcp::{
     HttpAuth, HttpOptions, InputOptions, InputRequest, McpHttpServer, McpPeer, McpServer,

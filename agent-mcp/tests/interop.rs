@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
-use toolwright_core::{CallReporter, Content, ToolContext, ToolErrorKind, ToolSet};
+use toolwright_core::{Content, ToolContext, ToolErrorKind, ToolSet, tool::CallReporter};
 use toolwright_mcp::{HttpClientOptions, McpClient};
 
 fn workspace_root() -> &'static Path {

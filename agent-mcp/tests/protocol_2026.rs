@@ -528,17 +528,19 @@ async fn regional_macro(#[arg(header = "Region")] region: String) -> String {
 fn a_header_parameter_declared_with_tool_is_served_to_mcp_only() {
     let tools = tools![regional_macro];
     let definition = tools.definition("regional").unwrap();
-    let mcp = toolwright_core::Dialect::Mcp.render(definition).unwrap();
+    let mcp = toolwright_core::dialect::Dialect::Mcp
+        .render(definition)
+        .unwrap();
     assert_eq!(
         mcp["inputSchema"]["properties"]["region"]["x-mcp-header"],
         json!("Region")
     );
     // A model provider is not sent what only an MCP client's transport reads.
     for dialect in [
-        toolwright_core::Dialect::OpenAi,
-        toolwright_core::Dialect::OpenAiStrict,
-        toolwright_core::Dialect::Anthropic,
-        toolwright_core::Dialect::Gemini,
+        toolwright_core::dialect::Dialect::OpenAi,
+        toolwright_core::dialect::Dialect::OpenAiStrict,
+        toolwright_core::dialect::Dialect::Anthropic,
+        toolwright_core::dialect::Dialect::Gemini,
     ] {
         let rendered = dialect.render_parameters(definition).unwrap();
         assert!(

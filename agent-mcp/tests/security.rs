@@ -14,7 +14,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::service::ServiceError;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use toolwright_core::{ActivationContext, tool, tools};
+use toolwright_core::{tool, tool::ActivationContext, tools};
 
 const HIDDEN: &str = "secret_tool";
 const DEFERRED: &str = "deferred_tool";

@@ -18,8 +18,11 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use toolwright_core::{
-    ActivationContext, AgentResult, Content, Executor, Tool, ToolCall, ToolConfig, ToolContext,
-    ToolError, ToolErrorKind, ToolExposure, ToolSet, TurnContext, TypedTool, async_trait,
+    AgentResult, Content, Tool, ToolContext, ToolError, ToolErrorKind, ToolSet, async_trait,
+    exec::{Executor, TurnContext},
+    llm::ToolCall,
+    tool::{ActivationContext, ToolExposure, TypedTool},
+    toolset::ToolConfig,
 };
 use toolwright_mcp::{McpClient, McpHttpServer, McpPeer, McpServer, ServerOptions};
 
@@ -764,8 +767,8 @@ impl Tool for OneAtATime {
         json!({"type": "object", "properties": {}})
     }
 
-    fn concurrency(&self) -> toolwright_core::ToolConcurrency {
-        toolwright_core::ToolConcurrency {
+    fn concurrency(&self) -> toolwright_core::tool::ToolConcurrency {
+        toolwright_core::tool::ToolConcurrency {
             max_in_flight: Some(1),
             ..Default::default()
         }
@@ -805,7 +808,8 @@ async fn tool_concurrency_limits_and_the_output_budget_apply() {
         })
         .unwrap();
     let mut options = ServerOptions::default();
-    options.tool_config = toolwright_core::ToolConfig::default().with_max_output_chars(100);
+    options.tool_config =
+        toolwright_core::toolset::ToolConfig::default().with_max_output_chars(100);
     let http = McpHttpServer::bind(McpServer::with_options(tools, options), "127.0.0.1:0")
         .await
         .unwrap();

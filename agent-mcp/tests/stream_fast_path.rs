@@ -17,7 +17,7 @@ use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
 };
 use toolwright_core::{
-    AgentResult, Content, Tool, ToolContext, ToolError, ToolSet, TypedTool, async_trait,
+    AgentResult, Content, Tool, ToolContext, ToolError, ToolSet, async_trait, tool::TypedTool,
 };
 use toolwright_mcp::{LogLevel, McpPeer, McpServer};
 

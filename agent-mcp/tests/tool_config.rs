@@ -14,8 +14,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::Semaphore;
 use toolwright_core::{
-    AgentResult, Content, Tool, ToolAnnotations, ToolConcurrency, ToolConfig, ToolContext,
-    ToolError, ToolSet, async_trait,
+    AgentResult, Content, Tool, ToolContext, ToolError, ToolSet, async_trait,
+    tool::{ToolAnnotations, ToolConcurrency},
+    toolset::ToolConfig,
 };
 use toolwright_mcp::{McpServer, ServerOptions};
 

@@ -10,7 +10,9 @@ use std::hint::black_box;
 use std::io::Write as _;
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
-use toolwright_core::{Agent, AssistantMessage, Message, RunState, RunStore, ScriptedLlm};
+use toolwright_core::{
+    Agent, Message, RunState, RunStore, llm::AssistantMessage, testing::ScriptedLlm,
+};
 use toolwright_store::{PostgresStore, SqliteStore};
 
 const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";

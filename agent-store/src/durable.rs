@@ -4,14 +4,14 @@
 //! The engine brings retries, timers and waiting for signals; the store and the agent's
 //! hooks bring the agent's own durability:
 //!
-//! - **Checkpoints** ([`AgentBuilder::checkpoints`](toolwright_core::AgentBuilder::checkpoints)):
+//! - **Checkpoints** ([`AgentBuilder::checkpoints`](toolwright_core::agent::AgentBuilder::checkpoints)):
 //!   after every step (the model's answer, a turn's tool results, a pause, the final
 //!   answer) the run is saved as its next revision. A step retried after a crash
 //!   resumes from the last checkpoint; the tools that finished before it are not run
 //!   again.
 //! - **Claims** ([`RunStore::save_run`](toolwright_core::RunStore::save_run) before running):
 //!   of two workers resuming one run (a retry racing a worker presumed dead), one saves
-//!   and runs; the other gets [`StoreError::Conflict`](toolwright_core::StoreError::Conflict).
+//!   and runs; the other gets [`StoreError::Conflict`](toolwright_core::run::StoreError::Conflict).
 //!   A worker that lost the run stops at its next checkpoint.
 //! - **Idempotency keys**
 //!   ([`ToolContext::idempotency_key`](toolwright_core::ToolContext::idempotency_key)): a
@@ -30,8 +30,8 @@
 //!
 //! ```
 //! use toolwright_core::{
-//!     Agent, Reviewer, AssistantMessage, RunOutcome, RunStore, ScriptedLlm, StoreError,
-//!     ToolCall, ToolContext, tool, tools,
+//!     Agent, run::Reviewer, llm::AssistantMessage, RunOutcome, RunStore, testing::ScriptedLlm, run::StoreError,
+//!     llm::ToolCall, ToolContext, tool, tools,
 //! };
 //! use toolwright_store::SqliteStore;
 //! use serde_json::json;

@@ -14,7 +14,7 @@
 //! durable-execution engine with them.
 //!
 //! ```
-//! use toolwright_core::{Agent, AssistantMessage, RunStore, ScriptedLlm};
+//! use toolwright_core::{Agent, RunStore, llm::AssistantMessage, testing::ScriptedLlm};
 //! use toolwright_store::SqliteStore;
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -1,6 +1,9 @@
 //! What both stores share: how a record's fields map to columns, and the clock.
 
-use toolwright_core::{AgentError, RunRecord, RunStatus, StoreError};
+use toolwright_core::{
+    AgentError,
+    run::{RunRecord, RunStatus, StoreError},
+};
 
 /// The schema version this build writes; a database migrated past it is refused.
 pub(crate) const SCHEMA_VERSION: i64 = 1;

@@ -9,7 +9,10 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
-use toolwright_core::{RunRecord, RunStore, StoreError, WaitingRun};
+use toolwright_core::{
+    RunStore,
+    run::{RunRecord, StoreError, WaitingRun},
+};
 
 /// How long a write waits for another process holding the database's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);

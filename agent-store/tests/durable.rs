@@ -10,7 +10,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use support::{Ledger, builder, database_url};
 use toolwright_core::{
-    AgentResult, Checkpoint, Checkpointer, RunOutcome, RunRecord, RunStatus, RunStore, async_trait,
+    AgentResult, RunOutcome, RunStore, async_trait,
+    run::{Checkpoint, Checkpointer, RunRecord, RunStatus},
 };
 use toolwright_store::{PostgresStore, SqliteStore};
 

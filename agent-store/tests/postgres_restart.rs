@@ -11,7 +11,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use support::{database_url, server_dir};
 use tokio::sync::mpsc;
-use toolwright_core::{RunRecord, RunStatus, RunStore};
+use toolwright_core::{
+    RunStore,
+    run::{RunRecord, RunStatus},
+};
 use toolwright_store::PostgresStore;
 
 const WORKERS: usize = 8;

@@ -7,7 +7,10 @@ mod support;
 use std::path::PathBuf;
 use support::{database_url, server_dir};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use toolwright_core::{RunRecord, RunStatus, RunStore};
+use toolwright_core::{
+    RunStore,
+    run::{RunRecord, RunStatus},
+};
 use toolwright_store::{PostgresStore, PostgresTls};
 
 /// `DATABASE_URL` with `params` added to its query.

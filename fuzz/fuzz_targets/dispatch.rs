@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
-use toolwright_core::{AgentResult, ToolContext, ToolErrorKind, ToolSet, TypedTool};
+use toolwright_core::{AgentResult, ToolContext, ToolErrorKind, ToolSet, tool::TypedTool};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

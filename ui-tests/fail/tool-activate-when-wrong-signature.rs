@@ -1,4 +1,4 @@
-use toolwright_core::{ActivationContext, tool};
+use toolwright_core::{tool, tool::ActivationContext};
 
 fn in_workspace(ctx: &ActivationContext) -> bool {
     !ctx.workspace.as_os_str().is_empty()

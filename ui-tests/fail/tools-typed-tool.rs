@@ -1,4 +1,4 @@
-use toolwright_core::{AgentResult, ToolContext, TypedTool, async_trait, tools};
+use toolwright_core::{AgentResult, ToolContext, async_trait, tools, tool::TypedTool};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct EchoArgs {

@@ -1,5 +1,5 @@
 //! Every `#[tool]` key at once, and each alone.
-use toolwright_core::{ActivationContext, Content, Tool, tool};
+use toolwright_core::{Content, Tool, tool, tool::ActivationContext};
 
 async fn in_workspace(ctx: &ActivationContext) -> bool {
     !ctx.workspace.as_os_str().is_empty()

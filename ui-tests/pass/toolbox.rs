@@ -39,7 +39,7 @@ impl Other {
     }
 }
 
-async fn always(_: &toolwright_core::ActivationContext) -> bool {
+async fn always(_: &toolwright_core::tool::ActivationContext) -> bool {
     true
 }
 

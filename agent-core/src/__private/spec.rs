@@ -17,16 +17,16 @@ use super::{
     concurrency, metadata,
 };
 use crate::ToolSet;
-use crate::args::ArgsReader;
-use crate::content::Content;
-use crate::context::{ActivationContext, ToolContext};
-use crate::error::{AgentResult, ToolError};
-use crate::schema::{ArgsSchema, TypeCache, per_type};
-use crate::tool::{
+use crate::model::args::ArgsReader;
+use crate::model::content::Content;
+use crate::model::context::{ActivationContext, ToolContext};
+use crate::model::error::{AgentResult, ToolError};
+use crate::model::schema::{ArgsSchema, TypeCache, per_type};
+use crate::model::tool::{
     Approval, ErrorPolicy, Tool, ToolAnnotations, ToolConcurrency, ToolExposure, ToolMetadata,
     ToolRoute, ToolVia,
 };
-use crate::typed::into_content;
+use crate::model::typed::into_content;
 use serde::Serialize;
 use serde_json::Value;
 use std::any::TypeId;
@@ -441,7 +441,7 @@ impl<T: 'static, R: RunTool<T> + 'static> FnRoute<T> for ViaFn<R> {
     };
 }
 
-impl<T> FnRoute<T> for crate::typed::ViaTyped {
+impl<T> FnRoute<T> for crate::model::typed::ViaTyped {
     // No name (`#[tool]` names are never empty, and the duplicate check skips it): the
     // entry's error is the one to report.
     const NAME: &'static str = "";
@@ -614,7 +614,7 @@ impl ToolSpec {
             }
             if !param.header.is_empty() {
                 sub.insert(
-                    crate::dialect::MCP_HEADER_KEYWORD.into(),
+                    crate::model::dialect::MCP_HEADER_KEYWORD.into(),
                     param.header.into(),
                 );
             }

@@ -4,7 +4,11 @@
 
 use serde_json::json;
 use toolwright_core::{
-    Agent, AgentBuilder, AssistantMessage, RunOutcome, RunState, ScriptedLlm, ToolCall, tool, tools,
+    Agent, RunOutcome, RunState,
+    agent::AgentBuilder,
+    llm::{AssistantMessage, ToolCall},
+    testing::ScriptedLlm,
+    tool, tools,
 };
 
 pub const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";

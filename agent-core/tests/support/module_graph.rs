@@ -77,20 +77,31 @@ impl ModuleGraph {
 
     /// For each top-level module, the other top-level modules its files name.
     pub fn top_level_imports(&self) -> BTreeMap<String, BTreeSet<String>> {
+        self.child_imports(&[])
+    }
+
+    /// For each child of `parent` (a module path, `&[]` the root), the other children of
+    /// `parent` that its files name.
+    pub fn child_imports(&self, parent: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+        let depth = parent.len();
+        let under = |m: &ModPath| m.len() > depth && m.iter().zip(parent).all(|(a, b)| a == b);
         let mut imports: BTreeMap<String, BTreeSet<String>> = self
-            .top_level()
-            .into_iter()
-            .map(|m| (m, BTreeSet::new()))
+            .modules
+            .keys()
+            .filter(|m| m.len() == depth + 1 && under(m))
+            .map(|m| (m[depth].clone(), BTreeSet::new()))
             .collect();
         for (module, named) in &self.uses {
-            let Some(from) = module.first() else {
+            if !under(module) {
                 continue;
-            };
+            }
+            let from = &module[depth];
             for target in named {
-                if let Some(to) = target.first()
-                    && to != from
-                {
-                    imports.entry(from.clone()).or_default().insert(to.clone());
+                if under(target) && target[depth] != *from {
+                    imports
+                        .entry(from.clone())
+                        .or_default()
+                        .insert(target[depth].clone());
                 }
             }
         }

@@ -13,7 +13,9 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
-use toolwright_core::{AgentResult, ToolContext, ToolDefinition, ToolSet, TypedTool, async_trait};
+use toolwright_core::{
+    AgentResult, ToolContext, ToolSet, async_trait, tool::TypedTool, toolset::ToolDefinition,
+};
 
 /// One scripted answer.
 #[derive(Debug, Clone)]
@@ -348,10 +350,10 @@ pub fn sse_events<'a>(events: impl IntoIterator<Item = (Option<&'a str>, String)
 
 /// Reads a whole stream: the events before the end or the first error, and the error.
 pub async fn drain(
-    mut stream: toolwright_core::LlmStream<'_>,
+    mut stream: toolwright_core::llm::LlmStream<'_>,
 ) -> (
-    Vec<toolwright_core::LlmEvent>,
-    Option<toolwright_core::LlmError>,
+    Vec<toolwright_core::llm::LlmEvent>,
+    Option<toolwright_core::llm::LlmError>,
 ) {
     use futures::StreamExt;
     let mut events = Vec::new();
@@ -365,11 +367,11 @@ pub async fn drain(
 }
 
 /// The text of every text delta, joined.
-pub fn streamed_text(events: &[toolwright_core::LlmEvent]) -> String {
+pub fn streamed_text(events: &[toolwright_core::llm::LlmEvent]) -> String {
     events
         .iter()
         .filter_map(|e| match e {
-            toolwright_core::LlmEvent::TextDelta { text } => Some(text.as_str()),
+            toolwright_core::llm::LlmEvent::TextDelta { text } => Some(text.as_str()),
             _ => None,
         })
         .collect()
@@ -377,13 +379,13 @@ pub fn streamed_text(events: &[toolwright_core::LlmEvent]) -> String {
 
 /// The message of the stream's `Done` event.
 pub fn done_message(
-    events: &[toolwright_core::LlmEvent],
+    events: &[toolwright_core::llm::LlmEvent],
 ) -> (
-    toolwright_core::FinishReason,
-    toolwright_core::AssistantMessage,
+    toolwright_core::llm::FinishReason,
+    toolwright_core::llm::AssistantMessage,
 ) {
     match events.last() {
-        Some(toolwright_core::LlmEvent::Done {
+        Some(toolwright_core::llm::LlmEvent::Done {
             finish_reason,
             message,
         }) => (finish_reason.clone(), message.clone()),
@@ -402,8 +404,8 @@ pub fn fast_retry(max_attempts: u32) -> toolwright_llm::RetryPolicy {
 }
 
 /// The usage `(input, output, cached input, reasoning)` tokens.
-pub fn usage(input: u64, output: u64, cached: u64, reasoning: u64) -> toolwright_core::Usage {
-    toolwright_core::Usage {
+pub fn usage(input: u64, output: u64, cached: u64, reasoning: u64) -> toolwright_core::llm::Usage {
+    toolwright_core::llm::Usage {
         input_tokens: input,
         output_tokens: output,
         cached_input_tokens: cached,
@@ -413,7 +415,7 @@ pub fn usage(input: u64, output: u64, cached: u64, reasoning: u64) -> toolwright
 
 /// The model error's text, or a panic saying what came instead.
 pub fn llm_error(
-    result: Result<toolwright_core::AssistantMessage, toolwright_core::AgentError>,
+    result: Result<toolwright_core::llm::AssistantMessage, toolwright_core::AgentError>,
 ) -> String {
     match result {
         Err(toolwright_core::AgentError::Model(error)) => error.to_string(),
@@ -426,7 +428,7 @@ pub async fn complete_error(client: &dyn toolwright_core::LlmClient, question: &
     let messages = [toolwright_core::Message::user(question)];
     llm_error(
         client
-            .complete(toolwright_core::LlmRequest::new(&messages, &[]))
+            .complete(toolwright_core::llm::LlmRequest::new(&messages, &[]))
             .await,
     )
 }
@@ -434,11 +436,11 @@ pub async fn complete_error(client: &dyn toolwright_core::LlmClient, question: &
 /// A stream read to its end without an error: its text deltas joined, and its `Done`
 /// event's finish reason and message.
 pub async fn streamed(
-    stream: toolwright_core::LlmStream<'_>,
+    stream: toolwright_core::llm::LlmStream<'_>,
 ) -> (
     String,
-    toolwright_core::FinishReason,
-    toolwright_core::AssistantMessage,
+    toolwright_core::llm::FinishReason,
+    toolwright_core::llm::AssistantMessage,
 ) {
     let (events, error) = drain(stream).await;
     assert_eq!(error, None);

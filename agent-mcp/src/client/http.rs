@@ -19,7 +19,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
-use toolwright_core::RetryPolicy;
+use toolwright_core::exec::RetryPolicy;
 
 type Provide = dyn Fn() -> BoxFuture<'static, Result<String, String>> + Send + Sync;
 

@@ -30,8 +30,9 @@ use std::time::Duration;
 use tokio::process::Command;
 use tokio::sync::watch;
 use toolwright_core::{
-    AgentError, AgentResult, Content, Tool, ToolAnnotations, ToolContext, ToolError, ToolErrorKind,
-    ToolMetadata, ToolSet, async_trait,
+    AgentError, AgentResult, Content, Tool, ToolContext, ToolError, ToolErrorKind, ToolSet,
+    async_trait,
+    tool::{ToolAnnotations, ToolMetadata},
 };
 
 /// A connection to an MCP server. [`toolset`](Self::toolset) turns the server's tools

@@ -6,7 +6,7 @@
 use rmcp::service::{RequestContext, RoleServer};
 use std::collections::HashMap;
 use std::sync::Arc;
-use toolwright_core::{Principal, ToolExposure, ToolSet};
+use toolwright_core::{Principal, ToolSet, tool::ToolExposure};
 
 /// The scopes each tool needs, by tool name.
 #[derive(Debug, Clone, Default)]

@@ -7,13 +7,16 @@ use super::input::verdict;
 use super::peer::McpPeer;
 use serde_json::{Value, json};
 use toolwright_core::{
-    ApprovalDecision, Approver, Tool, ToolCall, ToolError, async_trait, truncate_text,
+    Tool, ToolError, async_trait,
+    exec::{ApprovalDecision, Approver},
+    llm::ToolCall,
+    tool::truncate_text,
 };
 
 /// What an [`McpServer`](crate::McpServer) does with a call that needs a person's
 /// approval: one its tool's [`approval`](toolwright_core::Tool::approval) requires, or a
-/// destructive tool's while [`ToolConfig::destructive_requires_approval`](toolwright_core::ToolConfig)
-/// holds ([`ToolConfig::needs_approval`](toolwright_core::ToolConfig::needs_approval), the rule
+/// destructive tool's while [`ToolConfig::destructive_requires_approval`](toolwright_core::toolset::ToolConfig)
+/// holds ([`ToolConfig::needs_approval`](toolwright_core::toolset::ToolConfig::needs_approval), the rule
 /// the executor applies).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]

@@ -35,7 +35,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use toolwright_core::{AgentError, AgentResult, ApprovalRecord, ReviewDecision, ToolError};
+use toolwright_core::{
+    AgentError, AgentResult, ToolError,
+    run::{ApprovalRecord, ReviewDecision},
+};
 
 /// The key of the server's own approval question. Tools' keys may not start with
 /// [`RESERVED_PREFIX`], so a tool can never ask (or be answered) in its place.

@@ -27,9 +27,11 @@ use rmcp::model::{
 };
 use toolwright_core::AgentResult;
 use toolwright_core::{
-    ApproveAll, Approver, CallOptions, CallPermit, CallReporter, CallRunner, CallScope, Extensions,
-    ScopedFuture, Tool, ToolCall, ToolConfig, ToolContext, ToolError, ToolErrorKind, ToolExposure,
-    ToolOutcome, ToolSet,
+    CallRunner, Tool, ToolContext, ToolError, ToolErrorKind, ToolSet,
+    exec::{ApproveAll, Approver, CallOptions, CallPermit, CallScope, ScopedFuture},
+    llm::ToolCall,
+    tool::{CallReporter, Extensions, ToolExposure, ToolOutcome},
+    toolset::ToolConfig,
 };
 // rmcp marks MCP logging deprecated (SEP-2577, protocol 2026-07-28); the 2025 protocol
 // versions clients speak today still use it, and the conformance suite tests it.

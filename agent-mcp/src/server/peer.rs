@@ -5,7 +5,7 @@ use rmcp::model::{ClientResult, ErrorCode, GetExtensions, RequestId, ServerReque
 use rmcp::service::{OriginatingRequestId, Peer, RequestContext, RoleServer};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
-use toolwright_core::{CallPermit, ToolError};
+use toolwright_core::{ToolError, exec::CallPermit};
 
 /// The MCP client a call came from. While a tool runs under [`McpServer`](crate::McpServer),
 /// its [`ToolContext`](toolwright_core::ToolContext) holds one as state: take it as a
@@ -211,7 +211,7 @@ impl McpPeer {
     /// client on MCP 2026-07-28 or later: who decided (the caller's principal, or
     /// `anonymous` without authentication), when, and the decision. The approval was
     /// carried, sealed, in the request's `requestState`.
-    pub fn approval(&self) -> Option<toolwright_core::ApprovalRecord> {
+    pub fn approval(&self) -> Option<toolwright_core::run::ApprovalRecord> {
         self.input.as_ref().and_then(|input| input.approval())
     }
 

@@ -19,7 +19,10 @@ use tokio::time::Instant;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row, Statement, config::SslMode};
-use toolwright_core::{RunRecord, RunStore, StoreError, WaitingRun};
+use toolwright_core::{
+    RunStore,
+    run::{RunRecord, StoreError, WaitingRun},
+};
 
 /// Taken for the length of a migration, so processes starting together migrate once.
 const MIGRATION_LOCK: i64 = 0x6167_656e_7473_7430;

@@ -3,7 +3,7 @@
 //! does not all understand and the store therefore takes out before handing the rest on.
 
 use std::time::Duration;
-use toolwright_core::StoreError;
+use toolwright_core::run::StoreError;
 
 /// Whether and how a connection uses TLS: libpq's `sslmode` values, with libpq's meanings.
 ///

@@ -9,7 +9,7 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use std::sync::Arc;
 use tokio_postgres_rustls::MakeRustlsConnect;
-use toolwright_core::StoreError;
+use toolwright_core::run::StoreError;
 
 fn tls_error(error: impl std::fmt::Display) -> StoreError {
     StoreError::backend("setting up TLS for Postgres", error)

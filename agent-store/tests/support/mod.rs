@@ -11,8 +11,12 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use toolwright_core::{
-    Agent, AgentBuilder, AgentResult, AssistantMessage, FnLlm, LlmRequest, Message, RunOutcome,
-    RunState, RunStatus, RunStore, State, StoreError, ToolCall, ToolContext, tool, tools,
+    Agent, AgentResult, Message, RunOutcome, RunState, RunStore, State, ToolContext,
+    agent::AgentBuilder,
+    llm::{AssistantMessage, LlmRequest, ToolCall},
+    run::{RunStatus, StoreError},
+    testing::FnLlm,
+    tool, tools,
 };
 
 pub const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
@@ -202,7 +206,7 @@ pub async fn waiting_lists_the_paused_runs_only(target: Target) {
     agent.run(&mut finished).await.unwrap();
     store.save_run(&agent, &mut finished).await.unwrap();
 
-    let ids = |list: Vec<toolwright_core::WaitingRun>| -> Vec<String> {
+    let ids = |list: Vec<toolwright_core::run::WaitingRun>| -> Vec<String> {
         list.into_iter().map(|w| w.run_id).collect()
     };
     let waiting = ids(store.waiting().await.unwrap());
