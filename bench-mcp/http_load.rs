@@ -24,9 +24,16 @@
 //! (`scripts/bench-goals.sh http` does this). Each server runs in its own tokio
 //! runtime whose threads record their ids as they start; a server's CPU is the run time
 //! the kernel counts for those threads (`/proc/self/task/<tid>/schedstat`), so the
-//! clients, which run in a third runtime, are not counted. Each client opens a session
-//! (`initialize`, `notifications/initialized`) before the timed part, posts `tools/call`
-//! requests one after another with reqwest, and closes its session (`DELETE`) after it.
+//! clients, which run in a third runtime, are not counted.
+//!
+//! Both protocol revisions are measured, one after the other (`MCP_LOAD_REVISION=2025`
+//! or `2026` selects one, as instruction counts need). On 2025-06-18 each client opens a
+//! session (`initialize`, `notifications/initialized`) before the timed part, posts
+//! `tools/call` requests one after another with reqwest, and closes its session
+//! (`DELETE`) after it. On 2026-07-28 there is no session: each call carries what a
+//! 2026-07-28 client sends (`MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers,
+//! the protocol version, client capabilities and client info in its `_meta`), which
+//! rmcp's service serves statelessly, as our endpoint does.
 
 mod forecast;
 
@@ -40,8 +47,36 @@ use tokio::runtime::Runtime;
 use toolwright_core::tools;
 use toolwright_mcp::{MAX_MESSAGE_BYTES, McpHttpServer, McpServer};
 
-/// The protocol version the clients ask for.
-const PROTOCOL: &str = "2025-06-18";
+/// The protocol revision the clients speak.
+#[derive(Clone, Copy, PartialEq)]
+enum Revision {
+    /// 2025-06-18: a session per client (`initialize`, then calls with its id).
+    Sessions,
+    /// 2026-07-28: no session; every call names its protocol version and its client in
+    /// its `_meta`, and its method and tool in the `Mcp-Method` and `Mcp-Name` headers.
+    Stateless,
+}
+
+impl Revision {
+    fn version(self) -> &'static str {
+        match self {
+            Self::Sessions => "2025-06-18",
+            Self::Stateless => "2026-07-28",
+        }
+    }
+
+    /// The revisions `MCP_LOAD_REVISION` names (`2025`, `2026`, or both when unset).
+    fn selected() -> Vec<Self> {
+        match std::env::var("MCP_LOAD_REVISION").as_deref() {
+            Ok("2025") => vec![Self::Sessions],
+            Ok("2026") => vec![Self::Stateless],
+            Ok(other) if !other.is_empty() => {
+                panic!("MCP_LOAD_REVISION is `{other}`; expected `2025` or `2026`")
+            }
+            _ => vec![Self::Sessions, Self::Stateless],
+        }
+    }
+}
 /// The session idle timeout both servers use (our default).
 const SESSION_IDLE: Duration = Duration::from_secs(300);
 
@@ -156,24 +191,35 @@ fn rmcp() -> ServerRuntime {
     server
 }
 
-/// One client's session with a server.
+/// One client of a server: a session (2025-06-18), or none (2026-07-28).
 struct Session {
     http: reqwest::Client,
     url: String,
-    id: String,
+    revision: Revision,
+    /// The session's id; `None` on 2026-07-28.
+    id: Option<String>,
 }
 
 impl Session {
-    /// `initialize`, then `notifications/initialized`.
-    async fn open(http: reqwest::Client, url: &str) -> Self {
+    /// `initialize`, then `notifications/initialized`; nothing on 2026-07-28.
+    async fn open(http: reqwest::Client, url: &str, revision: Revision) -> Self {
+        if revision == Revision::Stateless {
+            return Self {
+                http,
+                url: url.to_owned(),
+                revision,
+                id: None,
+            };
+        }
         let response = post(
             &http,
             url,
             None,
+            revision,
             serde_json::json!({
                 "jsonrpc": "2.0", "id": 0, "method": "initialize",
                 "params": {
-                    "protocolVersion": PROTOCOL,
+                    "protocolVersion": revision.version(),
                     "capabilities": {},
                     "clientInfo": {"name": "load", "version": "0"}
                 }
@@ -190,12 +236,14 @@ impl Session {
         let session = Self {
             http,
             url: url.to_owned(),
-            id,
+            revision,
+            id: Some(id),
         };
         let notified = post(
             &session.http,
             url,
-            Some(&session.id),
+            session.id.as_deref(),
+            revision,
             serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         )
         .await;
@@ -205,16 +253,24 @@ impl Session {
 
     /// One `tools/call`, checked; the answer's content type.
     async fn call(&self, id: u64) -> String {
+        let mut params = serde_json::json!({
+            "name": "forecast",
+            "arguments": {"city": "Beijing", "days": 3, "unit": "celsius"}
+        });
+        if self.revision == Revision::Stateless {
+            params["_meta"] = serde_json::json!({
+                "io.modelcontextprotocol/protocolVersion": self.revision.version(),
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "load", "version": "0"}
+            });
+        }
         let response = post(
             &self.http,
             &self.url,
-            Some(&self.id),
+            self.id.as_deref(),
+            self.revision,
             serde_json::json!({
-                "jsonrpc": "2.0", "id": id, "method": "tools/call",
-                "params": {
-                    "name": "forecast",
-                    "arguments": {"city": "Beijing", "days": 3, "unit": "celsius"}
-                }
+                "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params
             }),
         )
         .await;
@@ -231,11 +287,14 @@ impl Session {
     }
 
     async fn close(self) {
+        let Some(id) = &self.id else {
+            return;
+        };
         let closed = self
             .http
             .delete(&self.url)
-            .header("mcp-session-id", &self.id)
-            .header("mcp-protocol-version", PROTOCOL)
+            .header("mcp-session-id", id)
+            .header("mcp-protocol-version", self.revision.version())
             .send()
             .await
             .expect("DELETE answered");
@@ -247,18 +306,28 @@ async fn post(
     http: &reqwest::Client,
     url: &str,
     session: Option<&str>,
+    revision: Revision,
     message: serde_json::Value,
 ) -> reqwest::Response {
     let mut request = http
         .post(url)
         .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(serde_json::to_vec(&message).expect("serializable"));
+        .header("accept", "application/json, text/event-stream");
     if let Some(session) = session {
         request = request
             .header("mcp-session-id", session)
-            .header("mcp-protocol-version", PROTOCOL);
+            .header("mcp-protocol-version", revision.version());
     }
+    // The headers a 2026-07-28 client sends with every request (SEP-2243).
+    if revision == Revision::Stateless {
+        request = request
+            .header("mcp-protocol-version", revision.version())
+            .header("mcp-method", message["method"].as_str().unwrap_or_default());
+        if let Some(name) = message["params"]["name"].as_str() {
+            request = request.header("mcp-name", name);
+        }
+    }
+    let request = request.body(serde_json::to_vec(&message).expect("serializable"));
     let response = request.send().await.expect("the server answers");
     assert!(
         response.status().is_success(),
@@ -279,14 +348,20 @@ struct Round {
     rss_after_kib: u64,
 }
 
-/// `clients` sessions each make `calls` calls, one after another.
-fn round(clients_rt: &Runtime, server: &ServerRuntime, clients: usize, calls: usize) -> Round {
+/// `clients` clients each make `calls` calls, one after another.
+fn round(
+    clients_rt: &Runtime,
+    server: &ServerRuntime,
+    revision: Revision,
+    clients: usize,
+    calls: usize,
+) -> Round {
     let rss_before_kib = rss_kib();
     let http = reqwest::Client::new();
     let sessions: Vec<Session> = clients_rt.block_on(async {
         let opening = (0..clients).map(|_| {
             let (http, url) = (http.clone(), server.url.clone());
-            tokio::spawn(async move { Session::open(http, &url).await })
+            tokio::spawn(async move { Session::open(http, &url, revision).await })
         });
         let mut sessions = Vec::new();
         for session in opening.collect::<Vec<_>>() {
@@ -400,11 +475,37 @@ fn main() {
         "MCP tools/call over Streamable HTTP on loopback: {calls} calls a client, {rounds} rounds{}",
         if quick { " (quick)" } else { "" }
     );
+    for revision in Revision::selected() {
+        println!();
+        println!(
+            "== protocol {} ({})",
+            revision.version(),
+            match revision {
+                Revision::Sessions => "a session per client",
+                Revision::Stateless => "stateless: no session, the 2026-07-28 headers and _meta",
+            }
+        );
+        run_revision(&clients_rt, &servers, revision, calls, rounds);
+    }
+    for server in servers {
+        server.runtime.shutdown_background();
+    }
+    clients_rt.shutdown_background();
+}
+
+/// Rounds of 8 then 50 clients against both servers, speaking `revision`.
+fn run_revision(
+    clients_rt: &Runtime,
+    servers: &[ServerRuntime; 2],
+    revision: Revision,
+    calls: usize,
+    rounds: usize,
+) {
     // How each server answers a call: ours as JSON when the tool cannot need its
     // client mid-call, rmcp's service on an event stream.
-    for server in &servers {
+    for server in servers {
         let kind = clients_rt.block_on(async {
-            let session = Session::open(reqwest::Client::new(), &server.url).await;
+            let session = Session::open(reqwest::Client::new(), &server.url, revision).await;
             let kind = session.call(1).await;
             session.close().await;
             kind
@@ -430,7 +531,7 @@ fn main() {
             let order = if index % 2 == 0 { [0, 1] } else { [1, 0] };
             for which in order {
                 let server = &servers[which];
-                let measured = round(&clients_rt, server, clients, calls);
+                let measured = round(clients_rt, server, revision, clients, calls);
                 let (rate, p50, p99, cpu) = summary(std::slice::from_ref(&measured));
                 println!(
                     "{:<11} {:<5} {:>6} {:>9.0} {:>8} {:>8} {:>11.1} {:>7} MiB {:>6} MiB",
@@ -462,8 +563,4 @@ fn main() {
             ours.3 / theirs.3
         );
     }
-    for server in servers {
-        server.runtime.shutdown_background();
-    }
-    clients_rt.shutdown_background();
 }

@@ -16,8 +16,9 @@
 #   mcp       MCP tools/call in process, our server (serve_io) / rmcp's, round trip,
 #             <= GOAL_MCP (0.7): bench-mcp's mcp_calls at 200 and 1,200 calls.
 #   http      MCP over Streamable HTTP, server instructions a call, ours / rmcp's, <= GOAL_HTTP
-#             (0.5): bench-mcp's http_load (one round of 8 then 50 clients) at 10 and 30
-#             calls a client, each server's threads picked by a function they run.
+#             (0.5), for 2025 sessions and for stateless 2026-07-28 requests, each checked:
+#             bench-mcp's http_load (one round of 8 then 50 clients) at 10 and 30 calls a
+#             client, each server's threads picked by a function they run.
 #   compile   rustc's instructions for the 200-tool crate of scripts/compile-bench.sh, ours /
 #             plain fns: one fn edited in place <= GOAL_COMPILE_EDIT (2), a clean build of
 #             the crate <= GOAL_COMPILE_CLEAN (3). COMPILE_RUNS=2 measures each twice and
@@ -146,28 +147,36 @@ goal_mcp() {
 }
 
 goal_http() {
-  local bin dir calls counts per ours theirs server
+  local bin dir calls counts per ours theirs server revision label
   bench_mcp_build
   bin=$(bench_mcp_binary http_load)
-  dir=$(mktemp -d)
-  # One round of 8 then 50 clients: 58 calls a server for each call a client.
-  for calls in 10 30; do
-    MCP_LOAD_CALLS=$calls MCP_LOAD_ROUNDS=1 thread_profiles "$dir/$calls" "$bin" \
-      || { rm -rf "$dir"; die "http_load under callgrind at $calls calls a client failed"; }
+  # Each revision in runs of its own, so that a server thread's count is that revision's.
+  for revision in 2025 2026; do
+    dir=$(mktemp -d)
+    # One round of 8 then 50 clients: 58 calls a server for each call a client.
+    for calls in 10 30; do
+      MCP_LOAD_REVISION=$revision MCP_LOAD_CALLS=$calls MCP_LOAD_ROUNDS=1 thread_profiles "$dir/$calls" "$bin" \
+        || { rm -rf "$dir"; die "http_load ($revision) under callgrind at $calls calls a client failed"; }
+    done
+    for server in ours rmcp; do
+      local -a few many
+      counts=$(thread_instructions "$dir/10" "server_thread_$server") || { rm -rf "$dir"; die "http: no count for $server ($revision)"; }
+      read -r -a few <<<"$counts"
+      counts=$(thread_instructions "$dir/30" "server_thread_$server") || { rm -rf "$dir"; die "http: no count for $server ($revision)"; }
+      read -r -a many <<<"$counts"
+      [ "${few[1]:-}" = "${many[1]:-}" ] || echo "note: $server's server ran ${few[1]:-?} threads in one run, ${many[1]:-?} in the other ($revision)" >&2
+      per=$(per_call "${few[0]:-}" "${many[0]:-}" $((58 * 20))) || { rm -rf "$dir"; die "http: bad counts for $server ($revision)"; }
+      if [ "$server" = ours ]; then ours=$per; else theirs=$per; fi
+    done
+    rm -rf "$dir"
+    if [ "$revision" = 2025 ]; then
+      label="HTTP server, 2025 sessions"
+    else
+      label="HTTP server, 2026-07-28 stateless"
+    fi
+    check http "$label, ours / rmcp's" \
+      "instructions a call: $(n "$ours") / $(n "$theirs")" "$ours" "$theirs" "${GOAL_HTTP:-0.5}" GOAL_HTTP
   done
-  for server in ours rmcp; do
-    local -a few many
-    counts=$(thread_instructions "$dir/10" "server_thread_$server") || { rm -rf "$dir"; die "http: no count for $server"; }
-    read -r -a few <<<"$counts"
-    counts=$(thread_instructions "$dir/30" "server_thread_$server") || { rm -rf "$dir"; die "http: no count for $server"; }
-    read -r -a many <<<"$counts"
-    [ "${few[1]:-}" = "${many[1]:-}" ] || echo "note: $server's server ran ${few[1]:-?} threads in one run, ${many[1]:-?} in the other" >&2
-    per=$(per_call "${few[0]:-}" "${many[0]:-}" $((58 * 20))) || { rm -rf "$dir"; die "http: bad counts for $server"; }
-    if [ "$server" = ours ]; then ours=$per; else theirs=$per; fi
-  done
-  rm -rf "$dir"
-  check http "server instructions a call over HTTP, ours / rmcp's" \
-    "instructions a call: $(n "$ours") / $(n "$theirs")" "$ours" "$theirs" "${GOAL_HTTP:-0.5}" GOAL_HTTP
 }
 
 goal_compile() {

@@ -5,7 +5,8 @@
 use super::auth::{self, AuthState, UnknownScopedTool};
 use super::limits::{self, Admission, BodyLimits, CancelCall, GuardedBody};
 use super::options::HttpOptions;
-use super::sessions::{FastCall, HttpSessions, SessionUse};
+use super::sessions::{Answer, FastCall, HttpSessions, SessionUse};
+use super::stateless::StatelessCalls;
 use crate::server::McpServer;
 use crate::server::session::SESSION_HEADER;
 use axum::Router;
@@ -36,11 +37,12 @@ impl McpServer {
     /// A call whose client disconnects before its answer is cancelled (its tool's
     /// cancellation token fires), and the places it held under the limits are freed.
     ///
-    /// With sessions, a `tools/call` of a tool that cannot talk to its client mid-call
-    /// (it takes no `ToolContext`, state or progress, and needs no approval) is answered
-    /// as `application/json`, which the Streamable HTTP transport allows and clients
+    /// A `tools/call` of a tool that cannot talk to its client mid-call (it takes no
+    /// `ToolContext`, state or progress, and needs no approval), from a session or from
+    /// a client of protocol 2026-07-28 (which has no sessions), is answered as
+    /// `application/json`, which the Streamable HTTP transport allows and clients
     /// accept; other requests are answered as rmcp's service answers them, calls on an
-    /// event stream. Every request of a session, a call in flight included, keeps it
+    /// event stream unless the endpoint is stateless. Every request of a session, a call in flight included, keeps it
     /// from expiring.
     ///
     /// # Panics
@@ -117,6 +119,7 @@ impl McpServer {
                 .map(|auth| AuthState::new(auth, stateful.clone(), options.max_sessions)),
             sessions: stateful,
             calls,
+            stateless: StatelessCalls::new(self, &options.allowed_hosts, options.cancel.clone()),
         };
         let mut router = Router::new().route(
             &options.path,
@@ -146,6 +149,8 @@ struct Endpoint {
     sessions: Option<Arc<LocalSessionManager>>,
     /// The sessions as this endpoint tracks them; `None` when serving without sessions.
     calls: Option<Arc<HttpSessions>>,
+    /// Self-contained requests (protocol 2026-07-28), served with or without sessions.
+    stateless: StatelessCalls,
 }
 
 async fn serve_endpoint(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Response {
@@ -210,6 +215,12 @@ impl Endpoint {
                     Ok(call) => return self.answer(call, admitted.permit, used).await,
                     Err(request) => request,
                 }
+            }
+            _ if used.is_none()
+                && let Some(planned) = self.stateless.plan(&parts.headers, &bytes) =>
+            {
+                let call = self.stateless.call(planned, parts);
+                return self.answer(call, admitted.permit, None).await;
             }
             _ => (parts, bytes),
         };
@@ -277,18 +288,19 @@ impl Endpoint {
             answer = Box::pin(call.answer()) => answer,
             () = deadline.as_mut() => return self.admission.timed_out(),
         };
-        let Ok(answer) = answer else {
+        let Ok(Answer { status, body }) = answer else {
             return (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "Internal Server Error: the call's answer could not be written as JSON",
             )
                 .into_response();
         };
-        let body = Full::new(Bytes::from(answer))
+        let body = Full::new(Bytes::from(body))
             .map_err(|never| match never {})
             .boxed();
         let body = GuardedBody::new(body, deadline, permit, None).with_session(used);
         let mut response = Response::new(Body::new(body));
+        *response.status_mut() = status;
         response.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),

@@ -13,12 +13,11 @@ use crate::server::McpServer;
 use crate::server::session::{SessionObserver, session_id};
 use axum::body::Bytes;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use rmcp::Service;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestMethod, CallToolRequestParams, ClientRequest, GetExtensions,
-    GetMeta, JsonRpcVersion2_0, ProtocolVersion, RequestId, RequestMetaObject,
-    ServerJsonRpcMessage,
+    CallToolRequest, CallToolRequestMethod, CallToolRequestParams, ClientRequest, ErrorCode,
+    JsonRpcVersion2_0, ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -46,9 +45,8 @@ pub(crate) struct HttpSessions {
     base: Instant,
     sweeping: Once,
     cancel: CancellationToken,
-    /// `Host` values the fast path accepts (empty: any); others go to rmcp, which
-    /// refuses what it does not allow.
-    allowed_hosts: Vec<Authority>,
+    /// `Host` values the fast path accepts; others go to rmcp.
+    allowed_hosts: AllowedHosts,
 }
 
 /// One live session.
@@ -127,10 +125,7 @@ impl HttpSessions {
             base: Instant::now(),
             sweeping: Once::new(),
             cancel,
-            allowed_hosts: allowed_hosts
-                .iter()
-                .map(|host| Authority::allowed(host))
-                .collect(),
+            allowed_hosts: AllowedHosts::new(allowed_hosts),
         }
     }
 
@@ -257,21 +252,7 @@ impl HttpSessions {
         if !live {
             return Err((parts, body));
         }
-        let Planned {
-            id,
-            request,
-            meta,
-            mut extensions,
-        } = planned;
-        extensions.insert(parts);
-        let mut context = RequestContext::new(id, handler.peer.clone());
-        context.meta = meta;
-        context.extensions = extensions;
-        Ok(FastCall {
-            server: handler.server.clone(),
-            request,
-            context,
-        })
+        Ok(planned.into_call(handler.server.clone(), handler.peer.clone(), parts, false))
     }
 
     /// The handler of a session whose POST's headers allow the fast path, if the
@@ -283,15 +264,10 @@ impl HttpSessions {
         entry: &'a SessionEntry,
     ) -> Option<&'a SessionHandler> {
         // Only bodies that can be a call are parsed here; the rest is rmcp's to parse.
-        if !contains(body, b"\"tools/call\"") {
+        if !may_be_call(body) {
             return None;
         }
-        // Browser requests (with an Origin) and hosts not plainly allowed are for rmcp
-        // to check and refuse.
-        if headers.contains_key(header::ORIGIN) || !self.host_allowed(headers) {
-            return None;
-        }
-        if !is_json(headers) || !accepts_json_and_events(headers) {
+        if !plain_post(headers, &self.allowed_hosts) {
             return None;
         }
         // Versions with an initialize handshake and without per-request headers to
@@ -310,20 +286,6 @@ impl HttpSessions {
         let handler = entry.handler.get()?;
         (!handler.peer.is_transport_closed()).then_some(handler)
     }
-
-    fn host_allowed(&self, headers: &HeaderMap) -> bool {
-        let Some(host) = headers
-            .get(header::HOST)
-            .and_then(|v| v.to_str().ok())
-            .and_then(Authority::parse)
-        else {
-            return false;
-        };
-        self.allowed_hosts.is_empty()
-            || self.allowed_hosts.iter().any(|allowed| {
-                allowed.host == host.host && allowed.port.is_none_or(|port| host.port == Some(port))
-            })
-    }
 }
 
 /// A call this endpoint answers itself.
@@ -331,20 +293,29 @@ pub(crate) struct FastCall {
     server: McpServer,
     request: ClientRequest,
     context: RequestContext<RoleServer>,
+    /// A self-contained request (protocol 2026-07-28), whose errors carry an HTTP status.
+    self_contained: bool,
+}
+
+/// A fast call's answer: the HTTP status and the JSON-RPC message, as bytes.
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    pub(crate) body: Vec<u8>,
 }
 
 impl FastCall {
     /// Runs the call and returns its JSON-RPC answer. The request goes through rmcp's
     /// own dispatch (`ServerHandler::handle_request`, then `McpServer::run_call`), as
     /// rmcp's service loop would send it, so the answer is shaped as on rmcp's path
-    /// (for the protocol version the session negotiated). Dropping the future cancels
-    /// the call, as a cancelled request does on rmcp's path: its tool is told to stop
-    /// and its places are freed.
-    pub(crate) async fn answer(self) -> Result<Vec<u8>, serde_json::Error> {
+    /// (for the protocol version the session negotiated, or the request names). Dropping
+    /// the future cancels the call, as a cancelled request does on rmcp's path: its tool
+    /// is told to stop and its places are freed.
+    pub(crate) async fn answer(self) -> Result<Answer, serde_json::Error> {
         let Self {
             server,
             request,
             context,
+            self_contained,
         } = self;
         let id = context.id.clone();
         let _cancel_when_dropped = context.ct.clone().drop_guard();
@@ -352,11 +323,32 @@ impl FastCall {
             Ok(result) => ServerJsonRpcMessage::response(result, id),
             Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
         };
+        let status = if self_contained {
+            self_contained_status(&message)
+        } else {
+            StatusCode::OK
+        };
         // Sized for a typical answer: grown from serde_json's 128 bytes, it was copied
         // several times on the way.
-        let mut answer = Vec::with_capacity(ANSWER_CAPACITY);
-        serde_json::to_writer(&mut answer, &message)?;
-        Ok(answer)
+        let mut body = Vec::with_capacity(ANSWER_CAPACITY);
+        serde_json::to_writer(&mut body, &message)?;
+        Ok(Answer { status, body })
+    }
+}
+
+/// The HTTP status of a self-contained request's answer, as rmcp's stateless path gives
+/// it: the errors the protocol tells a client by status are 400 and 404, any other
+/// answer 200. (A request whose `_meta` lacks what 2026-07-28 requires never gets here.)
+fn self_contained_status(message: &ServerJsonRpcMessage) -> StatusCode {
+    let ServerJsonRpcMessage::Error(error) = message else {
+        return StatusCode::OK;
+    };
+    match error.error.code {
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | ErrorCode::HEADER_MISMATCH => StatusCode::BAD_REQUEST,
+        ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        _ => StatusCode::OK,
     }
 }
 
@@ -376,11 +368,44 @@ impl Drop for SessionUse {
 }
 
 /// A call's pieces, as rmcp's service loop takes them apart.
-struct Planned {
+pub(super) struct Planned {
     id: RequestId,
-    request: ClientRequest,
-    meta: RequestMetaObject,
-    extensions: rmcp::model::Extensions,
+    request: CallToolRequest,
+    pub(super) meta: RequestMetaObject,
+}
+
+impl Planned {
+    /// The call's parameters.
+    pub(super) fn params_mut(&mut self) -> &mut CallToolRequestParams {
+        &mut self.request.params
+    }
+
+    /// The call, to be run by `server` with `peer`, its request's `parts` in its
+    /// extensions as rmcp puts them there.
+    pub(super) fn into_call(
+        self,
+        server: McpServer,
+        peer: Peer<RoleServer>,
+        parts: Parts,
+        self_contained: bool,
+    ) -> FastCall {
+        let Self {
+            id,
+            mut request,
+            meta,
+        } = self;
+        let mut extensions = std::mem::take(&mut request.extensions);
+        extensions.insert(parts);
+        let mut context = RequestContext::new(id, peer);
+        context.meta = meta;
+        context.extensions = extensions;
+        FastCall {
+            server,
+            request: ClientRequest::CallToolRequest(request),
+            context,
+            self_contained,
+        }
+    }
 }
 
 /// A `tools/call` request as sent. rmcp reads one through flattened structs, which
@@ -398,9 +423,9 @@ struct WireCall {
     params: CallToolRequestParams,
 }
 
-/// The call in `body`, if it is one request (not a batch) of `tools/call` that the
-/// session's server can answer without its client.
-fn plan(handler: &SessionHandler, body: &[u8]) -> Option<Planned> {
+/// The call in `body`, if it is one request (not a batch) of `tools/call` without
+/// answers to input the server asked for (those belong to rmcp's multi-round calls).
+pub(super) fn read_call(body: &[u8]) -> Option<Planned> {
     // rmcp reads a message as each kind of message, and a request as each kind of
     // request, in turn: a `tools/call` is read here as one directly. A body naming a
     // result or an error too is not a plain request; rmcp classifies (and refuses) it.
@@ -408,37 +433,32 @@ fn plan(handler: &SessionHandler, body: &[u8]) -> Option<Planned> {
         return None;
     }
     let WireCall { id, mut params, .. } = serde_json::from_slice(body).ok()?;
-    // As rmcp reads a request: its `_meta` goes into its extensions.
-    let meta = params.meta.take();
-    let mut call = CallToolRequest::new(params);
-    if let Some(meta) = meta {
-        call.extensions.insert(meta);
-    }
-    let mut request = ClientRequest::CallToolRequest(call);
-    let meta = std::mem::take(request.get_meta_mut());
-    // A request that states its own protocol version follows the stateless lifecycle,
-    // which rmcp validates.
-    if meta.protocol_version().is_some() {
-        return None;
-    }
-    let extensions = std::mem::take(request.extensions_mut());
-    let ClientRequest::CallToolRequest(call) = &mut request else {
-        return None;
-    };
-    let params = &mut call.params;
-    // Answers to input the server asked for belong to rmcp's multi-round calls.
     if params.input_responses.is_some() || params.request_state.is_some() {
+        return None;
+    }
+    // As rmcp's service loop hands a request to its handler: the `_meta` in the
+    // context, not in the request.
+    let meta = params.meta.take().unwrap_or_default();
+    Some(Planned {
+        id,
+        request: CallToolRequest::new(params),
+        meta,
+    })
+}
+
+/// The call in `body`, if it is a plain `tools/call` of a 2025 session that the
+/// session's server can answer without its client.
+fn plan(handler: &SessionHandler, body: &[u8]) -> Option<Planned> {
+    let mut planned = read_call(body)?;
+    // A request that states its own protocol version follows the stateless lifecycle
+    // (see `stateless`).
+    if planned.meta.protocol_version().is_some() {
         return None;
     }
     handler
         .server
-        .runs_without_client(params)
-        .then_some(Planned {
-            id,
-            request,
-            meta,
-            extensions,
-        })
+        .runs_without_client(planned.params_mut())
+        .then_some(planned)
 }
 
 /// Whether `needle` (which starts with a quote) is in `haystack`. Only the places
@@ -453,6 +473,50 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
         .enumerate()
         .filter(|&(_, &byte)| byte == first)
         .any(|(at, _)| haystack[at + 1..].starts_with(rest))
+}
+
+/// The `Host` values a fast path accepts (empty: any); others go to rmcp, which
+/// refuses what it does not allow.
+pub(super) struct AllowedHosts(Vec<Authority>);
+
+impl AllowedHosts {
+    pub(super) fn new(allowed: &[String]) -> Self {
+        Self(
+            allowed
+                .iter()
+                .map(|host| Authority::allowed(host))
+                .collect(),
+        )
+    }
+
+    fn allow(&self, headers: &HeaderMap) -> bool {
+        let Some(host) = headers
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .and_then(Authority::parse)
+        else {
+            return false;
+        };
+        self.0.is_empty()
+            || self.0.iter().any(|allowed| {
+                allowed.host == host.host && allowed.port.is_none_or(|port| host.port == Some(port))
+            })
+    }
+}
+
+/// Whether a POST's headers are plain enough for a fast path: no `Origin` (browser
+/// requests are for rmcp to check and refuse), a host plainly allowed, a JSON body and
+/// an `Accept` naming both kinds of answer, as rmcp requires.
+pub(super) fn plain_post(headers: &HeaderMap, hosts: &AllowedHosts) -> bool {
+    !headers.contains_key(header::ORIGIN)
+        && hosts.allow(headers)
+        && is_json(headers)
+        && accepts_json_and_events(headers)
+}
+
+/// Whether `body` may hold a `tools/call` request: only those are parsed by a fast path.
+pub(super) fn may_be_call(body: &[u8]) -> bool {
+    contains(body, b"\"tools/call\"")
 }
 
 /// Whether the body is declared JSON, as rmcp requires.

@@ -26,6 +26,7 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use toolwright_core::AgentResult;
+use toolwright_core::MCP_HEADER_KEYWORD;
 use toolwright_core::{
     CallRunner, Tool, ToolContext, ToolError, ToolErrorKind, ToolSet,
     exec::{ApproveAll, Approver, CallOptions, CallPermit, CallScope, ScopedFuture},
@@ -436,6 +437,31 @@ impl McpServer {
                 !needs
             }
         }
+    }
+
+    /// Whether the input schema `name` is listed with names an argument a request
+    /// must repeat in a header (`x-mcp-header`, SEP-2243); `false` for a tool not listed.
+    pub(crate) fn declares_header_params(&self, name: &str) -> bool {
+        fn names(value: &Value) -> bool {
+            match value {
+                Value::Object(map) => map
+                    .iter()
+                    .any(|(key, value)| key == MCP_HEADER_KEYWORD || names(value)),
+                Value::Array(items) => items.iter().any(names),
+                _ => false,
+            }
+        }
+        self.shared
+            .catalog()
+            .listing
+            .iter()
+            .find(|l| l.tool.name == name)
+            .is_some_and(|l| {
+                l.tool
+                    .input_schema
+                    .iter()
+                    .any(|(key, value)| key == MCP_HEADER_KEYWORD || names(value))
+            })
     }
 
     /// The peer a tool of a self-contained request (protocol 2026-07-28) gets.
