@@ -26,7 +26,7 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use toolwright_core::AgentResult;
-use toolwright_core::MCP_HEADER_KEYWORD;
+use toolwright_core::dialect::MCP_HEADER_KEYWORD;
 use toolwright_core::{
     CallRunner, Tool, ToolContext, ToolError, ToolErrorKind, ToolSet,
     exec::{ApproveAll, Approver, CallOptions, CallPermit, CallScope, ScopedFuture},
