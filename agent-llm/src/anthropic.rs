@@ -2,7 +2,8 @@
 
 use crate::client::{Builder, Client, malformed};
 use crate::convert::{
-    Turns, count, describe, map_arguments, object_arguments, render_tools, str_field, system_text,
+    Turns, callable, count, describe, map_arguments, mark_deferred, object_arguments, render_tools,
+    str_field, system_text,
 };
 use crate::env::{self, EnvError, EnvVars};
 use crate::http::{classify, provider_message};
@@ -25,6 +26,7 @@ pub struct Anthropic {
     version: String,
     max_tokens: u32,
     dialect: Dialect,
+    tool_search: bool,
 }
 
 /// An [`LlmClient`](toolwright_core::LlmClient) for the Anthropic Messages API.
@@ -73,6 +75,14 @@ impl Client<Anthropic> {
     /// otherwise.
     pub const API_VERSION: &'static str = "2023-06-01";
 
+    /// The type of the server tool that searches deferred tools (BM25 over their names,
+    /// descriptions and parameters); sent, named [`TOOL_SEARCH_NAME`](Self::TOOL_SEARCH_NAME),
+    /// whenever a request has deferred tools.
+    pub const TOOL_SEARCH_TYPE: &'static str = "tool_search_tool_bm25_20251119";
+
+    /// The name of the tool search server tool.
+    pub const TOOL_SEARCH_NAME: &'static str = "tool_search_tool_bm25";
+
     /// The model [`from_env`](Self::from_env) uses when `ANTHROPIC_MODEL` is unset.
     pub const DEFAULT_MODEL: &'static str = "claude-sonnet-4-5";
 
@@ -87,6 +97,7 @@ impl Client<Anthropic> {
             version: Self::API_VERSION.to_owned(),
             max_tokens: Self::DEFAULT_MAX_TOKENS,
             dialect: Dialect::Anthropic,
+            tool_search: true,
         };
         Builder::new(provider, model.into(), Self::DEFAULT_BASE_URL, None)
     }
@@ -121,6 +132,16 @@ impl Builder<Anthropic> {
         self
     }
 
+    /// Whether the API's own tool search finds the agent's searchable tools (the
+    /// default): they are sent with `"defer_loading": true` beside the
+    /// [`TOOL_SEARCH_TYPE`](AnthropicClient::TOOL_SEARCH_TYPE) server tool. `false`, for
+    /// a model or a compatible server without it, has the agent offer its own search
+    /// tool instead.
+    pub fn native_tool_search(mut self, native: bool) -> Self {
+        self.provider.tool_search = native;
+        self
+    }
+
     /// Whether tools are sent with `strict: true` in [`Dialect::AnthropicStrict`], or as
     /// plain schemas in [`Dialect::Anthropic`] (the default). Strict tool use may need a
     /// beta header, which [`header`](Builder::header) adds.
@@ -136,6 +157,10 @@ impl Provider for Anthropic {
 
     fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    fn native_tool_search(&self) -> bool {
+        self.tool_search
     }
 
     fn url(&self, base_url: &str, _model: &str, _stream: bool) -> String {
@@ -164,8 +189,17 @@ impl Provider for Anthropic {
             body.insert("system".into(), json!(system));
         }
         body.insert("messages".into(), Value::Array(messages));
-        if !request.tools.is_empty() {
-            let tools = render_tools(self.dialect(), request.tools)?;
+        if !request.tools.is_empty() || !request.deferred.is_empty() {
+            let mut tools = render_tools(self.dialect(), request.tools)?;
+            if !request.deferred.is_empty() {
+                tools.push(json!({
+                    "type": AnthropicClient::TOOL_SEARCH_TYPE,
+                    "name": AnthropicClient::TOOL_SEARCH_NAME,
+                }));
+                let mut deferred = render_tools(self.dialect(), request.deferred)?;
+                mark_deferred(&mut deferred);
+                tools.extend(deferred);
+            }
             body.insert("tools".into(), Value::Array(tools));
             if let Some(choice) = tool_choice(settings) {
                 body.insert("tool_choice".into(), choice);
@@ -215,13 +249,18 @@ impl Provider for Anthropic {
                         Some(Value::Null) | None => Value::Object(Map::new()),
                         Some(input) => input.clone(),
                     };
-                    let arguments = map_arguments(self.dialect(), request.tools, name, input);
+                    let arguments = map_arguments(self.dialect(), &callable(request), name, input);
                     tool_calls.push(ToolCall::new(id, name, arguments));
                 }
                 // Kept whole: the API checks their signature (or `data`) when they go
                 // back before the tool_use they preceded.
                 Some("thinking" | "redacted_thinking") => provider_blocks.push(block.clone()),
-                // Server-tool blocks carry nothing the runtime acts on.
+                // The tool search's call and the tools it found: sent back, so the found
+                // tools stay loaded on the next turns.
+                Some(kind) if is_tool_search_block(kind, block) => {
+                    provider_blocks.push(block.clone())
+                }
+                // Other server-tool blocks carry nothing the runtime acts on.
                 Some(_) => {}
                 None => return Err(malformed("a content block without `type`")),
             }
@@ -239,6 +278,18 @@ impl Provider for Anthropic {
 
     fn stream_parser(&self) -> Box<dyn StreamParser> {
         Box::new(MessagesStream::default())
+    }
+}
+
+/// Whether a content block of type `kind` is the tool search's: its `server_tool_use`
+/// call or its `tool_search_tool_result`.
+fn is_tool_search_block(kind: &str, block: &Value) -> bool {
+    match kind {
+        "tool_search_tool_result" => true,
+        "server_tool_use" => {
+            str_field(block, "name").is_some_and(|name| name.starts_with("tool_search_tool"))
+        }
+        _ => false,
     }
 }
 
@@ -462,12 +513,14 @@ fn conversation(messages: &[Message]) -> (String, Vec<Value>) {
                 // as the API requires; alone it is dropped, as the API refuses a turn
                 // that ends with thinking. Blocks another provider kept are not ours.
                 if !blocks.is_empty() {
-                    let thinking = assistant.provider_blocks.iter().filter(|block| {
-                        matches!(
-                            str_field(block, "type"),
-                            Some("thinking" | "redacted_thinking")
-                        )
-                    });
+                    let thinking =
+                        assistant.provider_blocks.iter().filter(|block| {
+                            match str_field(block, "type") {
+                                Some("thinking" | "redacted_thinking") => true,
+                                Some(kind) => is_tool_search_block(kind, block),
+                                None => false,
+                            }
+                        });
                     blocks.splice(0..0, thinking.cloned());
                 }
                 push("assistant", blocks);

@@ -2,9 +2,10 @@
 //! a dialect, and the model's arguments mapped back through it.
 
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
 use toolwright_core::{
-    AgentError, AgentResult, Content, Dialect, Message, OutputSchema, ToolDefinition,
+    AgentError, AgentResult, Content, Dialect, LlmRequest, Message, OutputSchema, ToolDefinition,
 };
 
 /// A tool result as one text, for providers whose tool results are text only. Text
@@ -69,6 +70,33 @@ pub(crate) fn render_tools(
             })
         })
         .collect()
+}
+
+/// Every tool the model may call on `request`: those sent in full, then those sent for
+/// the provider's tool search.
+pub(crate) fn callable<'a>(request: &LlmRequest<'a>) -> Cow<'a, [Arc<ToolDefinition>]> {
+    if request.deferred.is_empty() {
+        Cow::Borrowed(request.tools)
+    } else {
+        Cow::Owned(
+            request
+                .tools
+                .iter()
+                .chain(request.deferred)
+                .cloned()
+                .collect(),
+        )
+    }
+}
+
+/// Marks rendered tools `"defer_loading": true`: their schemas are read only once the
+/// provider's tool search found them (Anthropic and OpenAI Responses spell it alike).
+pub(crate) fn mark_deferred(tools: &mut [Value]) {
+    for tool in tools {
+        if let Value::Object(tool) = tool {
+            tool.insert("defer_loading".into(), Value::Bool(true));
+        }
+    }
 }
 
 /// The JSON Schema of `output`, rendered in `dialect` (for a structured-output field).

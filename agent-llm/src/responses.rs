@@ -1,7 +1,9 @@
 //! The OpenAI Responses API (`POST {base_url}/responses`).
 
 use crate::client::{Builder, Client, malformed};
-use crate::convert::{count, data_url, render_tools, str_field, system_text};
+use crate::convert::{
+    callable, count, data_url, mark_deferred, render_tools, str_field, system_text,
+};
 use crate::env::{self, EnvError};
 use crate::http::classify;
 use crate::lenient::{Fields, Object, Scalar};
@@ -12,9 +14,10 @@ use crate::wire::{
 };
 use serde::de::{IgnoredAny, MapAccess};
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 use toolwright_core::{
     AgentResult, AssistantMessage, Content, Dialect, FinishReason, LlmError, LlmRequest, Message,
-    ModelSettings, OutputSchema, Usage,
+    ModelSettings, OutputSchema, ToolDefinition, Usage,
 };
 
 const PROVIDER: &str = "openai-responses";
@@ -23,6 +26,7 @@ const PROVIDER: &str = "openai-responses";
 #[derive(Debug, Clone, Copy)]
 pub struct OpenAiResponses {
     dialect: Dialect,
+    tool_search: bool,
 }
 
 /// An [`LlmClient`](toolwright_core::LlmClient) for the OpenAI Responses API, stateless: the
@@ -56,6 +60,7 @@ impl Client<OpenAiResponses> {
     pub fn builder(model: impl Into<String>) -> OpenAiResponsesBuilder {
         let provider = OpenAiResponses {
             dialect: Dialect::OpenAiStrict,
+            tool_search: true,
         };
         Builder::new(provider, model.into(), Self::DEFAULT_BASE_URL, None)
     }
@@ -70,6 +75,16 @@ impl Client<OpenAiResponses> {
 }
 
 impl Builder<OpenAiResponses> {
+    /// Whether the API's own tool search finds the agent's searchable tools (the
+    /// default): they are sent with `"defer_loading": true` beside a
+    /// `{"type": "tool_search"}` tool, which OpenAI serves from `gpt-5.4` on. `false`,
+    /// for older models and compatible servers without it, has the agent offer its own
+    /// search tool instead.
+    pub fn native_tool_search(mut self, native: bool) -> Self {
+        self.provider.tool_search = native;
+        self
+    }
+
     /// Whether tools are sent with `strict: true` in [`Dialect::OpenAiStrict`] (the
     /// default) or as plain schemas in [`Dialect::OpenAi`].
     pub fn strict_tools(mut self, strict: bool) -> Self {
@@ -84,6 +99,10 @@ impl Provider for OpenAiResponses {
 
     fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    fn native_tool_search(&self) -> bool {
+        self.tool_search
     }
 
     fn url(&self, base_url: &str, _model: &str, _stream: bool) -> String {
@@ -123,19 +142,14 @@ impl Provider for OpenAiResponses {
             body.insert("instructions".into(), json!(system));
         }
         body.insert("input".into(), Value::Array(input(request.messages)));
-        if !request.tools.is_empty() {
-            // The chat dialect's `{"type", "function": {...}}`, flattened.
-            let tools = render_tools(self.dialect(), request.tools)?
-                .into_iter()
-                .map(|tool| {
-                    let mut flat = Map::new();
-                    flat.insert("type".into(), json!("function"));
-                    if let Some(Value::Object(function)) = tool.get("function") {
-                        flat.extend(function.clone());
-                    }
-                    Value::Object(flat)
-                })
-                .collect();
+        if !request.tools.is_empty() || !request.deferred.is_empty() {
+            let mut tools = flat_tools(self.dialect(), request.tools)?;
+            if !request.deferred.is_empty() {
+                tools.push(json!({"type": "tool_search"}));
+                let mut deferred = flat_tools(self.dialect(), request.deferred)?;
+                mark_deferred(&mut deferred);
+                tools.extend(deferred);
+            }
             body.insert("tools".into(), Value::Array(tools));
             insert_tool_settings(
                 &mut body,
@@ -164,7 +178,7 @@ impl Provider for OpenAiResponses {
         let Some(output) = body.get("output").and_then(Value::as_array) else {
             return Err(malformed(PROVIDER, "no `output` array", body));
         };
-        let mut out = Assembler::new(self.dialect(), request.tools);
+        let mut out = Assembler::new(self.dialect(), &callable(request));
         for item in output {
             output_item(item, &mut out, true);
         }
@@ -177,6 +191,30 @@ impl Provider for OpenAiResponses {
     fn stream_parser(&self) -> Box<dyn StreamParser> {
         Box::new(ResponsesStream)
     }
+}
+
+/// `tools` rendered in `dialect`: the chat dialect's `{"type", "function": {...}}`,
+/// flattened.
+fn flat_tools(dialect: Dialect, tools: &[Arc<ToolDefinition>]) -> AgentResult<Vec<Value>> {
+    Ok(render_tools(dialect, tools)?
+        .into_iter()
+        .map(|tool| {
+            let mut flat = Map::new();
+            flat.insert("type".into(), json!("function"));
+            if let Some(Value::Object(function)) = tool.get("function") {
+                flat.extend(function.clone());
+            }
+            Value::Object(flat)
+        })
+        .collect())
+}
+
+/// Whether an output item of this type goes back in the next request's input.
+fn is_replayed(kind: &str) -> bool {
+    matches!(
+        kind,
+        "reasoning" | "tool_search_call" | "tool_search_output"
+    )
 }
 
 /// A failed response's error, typed.
@@ -209,8 +247,9 @@ fn output_item(item: &Value, out: &mut Assembler, whole: bool) {
             item.get("arguments").unwrap_or(&Value::Null),
         ),
         // Sent back before the calls it preceded, so reasoning models keep their
-        // thread.
-        Some("reasoning") => out.provider_block(item.clone()),
+        // thread; the tool search's call and output, so the tools it loaded stay
+        // loaded.
+        Some(kind) if is_replayed(kind) => out.provider_block(item.clone()),
         _ => {}
     }
 }
@@ -363,7 +402,7 @@ fn input(messages: &[Message]) -> Vec<Value> {
                         assistant
                             .provider_blocks
                             .iter()
-                            .filter(|b| str_field(b, "type") == Some("reasoning"))
+                            .filter(|b| str_field(b, "type").is_some_and(is_replayed))
                             .cloned(),
                     );
                 }
