@@ -2,42 +2,18 @@
 //! `scripts/compile-bench.sh` generates (a city, a number of days, an optional unit,
 //! each documented), as many as asked. Shared by the `tool_search` bench and test.
 
+use agent_benches::dispatch::{ForecastArgs, forecast};
 use async_trait::async_trait;
-use schemars::JsonSchema;
-use serde::Deserialize;
 use std::sync::Arc;
 use toolwright_core::{AgentResult, ToolContext, ToolDefinition, ToolSet, TypedTool};
 
 /// How many tools the measurement offers.
 pub const CATALOG_SIZE: usize = 500;
 
-/// A temperature unit.
-#[derive(Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Unit {
-    /// Degrees Celsius.
-    Celsius,
-    /// Degrees Fahrenheit.
-    Fahrenheit,
-}
-
-/// A forecast tool's arguments.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ForecastArgs {
-    /// City name
-    city: String,
-    /// Days ahead
-    days: u8,
-    /// Temperature unit
-    unit: Option<Unit>,
-}
-
 /// The `i`th forecast tool, `forecast_{i}`.
 pub struct Forecast {
     name: String,
     description: String,
-    number: usize,
 }
 
 impl Forecast {
@@ -46,7 +22,6 @@ impl Forecast {
         Self {
             name: format!("forecast_{i}"),
             description: format!("Forecast number {i} for a city."),
-            number: i,
         }
     }
 }
@@ -65,15 +40,7 @@ impl TypedTool for Forecast {
     }
 
     async fn call_typed(&self, args: ForecastArgs, _ctx: &ToolContext) -> AgentResult<String> {
-        let unit = if matches!(args.unit, Some(Unit::Fahrenheit)) {
-            "F"
-        } else {
-            "C"
-        };
-        Ok(format!(
-            "{} in {} days: {}°{unit}",
-            args.city, args.days, self.number
-        ))
+        Ok(forecast(args.city, args.days, args.unit).await)
     }
 }
 

@@ -386,6 +386,15 @@ struct Thinking {
 struct MessagesStream {
     usage: Usage,
     thinking: Option<Thinking>,
+    search: Option<SearchCall>,
+}
+
+/// The tool search's `server_tool_use` block being streamed: the block as it started,
+/// and its input's JSON as written so far.
+struct SearchCall {
+    index: u64,
+    block: Value,
+    input: String,
 }
 
 impl StreamParser for MessagesStream {
@@ -428,6 +437,17 @@ impl StreamParser for MessagesStream {
                         });
                     }
                     Some("redacted_thinking") => out.provider_block(block),
+                    Some(kind) if is_tool_search_block(kind, &block) => {
+                        if kind == "server_tool_use" {
+                            self.search = Some(SearchCall {
+                                index,
+                                block,
+                                input: String::new(),
+                            });
+                        } else {
+                            out.provider_block(block);
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -436,7 +456,11 @@ impl StreamParser for MessagesStream {
                 match delta.kind.as_deref() {
                     Some("text_delta") => out.text(delta.text.as_deref().unwrap_or_default()),
                     Some("input_json_delta") => {
-                        out.tool_arguments(index, delta.partial_json.as_deref().unwrap_or_default())
+                        let json = delta.partial_json.as_deref().unwrap_or_default();
+                        match self.search.as_mut().filter(|call| call.index == index) {
+                            Some(call) => call.input.push_str(json),
+                            None => out.tool_arguments(index, json),
+                        }
                     }
                     Some("thinking_delta") => {
                         let text = delta.thinking.as_deref().unwrap_or_default();
@@ -456,6 +480,14 @@ impl StreamParser for MessagesStream {
                 }
             }
             "content_block_stop" => {
+                if let Some(mut call) = self.search.take_if(|c| c.index == index) {
+                    // An input that does not parse stays as its start gave it: the
+                    // block goes back for the provider's record, not for us to read.
+                    if let Ok(input) = serde_json::from_str::<Value>(&call.input) {
+                        call.block["input"] = input;
+                    }
+                    out.provider_block(call.block);
+                }
                 if let Some(block) = self.thinking.take_if(|b| b.index == index) {
                     out.provider_block(json!({
                         "type": "thinking",
