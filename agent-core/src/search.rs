@@ -653,4 +653,95 @@ mod tests {
             assert!(!error.to_string().is_empty(), "{bad}");
         }
     }
+
+    /// A tool of the given exposure, active or not.
+    struct Gated {
+        name: &'static str,
+        exposure: ToolExposure,
+        active: bool,
+    }
+
+    #[async_trait]
+    impl Tool for Gated {
+        fn name(&self) -> &str {
+            self.name
+        }
+        fn description(&self) -> &str {
+            "Export the ledger of payments."
+        }
+        fn schema(&self) -> Value {
+            json!({"type": "object", "properties": {}})
+        }
+        async fn call(&self, _: &Value, _: &ToolContext) -> AgentResult<Vec<Content>> {
+            Ok(vec![Content::text("done")])
+        }
+        fn exposure(&self) -> ToolExposure {
+            self.exposure
+        }
+        async fn should_activate(&self, _: &ActivationContext) -> bool {
+            self.active
+        }
+    }
+
+    fn gated_set() -> ToolSet {
+        let mut set = ToolSet::new();
+        for (name, exposure, active) in [
+            ("direct_ledger", ToolExposure::Direct, true),
+            ("open_ledger", ToolExposure::Deferred, true),
+            ("secret_ledger", ToolExposure::Deferred, false),
+            ("hidden_ledger", ToolExposure::Hidden, true),
+        ] {
+            set.register_tool(Gated {
+                name,
+                exposure,
+                active,
+            })
+            .unwrap();
+        }
+        set
+    }
+
+    #[tokio::test]
+    async fn inactive_and_hidden_tools_are_never_found_nor_offered() {
+        let set = gated_set();
+        let search = SearchTool::over(&set, ToolSearch::All).unwrap();
+        // Hidden tools are not even indexed.
+        assert!(search.index().definitions().all(|d| d.name != "hidden_ledger"));
+        let found = search
+            .found(&json!({"query": "ledger"}), &ActivationContext::default())
+            .await
+            .unwrap();
+        assert_eq!(found, ["direct_ledger", "open_ledger"]);
+        let text = search
+            .call(&json!({"query": "secret_ledger"}), &ToolContext::default())
+            .await
+            .unwrap();
+        assert!(!text[0].as_text().unwrap().contains("secret"), "{text:?}");
+    }
+
+    #[tokio::test]
+    async fn deferred_mode_searches_deferred_tools_only() {
+        let set = gated_set();
+        let activation = ActivationContext::default();
+        let active = set.active_definitions(&activation).await;
+        let names = |defs: &[Arc<ToolDefinition>]| -> Vec<String> {
+            defs.iter().map(|d| d.name.clone()).collect()
+        };
+        // Native search: the Direct tool in full, the active Deferred one deferred.
+        let turn = ToolSearch::Deferred
+            .turn_tools(&set, None, active.clone(), &[], true, &activation)
+            .await;
+        assert_eq!(names(&turn.tools), ["direct_ledger"]);
+        assert_eq!(names(&turn.deferred), ["open_ledger"]);
+        assert_eq!(turn.offered, ["direct_ledger", "open_ledger"]);
+        // Off: everything active in full, as without search.
+        let turn = ToolSearch::Off
+            .turn_tools(&set, None, active, &[], true, &activation)
+            .await;
+        assert_eq!(names(&turn.tools), ["direct_ledger", "open_ledger"]);
+        assert!(turn.deferred.is_empty());
+        assert!(ToolSearch::Deferred.covers(ToolExposure::Deferred));
+        assert!(!ToolSearch::Deferred.covers(ToolExposure::Direct));
+        assert!(!ToolSearch::All.covers(ToolExposure::Hidden));
+    }
 }
