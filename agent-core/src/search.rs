@@ -706,7 +706,12 @@ mod tests {
         let set = gated_set();
         let search = SearchTool::over(&set, ToolSearch::All).unwrap();
         // Hidden tools are not even indexed.
-        assert!(search.index().definitions().all(|d| d.name != "hidden_ledger"));
+        assert!(
+            search
+                .index()
+                .definitions()
+                .all(|d| d.name != "hidden_ledger")
+        );
         let found = search
             .found(&json!({"query": "ledger"}), &ActivationContext::default())
             .await
