@@ -2,8 +2,8 @@
 
 use crate::client::{Builder, Client, malformed};
 use crate::convert::{
-    Turns, callable, count, describe, map_arguments, mark_deferred, object_arguments, render_tools,
-    str_field, system_text,
+    Turns, allowed, callable, count, describe, map_arguments, mark_deferred, object_arguments,
+    render_tools, str_field, system_text,
 };
 use crate::env::{self, EnvError, EnvVars};
 use crate::http::{classify, provider_message};
@@ -190,7 +190,7 @@ impl Provider for Anthropic {
         }
         body.insert("messages".into(), Value::Array(messages));
         if !request.tools.is_empty() || !request.deferred.is_empty() {
-            let mut tools = render_tools(self.dialect(), request.tools)?;
+            let mut tools = render_tools(self.dialect(), &allowed(request.tools, settings))?;
             if !request.deferred.is_empty() {
                 tools.push(json!({
                     "type": AnthropicClient::TOOL_SEARCH_TYPE,
@@ -300,6 +300,8 @@ fn tool_choice(settings: &ModelSettings) -> Option<Value> {
         Some(ToolChoice::Required) => json!({"type": "any"}),
         Some(ToolChoice::None) => json!({"type": "none"}),
         Some(ToolChoice::Tool(name)) => json!({"type": "tool", "name": name}),
+        // The API has no such choice: only the allowed tools are sent.
+        Some(ToolChoice::Allowed(_)) => json!({"type": "auto"}),
         None if settings.parallel_tool_calls == Some(false) => json!({"type": "auto"}),
         None => return None,
     };

@@ -5,7 +5,8 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::sync::Arc;
 use toolwright_core::{
-    AgentError, AgentResult, Content, Dialect, LlmRequest, Message, OutputSchema, ToolDefinition,
+    AgentError, AgentResult, Content, Dialect, LlmRequest, Message, ModelSettings, OutputSchema,
+    ToolChoice, ToolDefinition,
 };
 
 /// A tool result as one text, for providers whose tool results are text only. Text
@@ -86,6 +87,24 @@ pub(crate) fn callable<'a>(request: &LlmRequest<'a>) -> Cow<'a, [Arc<ToolDefinit
                 .cloned()
                 .collect(),
         )
+    }
+}
+
+/// The tools to send for a provider without an allowed-tools choice: with
+/// [`ToolChoice::Allowed`] only the allowed ones, otherwise all of `tools`.
+pub(crate) fn allowed<'a>(
+    tools: &'a [Arc<ToolDefinition>],
+    settings: &ModelSettings,
+) -> Cow<'a, [Arc<ToolDefinition>]> {
+    match &settings.tool_choice {
+        Some(ToolChoice::Allowed(names)) => Cow::Owned(
+            tools
+                .iter()
+                .filter(|tool| names.contains(&tool.name))
+                .cloned()
+                .collect(),
+        ),
+        _ => Cow::Borrowed(tools),
     }
 }
 

@@ -7,7 +7,9 @@ use crate::convert::{
 use crate::env::{self, EnvError};
 use crate::http::classify;
 use crate::lenient::{Fields, Object, Scalar};
-use crate::openai::{OPENAI_ENV, arguments_text, bearer, insert_tool_settings, tool_result_text};
+use crate::openai::{
+    OPENAI_ENV, OpenAiApi, arguments_text, bearer, insert_tool_settings, tool_result_text,
+};
 use crate::provider::{Assembler, Provider, StreamParser, event_json, typed_event};
 use crate::wire::{
     body_map, expect_object, json_schema, nested_count, provider_error, put, strictness,
@@ -151,11 +153,7 @@ impl Provider for OpenAiResponses {
                 tools.extend(deferred);
             }
             body.insert("tools".into(), Value::Array(tools));
-            insert_tool_settings(
-                &mut body,
-                settings,
-                |name| json!({"type": "function", "name": name}),
-            );
+            insert_tool_settings(&mut body, settings, OpenAiApi::Responses);
         }
         put(&mut body, "temperature", settings.temperature);
         put(&mut body, "max_output_tokens", settings.max_output_tokens);
