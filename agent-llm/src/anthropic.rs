@@ -20,6 +20,11 @@ use toolwright_core::{
 
 const PROVIDER: &str = "anthropic";
 
+/// The prompt cache's mark on a block: cache everything up to here, for five minutes.
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
 /// The Anthropic Messages API, for [`Client`]: see [`AnthropicClient`].
 #[derive(Debug, Clone)]
 pub struct Anthropic {
@@ -27,6 +32,7 @@ pub struct Anthropic {
     max_tokens: u32,
     dialect: Dialect,
     tool_search: bool,
+    cache_prompt: bool,
 }
 
 /// An [`LlmClient`](toolwright_core::LlmClient) for the Anthropic Messages API.
@@ -98,6 +104,7 @@ impl Client<Anthropic> {
             max_tokens: Self::DEFAULT_MAX_TOKENS,
             dialect: Dialect::Anthropic,
             tool_search: true,
+            cache_prompt: false,
         };
         Builder::new(provider, model.into(), Self::DEFAULT_BASE_URL, None)
     }
@@ -139,6 +146,17 @@ impl Builder<Anthropic> {
     /// tool instead.
     pub fn native_tool_search(mut self, native: bool) -> Self {
         self.provider.tool_search = native;
+        self
+    }
+
+    /// Whether the tool definitions and the system prompt are marked for the prompt
+    /// cache (`"cache_control": {"type": "ephemeral"}` on the last tool and on the
+    /// system prompt), so later requests read them at a tenth of the input price
+    /// ([`Usage::cached_input_tokens`](toolwright_core::Usage::cached_input_tokens)).
+    /// Off by default: Anthropic bills writing the cache at 1.25 times the input price,
+    /// which a conversation of one request never earns back.
+    pub fn cache_prompt(mut self, cache: bool) -> Self {
+        self.provider.cache_prompt = cache;
         self
     }
 
@@ -186,7 +204,12 @@ impl Provider for Anthropic {
         let max_tokens = settings.max_output_tokens.unwrap_or(self.max_tokens);
         body.insert("max_tokens".into(), json!(max_tokens));
         if !system.is_empty() {
-            body.insert("system".into(), json!(system));
+            let system = if self.cache_prompt {
+                json!([{"type": "text", "text": system, "cache_control": ephemeral()}])
+            } else {
+                json!(system)
+            };
+            body.insert("system".into(), system);
         }
         body.insert("messages".into(), Value::Array(messages));
         if !request.tools.is_empty() || !request.deferred.is_empty() {
@@ -199,6 +222,16 @@ impl Provider for Anthropic {
                 let mut deferred = render_tools(self.dialect(), request.deferred)?;
                 mark_deferred(&mut deferred);
                 tools.extend(deferred);
+            }
+            // The last tool's mark caches every tool before it (deferred ones are not
+            // in the prompt, so they cannot carry one).
+            if self.cache_prompt
+                && let Some(Value::Object(last)) = tools
+                    .iter_mut()
+                    .rev()
+                    .find(|t| t.get("defer_loading").is_none())
+            {
+                last.insert("cache_control".into(), ephemeral());
             }
             body.insert("tools".into(), Value::Array(tools));
             if let Some(choice) = tool_choice(settings) {

@@ -29,6 +29,16 @@ const PROVIDER: &str = "openai-responses";
 pub struct OpenAiResponses {
     dialect: Dialect,
     tool_search: bool,
+    cache_key: CacheKey,
+}
+
+/// Where a request's `prompt_cache_key` comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CacheKey {
+    /// Derived from the instructions and tools, on OpenAI's own endpoint.
+    Derived,
+    /// Not sent.
+    Off,
 }
 
 /// An [`LlmClient`](toolwright_core::LlmClient) for the OpenAI Responses API, stateless: the
@@ -63,6 +73,7 @@ impl Client<OpenAiResponses> {
         let provider = OpenAiResponses {
             dialect: Dialect::OpenAiStrict,
             tool_search: true,
+            cache_key: CacheKey::Derived,
         };
         Builder::new(provider, model.into(), Self::DEFAULT_BASE_URL, None)
     }
@@ -77,6 +88,20 @@ impl Client<OpenAiResponses> {
 }
 
 impl Builder<OpenAiResponses> {
+    /// Whether each request carries a `prompt_cache_key` derived from its instructions
+    /// and tool names (the default, on OpenAI's own endpoint only; other servers may
+    /// refuse the field): requests that share that prefix are routed together, so
+    /// OpenAI's prompt cache, which costs nothing, hits more often. A key of your own
+    /// goes in with [`param`](Builder::param)`("prompt_cache_key", ...)`, which wins.
+    pub fn prompt_cache_key(mut self, derived: bool) -> Self {
+        self.provider.cache_key = if derived {
+            CacheKey::Derived
+        } else {
+            CacheKey::Off
+        };
+        self
+    }
+
     /// Whether the API's own tool search finds the agent's searchable tools (the
     /// default): they are sent with `"defer_loading": true` beside a
     /// `{"type": "tool_search"}` tool, which OpenAI serves from `gpt-5.4` on. `false`,
@@ -105,6 +130,13 @@ impl Provider for OpenAiResponses {
 
     fn native_tool_search(&self) -> bool {
         self.tool_search
+    }
+
+    fn prepare(&mut self, base_url: &str) {
+        // Compatible servers may refuse a field they do not know.
+        if !base_url.starts_with(OpenAiResponsesClient::DEFAULT_BASE_URL) {
+            self.cache_key = CacheKey::Off;
+        }
     }
 
     fn url(&self, base_url: &str, _model: &str, _stream: bool) -> String {
@@ -154,6 +186,12 @@ impl Provider for OpenAiResponses {
             }
             body.insert("tools".into(), Value::Array(tools));
             insert_tool_settings(&mut body, settings, OpenAiApi::Responses);
+        }
+        if self.cache_key == CacheKey::Derived {
+            body.insert(
+                "prompt_cache_key".into(),
+                json!(cache_key(&system, request)),
+            );
         }
         put(&mut body, "temperature", settings.temperature);
         put(&mut body, "max_output_tokens", settings.max_output_tokens);
@@ -205,6 +243,23 @@ fn flat_tools(dialect: Dialect, tools: &[Arc<ToolDefinition>]) -> AgentResult<Ve
             Value::Object(flat)
         })
         .collect())
+}
+
+/// A key naming the prefix every request of a conversation shares: its instructions
+/// and the names of its tools, hashed (FNV-1a, stable across processes and builds).
+fn cache_key(instructions: &str, request: &LlmRequest<'_>) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for byte in bytes.iter().chain([&0u8]) {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    eat(instructions.as_bytes());
+    for tool in request.tools.iter().chain(request.deferred) {
+        eat(tool.name.as_bytes());
+    }
+    format!("toolwright-{hash:016x}")
 }
 
 /// Whether an output item of this type goes back in the next request's input.
