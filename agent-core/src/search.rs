@@ -2,8 +2,8 @@
 //! definition on every turn.
 //!
 //! [`ToolSearch`] says which tools are searchable. A client whose provider searches
-//! natively ([`LlmClient::native_tool_search`]) is sent them as
-//! [`LlmRequest::deferred`] (Anthropic's `defer_loading` with its search tool, OpenAI
+//! natively ([`LlmClient::native_tool_search`](crate::LlmClient::native_tool_search)) is
+//! sent them as [`LlmRequest::deferred`](crate::LlmRequest::deferred) (Anthropic's `defer_loading` with its search tool, OpenAI
 //! Responses' `tool_search`); any other client is offered the [`SEARCH_TOOL`] tool, a
 //! BM25 search ([`ToolIndex`]) over names, descriptions and parameter docs, and each
 //! tool it found is offered in full from the next turn on. Either way a found tool is
@@ -460,7 +460,8 @@ impl Tool for SearchTool {
 pub struct TurnTools {
     /// Sent in full.
     pub tools: Vec<Arc<ToolDefinition>>,
-    /// Sent for the provider's native search ([`LlmRequest::deferred`]).
+    /// Sent for the provider's native search
+    /// ([`LlmRequest::deferred`](crate::LlmRequest::deferred)).
     pub deferred: Vec<Arc<ToolDefinition>>,
     /// The names the model may call this turn: both lists.
     pub offered: Vec<String>,

@@ -32,6 +32,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("registry", 1),
     ("retry", 1),
     ("schema", 1),
+    ("search", 1),
     ("set", 1),
     ("tool", 1),
     ("truncate", 1),
