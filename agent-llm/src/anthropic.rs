@@ -143,7 +143,9 @@ impl Builder<Anthropic> {
     /// default): they are sent with `"defer_loading": true` beside the
     /// [`TOOL_SEARCH_TYPE`](AnthropicClient::TOOL_SEARCH_TYPE) server tool. `false`, for
     /// a model or a compatible server without it, has the agent offer its own search
-    /// tool instead.
+    /// tool instead. The search was launched as a beta: where the API still asks for its
+    /// header, add it with
+    /// [`header`](Builder::header)`("anthropic-beta", "advanced-tool-use-2025-11-20")`.
     pub fn native_tool_search(mut self, native: bool) -> Self {
         self.provider.tool_search = native;
         self
