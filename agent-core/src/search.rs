@@ -511,7 +511,8 @@ impl ToolSearch {
                 .get(&definition.name)
                 .is_some_and(|tool| self.covers(tool.exposure()))
                 && definition.name != SEARCH_TOOL;
-            if definition.name == SEARCH_TOOL && (native || search.is_none()) {
+            // Without a search of ours, a tool of that name is the application's own.
+            if definition.name == SEARCH_TOOL && native && search.is_some() {
                 continue;
             }
             if !searchable || loaded.contains(&definition.name) {
@@ -746,6 +747,19 @@ mod tests {
             .await;
         assert_eq!(names(&turn.tools), ["direct_ledger", "open_ledger"]);
         assert!(turn.deferred.is_empty());
+        // Search off, a tool of the application's own named `search_tools` is offered.
+        let mut own = ToolSet::new();
+        own.register_tool(Gated {
+            name: SEARCH_TOOL,
+            exposure: ToolExposure::Direct,
+            active: true,
+        })
+        .unwrap();
+        let active = own.active_definitions(&activation).await;
+        let turn = ToolSearch::Off
+            .turn_tools(&own, None, active, &[], true, &activation)
+            .await;
+        assert_eq!(turn.offered, [SEARCH_TOOL]);
         assert!(ToolSearch::Deferred.covers(ToolExposure::Deferred));
         assert!(!ToolSearch::Deferred.covers(ToolExposure::Direct));
         assert!(!ToolSearch::All.covers(ToolExposure::Hidden));
