@@ -48,6 +48,7 @@
 //! | [`toolset`] | [`ToolSet`], tool definitions, the binary's registry, per-set tool config |
 //! | [`schema`] | argument schemas and decoding |
 //! | [`dialect`] | each provider's JSON Schema subset, and checks that a set fits them |
+//! | [`search`] | tool search: deferred tools found by the model instead of all sent |
 //! | [`exec`] | running calls: [`CallRunner`], the executor, hooks, retries, run control |
 //! | [`agent`] | the agent loop, its builder, events, usage limits |
 //! | [`run`] | a run's state, its outcome, pending calls and reviews, stores and checkpoints |
@@ -132,6 +133,17 @@ pub mod dialect {
     pub use crate::model::dialect::{
         Dialect, DialectError, MCP_HEADER_KEYWORD, UnknownDialect, Violation, assert_dialects,
         assert_dialects_for, check, dialect_report,
+    };
+}
+
+pub mod search {
+    //! Tool search: a model that carries hundreds of tools is shown a search instead of
+    //! every schema ([`ToolSearch`]), through the provider's own tool search where it has
+    //! one and otherwise through [`SearchTool`], a ranked search over names,
+    //! descriptions and parameter docs ([`ToolIndex`]).
+    pub use crate::model::search::{
+        DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SEARCH_TOOL, SearchHit, SearchTool, ToolIndex,
+        ToolSearch, TurnTools,
     };
 }
 

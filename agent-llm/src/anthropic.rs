@@ -2,7 +2,8 @@
 
 use crate::client::{Builder, Client, malformed};
 use crate::convert::{
-    Turns, count, describe, map_arguments, object_arguments, render_tools, str_field, system_text,
+    Turns, allowed, callable, count, describe, map_arguments, mark_deferred, object_arguments,
+    render_tools, str_field, system_text,
 };
 use crate::env::{self, EnvError, EnvVars};
 use crate::http::{classify, provider_message};
@@ -20,12 +21,19 @@ use toolwright_core::{
 
 const PROVIDER: &str = "anthropic";
 
+/// The prompt cache's mark on a block: cache everything up to here, for five minutes.
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
 /// The Anthropic Messages API, for [`Client`]: see [`AnthropicClient`].
 #[derive(Debug, Clone)]
 pub struct Anthropic {
     version: String,
     max_tokens: u32,
     dialect: Dialect,
+    tool_search: bool,
+    cache_prompt: bool,
 }
 
 /// An [`LlmClient`](toolwright_core::LlmClient) for the Anthropic Messages API.
@@ -74,6 +82,14 @@ impl Client<Anthropic> {
     /// otherwise.
     pub const API_VERSION: &'static str = "2023-06-01";
 
+    /// The type of the server tool that searches deferred tools (BM25 over their names,
+    /// descriptions and parameters); sent, named [`TOOL_SEARCH_NAME`](Self::TOOL_SEARCH_NAME),
+    /// whenever a request has deferred tools.
+    pub const TOOL_SEARCH_TYPE: &'static str = "tool_search_tool_bm25_20251119";
+
+    /// The name of the tool search server tool.
+    pub const TOOL_SEARCH_NAME: &'static str = "tool_search_tool_bm25";
+
     /// The model [`from_env`](Self::from_env) uses when `ANTHROPIC_MODEL` is unset.
     pub const DEFAULT_MODEL: &'static str = "claude-sonnet-4-5";
 
@@ -88,6 +104,8 @@ impl Client<Anthropic> {
             version: Self::API_VERSION.to_owned(),
             max_tokens: Self::DEFAULT_MAX_TOKENS,
             dialect: Dialect::Anthropic,
+            tool_search: true,
+            cache_prompt: false,
         };
         Builder::new(provider, model.into(), Self::DEFAULT_BASE_URL, None)
     }
@@ -124,6 +142,29 @@ impl Builder<Anthropic> {
         self
     }
 
+    /// Whether the API's own tool search finds the agent's searchable tools (the
+    /// default): they are sent with `"defer_loading": true` beside the
+    /// [`TOOL_SEARCH_TYPE`](AnthropicClient::TOOL_SEARCH_TYPE) server tool. `false`, for
+    /// a model or a compatible server without it, has the agent offer its own search
+    /// tool instead. The search was launched as a beta: where the API still asks for its
+    /// header, add it with
+    /// [`header`](Builder::header)`("anthropic-beta", "advanced-tool-use-2025-11-20")`.
+    pub fn native_tool_search(mut self, native: bool) -> Self {
+        self.provider.tool_search = native;
+        self
+    }
+
+    /// Whether the tool definitions and the system prompt are marked for the prompt
+    /// cache (`"cache_control": {"type": "ephemeral"}` on the last tool and on the
+    /// system prompt), so later requests read them at a tenth of the input price
+    /// ([`Usage::cached_input_tokens`](toolwright_core::llm::Usage::cached_input_tokens)).
+    /// Off by default: Anthropic bills writing the cache at 1.25 times the input price,
+    /// which a conversation of one request never earns back.
+    pub fn cache_prompt(mut self, cache: bool) -> Self {
+        self.provider.cache_prompt = cache;
+        self
+    }
+
     /// Whether tools are sent with `strict: true` in [`Dialect::AnthropicStrict`], or as
     /// plain schemas in [`Dialect::Anthropic`] (the default). Strict tool use may need a
     /// beta header, which [`header`](Builder::header) adds.
@@ -139,6 +180,10 @@ impl Provider for Anthropic {
 
     fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    fn native_tool_search(&self) -> bool {
+        self.tool_search
     }
 
     fn url(&self, base_url: &str, _model: &str, _stream: bool) -> String {
@@ -164,11 +209,35 @@ impl Provider for Anthropic {
         let max_tokens = settings.max_output_tokens.unwrap_or(self.max_tokens);
         body.insert("max_tokens".into(), json!(max_tokens));
         if !system.is_empty() {
-            body.insert("system".into(), json!(system));
+            let system = if self.cache_prompt {
+                json!([{"type": "text", "text": system, "cache_control": ephemeral()}])
+            } else {
+                json!(system)
+            };
+            body.insert("system".into(), system);
         }
         body.insert("messages".into(), Value::Array(messages));
-        if !request.tools.is_empty() {
-            let tools = render_tools(self.dialect(), request.tools)?;
+        if !request.tools.is_empty() || !request.deferred.is_empty() {
+            let mut tools = render_tools(self.dialect(), &allowed(request.tools, settings))?;
+            if !request.deferred.is_empty() {
+                tools.push(json!({
+                    "type": AnthropicClient::TOOL_SEARCH_TYPE,
+                    "name": AnthropicClient::TOOL_SEARCH_NAME,
+                }));
+                let mut deferred = render_tools(self.dialect(), request.deferred)?;
+                mark_deferred(&mut deferred);
+                tools.extend(deferred);
+            }
+            // The last tool's mark caches every tool before it (deferred ones are not
+            // in the prompt, so they cannot carry one).
+            if self.cache_prompt
+                && let Some(Value::Object(last)) = tools
+                    .iter_mut()
+                    .rev()
+                    .find(|t| t.get("defer_loading").is_none())
+            {
+                last.insert("cache_control".into(), ephemeral());
+            }
             body.insert("tools".into(), Value::Array(tools));
             if let Some(choice) = tool_choice(settings) {
                 body.insert("tool_choice".into(), choice);
@@ -218,13 +287,18 @@ impl Provider for Anthropic {
                         Some(Value::Null) | None => Value::Object(Map::new()),
                         Some(input) => input.clone(),
                     };
-                    let arguments = map_arguments(self.dialect(), request.tools, name, input);
+                    let arguments = map_arguments(self.dialect(), &callable(request), name, input);
                     tool_calls.push(ToolCall::new(id, name, arguments));
                 }
                 // Kept whole: the API checks their signature (or `data`) when they go
                 // back before the tool_use they preceded.
                 Some("thinking" | "redacted_thinking") => provider_blocks.push(block.clone()),
-                // Server-tool blocks carry nothing the runtime acts on.
+                // The tool search's call and the tools it found: sent back, so the found
+                // tools stay loaded on the next turns.
+                Some(kind) if is_tool_search_block(kind, block) => {
+                    provider_blocks.push(block.clone())
+                }
+                // Other server-tool blocks carry nothing the runtime acts on.
                 Some(_) => {}
                 None => return Err(malformed("a content block without `type`")),
             }
@@ -245,6 +319,18 @@ impl Provider for Anthropic {
     }
 }
 
+/// Whether a content block of type `kind` is the tool search's: its `server_tool_use`
+/// call or its `tool_search_tool_result`.
+fn is_tool_search_block(kind: &str, block: &Value) -> bool {
+    match kind {
+        "tool_search_tool_result" => true,
+        "server_tool_use" => {
+            str_field(block, "name").is_some_and(|name| name.starts_with("tool_search_tool"))
+        }
+        _ => false,
+    }
+}
+
 /// The settings' tool choice and parallelism as Anthropic's `tool_choice` object.
 fn tool_choice(settings: &ModelSettings) -> Option<Value> {
     let mut choice = match &settings.tool_choice {
@@ -252,6 +338,8 @@ fn tool_choice(settings: &ModelSettings) -> Option<Value> {
         Some(ToolChoice::Required) => json!({"type": "any"}),
         Some(ToolChoice::None) => json!({"type": "none"}),
         Some(ToolChoice::Tool(name)) => json!({"type": "tool", "name": name}),
+        // The API has no such choice: only the allowed tools are sent.
+        Some(ToolChoice::Allowed(_)) => json!({"type": "auto"}),
         None if settings.parallel_tool_calls == Some(false) => json!({"type": "auto"}),
         None => return None,
     };
@@ -338,6 +426,15 @@ struct Thinking {
 struct MessagesStream {
     usage: Usage,
     thinking: Option<Thinking>,
+    search: Option<SearchCall>,
+}
+
+/// The tool search's `server_tool_use` block being streamed: the block as it started,
+/// and its input's JSON as written so far.
+struct SearchCall {
+    index: u64,
+    block: Value,
+    input: String,
 }
 
 impl StreamParser for MessagesStream {
@@ -380,6 +477,17 @@ impl StreamParser for MessagesStream {
                         });
                     }
                     Some("redacted_thinking") => out.provider_block(block),
+                    Some(kind) if is_tool_search_block(kind, &block) => {
+                        if kind == "server_tool_use" {
+                            self.search = Some(SearchCall {
+                                index,
+                                block,
+                                input: String::new(),
+                            });
+                        } else {
+                            out.provider_block(block);
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -388,7 +496,11 @@ impl StreamParser for MessagesStream {
                 match delta.kind.as_deref() {
                     Some("text_delta") => out.text(delta.text.as_deref().unwrap_or_default()),
                     Some("input_json_delta") => {
-                        out.tool_arguments(index, delta.partial_json.as_deref().unwrap_or_default())
+                        let json = delta.partial_json.as_deref().unwrap_or_default();
+                        match self.search.as_mut().filter(|call| call.index == index) {
+                            Some(call) => call.input.push_str(json),
+                            None => out.tool_arguments(index, json),
+                        }
                     }
                     Some("thinking_delta") => {
                         let text = delta.thinking.as_deref().unwrap_or_default();
@@ -408,6 +520,14 @@ impl StreamParser for MessagesStream {
                 }
             }
             "content_block_stop" => {
+                if let Some(mut call) = self.search.take_if(|c| c.index == index) {
+                    // An input that does not parse stays as its start gave it: the
+                    // block goes back for the provider's record, not for us to read.
+                    if let Ok(input) = serde_json::from_str::<Value>(&call.input) {
+                        call.block["input"] = input;
+                    }
+                    out.provider_block(call.block);
+                }
                 if let Some(block) = self.thinking.take_if(|b| b.index == index) {
                     out.provider_block(json!({
                         "type": "thinking",
@@ -465,12 +585,14 @@ fn conversation(messages: &[Message]) -> (String, Vec<Value>) {
                 // as the API requires; alone it is dropped, as the API refuses a turn
                 // that ends with thinking. Blocks another provider kept are not ours.
                 if !blocks.is_empty() {
-                    let thinking = assistant.provider_blocks.iter().filter(|block| {
-                        matches!(
-                            str_field(block, "type"),
-                            Some("thinking" | "redacted_thinking")
-                        )
-                    });
+                    let thinking =
+                        assistant.provider_blocks.iter().filter(|block| {
+                            match str_field(block, "type") {
+                                Some("thinking" | "redacted_thinking") => true,
+                                Some(kind) => is_tool_search_block(kind, block),
+                                None => false,
+                            }
+                        });
                     blocks.splice(0..0, thinking.cloned());
                 }
                 push("assistant", blocks);

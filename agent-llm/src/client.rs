@@ -1,5 +1,6 @@
 //! [`Client<P>`]: one HTTP model client for every [`Provider`], and its [`Builder`].
 
+use crate::convert::callable;
 use crate::http::{DEFAULT_TIMEOUT, Endpoint, Transport, excerpt, header_map};
 use crate::provider::{Assembler, Provider, StreamParser};
 use async_trait::async_trait;
@@ -232,7 +233,7 @@ impl<P: Provider> LlmClient for Client<P> {
     }
 
     fn stream<'a>(&'a self, request: LlmRequest<'a>) -> LlmStream<'a> {
-        let out = Assembler::new(self.provider.dialect(), request.tools);
+        let out = Assembler::new(self.provider.dialect(), &callable(&request));
         let start = async move {
             let body = self.body_bytes(&request, true).map_err(|e| match e {
                 AgentError::Model(e) => e,
@@ -282,6 +283,10 @@ impl<P: Provider> LlmClient for Client<P> {
     fn provider_name(&self) -> Option<&str> {
         Some(P::NAME)
     }
+
+    fn native_tool_search(&self) -> bool {
+        self.provider.native_tool_search()
+    }
 }
 
 impl<P: Provider> Client<P> {
@@ -293,7 +298,7 @@ impl<P: Provider> Client<P> {
         S: futures::Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let out = Assembler::new(self.provider.dialect(), request.tools);
+        let out = Assembler::new(self.provider.dialect(), &callable(request));
         events(P::NAME, bytes, self.provider.stream_parser(), out)
     }
 }

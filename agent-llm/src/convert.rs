@@ -2,9 +2,12 @@
 //! a dialect, and the model's arguments mapped back through it.
 
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
 use toolwright_core::{
-    AgentError, AgentResult, Content, Message, dialect::Dialect, llm::OutputSchema,
+    AgentError, AgentResult, Content, Message, ModelSettings,
+    dialect::Dialect,
+    llm::{LlmRequest, OutputSchema, ToolChoice},
     toolset::ToolDefinition,
 };
 
@@ -70,6 +73,51 @@ pub(crate) fn render_tools(
             })
         })
         .collect()
+}
+
+/// Every tool the model may call on `request`: those sent in full, then those sent for
+/// the provider's tool search.
+pub(crate) fn callable<'a>(request: &LlmRequest<'a>) -> Cow<'a, [Arc<ToolDefinition>]> {
+    if request.deferred.is_empty() {
+        Cow::Borrowed(request.tools)
+    } else {
+        Cow::Owned(
+            request
+                .tools
+                .iter()
+                .chain(request.deferred)
+                .cloned()
+                .collect(),
+        )
+    }
+}
+
+/// The tools to send for a provider without an allowed-tools choice: with
+/// [`ToolChoice::Allowed`] only the allowed ones, otherwise all of `tools`.
+pub(crate) fn allowed<'a>(
+    tools: &'a [Arc<ToolDefinition>],
+    settings: &ModelSettings,
+) -> Cow<'a, [Arc<ToolDefinition>]> {
+    match &settings.tool_choice {
+        Some(ToolChoice::Allowed(names)) => Cow::Owned(
+            tools
+                .iter()
+                .filter(|tool| names.contains(&tool.name))
+                .cloned()
+                .collect(),
+        ),
+        _ => Cow::Borrowed(tools),
+    }
+}
+
+/// Marks rendered tools `"defer_loading": true`: their schemas are read only once the
+/// provider's tool search found them (Anthropic and OpenAI Responses spell it alike).
+pub(crate) fn mark_deferred(tools: &mut [Value]) {
+    for tool in tools {
+        if let Value::Object(tool) = tool {
+            tool.insert("defer_loading".into(), Value::Bool(true));
+        }
+    }
 }
 
 /// The JSON Schema of `output`, rendered in `dialect` (for a structured-output field).

@@ -3,8 +3,8 @@
 
 use crate::client::{Builder, Client, malformed};
 use crate::convert::{
-    Turns, content_text, describe, object_arguments, render_output, render_tools, str_field,
-    system_text,
+    Turns, allowed, content_text, describe, object_arguments, render_output, render_tools,
+    str_field, system_text,
 };
 use crate::env::{self, EnvError, EnvVars};
 use crate::lenient::{Fields, First, List, Object, Scalar};
@@ -150,7 +150,7 @@ impl Provider for Gemini {
             );
         }
         if !request.tools.is_empty() {
-            let declarations = render_tools(Dialect::Gemini, request.tools)?;
+            let declarations = render_tools(Dialect::Gemini, &allowed(request.tools, settings))?;
             body.insert(
                 "tools".into(),
                 json!([{"functionDeclarations": declarations}]),
@@ -163,6 +163,9 @@ impl Provider for Gemini {
                     ToolChoice::Tool(name) => {
                         json!({"mode": "ANY", "allowedFunctionNames": [name]})
                     }
+                    // `allowedFunctionNames` needs `ANY`, which forces a call: only the
+                    // allowed tools are sent instead.
+                    ToolChoice::Allowed(_) => json!({"mode": "AUTO"}),
                 };
                 body.insert(
                     "toolConfig".into(),

@@ -322,26 +322,56 @@ pub(crate) fn max_tokens_field(base_url: &str) -> &'static str {
     }
 }
 
-/// `tool_choice` and `parallel_tool_calls` as both OpenAI APIs name them; a named
-/// tool's choice is `named(name)`, since the two shape it differently.
+/// Which of OpenAI's two APIs a tool choice is written for: they shape a named tool,
+/// and a list of allowed ones, differently.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum OpenAiApi {
+    /// Chat Completions: `{"type": "function", "function": {"name"}}`, the allowed list
+    /// under `allowed_tools`.
+    Chat,
+    /// Responses: `{"type": "function", "name"}`, the allowed list flat.
+    Responses,
+}
+
+impl OpenAiApi {
+    fn named(self, name: &str) -> Value {
+        match self {
+            Self::Chat => json!({"type": "function", "function": {"name": name}}),
+            Self::Responses => json!({"type": "function", "name": name}),
+        }
+    }
+}
+
+/// `tool_choice` and `parallel_tool_calls` as `api` names them.
 pub(crate) fn insert_tool_settings(
     body: &mut Map<String, Value>,
     settings: &ModelSettings,
-    named: fn(&str) -> Value,
+    api: OpenAiApi,
 ) {
     if let Some(choice) = &settings.tool_choice {
-        body.insert("tool_choice".into(), tool_choice(choice, named));
+        body.insert("tool_choice".into(), tool_choice(choice, api));
     }
     put(body, "parallel_tool_calls", settings.parallel_tool_calls);
 }
 
-/// A tool choice as both OpenAI APIs name it, a named tool's as `named(name)`.
-fn tool_choice(choice: &ToolChoice, named: fn(&str) -> Value) -> Value {
+/// A tool choice as `api` names it.
+fn tool_choice(choice: &ToolChoice, api: OpenAiApi) -> Value {
     match choice {
         ToolChoice::Auto => json!("auto"),
         ToolChoice::Required => json!("required"),
         ToolChoice::None => json!("none"),
-        ToolChoice::Tool(name) => named(name),
+        ToolChoice::Tool(name) => api.named(name),
+        ToolChoice::Allowed(names) => {
+            let tools: Vec<Value> = names.iter().map(|name| api.named(name)).collect();
+            match api {
+                OpenAiApi::Chat => {
+                    json!({"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": tools}})
+                }
+                OpenAiApi::Responses => {
+                    json!({"type": "allowed_tools", "mode": "auto", "tools": tools})
+                }
+            }
+        }
     }
 }
 
@@ -551,7 +581,7 @@ impl Serialize for ChatBody<'_> {
         if !self.tools.is_empty() {
             body.serialize_entry("tools", self.tools)?;
             if let Some(choice) = &settings.tool_choice {
-                body.serialize_entry("tool_choice", &tool_choice(choice, chat_named))?;
+                body.serialize_entry("tool_choice", &tool_choice(choice, OpenAiApi::Chat))?;
             }
             entry(
                 &mut body,
@@ -590,10 +620,6 @@ fn entry<M: SerializeMap, T: Serialize>(
 }
 
 /// A named tool's choice in Chat Completions.
-fn chat_named(name: &str) -> Value {
-    json!({"type": "function", "function": {"name": name}})
-}
-
 #[derive(Serialize)]
 struct StreamOptions {
     include_usage: bool,

@@ -67,6 +67,13 @@ pub trait Provider: Clone + Send + Sync + fmt::Debug + 'static {
         None
     }
 
+    /// Whether the API searches deferred tools itself (see
+    /// [`LlmClient::native_tool_search`](toolwright_core::LlmClient::native_tool_search)):
+    /// then [`body`](Self::body) sends [`LlmRequest::deferred`] for its search.
+    fn native_tool_search(&self) -> bool {
+        false
+    }
+
     /// Whether the API has a structured-output mode for [`LlmRequest::output`]. When it
     /// has none, the client offers the schema as a final-answer tool
     /// ([`OutputSchema::ANSWER_TOOL`]) and hands its arguments back as the message's

@@ -1,21 +1,27 @@
 //! The OpenAI Responses API (`POST {base_url}/responses`).
 
 use crate::client::{Builder, Client, malformed};
-use crate::convert::{count, data_url, render_tools, str_field, system_text};
+use crate::convert::{
+    callable, count, data_url, mark_deferred, render_tools, str_field, system_text,
+};
 use crate::env::{self, EnvError};
 use crate::http::classify;
 use crate::lenient::{Fields, Object, Scalar};
-use crate::openai::{OPENAI_ENV, arguments_text, bearer, insert_tool_settings, tool_result_text};
+use crate::openai::{
+    OPENAI_ENV, OpenAiApi, arguments_text, bearer, insert_tool_settings, tool_result_text,
+};
 use crate::provider::{Assembler, Provider, StreamParser, event_json, typed_event};
 use crate::wire::{
     body_map, expect_object, json_schema, nested_count, provider_error, put, strictness,
 };
 use serde::de::{IgnoredAny, MapAccess};
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 use toolwright_core::{
     AgentResult, Content, Message, ModelSettings,
     dialect::Dialect,
     llm::{AssistantMessage, FinishReason, LlmError, LlmRequest, OutputSchema, Usage},
+    toolset::ToolDefinition,
 };
 
 const PROVIDER: &str = "openai-responses";
@@ -24,6 +30,17 @@ const PROVIDER: &str = "openai-responses";
 #[derive(Debug, Clone, Copy)]
 pub struct OpenAiResponses {
     dialect: Dialect,
+    tool_search: bool,
+    cache_key: CacheKey,
+}
+
+/// Where a request's `prompt_cache_key` comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CacheKey {
+    /// Derived from the instructions and tools, on OpenAI's own endpoint.
+    Derived,
+    /// Not sent.
+    Off,
 }
 
 /// An [`LlmClient`](toolwright_core::LlmClient) for the OpenAI Responses API, stateless: the
@@ -57,6 +74,8 @@ impl Client<OpenAiResponses> {
     pub fn builder(model: impl Into<String>) -> OpenAiResponsesBuilder {
         let provider = OpenAiResponses {
             dialect: Dialect::OpenAiStrict,
+            tool_search: true,
+            cache_key: CacheKey::Derived,
         };
         Builder::new(provider, model.into(), Self::DEFAULT_BASE_URL, None)
     }
@@ -71,6 +90,30 @@ impl Client<OpenAiResponses> {
 }
 
 impl Builder<OpenAiResponses> {
+    /// Whether each request carries a `prompt_cache_key` derived from its instructions
+    /// and tool names (the default, on OpenAI's own endpoint only; other servers may
+    /// refuse the field): requests that share that prefix are routed together, so
+    /// OpenAI's prompt cache, which costs nothing, hits more often. A key of your own
+    /// goes in with [`param`](Builder::param)`("prompt_cache_key", ...)`, which wins.
+    pub fn prompt_cache_key(mut self, derived: bool) -> Self {
+        self.provider.cache_key = if derived {
+            CacheKey::Derived
+        } else {
+            CacheKey::Off
+        };
+        self
+    }
+
+    /// Whether the API's own tool search finds the agent's searchable tools (the
+    /// default): they are sent with `"defer_loading": true` beside a
+    /// `{"type": "tool_search"}` tool, which OpenAI serves from `gpt-5.4` on. `false`,
+    /// for older models and compatible servers without it, has the agent offer its own
+    /// search tool instead.
+    pub fn native_tool_search(mut self, native: bool) -> Self {
+        self.provider.tool_search = native;
+        self
+    }
+
     /// Whether tools are sent with `strict: true` in [`Dialect::OpenAiStrict`] (the
     /// default) or as plain schemas in [`Dialect::OpenAi`].
     pub fn strict_tools(mut self, strict: bool) -> Self {
@@ -85,6 +128,17 @@ impl Provider for OpenAiResponses {
 
     fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    fn native_tool_search(&self) -> bool {
+        self.tool_search
+    }
+
+    fn prepare(&mut self, base_url: &str) {
+        // Compatible servers may refuse a field they do not know.
+        if !base_url.starts_with(OpenAiResponsesClient::DEFAULT_BASE_URL) {
+            self.cache_key = CacheKey::Off;
+        }
     }
 
     fn url(&self, base_url: &str, _model: &str, _stream: bool) -> String {
@@ -124,24 +178,21 @@ impl Provider for OpenAiResponses {
             body.insert("instructions".into(), json!(system));
         }
         body.insert("input".into(), Value::Array(input(request.messages)));
-        if !request.tools.is_empty() {
-            // The chat dialect's `{"type", "function": {...}}`, flattened.
-            let tools = render_tools(self.dialect(), request.tools)?
-                .into_iter()
-                .map(|tool| {
-                    let mut flat = Map::new();
-                    flat.insert("type".into(), json!("function"));
-                    if let Some(Value::Object(function)) = tool.get("function") {
-                        flat.extend(function.clone());
-                    }
-                    Value::Object(flat)
-                })
-                .collect();
+        if !request.tools.is_empty() || !request.deferred.is_empty() {
+            let mut tools = flat_tools(self.dialect(), request.tools)?;
+            if !request.deferred.is_empty() {
+                tools.push(json!({"type": "tool_search"}));
+                let mut deferred = flat_tools(self.dialect(), request.deferred)?;
+                mark_deferred(&mut deferred);
+                tools.extend(deferred);
+            }
             body.insert("tools".into(), Value::Array(tools));
-            insert_tool_settings(
-                &mut body,
-                settings,
-                |name| json!({"type": "function", "name": name}),
+            insert_tool_settings(&mut body, settings, OpenAiApi::Responses);
+        }
+        if self.cache_key == CacheKey::Derived {
+            body.insert(
+                "prompt_cache_key".into(),
+                json!(cache_key(&system, request)),
             );
         }
         put(&mut body, "temperature", settings.temperature);
@@ -165,7 +216,7 @@ impl Provider for OpenAiResponses {
         let Some(output) = body.get("output").and_then(Value::as_array) else {
             return Err(malformed(PROVIDER, "no `output` array", body));
         };
-        let mut out = Assembler::new(self.dialect(), request.tools);
+        let mut out = Assembler::new(self.dialect(), &callable(request));
         for item in output {
             output_item(item, &mut out, true);
         }
@@ -178,6 +229,47 @@ impl Provider for OpenAiResponses {
     fn stream_parser(&self) -> Box<dyn StreamParser> {
         Box::new(ResponsesStream)
     }
+}
+
+/// `tools` rendered in `dialect`: the chat dialect's `{"type", "function": {...}}`,
+/// flattened.
+fn flat_tools(dialect: Dialect, tools: &[Arc<ToolDefinition>]) -> AgentResult<Vec<Value>> {
+    Ok(render_tools(dialect, tools)?
+        .into_iter()
+        .map(|tool| {
+            let mut flat = Map::new();
+            flat.insert("type".into(), json!("function"));
+            if let Some(Value::Object(function)) = tool.get("function") {
+                flat.extend(function.clone());
+            }
+            Value::Object(flat)
+        })
+        .collect())
+}
+
+/// A key naming the prefix every request of a conversation shares: its instructions
+/// and the names of its tools, hashed (FNV-1a, stable across processes and builds).
+fn cache_key(instructions: &str, request: &LlmRequest<'_>) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for byte in bytes.iter().chain([&0u8]) {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    eat(instructions.as_bytes());
+    for tool in request.tools.iter().chain(request.deferred) {
+        eat(tool.name.as_bytes());
+    }
+    format!("toolwright-{hash:016x}")
+}
+
+/// Whether an output item of this type goes back in the next request's input.
+fn is_replayed(kind: &str) -> bool {
+    matches!(
+        kind,
+        "reasoning" | "tool_search_call" | "tool_search_output"
+    )
 }
 
 /// A failed response's error, typed.
@@ -210,8 +302,9 @@ fn output_item(item: &Value, out: &mut Assembler, whole: bool) {
             item.get("arguments").unwrap_or(&Value::Null),
         ),
         // Sent back before the calls it preceded, so reasoning models keep their
-        // thread.
-        Some("reasoning") => out.provider_block(item.clone()),
+        // thread; the tool search's call and output, so the tools it loaded stay
+        // loaded.
+        Some(kind) if is_replayed(kind) => out.provider_block(item.clone()),
         _ => {}
     }
 }
@@ -364,7 +457,7 @@ fn input(messages: &[Message]) -> Vec<Value> {
                         assistant
                             .provider_blocks
                             .iter()
-                            .filter(|b| str_field(b, "type") == Some("reasoning"))
+                            .filter(|b| str_field(b, "type").is_some_and(is_replayed))
                             .cloned(),
                     );
                 }

@@ -282,3 +282,56 @@ async fn responses_whole_answer_and_tool_results() {
         ])
     );
 }
+
+/// The tool names of a body's `tools`, wherever the provider keeps them.
+fn sent_names(tools: &Value) -> Vec<&str> {
+    tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| {
+            t["name"]
+                .as_str()
+                .or_else(|| t["function"]["name"].as_str())
+        })
+        .collect()
+}
+
+#[test]
+fn allowed_tools_as_each_provider_has_them() {
+    let allowed = ModelSettings::new().tool_choice(ToolChoice::Allowed(vec!["get_time".into()]));
+
+    // OpenAI: every tool still sent (the cached prefix holds), the choice narrows them.
+    let chat = OpenAiClient::builder("m").build().unwrap();
+    let body = body_with(&allowed, &|r| chat.request_body(r).unwrap());
+    assert_eq!(sent_names(&body["tools"]), ["get_weather", "get_time"]);
+    assert_eq!(
+        body["tool_choice"],
+        json!({"type": "allowed_tools", "allowed_tools": {"mode": "auto",
+               "tools": [{"type": "function", "function": {"name": "get_time"}}]}})
+    );
+    let responses = OpenAiResponsesClient::builder("m").build().unwrap();
+    let body = body_with(&allowed, &|r| responses.request_body(r).unwrap());
+    assert_eq!(sent_names(&body["tools"]), ["get_weather", "get_time"]);
+    assert_eq!(
+        body["tool_choice"],
+        json!({"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": "get_time"}]})
+    );
+
+    // Anthropic and Gemini have no such choice: only the allowed tools go, and the
+    // model may still answer without one.
+    let anthropic = AnthropicClient::builder("m").api_key("k").build().unwrap();
+    let body = body_with(&allowed, &|r| anthropic.request_body(r).unwrap());
+    assert_eq!(sent_names(&body["tools"]), ["get_time"]);
+    assert_eq!(body["tool_choice"], json!({"type": "auto"}));
+    let gemini = GeminiClient::builder("m").api_key("k").build().unwrap();
+    let body = body_with(&allowed, &|r| gemini.request_body(r).unwrap());
+    assert_eq!(
+        sent_names(&body["tools"][0]["functionDeclarations"]),
+        ["get_time"]
+    );
+    assert_eq!(
+        body["toolConfig"],
+        json!({"functionCallingConfig": {"mode": "AUTO"}})
+    );
+}

@@ -40,6 +40,7 @@ use crate::model::llm_error::LlmError;
 use crate::model::message::{
     AssistantMessage, FinishReason, LlmEvent, Message, ModelSettings, OutputSchema, ToolCall,
 };
+use crate::model::search::{SearchTool, ToolSearch, TurnTools};
 use crate::model::set::ToolSet;
 use crate::model::tool::{Approval, Tool};
 use crate::model::usage::{UsageLimit, UsageLimits};
@@ -117,9 +118,20 @@ pub struct AgentBuilder {
     settings: ModelSettings,
     limits: UsageLimits,
     output_retries: u32,
+    tool_search: ToolSearch,
 }
 
 impl AgentBuilder {
+    /// Which tools the model finds by searching instead of reading them all on every
+    /// turn (default [`ToolSearch::Off`]): the provider's own tool search where the
+    /// client has one ([`LlmClient::native_tool_search`]), otherwise a built-in
+    /// [`search_tools`](crate::model::search::SEARCH_TOOL) tool. A found tool runs with the same
+    /// policies as any other. The name `search_tools` is then taken.
+    pub fn tool_search(mut self, mode: ToolSearch) -> Self {
+        self.tool_search = mode;
+        self
+    }
+
     /// Model settings for every request of every run, over the client's own and under
     /// each run's ([`RunState::settings`]) and each request's
     /// ([`RunState::next_settings`]).
@@ -271,6 +283,10 @@ impl AgentBuilder {
         for init in self.state {
             init(&mut self.tools);
         }
+        let search = SearchTool::over(&self.tools, self.tool_search).map(Arc::new);
+        if let Some(search) = &search {
+            self.tools.register_arc(search.clone())?;
+        }
         let mut executor = Executor::new(Arc::new(self.tools), self.config);
         if let Some(rule) = self.approval {
             executor = executor.with_approval_fn(rule);
@@ -294,6 +310,8 @@ impl AgentBuilder {
             settings: self.settings,
             limits: self.limits,
             output_retries: self.output_retries,
+            tool_search: self.tool_search,
+            search,
         })
     }
 }
@@ -324,6 +342,8 @@ pub struct Agent {
     settings: ModelSettings,
     limits: UsageLimits,
     output_retries: u32,
+    tool_search: ToolSearch,
+    search: Option<Arc<SearchTool>>,
 }
 
 impl fmt::Debug for Agent {
@@ -357,6 +377,7 @@ impl Agent {
             settings: ModelSettings::default(),
             limits: UsageLimits::default(),
             output_retries: DEFAULT_OUTPUT_RETRIES,
+            tool_search: ToolSearch::Off,
         }
     }
 
@@ -613,8 +634,22 @@ impl Agent {
                 current_tools: state.offered_tools.clone(),
                 workspace: self.workspace.clone().unwrap_or_default(),
             };
-            let definitions = self.tools().active_definitions(&activation).await;
-            let offered: Vec<String> = definitions.iter().map(|d| d.name.clone()).collect();
+            let active = self.tools().active_definitions(&activation).await;
+            let TurnTools {
+                tools: definitions,
+                deferred,
+                offered,
+            } = self
+                .tool_search
+                .turn_tools(
+                    self.tools(),
+                    self.search.as_deref(),
+                    active,
+                    &state.messages,
+                    self.llm.native_tool_search(),
+                    &activation,
+                )
+                .await;
             let turn = state.turn + 1;
             sinks.emit(AgentEvent::TurnStarted {
                 turn,
@@ -630,6 +665,7 @@ impl Agent {
                 set_system_prompt(&mut state.messages, text);
             }
             let request = LlmRequest::new(&state.messages, &definitions)
+                .with_deferred(&deferred)
                 .with_context(&state.context)
                 .with_params(&state.next_turn)
                 .with_settings(&settings);

@@ -47,6 +47,10 @@ pub struct LlmRequest<'a> {
     pub messages: &'a [Message],
     /// The tools the model may call this turn (only the active ones).
     pub tools: &'a [Arc<ToolDefinition>],
+    /// Further tools the model may call this turn once the provider's own tool search
+    /// has found them (see [`ToolSearch`](crate::search::ToolSearch)): sent for deferred
+    /// loading, and empty unless [`LlmClient::native_tool_search`] said yes.
+    pub deferred: &'a [Arc<ToolDefinition>],
     /// The application context, as the tools last set it (`null` when unset). An
     /// adapter may show it to the model, or not.
     pub context: &'a Value,
@@ -67,6 +71,7 @@ impl<'a> LlmRequest<'a> {
         Self {
             messages,
             tools,
+            deferred: &[],
             context: &Value::Null,
             params: &NO_PARAMS,
             settings: &NO_SETTINGS,
@@ -83,6 +88,12 @@ impl<'a> LlmRequest<'a> {
     /// The same request offering these tools instead.
     pub fn with_tools(mut self, tools: &'a [Arc<ToolDefinition>]) -> Self {
         self.tools = tools;
+        self
+    }
+
+    /// The same request offering these tools for the provider's tool search.
+    pub fn with_deferred(mut self, deferred: &'a [Arc<ToolDefinition>]) -> Self {
+        self.deferred = deferred;
         self
     }
 
@@ -141,6 +152,13 @@ pub trait LlmClient: Send + Sync {
     fn provider_name(&self) -> Option<&str> {
         None
     }
+
+    /// Whether the provider searches tools itself: the client sends
+    /// [`LlmRequest::deferred`] so that the model loads them by its own search. `false`
+    /// (the default) has the agent offer its built-in search tool instead.
+    fn native_tool_search(&self) -> bool {
+        false
+    }
 }
 
 /// The typed error inside `error`, or `error` told as an [`LlmError::Other`].
@@ -167,5 +185,9 @@ impl<T: LlmClient + ?Sized> LlmClient for Arc<T> {
 
     fn provider_name(&self) -> Option<&str> {
         (**self).provider_name()
+    }
+
+    fn native_tool_search(&self) -> bool {
+        (**self).native_tool_search()
     }
 }

@@ -226,6 +226,11 @@ pub enum ToolChoice {
     None,
     /// The model must call the tool of this name.
     Tool(String),
+    /// The model may call only the tools of these names, or none. Every tool is still
+    /// sent, so the provider's prompt cache of the tool list holds where it keeps one
+    /// (OpenAI's `allowed_tools`); a provider without such a choice is sent only
+    /// these tools.
+    Allowed(Vec<String>),
 }
 
 /// Typed model settings, each mapped by every client to its provider's own field.

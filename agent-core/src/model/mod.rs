@@ -18,6 +18,7 @@ pub(crate) mod principal;
 pub(crate) mod registry;
 pub(crate) mod retry;
 pub(crate) mod schema;
+pub(crate) mod search;
 pub(crate) mod set;
 pub(crate) mod tool;
 pub(crate) mod truncate;

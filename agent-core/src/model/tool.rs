@@ -21,9 +21,10 @@ pub enum ToolExposure {
     /// says no is refused at dispatch as an unknown tool, whatever name the model
     /// guesses.
     ///
-    /// Not what some frameworks call "deferred tools" (a tool listed by name only, its
-    /// schema loaded lazily once a tool-search step picks it): here the question is
-    /// whether the tool is offered at all, and the runtime enforces the answer.
+    /// Whether the tool is offered at all is the question here, and the runtime
+    /// enforces the answer. An agent with [`ToolSearch`](crate::search::ToolSearch) on also
+    /// loads an offered Deferred tool lazily, as other frameworks' "deferred tools" are:
+    /// its schema reaches the model once a tool search found it.
     Deferred,
     /// Never offered and never callable by the model; the application may still call it
     /// directly.
