@@ -108,6 +108,26 @@ pub use server::approval::ServerApproval;
 pub use server::input::{InputOptions, InputRequest};
 pub use server::peer::{LogLevel, McpPeer};
 pub use server::{MAX_MESSAGE_BYTES, McpServer, ServerOptions};
+
+/// Resources: what a server offers clients to read by URI, fixed ([`Resource`](resources::Resource))
+/// or by URI template ([`ResourceTemplate`](resources::ResourceTemplate)), collected in a
+/// [`ResourceSet`](resources::ResourceSet) and served with [`McpServer::with_resources`].
+pub mod resources {
+    pub use crate::server::resources::{
+        FeatureError, FeatureErrorKind, FnResource, FnTemplate, Resource, ResourceBody,
+        ResourceContent, ResourceInfo, ResourceSet, ResourceTemplate,
+    };
+    pub use crate::server::uri_template::{UriParams, UriTemplate, UriTemplateError};
+}
+
+/// Prompts: message templates filled in with arguments, collected in a
+/// [`PromptSet`](prompts::PromptSet) and served with [`McpServer::with_prompts`].
+pub mod prompts {
+    pub use crate::server::prompts::{
+        FnPrompt, Prompt, PromptArgument, PromptArguments, PromptMessage, PromptRole, PromptSet,
+    };
+    pub use crate::server::resources::FeatureError;
+}
 pub use stdio::{serve_io, serve_stdio, serve_stdio_with};
 
 /// The rmcp version this crate speaks through, for applications that use rmcp directly
