@@ -451,7 +451,8 @@ fn resources() -> ResourceSet {
             .with_mime_type("application/json"),
         |_uri, params, _ctx| async move {
             let id = params.get("id").cloned().unwrap_or_default();
-            let data = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+            let data =
+                json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
             Ok(vec![ResourceContent::json(&data)?])
         },
     )

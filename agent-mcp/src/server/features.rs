@@ -55,6 +55,19 @@ fn cache_hint(context: &RequestContext<RoleServer>, ttl: std::time::Duration) ->
         .then(|| u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// A list result with the caching hints of a 2026-07-28 request: `ttlMs` from
+/// `ServerOptions::list_ttl`, as `tools/list` has (each list type has its own setters).
+macro_rules! with_list_hints {
+    ($result:expr, $server:expr, $context:expr) => {
+        match cache_hint($context, $server.shared.options.list_ttl) {
+            Some(ttl) => $result
+                .with_ttl_ms(ttl)
+                .with_cache_scope(CacheScope::Private),
+            None => $result,
+        }
+    };
+}
+
 /// The most completion values one answer carries (the spec's limit).
 const MAX_COMPLETIONS: usize = CompletionInfo::MAX_VALUES;
 
@@ -247,13 +260,7 @@ impl McpServer {
                 listed
             })
             .collect();
-        let mut result = ListResourcesResult::with_all_items(listed);
-        if let Some(ttl) = cache_hint(context, self.shared.options.list_ttl) {
-            result = result
-                .with_ttl_ms(ttl)
-                .with_cache_scope(CacheScope::Private);
-        }
-        result
+        with_list_hints!(ListResourcesResult::with_all_items(listed), self, context)
     }
 
     pub(crate) fn serve_list_resource_templates(
@@ -276,13 +283,11 @@ impl McpServer {
                 listed
             })
             .collect();
-        let mut result = ListResourceTemplatesResult::with_all_items(listed);
-        if let Some(ttl) = cache_hint(context, self.shared.options.list_ttl) {
-            result = result
-                .with_ttl_ms(ttl)
-                .with_cache_scope(CacheScope::Private);
-        }
-        result
+        with_list_hints!(
+            ListResourceTemplatesResult::with_all_items(listed),
+            self,
+            context
+        )
     }
 
     pub(crate) async fn serve_read_resource(
@@ -388,8 +393,8 @@ impl McpServer {
                     .arguments()
                     .iter()
                     .map(|a| {
-                        let mut argument = rmcp::model::PromptArgument::new(&a.name)
-                            .with_required(a.required);
+                        let mut argument =
+                            rmcp::model::PromptArgument::new(&a.name).with_required(a.required);
                         argument.description = a.description.clone();
                         argument
                     })
@@ -403,13 +408,7 @@ impl McpServer {
                 listed
             })
             .collect();
-        let mut result = ListPromptsResult::with_all_items(listed);
-        if let Some(ttl) = cache_hint(context, self.shared.options.list_ttl) {
-            result = result
-                .with_ttl_ms(ttl)
-                .with_cache_scope(CacheScope::Private);
-        }
-        result
+        with_list_hints!(ListPromptsResult::with_all_items(listed), self, context)
     }
 
     pub(crate) async fn serve_get_prompt(
@@ -440,8 +439,7 @@ impl McpServer {
             .get(&arguments, &ctx)
             .await
             .map_err(FeatureError::into_mcp)?;
-        let mut result =
-            GetPromptResult::new(messages.into_iter().map(|m| m.into_mcp()).collect());
+        let mut result = GetPromptResult::new(messages.into_iter().map(|m| m.into_mcp()).collect());
         result.description = prompt.description().map(str::to_owned);
         Ok(result)
     }

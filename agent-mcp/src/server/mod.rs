@@ -796,7 +796,9 @@ impl ServerHandler for McpServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        self.serve_get_prompt(request, &context).await.map(Into::into)
+        self.serve_get_prompt(request, &context)
+            .await
+            .map(Into::into)
     }
 
     async fn complete(

@@ -145,7 +145,11 @@ fn check_name(template: &str, expression: &str, name: &str) -> Result<(), UriTem
              `{{name}}` or `{{+name}}`"
         )));
     }
-    if let Some(operator) = expression.chars().next().filter(|c| "#./;?&=,!@|".contains(*c)) {
+    if let Some(operator) = expression
+        .chars()
+        .next()
+        .filter(|c| "#./;?&=,!@|".contains(*c))
+    {
         return Err(UriTemplateError(format!(
             "URI template `{template}`: the operator `{operator}` in `{{{expression}}}` is \
              not supported; resource templates take `{{name}}` and `{{+name}}`"
@@ -190,7 +194,11 @@ fn match_parts(parts: &[Part], uri: &str, params: &mut UriParams) -> bool {
             .strip_prefix(text.as_str())
             .is_some_and(|tail| match_parts(rest, tail, params)),
         Part::Variable { name, reserved } => {
-            let allowed = if *reserved { reserved_char } else { simple_char };
+            let allowed = if *reserved {
+                reserved_char
+            } else {
+                simple_char
+            };
             // The longest run the variable could take; the value ends where the next
             // literal begins (parsing rules out two variables in a row), so try each
             // such place, shortest first.
@@ -262,7 +270,10 @@ mod tests {
         );
         assert_eq!(t.matches("test://template/1/2/data"), None);
         assert_eq!(t.matches("test://template/123/other"), None);
-        assert_eq!(t.matches("test://template//data"), Some(params(&[("id", "")])));
+        assert_eq!(
+            t.matches("test://template//data"),
+            Some(params(&[("id", "")]))
+        );
     }
 
     #[test]
