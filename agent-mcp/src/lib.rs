@@ -113,6 +113,7 @@ pub use server::{MAX_MESSAGE_BYTES, McpServer, ServerOptions};
 /// or by URI template ([`ResourceTemplate`](resources::ResourceTemplate)), collected in a
 /// [`ResourceSet`](resources::ResourceSet) and served with [`McpServer::with_resources`].
 pub mod resources {
+    pub use crate::client::features::{RemoteResource, RemoteTemplate};
     pub use crate::server::resources::{
         FeatureError, FeatureErrorKind, FnResource, FnTemplate, Resource, ResourceBody,
         ResourceContent, ResourceInfo, ResourceSet, ResourceTemplate,
@@ -123,6 +124,7 @@ pub mod resources {
 /// Prompts: message templates filled in with arguments, collected in a
 /// [`PromptSet`](prompts::PromptSet) and served with [`McpServer::with_prompts`].
 pub mod prompts {
+    pub use crate::client::features::RemotePrompt;
     pub use crate::server::prompts::{
         FnPrompt, Prompt, PromptArgument, PromptArguments, PromptMessage, PromptRole, PromptSet,
     };

@@ -2,7 +2,8 @@
 //! Streamable HTTP on both protocol versions: 2025-11-25 sessions (rmcp's client,
 //! subscriptions told through the session) and 2026-07-28 requests without a session
 //! (caching hints, not-found as -32602, updates through `subscriptions/listen`), with
-//! items that need scopes hidden from callers that lack them.
+//! items that need scopes hidden from callers that lack them; and `McpClient` asking for
+//! all of it on both versions.
 
 #[path = "support/events.rs"]
 mod events;
@@ -26,11 +27,16 @@ use serde_json::{Value, json};
 use std::net::SocketAddr;
 use tokio::sync::mpsc;
 use toolwright_core::{Content, Principal, ToolSet};
-use toolwright_mcp::prompts::{FeatureError, FnPrompt, PromptArgument, PromptMessage, PromptSet};
-use toolwright_mcp::resources::{
-    FnResource, FnTemplate, ResourceContent, ResourceInfo, ResourceSet,
+use toolwright_mcp::prompts::{
+    FeatureError, FnPrompt, PromptArgument, PromptMessage, PromptRole, PromptSet,
 };
-use toolwright_mcp::{HttpAuth, HttpOptions, McpServer, StaticTokens};
+use toolwright_mcp::resources::{
+    FeatureErrorKind, FnResource, FnTemplate, ResourceBody, ResourceContent, ResourceInfo,
+    ResourceSet,
+};
+use toolwright_mcp::{
+    HttpAuth, HttpClientOptions, HttpOptions, McpClient, McpServer, StaticTokens,
+};
 
 const VERSION: &str = "2026-07-28";
 const PIXEL: &str =
@@ -595,4 +601,73 @@ async fn items_that_need_scopes_do_not_exist_for_callers_without_them() {
     )
     .await;
     assert_eq!(read["contents"][0]["text"], "etc/shadow read by reader");
+}
+
+#[tokio::test]
+async fn our_client_lists_reads_gets_and_completes_on_both_protocol_versions() {
+    let running = serve_on_loopback(server(), HttpOptions::default()).await;
+    let url = format!("http://{}/mcp", running.addr);
+    for version in ["2025-11-25", "2026-07-28"] {
+        let options = HttpClientOptions::new().with_protocol_version(version);
+        let client = McpClient::connect_http_with(&url, &options).await.unwrap();
+        assert_eq!(client.protocol_version(), version);
+
+        let listed = client.list_resources().await.unwrap();
+        assert_eq!(listed[0].uri, "config://app");
+        assert_eq!(
+            listed[0].info.mime_type.as_deref(),
+            Some("application/json")
+        );
+        let templates = client.list_resource_templates().await.unwrap();
+        assert_eq!(templates[0].template, "users://{id}/profile");
+
+        let read = client.read_resource("users://bob/profile").await.unwrap();
+        assert_eq!(read[0].body, ResourceBody::Text("profile of bob".into()));
+        assert_eq!(read[0].uri.as_deref(), Some("users://bob/profile"));
+        let logo = client.read_resource("logo://png").await.unwrap();
+        assert_eq!(logo[0].body, ResourceBody::Blob(PIXEL.into()));
+        // As context for an agent: an embedded resource block.
+        let context = client.resource_content("config://app").await.unwrap();
+        assert_eq!(
+            context,
+            [Content::text_resource(
+                "config://app",
+                "application/json",
+                r#"{"debug":false}"#
+            )]
+        );
+        let missing = client.read_resource("nothing://here").await.unwrap_err();
+        assert!(missing.message().contains("nothing://here"), "{missing}");
+
+        let prompts = client.list_prompts().await.unwrap();
+        assert_eq!(prompts[0].name, "review");
+        assert_eq!(
+            prompts[0].arguments,
+            [
+                PromptArgument::required("code", "The code"),
+                PromptArgument::optional("focus", "What to look at")
+            ]
+        );
+        let arguments = [("code".to_owned(), "x".to_owned())].into_iter().collect();
+        let messages = client.get_prompt("review", &arguments).await.unwrap();
+        assert_eq!(messages[0], PromptMessage::user("Review for anything:\nx"));
+        assert_eq!(messages[2].role, PromptRole::Assistant);
+        let refused = client
+            .get_prompt("review", &Default::default())
+            .await
+            .unwrap_err();
+        assert_eq!(refused.kind(), FeatureErrorKind::InvalidArguments);
+
+        let focus = client
+            .complete_prompt_argument("review", "focus", "se")
+            .await
+            .unwrap();
+        assert_eq!(focus, ["security"]);
+        let ids = client
+            .complete_template_variable("users://{id}/profile", "id", "b")
+            .await
+            .unwrap();
+        assert_eq!(ids, ["bob"]);
+        client.close().await;
+    }
 }
