@@ -411,10 +411,11 @@ fn toolset() -> ToolSet {
     tools
 }
 
-/// The resources the suite reads (`resources-*`, `caching`): a text and a binary
-/// resource, one it subscribes to, and the template `test://template/{id}/data`.
+/// examples/mcp-server.rs's resources, and those the suite reads (`resources-*`,
+/// `caching`): a text and a binary resource, one it subscribes to, and the template
+/// `test://template/{id}/data`.
 fn resources() -> ResourceSet {
-    let mut set = ResourceSet::new();
+    let mut set = example::resources();
     let taken = "the suite's resources have distinct URIs";
     set.add_resource(FnResource::new(
         "test://static-text",
@@ -468,9 +469,10 @@ fn resources() -> ResourceSet {
     set
 }
 
-/// The prompts the suite gets (`prompts-*`, `completion-complete`).
+/// examples/mcp-server.rs's prompt, and those the suite gets (`prompts-*`,
+/// `completion-complete`).
 fn prompts() -> PromptSet {
-    let mut set = PromptSet::new();
+    let mut set = example::prompts();
     let taken = "the suite's prompts have distinct names";
     set.add(FnPrompt::new(
         "test_simple_prompt",
