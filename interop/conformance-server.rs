@@ -541,6 +541,7 @@ fn prompts() -> PromptSet {
         },
     ))
     .expect(taken);
+    input_tools::add_prompts(&mut set);
     set
 }
 

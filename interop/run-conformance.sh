@@ -88,6 +88,8 @@ SERVER_SCENARIOS_2026_07_28=(
   input-required-result-capability-check
   input-required-result-ignore-extra-params
   input-required-result-validate-input
+  # A prompt that asks through McpPeer::ask, as the tools do.
+  input-required-result-non-tool-request
 )
 
 cargo build --quiet -p agent-examples --example conformance-server

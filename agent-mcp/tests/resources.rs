@@ -26,7 +26,7 @@ use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use tokio::sync::mpsc;
-use toolwright_core::{Content, Principal, ToolSet};
+use toolwright_core::{Content, Principal, State, ToolError, ToolSet, tool, tools};
 use toolwright_mcp::prompts::{
     FeatureError, FnPrompt, PromptArgument, PromptMessage, PromptRole, PromptSet,
 };
@@ -35,7 +35,8 @@ use toolwright_mcp::resources::{
     ResourceSet,
 };
 use toolwright_mcp::{
-    HttpAuth, HttpClientOptions, HttpOptions, McpClient, McpServer, StaticTokens,
+    HttpAuth, HttpClientOptions, HttpOptions, InputRequest, McpClient, McpPeer, McpServer,
+    StaticTokens,
 };
 
 const VERSION: &str = "2026-07-28";
@@ -402,7 +403,9 @@ fn meta() -> Value {
 
 /// One 2026-07-28 request, as the caller `token` names (if any).
 async fn request(addr: SocketAddr, token: Option<&str>, method: &str, mut params: Value) -> Reply {
-    params["_meta"] = meta();
+    if params.get("_meta").is_none() {
+        params["_meta"] = meta();
+    }
     let bearer = token.map(|t| format!("Bearer {t}"));
     let mut headers = vec![("MCP-Protocol-Version", VERSION), ("Mcp-Method", method)];
     // What the `Mcp-Name` header mirrors: a prompt's name, or the URI read.
@@ -669,5 +672,104 @@ async fn our_client_lists_reads_gets_and_completes_on_both_protocol_versions() {
             .unwrap();
         assert_eq!(ids, ["bob"]);
         client.close().await;
+    }
+}
+
+/// A server whose prompt and tool, both named `ask`, ask their caller for a word.
+fn asking_server() -> McpServer {
+    fn question() -> InputRequest {
+        let schema = json!({"type": "object", "properties": {"word": {"type": "string"}}});
+        InputRequest::elicit("word", "Which word?", schema)
+    }
+    let mut prompts = PromptSet::new();
+    prompts
+        .add(FnPrompt::new(
+            "ask",
+            "Asks for a word.",
+            Vec::new(),
+            |_args, ctx| async move {
+                let peer = ctx.state::<McpPeer>().unwrap();
+                let answer = peer.ask(question()).await?;
+                Ok(vec![PromptMessage::user(format!(
+                    "the word is {}",
+                    answer["content"]["word"]
+                ))])
+            },
+        ))
+        .unwrap();
+    /// Asks for a word.
+    #[tool]
+    async fn ask(peer: State<McpPeer>) -> Result<String, ToolError> {
+        let answer = peer.ask(question()).await?;
+        Ok(answer.to_string())
+    }
+    McpServer::new(tools![ask]).with_prompts(prompts)
+}
+
+#[tokio::test]
+async fn a_2026_prompt_asks_its_caller_in_rounds_and_its_state_is_its_own() {
+    let running = serve_on_loopback(asking_server(), HttpOptions::default()).await;
+    let addr = running.addr;
+    // Asked of a client that cannot answer, the prompt fails saying so, asking nothing.
+    let reply = request(addr, None, "prompts/get", json!({"name": "ask"})).await;
+    let error = &reply.answer().unwrap()["error"];
+    assert_eq!(error["code"], json!(-32603), "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("capability, which this client did not declare"),
+        "{error}"
+    );
+
+    let mut can_elicit = meta();
+    can_elicit["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
+    let get = |extra: Value| {
+        let mut params = json!({"name": "ask", "_meta": can_elicit});
+        params
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        request(addr, None, "prompts/get", params)
+    };
+    let first = get(json!({})).await.answer().unwrap()["result"].clone();
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    assert_eq!(
+        first["inputRequests"]["word"]["method"], "elicitation/create",
+        "{first}"
+    );
+    let state = first["requestState"].as_str().unwrap().to_owned();
+    let answer = json!({"word": {"action": "accept", "content": {"word": "tern"}}});
+    let second = get(json!({"inputResponses": answer, "requestState": state}))
+        .await
+        .answer()
+        .unwrap()["result"]
+        .clone();
+    assert_eq!(
+        second["messages"][0]["content"]["text"],
+        "the word is \"tern\""
+    );
+
+    // The state of the tool's round, which has the same name, does not answer the
+    // prompt's; nor is a state taken twice.
+    let call = result(
+        addr,
+        None,
+        "tools/call",
+        json!({"name": "ask", "arguments": {}, "_meta": can_elicit}),
+    )
+    .await;
+    let tool_state = call["requestState"].as_str().unwrap().to_owned();
+    for state in [tool_state, state] {
+        let reply = get(json!({"inputResponses": answer, "requestState": state})).await;
+        let error = &reply.answer().unwrap()["error"];
+        assert_eq!(error["code"], json!(-32602), "{error}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("`requestState` was refused"),
+            "{error}"
+        );
     }
 }

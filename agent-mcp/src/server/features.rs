@@ -6,6 +6,7 @@
 
 use super::McpServer;
 use super::access;
+use super::input::{self, Answered, CallInput, Round};
 use super::peer::RequestClient;
 use super::prompts::{self, PromptArguments, PromptSet};
 use super::resources::{FeatureError, Resolved, ResourceSet, SubscribedUris};
@@ -14,9 +15,10 @@ use super::uri_template::UriParams;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
-    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    PromptsCapability, ReadResourceRequestParams, ReadResourceResult, Reference,
-    ResourcesCapability, ServerCapabilities, SubscribeRequestParams, UnsubscribeRequestParams,
+    GetPromptResponse, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, PromptsCapability, ReadResourceRequestParams, ReadResourceResult,
+    Reference, ResourcesCapability, ServerCapabilities, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::Value;
@@ -222,12 +224,22 @@ impl McpServer {
     }
 
     /// The context a read, a prompt or a completion runs with: the session, the
-    /// request's cancellation, the caller's principal and the client as `McpPeer`.
-    fn feature_context(&self, context: &RequestContext<RoleServer>) -> ToolContext {
-        let extensions = match RequestClient::of(context) {
+    /// request's cancellation, the caller's principal and the client as `McpPeer`
+    /// (holding the answers of a multi-round-trip request's `input`, on 2026-07-28).
+    fn feature_context(
+        &self,
+        context: &RequestContext<RoleServer>,
+        client: Option<&Arc<RequestClient>>,
+        input: Option<Arc<CallInput>>,
+    ) -> ToolContext {
+        let extensions = match client {
             Some(client) => {
                 let mut state = toolwright_core::Extensions::new();
-                state.insert(self.request_peer(context, &client));
+                let peer = self.request_peer(context, client);
+                state.insert(match input {
+                    Some(input) => peer.with_input(input),
+                    None => peer,
+                });
                 state
             }
             None => self.connection_state(context),
@@ -311,7 +323,8 @@ impl McpServer {
             .and_then(|set| set.resolve(&uri))
             .filter(|resolved| permitted(context, resolved.scopes()))
             .ok_or_else(not_found)?;
-        let ctx = self.feature_context(context);
+        let client = RequestClient::of(context);
+        let ctx = self.feature_context(context, client.as_ref(), None);
         let contents = match &resolved {
             Resolved::Fixed(resource) => resource.read(&ctx).await,
             Resolved::Templated(template, params) => template.read(&uri, params, &ctx).await,
@@ -411,10 +424,46 @@ impl McpServer {
         with_list_hints!(ListPromptsResult::with_all_items(listed), self, context)
     }
 
+    /// `prompts/get`; from protocol 2026-07-28 in rounds, so that a prompt may ask its
+    /// caller through `McpPeer::ask` as a tool does.
     pub(crate) async fn serve_get_prompt(
+        &self,
+        mut request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        if !input::asks_by_result(&context) {
+            return self
+                .get_prompt_with(request, &context, None)
+                .await
+                .map(Into::into);
+        }
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        // Bound to the prompt, never to a tool of the same name: tool names have no
+        // spaces, so a tool call's state cannot answer a prompt's round.
+        let what = format!("prompt {}", request.name);
+        let round = Round {
+            what: &what,
+            arguments: &arguments,
+            responses: request.input_responses.take().unwrap_or_default(),
+            state: request.request_state.take(),
+        };
+        // The prompt's own failure is the round's result: it may have failed because it
+        // asked, and then its questions are the answer.
+        let answered = input::in_rounds(self, context, round, async |input, context| {
+            Ok(self.get_prompt_with(request, &context, Some(input)).await)
+        })
+        .await?;
+        match answered {
+            Answered::Complete(result) => result.map(Into::into),
+            Answered::InputRequired(asked) => Ok(asked.into()),
+        }
+    }
+
+    async fn get_prompt_with(
         &self,
         request: GetPromptRequestParams,
         context: &RequestContext<RoleServer>,
+        input: Option<Arc<CallInput>>,
     ) -> Result<GetPromptResult, McpError> {
         let features = self.shared.features();
         let prompt = features
@@ -434,11 +483,15 @@ impl McpServer {
         let arguments = string_arguments(request.arguments.unwrap_or_default())
             .map_err(FeatureError::into_mcp)?;
         prompts::check_arguments(prompt.as_ref(), &arguments).map_err(FeatureError::into_mcp)?;
-        let ctx = self.feature_context(context);
-        let messages = prompt
-            .get(&arguments, &ctx)
-            .await
-            .map_err(FeatureError::into_mcp)?;
+        let client = RequestClient::of(context);
+        let ctx = self.feature_context(context, client.as_ref(), input);
+        let messages = prompt.get(&arguments, &ctx).await;
+        // The prompt asked for what the client did not declare: the request is refused
+        // as the protocol says (-32021), as a tool's call is.
+        if let Some(refusal) = client.and_then(|client| client.missing_capability()) {
+            return Err(refusal);
+        }
+        let messages = messages.map_err(FeatureError::into_mcp)?;
         let mut result = GetPromptResult::new(messages.into_iter().map(|m| m.into_mcp()).collect());
         result.description = prompt.description().map(str::to_owned);
         Ok(result)

@@ -796,9 +796,7 @@ impl ServerHandler for McpServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        self.serve_get_prompt(request, &context)
-            .await
-            .map(Into::into)
+        self.serve_get_prompt(request, context).await
     }
 
     async fn complete(

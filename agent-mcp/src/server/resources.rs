@@ -88,6 +88,14 @@ impl fmt::Display for FeatureError {
 
 impl std::error::Error for FeatureError {}
 
+/// A tool error met while reading or getting (such as `McpPeer::ask`'s, while the
+/// caller's answers are awaited) fails the request with its message.
+impl From<toolwright_core::ToolError> for FeatureError {
+    fn from(error: toolwright_core::ToolError) -> Self {
+        Self::failed(error.message())
+    }
+}
+
 /// What a resource holds: text, or binary data (base64, as `Content` carries it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ResourceBody {
