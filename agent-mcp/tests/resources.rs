@@ -16,7 +16,7 @@ use events::{eventually, within};
 use listen::Listen;
 use raw_http::{Reply, Running, serve_on_loopback};
 use rmcp::model::{
-    ArgumentInfo, CompleteRequestParams, ErrorCode, GetPromptRequestParams,
+    ArgumentInfo, CompleteRequestParams, ErrorCode, GetPromptRequestParams, PaginatedRequestParams,
     ReadResourceRequestParams, Reference, ResourceContents, ResourceUpdatedNotificationParam,
     SubscribeRequestParams, UnsubscribeRequestParams,
 };
@@ -772,4 +772,108 @@ async fn a_2026_prompt_asks_its_caller_in_rounds_and_its_state_is_its_own() {
             "{error}"
         );
     }
+}
+
+#[tokio::test]
+async fn long_lists_come_in_pages_and_a_foreign_cursor_is_refused() {
+    let mut options = toolwright_mcp::ServerOptions::default();
+    options.page_size = 1;
+    let server = McpServer::with_options(ToolSet::new(), options)
+        .with_resources(resources())
+        .with_prompts(prompts());
+    let running = serve_on_loopback(server, HttpOptions::default()).await;
+    let (client, _updates) = session(&running).await;
+    let peer = client.peer();
+
+    let first = peer.list_resources(None).await.unwrap();
+    assert_eq!(first.resources.len(), 1);
+    let cursor = first.next_cursor.clone().expect("a second page");
+    let second = peer
+        .list_resources(Some(
+            PaginatedRequestParams::default().with_cursor(Some(cursor)),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(second.resources[0].uri, "logo://png");
+    assert_eq!(second.next_cursor, None);
+    // Every page, as rmcp's client walks them.
+    assert_eq!(peer.list_all_resource_templates().await.unwrap().len(), 2);
+    assert_eq!(peer.list_all_prompts().await.unwrap().len(), 2);
+
+    // A resources cursor is not a prompts cursor; garbage is no cursor at all.
+    let resources_cursor = first.next_cursor.unwrap();
+    for cursor in [
+        resources_cursor,
+        "prompts-zz".to_owned(),
+        "\u{0}".to_owned(),
+    ] {
+        let refused = peer
+            .list_prompts(Some(
+                PaginatedRequestParams::default().with_cursor(Some(cursor.clone())),
+            ))
+            .await
+            .unwrap_err();
+        let (code, message) = error_code(refused);
+        assert_eq!(code, ErrorCode::INVALID_PARAMS, "{cursor}");
+        assert!(message.contains("invalid cursor"), "{message}");
+    }
+    client.cancel().await.unwrap();
+}
+
+/// rmcp's client, counting `notifications/resources/list_changed` and
+/// `notifications/prompts/list_changed`.
+#[derive(Clone)]
+struct ListChanges(mpsc::UnboundedSender<&'static str>);
+
+impl ClientHandler for ListChanges {
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send("resources");
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send("prompts");
+    }
+}
+
+#[tokio::test]
+async fn a_2025_session_is_told_when_the_resources_or_prompts_change() {
+    let server = server();
+    let running = serve_on_loopback(server.clone(), HttpOptions::default()).await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let (tx, mut changes) = mpsc::unbounded_channel();
+    let client = ListChanges(tx)
+        .serve(StreamableHttpClientTransport::from_uri(format!(
+            "http://{}/mcp",
+            running.addr
+        )))
+        .await
+        .unwrap();
+    eventually("the session joins", async || {
+        server.connected_clients() == 1
+    })
+    .await;
+
+    server.replace_resources(ResourceSet::new()).await;
+    assert_eq!(within("a notice", changes.recv()).await, Some("resources"));
+    assert!(
+        client
+            .peer()
+            .list_resources(None)
+            .await
+            .unwrap()
+            .resources
+            .is_empty()
+    );
+    server.replace_prompts(PromptSet::new()).await;
+    assert_eq!(within("a notice", changes.recv()).await, Some("prompts"));
+    assert!(
+        client
+            .peer()
+            .list_prompts(None)
+            .await
+            .unwrap()
+            .prompts
+            .is_empty()
+    );
+    client.cancel().await.unwrap();
 }

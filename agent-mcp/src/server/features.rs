@@ -16,8 +16,8 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, PromptsCapability, ReadResourceRequestParams, ReadResourceResult,
-    Reference, ResourcesCapability, ServerCapabilities, SubscribeRequestParams,
+    ListResourcesResult, PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams,
+    ReadResourceResult, Reference, ResourcesCapability, ServerCapabilities, SubscribeRequestParams,
     UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
@@ -68,6 +68,30 @@ macro_rules! with_list_hints {
             None => $result,
         }
     };
+}
+
+/// The cursor prefixes of the lists: a cursor names the index of the next item in its
+/// set (as `tools/list`'s do), and a cursor of one list is refused by another.
+const RESOURCES_PAGE: &str = "resources";
+const TEMPLATES_PAGE: &str = "templates";
+const PROMPTS_PAGE: &str = "prompts";
+
+/// Where a page of the `kind` list starts: 0 without a cursor; an error for a cursor
+/// this server did not give for that list.
+fn page_start(kind: &str, request: Option<PaginatedRequestParams>) -> Result<usize, McpError> {
+    let Some(cursor) = request.and_then(|r| r.cursor) else {
+        return Ok(0);
+    };
+    cursor
+        .strip_prefix(kind)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .and_then(|index| usize::from_str_radix(index, 16).ok())
+        .ok_or_else(|| {
+            McpError::invalid_params(
+                format!("invalid cursor `{cursor}`: give back the `nextCursor` of a {kind} list"),
+                None,
+            )
+        })
 }
 
 /// The most completion values one answer carries (the spec's limit).
@@ -255,51 +279,55 @@ impl McpServer {
 
     pub(crate) fn serve_list_resources(
         &self,
+        request: Option<PaginatedRequestParams>,
         context: &RequestContext<RoleServer>,
-    ) -> ListResourcesResult {
+    ) -> Result<ListResourcesResult, McpError> {
+        let start = page_start(RESOURCES_PAGE, request)?;
         let features = self.shared.features();
         let listed = features
             .resources
             .iter()
-            .flat_map(|set| set.resources())
-            .filter(|r| permitted(context, r.scopes()))
-            .map(|r| {
+            .flat_map(|set| set.resources().iter().enumerate().skip(start))
+            .filter(|(_, r)| permitted(context, r.scopes()))
+            .map(|(index, r)| {
                 let info = r.info();
                 let mut listed = rmcp::model::Resource::new(r.uri(), &info.name);
                 listed.title = info.title.clone();
                 listed.description = info.description.clone();
                 listed.mime_type = info.mime_type.clone();
-                listed
-            })
-            .collect();
-        with_list_hints!(ListResourcesResult::with_all_items(listed), self, context)
+                (index, listed)
+            });
+        let (listed, next) = self.page(RESOURCES_PAGE, listed);
+        let mut result = ListResourcesResult::with_all_items(listed);
+        result.next_cursor = next;
+        Ok(with_list_hints!(result, self, context))
     }
 
     pub(crate) fn serve_list_resource_templates(
         &self,
+        request: Option<PaginatedRequestParams>,
         context: &RequestContext<RoleServer>,
-    ) -> ListResourceTemplatesResult {
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let start = page_start(TEMPLATES_PAGE, request)?;
         let features = self.shared.features();
         let listed = features
             .resources
             .iter()
-            .flat_map(|set| set.templates())
-            .filter(|t| permitted(context, t.scopes()))
-            .map(|t| {
+            .flat_map(|set| set.templates().iter().enumerate().skip(start))
+            .filter(|(_, t)| permitted(context, t.scopes()))
+            .map(|(index, t)| {
                 let info = t.info();
                 let mut listed =
                     rmcp::model::ResourceTemplate::new(t.template().as_str(), &info.name);
                 listed.title = info.title.clone();
                 listed.description = info.description.clone();
                 listed.mime_type = info.mime_type.clone();
-                listed
-            })
-            .collect();
-        with_list_hints!(
-            ListResourceTemplatesResult::with_all_items(listed),
-            self,
-            context
-        )
+                (index, listed)
+            });
+        let (listed, next) = self.page(TEMPLATES_PAGE, listed);
+        let mut result = ListResourceTemplatesResult::with_all_items(listed);
+        result.next_cursor = next;
+        Ok(with_list_hints!(result, self, context))
     }
 
     pub(crate) async fn serve_read_resource(
@@ -393,15 +421,17 @@ impl McpServer {
 
     pub(crate) fn serve_list_prompts(
         &self,
+        request: Option<PaginatedRequestParams>,
         context: &RequestContext<RoleServer>,
-    ) -> ListPromptsResult {
+    ) -> Result<ListPromptsResult, McpError> {
+        let start = page_start(PROMPTS_PAGE, request)?;
         let features = self.shared.features();
         let listed = features
             .prompts
             .iter()
-            .flat_map(PromptSet::iter)
-            .filter(|p| permitted(context, p.scopes()))
-            .map(|p| {
+            .flat_map(|set| set.iter().enumerate().skip(start))
+            .filter(|(_, p)| permitted(context, p.scopes()))
+            .map(|(index, p)| {
                 let arguments = p
                     .arguments()
                     .iter()
@@ -418,10 +448,30 @@ impl McpServer {
                     (!arguments.is_empty()).then_some(arguments),
                 );
                 listed.title = p.title().map(str::to_owned);
-                listed
-            })
-            .collect();
-        with_list_hints!(ListPromptsResult::with_all_items(listed), self, context)
+                (index, listed)
+            });
+        let (listed, next) = self.page(PROMPTS_PAGE, listed);
+        let mut result = ListPromptsResult::with_all_items(listed);
+        result.next_cursor = next;
+        Ok(with_list_hints!(result, self, context))
+    }
+
+    /// At most `ServerOptions::page_size` of `items` (each with its index in its set),
+    /// and the cursor of the next page if more remain.
+    fn page<T>(
+        &self,
+        kind: &str,
+        items: impl Iterator<Item = (usize, T)>,
+    ) -> (Vec<T>, Option<String>) {
+        let page_size = self.shared.options.page_size.max(1);
+        let mut page = Vec::new();
+        for (index, item) in items {
+            if page.len() == page_size {
+                return (page, Some(format!("{kind}-{index:x}")));
+            }
+            page.push(item);
+        }
+        (page, None)
     }
 
     /// `prompts/get`; from protocol 2026-07-28 in rounds, so that a prompt may ask its

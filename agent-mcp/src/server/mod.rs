@@ -742,18 +742,18 @@ impl ServerHandler for McpServer {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Ok(self.serve_list_resources(&context))
+        self.serve_list_resources(request, &context)
     }
 
     async fn list_resource_templates(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(self.serve_list_resource_templates(&context))
+        self.serve_list_resource_templates(request, &context)
     }
 
     async fn read_resource(
@@ -785,10 +785,10 @@ impl ServerHandler for McpServer {
 
     async fn list_prompts(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        Ok(self.serve_list_prompts(&context))
+        self.serve_list_prompts(request, &context)
     }
 
     async fn get_prompt(
