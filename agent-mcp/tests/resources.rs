@@ -59,6 +59,15 @@ fn resources() -> ResourceSet {
         |_ctx| async { Ok(vec![ResourceContent::blob(PIXEL, "image/png")]) },
     ))
     .unwrap();
+    set.add_resource(
+        FnResource::new(
+            "secret://plans",
+            ResourceInfo::named("plans"),
+            |_ctx| async { Ok(vec![ResourceContent::text("the plans")]) },
+        )
+        .with_scopes(["admin"]),
+    )
+    .unwrap();
     let users = FnTemplate::new(
         "users://{id}/profile",
         ResourceInfo::named("profile").with_mime_type("text/plain"),
@@ -205,7 +214,7 @@ async fn a_2025_session_lists_reads_and_completes() {
 
     let listed = peer.list_resources(None).await.unwrap().resources;
     let uris: Vec<&str> = listed.iter().map(|r| r.uri.as_str()).collect();
-    assert_eq!(uris, ["config://app", "logo://png"]);
+    assert_eq!(uris, ["config://app", "logo://png", "secret://plans"]);
     assert_eq!(listed[0].description.as_deref(), Some("The app's settings"));
     // Without authentication, scopes are not enforced (as for tools).
     let templates = peer.list_resource_templates(None).await.unwrap();
@@ -548,6 +557,22 @@ async fn items_that_need_scopes_do_not_exist_for_callers_without_them() {
     let running = serve_on_loopback(server(), options).await;
     let addr = running.addr;
 
+    let listed = result(addr, Some("guest-token"), "resources/list", json!({})).await;
+    let uris: Vec<&Value> = listed["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["uri"])
+        .collect();
+    assert_eq!(uris, [&json!("config://app"), &json!("logo://png")]);
+    let reply = request(
+        addr,
+        Some("reader-token"),
+        "resources/read",
+        json!({"uri": "secret://plans"}),
+    )
+    .await;
+    assert_eq!(reply.answer().unwrap()["error"]["code"], json!(-32602));
     let listed = result(
         addr,
         Some("guest-token"),
@@ -795,7 +820,8 @@ async fn long_lists_come_in_pages_and_a_foreign_cursor_is_refused() {
         .await
         .unwrap();
     assert_eq!(second.resources[0].uri, "logo://png");
-    assert_eq!(second.next_cursor, None);
+    assert!(second.next_cursor.is_some());
+    assert_eq!(peer.list_all_resources().await.unwrap().len(), 3);
     // Every page, as rmcp's client walks them.
     assert_eq!(peer.list_all_resource_templates().await.unwrap().len(), 2);
     assert_eq!(peer.list_all_prompts().await.unwrap().len(), 2);

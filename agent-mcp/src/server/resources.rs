@@ -443,6 +443,7 @@ pub struct FnResource<F> {
     uri: String,
     info: ResourceInfo,
     read: F,
+    scopes: Vec<String>,
 }
 
 impl<F, Fut> FnResource<F>
@@ -456,7 +457,14 @@ where
             uri: uri.into(),
             info,
             read,
+            scopes: Vec::new(),
         }
+    }
+
+    /// Readable only by principals granted every one of `scopes`.
+    pub fn with_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
     }
 }
 
@@ -472,6 +480,10 @@ where
 
     fn info(&self) -> &ResourceInfo {
         &self.info
+    }
+
+    fn scopes(&self) -> &[String] {
+        &self.scopes
     }
 
     async fn read(&self, ctx: &ToolContext) -> Result<Vec<ResourceContent>, FeatureError> {
