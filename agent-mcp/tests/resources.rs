@@ -903,3 +903,39 @@ async fn a_2025_session_is_told_when_the_resources_or_prompts_change() {
     );
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn hostile_uris_are_not_found_and_the_server_keeps_answering() {
+    let running = serve_on_loopback(server(), HttpOptions::default()).await;
+    let (client, _updates) = session(&running).await;
+    let peer = client.peer();
+    let long = format!("users://{}/profile", "a/".repeat(50_000));
+    for uri in [
+        "",
+        "users://{id}/profile",
+        "users://%zz/profile",
+        "users://%ff%fe/profile",
+        "users://\u{0}/profile",
+        "users://名前/profile",
+        "file:///",
+        long.as_str(),
+    ] {
+        let outcome = peer
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await;
+        match outcome {
+            // `file:///{+path}` takes an empty path: a read, not a failure.
+            Ok(read) => assert_eq!(uri, "file:///", "{read:?}"),
+            Err(error) => {
+                let (code, _) = error_code(error);
+                assert_eq!(code, ErrorCode::RESOURCE_NOT_FOUND, "{uri:.40}");
+            }
+        }
+    }
+    let config = peer
+        .read_resource(ReadResourceRequestParams::new("config://app"))
+        .await
+        .unwrap();
+    assert_eq!(config.contents.len(), 1);
+    client.cancel().await.unwrap();
+}

@@ -119,8 +119,12 @@ impl UriTemplate {
 
     /// The variables' values if `uri` is an expansion of this template, else `None`.
     pub fn matches(&self, uri: &str) -> Option<UriParams> {
+        if uri.len() > MAX_URI_BYTES {
+            return None;
+        }
         let mut params = UriParams::new();
-        match_parts(&self.parts, uri, &mut params).then_some(params)
+        let mut budget = MATCH_BUDGET;
+        match_parts(&self.parts, uri, &mut params, &mut budget).then_some(params)
     }
 }
 
@@ -185,14 +189,23 @@ fn reserved_char(c: char) -> bool {
     simple_char(c) || ":/?#[]@!$&'()*+,;=".contains(c)
 }
 
-fn match_parts(parts: &[Part], uri: &str, params: &mut UriParams) -> bool {
+/// The most places a match tries for variables' ends. Reserved variables separated by
+/// the same text (`{+a}.{+b}.{+c}`) could otherwise make a URI the client chose cost
+/// time growing as a power of its length; a URI that needs more tries does not match.
+const MATCH_BUDGET: usize = 2_000;
+
+/// The longest URI a template matches, so that a match's searches stay short whatever
+/// the URI; eight times the 8 000 octets HTTP asks every implementation to accept.
+const MAX_URI_BYTES: usize = 64 * 1024;
+
+fn match_parts(parts: &[Part], uri: &str, params: &mut UriParams, budget: &mut usize) -> bool {
     let Some((first, rest)) = parts.split_first() else {
         return uri.is_empty();
     };
     match first {
         Part::Literal(text) => uri
             .strip_prefix(text.as_str())
-            .is_some_and(|tail| match_parts(rest, tail, params)),
+            .is_some_and(|tail| match_parts(rest, tail, params, budget)),
         Part::Variable { name, reserved } => {
             let allowed = if *reserved {
                 reserved_char
@@ -203,20 +216,25 @@ fn match_parts(parts: &[Part], uri: &str, params: &mut UriParams) -> bool {
             // literal begins (parsing rules out two variables in a row), so try each
             // such place, shortest first.
             let run = uri.find(|c| !allowed(c)).unwrap_or(uri.len());
-            let ends: Vec<usize> = match rest.first() {
-                None => vec![run],
-                Some(Part::Literal(next)) => uri
-                    .match_indices(next.as_str())
-                    .map(|(at, _)| at)
-                    .take_while(|at| *at <= run)
-                    .collect(),
+            let ends: Box<dyn Iterator<Item = usize>> = match rest.first() {
+                None => Box::new(std::iter::once(run)),
+                // Found as they are tried: the search stops at the first that fits.
+                Some(Part::Literal(next)) => Box::new(
+                    uri.match_indices(next.as_str())
+                        .map(|(at, _)| at)
+                        .take_while(move |at| *at <= run),
+                ),
                 Some(Part::Variable { .. }) => return false,
             };
             for end in ends {
+                if *budget == 0 {
+                    return false;
+                }
+                *budget -= 1;
                 let Some(value) = percent_decode(&uri[..end]) else {
                     continue;
                 };
-                if match_parts(rest, &uri[end..], params) {
+                if match_parts(rest, &uri[end..], params, budget) {
                     params.insert(name.clone(), value);
                     return true;
                 }
@@ -339,6 +357,31 @@ mod tests {
             let error = UriTemplate::parse(template).unwrap_err().to_string();
             assert!(error.contains(says), "{template}: {error}");
         }
+    }
+
+    #[test]
+    fn a_uri_longer_than_the_limit_does_not_match() {
+        let t = UriTemplate::parse("file:///{+path}").unwrap();
+        assert!(
+            t.matches(&format!("file:///{}", "a".repeat(MAX_URI_BYTES)))
+                .is_none()
+        );
+        assert!(
+            t.matches(&format!("file:///{}", "a".repeat(1_000)))
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn a_uri_that_would_take_too_many_tries_does_not_match() {
+        let t = UriTemplate::parse("x://{+a}.{+b}.{+c}.{+d}!").unwrap();
+        let hostile = format!("x://{}?", ".".repeat(2_000));
+        assert_eq!(t.matches(&hostile), None);
+        // An ordinary URI of the same template still matches.
+        assert_eq!(
+            t.matches("x://1.2.3.4!"),
+            Some(params(&[("a", "1"), ("b", "2"), ("c", "3"), ("d", "4")]))
+        );
     }
 
     proptest! {
