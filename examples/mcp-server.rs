@@ -1,5 +1,7 @@
 //! An MCP server: a weather lookup, an adder, a destructive tool that asks first, and
-//! `whoami`, which answers who is calling.
+//! `whoami`, which answers who is calling; beside the tools, a resource (`config://app`),
+//! a resource template (`weather://{city}/today`, whose cities complete) and a prompt
+//! (`plan_trip`).
 //!
 //! ```text
 //! cargo run -p agent-examples --example mcp-server                       # stdio
@@ -21,6 +23,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use toolwright_core::{Principal, ToolContext, ToolError, ToolSet, tool, tools};
+use toolwright_mcp::prompts::{FnPrompt, PromptArgument, PromptMessage, PromptSet};
+use toolwright_mcp::resources::{
+    FnResource, FnTemplate, ResourceContent, ResourceInfo, ResourceSet,
+};
 use toolwright_mcp::{
     HttpAuth, HttpOptions, McpHttpServer, McpServer, ServerOptions, StaticTokens,
 };
@@ -117,11 +123,93 @@ pub fn toolset() -> ToolSet {
     tools![get_weather, add, delete_note, sleep, whoami]
 }
 
+/// The cities the weather template suggests as a client types.
+const CITIES: [&str; 5] = ["Beijing", "Berlin", "Lisbon", "London", "Paris"];
+
+/// This example's resources: the app's settings, and today's forecast for any city.
+pub fn resources() -> ResourceSet {
+    let mut set = ResourceSet::new();
+    set.add_resource(FnResource::new(
+        "config://app",
+        ResourceInfo::named("app-config")
+            .with_description("The server's settings")
+            .with_mime_type("application/json"),
+        |_ctx| async {
+            let config = serde_json::json!({"units": "celsius", "forecast_days": 1});
+            Ok(vec![ResourceContent::json(&config)?])
+        },
+    ))
+    .expect("one resource at config://app");
+    let weather = FnTemplate::new(
+        "weather://{city}/today",
+        ResourceInfo::named("today")
+            .with_description("Today's forecast for a city")
+            .with_mime_type("application/json"),
+        |_uri, params, _ctx| async move {
+            let city = params.get("city").cloned().unwrap_or_default();
+            let forecast = get_weather(city, None).await;
+            Ok(vec![ResourceContent::json(&forecast)?])
+        },
+    )
+    .expect("a well-formed URI template")
+    .with_completion(|_variable, typed, _resolved| complete_city(typed));
+    set.add_template(weather).expect("one weather template");
+    set
+}
+
+/// The cities that begin like `typed` (ignoring case).
+fn complete_city(typed: &str) -> Vec<String> {
+    let typed = typed.to_lowercase();
+    CITIES
+        .into_iter()
+        .filter(|city| city.to_lowercase().starts_with(&typed))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// This example's prompts: planning a trip to a city.
+pub fn prompts() -> PromptSet {
+    let mut set = PromptSet::new();
+    let plan_trip = FnPrompt::new(
+        "plan_trip",
+        "Plans a day out in a city, with today's weather.",
+        vec![
+            PromptArgument::required("city", "Where to go"),
+            PromptArgument::optional("interests", "What the traveller likes"),
+        ],
+        |args, _ctx| async move {
+            let city = args["city"].clone();
+            let interests = args.get("interests").map_or("anything", String::as_str);
+            let forecast =
+                serde_json::to_string(&get_weather(city.clone(), None).await).unwrap_or_default();
+            Ok(vec![
+                PromptMessage::user(toolwright_core::Content::text_resource(
+                    format!("weather://{city}/today"),
+                    "application/json",
+                    forecast,
+                )),
+                PromptMessage::user(format!(
+                    "Plan a day in {city} for someone who likes {interests}, \
+                     given the weather above."
+                )),
+            ])
+        },
+    )
+    .with_completion(|argument, typed, _resolved| match argument {
+        "city" => complete_city(typed),
+        _ => Vec::new(),
+    });
+    set.add(plan_trip).expect("one prompt named plan_trip");
+    set
+}
+
 /// Serves `tools` as the command line says: stdio, or `--http ADDR` with optional
-/// `--auth-token TOKEN` and `--stateless`.
+/// `--auth-token TOKEN` and `--stateless`; with this example's resources and prompts.
 pub async fn run(name: &str, tools: ToolSet) -> Result<(), Box<dyn std::error::Error>> {
     let server =
-        McpServer::with_options(tools, ServerOptions::named(name, env!("CARGO_PKG_VERSION")));
+        McpServer::with_options(tools, ServerOptions::named(name, env!("CARGO_PKG_VERSION")))
+            .with_resources(resources())
+            .with_prompts(prompts());
     serve(name, server).await
 }
 

@@ -25,6 +25,10 @@ use std::time::Duration;
 use toolwright_core::{
     AgentResult, Content, Progress, State, Tool, ToolContext, ToolError, ToolSet, tool, tools,
 };
+use toolwright_mcp::prompts::{FnPrompt, PromptArgument, PromptMessage, PromptSet};
+use toolwright_mcp::resources::{
+    FnResource, FnTemplate, ResourceContent, ResourceInfo, ResourceSet,
+};
 use toolwright_mcp::{LogLevel, McpPeer, McpServer, ServerOptions};
 
 /// A 1x1 red PNG.
@@ -407,13 +411,149 @@ fn toolset() -> ToolSet {
     tools
 }
 
+/// examples/mcp-server.rs's resources, and those the suite reads (`resources-*`,
+/// `caching`): a text and a binary resource, one it subscribes to, and the template
+/// `test://template/{id}/data`.
+fn resources() -> ResourceSet {
+    let mut set = example::resources();
+    let taken = "the suite's resources have distinct URIs";
+    set.add_resource(FnResource::new(
+        "test://static-text",
+        ResourceInfo::named("static-text")
+            .with_description("A static text resource")
+            .with_mime_type("text/plain"),
+        |_ctx| async {
+            Ok(vec![ResourceContent::text(
+                "This is the content of the static text resource.",
+            )])
+        },
+    ))
+    .expect(taken);
+    set.add_resource(FnResource::new(
+        "test://static-binary",
+        ResourceInfo::named("static-binary")
+            .with_description("A static binary resource (a 1x1 PNG)")
+            .with_mime_type("image/png"),
+        |_ctx| async { Ok(vec![ResourceContent::blob(RED_PIXEL_PNG, "image/png")]) },
+    ))
+    .expect(taken);
+    set.add_resource(FnResource::new(
+        "test://watched-resource",
+        ResourceInfo::named("watched-resource")
+            .with_description("A resource clients subscribe to")
+            .with_mime_type("text/plain"),
+        |_ctx| async { Ok(vec![ResourceContent::text("Watched resource content.")]) },
+    ))
+    .expect(taken);
+    let template = FnTemplate::new(
+        "test://template/{id}/data",
+        ResourceInfo::named("template-data")
+            .with_description("Data for an id, from a URI template")
+            .with_mime_type("application/json"),
+        |_uri, params, _ctx| async move {
+            let id = params.get("id").cloned().unwrap_or_default();
+            let data =
+                json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+            Ok(vec![ResourceContent::json(&data)?])
+        },
+    )
+    .expect("the suite's template is well-formed")
+    .with_completion(|_variable, value, _resolved| {
+        ["123", "456", "789"]
+            .into_iter()
+            .filter(|id| id.starts_with(value))
+            .map(str::to_owned)
+            .collect()
+    });
+    set.add_template(template).expect(taken);
+    set
+}
+
+/// examples/mcp-server.rs's prompt, and those the suite gets (`prompts-*`,
+/// `completion-complete`).
+fn prompts() -> PromptSet {
+    let mut set = example::prompts();
+    let taken = "the suite's prompts have distinct names";
+    set.add(FnPrompt::new(
+        "test_simple_prompt",
+        "A simple prompt without arguments",
+        Vec::new(),
+        |_args, _ctx| async {
+            Ok(vec![PromptMessage::user(
+                "This is a simple prompt for testing.",
+            )])
+        },
+    ))
+    .expect(taken);
+    set.add(
+        FnPrompt::new(
+            "test_prompt_with_arguments",
+            "A prompt with two arguments",
+            vec![
+                PromptArgument::required("arg1", "First test argument"),
+                PromptArgument::required("arg2", "Second test argument"),
+            ],
+            |args, _ctx| async move {
+                let text = format!(
+                    "Prompt with arguments: arg1='{}', arg2='{}'",
+                    args["arg1"], args["arg2"]
+                );
+                Ok(vec![PromptMessage::user(text)])
+            },
+        )
+        .with_completion(|_argument, value, _resolved| {
+            ["paris", "park", "party", "test", "testing"]
+                .into_iter()
+                .filter(|word| word.starts_with(value))
+                .map(str::to_owned)
+                .collect()
+        }),
+    )
+    .expect(taken);
+    set.add(FnPrompt::new(
+        "test_prompt_with_embedded_resource",
+        "A prompt that embeds a resource",
+        vec![PromptArgument::required(
+            "resourceUri",
+            "URI of the resource to embed",
+        )],
+        |args, _ctx| async move {
+            Ok(vec![
+                PromptMessage::user(Content::text_resource(
+                    args["resourceUri"].clone(),
+                    "text/plain",
+                    "Embedded resource content for testing.",
+                )),
+                PromptMessage::user("Please process the embedded resource above."),
+            ])
+        },
+    ))
+    .expect(taken);
+    set.add(FnPrompt::new(
+        "test_prompt_with_image",
+        "A prompt with an image",
+        Vec::new(),
+        |_args, _ctx| async {
+            Ok(vec![
+                PromptMessage::user(Content::image(RED_PIXEL_PNG, "image/png")),
+                PromptMessage::user("Please analyze the image above."),
+            ])
+        },
+    ))
+    .expect(taken);
+    input_tools::add_prompts(&mut set);
+    set
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let name = "agent-mcp-conformance";
     let server = McpServer::with_options(
         toolset(),
         ServerOptions::named(name, env!("CARGO_PKG_VERSION")),
-    );
+    )
+    .with_resources(resources())
+    .with_prompts(prompts());
     SERVER.set(server.clone()).expect("the server is made once");
     example::serve(name, server).await
 }

@@ -2,10 +2,11 @@
 //! scenarios of MCP 2026-07-28). Each asks its caller through `McpPeer::ask`, the same
 //! call on every protocol version: on a 2025 session the question is a request to the
 //! client; from 2026-07-28 it comes back as an `InputRequiredResult`, and the tool runs
-//! again with the answers.
+//! again with the answers. A prompt asks the same way.
 
 use serde_json::{Value, json};
 use toolwright_core::{State, ToolError, ToolSet, tool};
+use toolwright_mcp::prompts::{FeatureError, FnPrompt, PromptMessage, PromptSet};
 use toolwright_mcp::{InputRequest, McpPeer};
 
 /// A one-field elicitation form.
@@ -176,4 +177,33 @@ pub fn tools() -> ToolSet {
         test_input_required_result_tampered_state,
         test_input_required_result_capabilities,
     ]
+}
+
+/// The suite's prompt that asks its caller (`input-required-result-non-tool-request`):
+/// `prompts/get` asks for context through `McpPeer::ask`, as the tools do, and makes its
+/// message of the answer.
+pub fn add_prompts(set: &mut PromptSet) {
+    let prompt = FnPrompt::new(
+        "test_input_required_result_prompt",
+        "A prompt that asks its caller for context",
+        Vec::new(),
+        |_args, ctx| async move {
+            let peer = ctx.state::<McpPeer>().ok_or_else(|| {
+                FeatureError::failed("the prompt was got without an MCP client to ask")
+            })?;
+            let question = form(
+                "user_context",
+                "What context should the prompt use?",
+                "context",
+                "string",
+            );
+            let answer = peer.ask(question).await?;
+            let context = field(&answer, "context");
+            Ok(vec![PromptMessage::user(format!(
+                "Use this context: {context}"
+            ))])
+        },
+    );
+    set.add(prompt)
+        .expect("the suite's prompts have distinct names");
 }

@@ -32,6 +32,19 @@ SERVER_SCENARIOS_2025_11_25=(
   server-sse-multiple-streams
   elicitation-sep1330-enums
   dns-rebinding-protection
+  # Resources, prompts and completions (McpServer::with_resources / with_prompts).
+  resources-list
+  resources-read-text
+  resources-read-binary
+  resources-templates-read
+  resources-subscribe
+  resources-unsubscribe
+  prompts-list
+  prompts-get-simple
+  prompts-get-with-args
+  prompts-get-embedded-resource
+  prompts-get-with-image
+  completion-complete
 )
 SERVER_SCENARIOS_2026_07_28=(
   server-stateless
@@ -46,6 +59,17 @@ SERVER_SCENARIOS_2026_07_28=(
   json-schema-2020-12
   server-sse-multiple-streams
   sep-2164-resource-not-found
+  resources-list
+  resources-read-text
+  resources-read-binary
+  resources-templates-read
+  prompts-list
+  prompts-get-simple
+  prompts-get-with-args
+  prompts-get-embedded-resource
+  prompts-get-with-image
+  completion-complete
+  caching
   dns-rebinding-protection
   http-header-validation
   http-custom-header-server-validation
@@ -64,6 +88,8 @@ SERVER_SCENARIOS_2026_07_28=(
   input-required-result-capability-check
   input-required-result-ignore-extra-params
   input-required-result-validate-input
+  # A prompt that asks through McpPeer::ask, as the tools do.
+  input-required-result-non-tool-request
 )
 
 cargo build --quiet -p agent-examples --example conformance-server

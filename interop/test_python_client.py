@@ -344,3 +344,54 @@ def test_sampling_without_the_capability_is_an_error():
     result = run(lambda s: s.call_tool("test_sampling", {"prompt": "hi"}))
     assert result.isError is True
     assert "does not support sampling" in only_text(result)
+
+
+def test_resources_templates_and_prompts_of_the_example():
+    async def scenario(s):
+        return (
+            await s.list_resources(),
+            await s.list_resource_templates(),
+            await s.read_resource("config://app"),
+            await s.read_resource("weather://Paris/today"),
+            await s.list_prompts(),
+            await s.get_prompt("plan_trip", {"city": "Lisbon", "interests": "tiles"}),
+            await s.complete(
+                types.ResourceTemplateReference(type="ref/resource", uri="weather://{city}/today"),
+                {"name": "city", "value": "l"},
+            ),
+        )
+
+    resources, templates, config, weather, prompts, trip, cities = run(scenario)
+    assert "config://app" in [str(r.uri) for r in resources.resources]
+    assert "weather://{city}/today" in [t.uriTemplate for t in templates.resourceTemplates]
+    [config] = config.contents
+    assert config.mimeType == "application/json"
+    assert json.loads(config.text) == {"units": "celsius", "forecast_days": 1}
+    [weather] = weather.contents
+    assert str(weather.uri) == "weather://Paris/today"
+    assert json.loads(weather.text)["city"] == "Paris"
+    [plan] = [p for p in prompts.prompts if p.name == "plan_trip"]
+    assert [(a.name, a.required) for a in plan.arguments] == [("city", True), ("interests", False)]
+    embedded, ask = trip.messages
+    assert embedded.content.type == "resource"
+    assert str(embedded.content.resource.uri) == "weather://Lisbon/today"
+    assert ask.content.text.startswith("Plan a day in Lisbon for someone who likes tiles")
+    assert cities.completion.values == ["Lisbon", "London"]
+
+
+def test_unknown_resource_and_missing_prompt_argument_are_errors():
+    async def scenario(s):
+        errors = []
+        for request in (
+            lambda: s.read_resource("nothing://here"),
+            lambda: s.get_prompt("plan_trip", {}),
+        ):
+            try:
+                await request()
+            except McpError as error:
+                errors.append(error.error)
+        return errors
+
+    not_found, missing = run(scenario)
+    assert not_found.code == -32002 and "nothing://here" in not_found.message
+    assert missing.code == -32602 and "city" in missing.message

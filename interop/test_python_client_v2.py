@@ -143,3 +143,23 @@ def test_answers_an_elicitation(target):
     assert result.is_error is False, result
     assert result.content[0].text == "Hello, Ada!"
     assert shown == ["What is your name?"]
+
+
+def test_reads_resources_and_gets_prompts(target):
+    async def scenario(client):
+        resources = (await client.list_resources()).resources
+        weather = await client.read_resource("weather://Berlin/today")
+        prompt = await client.get_prompt("plan_trip", {"city": "Paris"})
+        try:
+            await client.read_resource("nothing://here")
+        except MCPError as error:
+            missing = error
+        return resources, weather, prompt, missing
+
+    resources, weather, prompt, missing = run(target, scenario)
+    assert "config://app" in [str(r.uri) for r in resources]
+    [contents] = weather.contents
+    assert '"city":"Berlin"' in contents.text
+    assert prompt.messages[1].content.text.startswith("Plan a day in Paris")
+    # SEP-2164: not found is -32602 from 2026-07-28.
+    assert missing.error.code == -32602 and "nothing://here" in missing.error.message

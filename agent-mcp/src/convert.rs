@@ -117,7 +117,7 @@ pub(crate) fn error_result(error: &ToolError) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(error.message())]).with_meta(Some(meta))
 }
 
-fn content_to_mcp(content: Content) -> ContentBlock {
+pub(crate) fn content_to_mcp(content: Content) -> ContentBlock {
     match content {
         Content::Text { text } => ContentBlock::text(text),
         Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),

@@ -53,6 +53,19 @@
 //! each Streamable HTTP session; the server advertises `tools.listChanged`. Clients then
 //! list the tools again, and see only those their principal may use.
 //!
+//! Beside the tools, a server offers what clients read and what their users pick:
+//! [`resources`] (fixed URIs, and URI templates whose variables are parsed from the URI
+//! read, RFC 6570 `{name}` and `{+name}`) with [`McpServer::with_resources`], and
+//! [`prompts`] with [`McpServer::with_prompts`]; both complete their arguments
+//! (`completion/complete`). A 2025 session may subscribe to a resource, and a
+//! 2026-07-28 client names resources on its `subscriptions/listen` stream; either hears
+//! `notifications/resources/updated` when the application calls
+//! [`McpServer::resource_updated`]. [`McpServer::replace_resources`] and
+//! [`replace_prompts`](McpServer::replace_prompts) announce `list_changed`. Lists carry
+//! caching hints on 2026-07-28, an unknown URI is the spec's not-found error, items
+//! that need scopes do not exist for callers without them, and a prompt asks its caller
+//! through [`McpPeer::ask`] as a tool does.
+//!
 //! A served tool that needs what only MCP has (log messages to the client, sampling,
 //! elicitation) finds the calling client as [`McpPeer`] state in its
 //! [`ToolContext`](toolwright_core::ToolContext): `ctx.state::<McpPeer>()`, or a
@@ -108,6 +121,28 @@ pub use server::approval::ServerApproval;
 pub use server::input::{InputOptions, InputRequest};
 pub use server::peer::{LogLevel, McpPeer};
 pub use server::{MAX_MESSAGE_BYTES, McpServer, ServerOptions};
+
+/// Resources: what a server offers clients to read by URI, fixed ([`Resource`](resources::Resource))
+/// or by URI template ([`ResourceTemplate`](resources::ResourceTemplate)), collected in a
+/// [`ResourceSet`](resources::ResourceSet) and served with [`McpServer::with_resources`].
+pub mod resources {
+    pub use crate::client::features::{RemoteResource, RemoteTemplate};
+    pub use crate::server::resources::{
+        FeatureError, FeatureErrorKind, FnResource, FnTemplate, Resource, ResourceBody,
+        ResourceContent, ResourceInfo, ResourceSet, ResourceTemplate,
+    };
+    pub use crate::server::uri_template::{UriParams, UriTemplate, UriTemplateError};
+}
+
+/// Prompts: message templates filled in with arguments, collected in a
+/// [`PromptSet`](prompts::PromptSet) and served with [`McpServer::with_prompts`].
+pub mod prompts {
+    pub use crate::client::features::RemotePrompt;
+    pub use crate::server::prompts::{
+        FnPrompt, Prompt, PromptArgument, PromptArguments, PromptMessage, PromptRole, PromptSet,
+    };
+    pub use crate::server::resources::FeatureError;
+}
 pub use stdio::{serve_io, serve_stdio, serve_stdio_with};
 
 /// The rmcp version this crate speaks through, for applications that use rmcp directly

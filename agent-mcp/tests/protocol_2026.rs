@@ -6,16 +6,17 @@
 
 #[path = "support/events.rs"]
 mod events;
+#[path = "support/listen.rs"]
+mod listen;
 #[path = "support/raw_http.rs"]
 mod raw_http;
 
-use events::{eventually, within};
+use events::eventually;
+use listen::Listen;
 use raw_http::{Reply, Running, serve_on_loopback};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use toolwright_core::{
     AgentResult, Content, Principal, State, Tool, ToolContext, ToolError, ToolSet, async_trait,
     tool, tools,
@@ -288,80 +289,6 @@ async fn every_json_schema_2020_12_keyword_reaches_the_client_unchanged() {
         json!("https://json-schema.org/draft/2020-12/schema")
     );
     assert_eq!(served, contact_schema());
-}
-
-/// A `subscriptions/listen` stream, read as its events arrive.
-struct Listen {
-    stream: TcpStream,
-    buffered: String,
-}
-
-impl Listen {
-    /// Opens a listen stream for `filter`, as the caller `token` names (if any).
-    async fn open(addr: SocketAddr, filter: Value, token: Option<&str>) -> Self {
-        let body = raw_http::rpc(
-            41,
-            "subscriptions/listen",
-            json!({"_meta": meta(json!({})), "notifications": filter}),
-        );
-        let mut head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {VERSION}\r\n\
-             Mcp-Method: subscriptions/listen\r\nContent-Length: {}\r\nConnection: close\r\n",
-            body.len()
-        );
-        if let Some(token) = token {
-            head.push_str(&format!("Authorization: Bearer {token}\r\n"));
-        }
-        head.push_str("\r\n");
-        let mut stream = TcpStream::connect(addr).await.unwrap();
-        stream.write_all(head.as_bytes()).await.unwrap();
-        stream.write_all(&body).await.unwrap();
-        Self {
-            stream,
-            buffered: String::new(),
-        }
-    }
-
-    /// The next JSON-RPC message on the stream; `None` once it has ended.
-    async fn next(&mut self) -> Option<Value> {
-        loop {
-            if let Some(found) = self.take_message() {
-                return Some(found);
-            }
-            let mut buf = [0u8; 4096];
-            let read = within("a listen stream event", self.stream.read(&mut buf)).await;
-            match read {
-                Ok(0) | Err(_) => return self.take_message(),
-                Ok(n) => self.buffered.push_str(&String::from_utf8_lossy(&buf[..n])),
-            }
-        }
-    }
-
-    /// The first complete `data:` line buffered, parsed (a non-JSON body line, such as
-    /// a chunk size, is skipped).
-    fn take_message(&mut self) -> Option<Value> {
-        while let Some(end) = self.buffered.find('\n') {
-            let line: String = self.buffered.drain(..=end).collect();
-            let line = line.trim();
-            let data = line.strip_prefix("data:").unwrap_or(line).trim();
-            if let Ok(message) = serde_json::from_str::<Value>(data)
-                && message.is_object()
-            {
-                return Some(message);
-            }
-        }
-        None
-    }
-
-    /// Every message until the stream ends.
-    async fn rest(mut self) -> Vec<Value> {
-        let mut all = Vec::new();
-        while let Some(message) = self.next().await {
-            all.push(message);
-        }
-        all
-    }
 }
 
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";

@@ -1,5 +1,7 @@
-//! [`McpClient`]: an MCP server's tools as a [`ToolSet`].
+//! [`McpClient`]: an MCP server's tools as a [`ToolSet`], and (in `features`) its
+//! resources, prompts and completions.
 
+pub(crate) mod features;
 pub(crate) mod http;
 #[cfg(feature = "oauth")]
 pub(crate) mod oauth;

@@ -492,23 +492,68 @@ pub(crate) async fn call(
     mut request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, McpError> {
+    let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+    let responses = request.input_responses.take().unwrap_or_default();
+    let state = request.request_state.take();
+    let name = request.name.to_string();
+    let round = Round {
+        what: &name,
+        arguments: &arguments,
+        responses,
+        state,
+    };
+    let answered = in_rounds(server, context, round, async |input, context| {
+        server.run_call_with(request, context, Some(input)).await
+    })
+    .await?;
+    Ok(match answered {
+        Answered::Complete(result) => result.into(),
+        Answered::InputRequired(asked) => asked.into(),
+    })
+}
+
+/// What one round of a multi-round-trip request brings: the name of what it asks for
+/// (a tool, a prompt) and its arguments, which the state is bound to, and the client's
+/// answers with the state of the round before.
+pub(crate) struct Round<'a> {
+    pub(crate) what: &'a str,
+    pub(crate) arguments: &'a Value,
+    pub(crate) responses: rmcp::model::InputResponses,
+    pub(crate) state: Option<String>,
+}
+
+/// How a round ended: with the request's result, or with questions for the client.
+pub(crate) enum Answered<T> {
+    Complete(T),
+    InputRequired(InputRequiredResult),
+}
+
+/// Runs one round of a request of protocol 2026-07-28 or later that may ask its caller
+/// (a tool call, a prompt): `round`'s state opened and checked, `run` given the answers,
+/// and an `InputRequiredResult` in place of its result when it asked something still
+/// unanswered. `run` takes the request's context back (moved, not copied).
+pub(crate) async fn in_rounds<T>(
+    server: &McpServer,
+    context: RequestContext<RoleServer>,
+    round: Round<'_>,
+    run: impl AsyncFnOnce(Arc<CallInput>, RequestContext<RoleServer>) -> Result<T, McpError>,
+) -> Result<Answered<T>, McpError> {
     let seal = &server.shared.input;
     let reviewer =
         access::principal(&context).map_or_else(|| "anonymous".to_owned(), |p| p.subject);
-    let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-    let binding = binding(&reviewer, &request.name, &arguments);
-    let responses = request.input_responses.take().unwrap_or_default();
+    let binding = binding(&reviewer, round.what, round.arguments);
+    let responses = round.responses;
     let mut answers = Map::new();
     let mut approval_answer = None;
     let mut approval = None;
-    match request.request_state.take() {
+    match round.state {
         Some(state) => {
             let payload = seal.open(&state, &binding).map_err(|reason| {
                 McpError::invalid_params(
                     format!(
                         "the call's `requestState` was refused: {reason}. Call `{}` again \
                          without `requestState` and `inputResponses` to start over",
-                        request.name
+                        round.what
                     ),
                     None,
                 )
@@ -548,13 +593,11 @@ pub(crate) async fn call(
         call_id: super::request_id_text(&context.id),
         binding,
     });
-    let result = server
-        .run_call_with(request, context, Some(input.clone()))
-        .await?;
+    let result = run(input.clone(), context).await?;
     let pending =
         std::mem::take(&mut *input.pending.lock().unwrap_or_else(PoisonError::into_inner));
     if pending.is_empty() {
-        return Ok(result.into());
+        return Ok(Answered::Complete(result));
     }
     let mut asked = BTreeMap::new();
     let mut requests = InputRequests::new();
@@ -570,7 +613,10 @@ pub(crate) async fn call(
         approval: input.approval(),
     };
     let state = seal.seal(&payload, &input.binding);
-    Ok(InputRequiredResult::new(Some(requests), Some(state)).into())
+    Ok(Answered::InputRequired(InputRequiredResult::new(
+        Some(requests),
+        Some(state),
+    )))
 }
 
 /// What a state is bound to: the caller, the tool and its arguments (in a canonical

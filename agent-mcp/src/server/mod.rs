@@ -3,16 +3,24 @@
 //! tools a request's principal may use), `approval`, `peer` and `input` (asking the
 //! caller, by request or, from MCP 2026-07-28, by `InputRequiredResult`),
 //! `session` (what names a client session, and the hook a transport's session table
-//! implements), `listen` (`subscriptions/listen` streams, protocol 2026-07-28). Transports import this module; it imports none of them.
+//! implements), `listen` (`subscriptions/listen` streams, protocol 2026-07-28). Beside
+//! the tools: `resources` and `uri_template` (what clients read), `prompts`, and
+//! `features` (how both are served, with completions and subscriptions). Transports
+//! import this module; it imports none of them.
 
 pub(crate) mod access;
 pub(crate) mod approval;
+pub(crate) mod features;
 pub(crate) mod input;
 pub(crate) mod listen;
 pub(crate) mod peer;
+pub(crate) mod prompts;
+pub(crate) mod resources;
 pub(crate) mod session;
+pub(crate) mod uri_template;
 
 use self::approval::{ElicitApproval, ServerApproval};
+use self::features::{Features, Subscriber};
 use self::input::{CallInput, InputOptions, InputSeal};
 use self::listen::Listeners;
 use self::peer::{CALL_ORIGIN, CallOrigin, LogLevel, McpPeer, RequestClient};
@@ -21,9 +29,12 @@ use crate::convert::{error_result, success_result, tool_to_mcp};
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    NumberOrString, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, RequestId,
-    ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, NumberOrString,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
+    ReadResourceResponse, RequestId, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use toolwright_core::AgentResult;
 use toolwright_core::dialect::MCP_HEADER_KEYWORD;
@@ -174,6 +185,10 @@ struct ServerState {
     input: InputSeal,
     /// The open `subscriptions/listen` streams, told when the tools change.
     listeners: Arc<Listeners>,
+    /// The resources and prompts served, swapped whole like the catalog.
+    features: RwLock<Arc<Features>>,
+    /// The 2025 sessions subscribed to resources; closed ones dropped at each use.
+    subscribers: Mutex<Vec<Subscriber>>,
     options: ServerOptions,
 }
 
@@ -181,6 +196,14 @@ impl ServerState {
     /// The tools served now.
     fn catalog(&self) -> Arc<Catalog> {
         self.catalog
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The resources and prompts served now.
+    fn features(&self) -> Arc<Features> {
+        self.features
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
@@ -235,6 +258,9 @@ pub struct McpServer {
     /// that its plain calls can be answered without rmcp's session worker. Weak: the
     /// sessions hold this server.
     http_sessions: Option<Weak<dyn SessionObserver>>,
+    /// The resource URIs this connection subscribed to (2025 sessions), registered
+    /// with the server at the first subscription.
+    subscriptions: OnceLock<Arc<resources::SubscribedUris>>,
 }
 
 // A clone serves another connection: it shares the log level, as before, but not the
@@ -246,6 +272,7 @@ impl Clone for McpServer {
             log_level: self.log_level.clone(),
             connection_state: OnceLock::new(),
             http_sessions: self.http_sessions.clone(),
+            subscriptions: OnceLock::new(),
         }
     }
 }
@@ -266,11 +293,14 @@ impl McpServer {
                 clients: Mutex::default(),
                 input: InputSeal::new(&options.input),
                 listeners: Arc::default(),
+                features: RwLock::default(),
+                subscribers: Mutex::default(),
                 options,
             }),
             log_level: Arc::default(),
             connection_state: OnceLock::new(),
             http_sessions: None,
+            subscriptions: OnceLock::new(),
         }
     }
 
@@ -401,6 +431,7 @@ impl McpServer {
             log_level: Arc::default(),
             connection_state: OnceLock::new(),
             http_sessions: None,
+            subscriptions: OnceLock::new(),
         }
     }
 
@@ -656,11 +687,12 @@ impl ServerHandler for McpServer {
     #[allow(deprecated)] // the logging capability: see the `SetLevelRequestParams` import.
     fn get_info(&self) -> ServerConfig {
         let options = &self.shared.options;
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_logging()
             .build();
+        self.feature_capabilities(&mut capabilities);
         let mut info = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(&options.name, &options.version));
         if let Some(instructions) = &options.instructions {
@@ -718,10 +750,89 @@ impl ServerHandler for McpServer {
 
     fn accepted_subscription_filter(
         &self,
-        _requested: &SubscriptionFilter,
+        requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        // Tools are all this server lists; rmcp narrows this to what the client asked.
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
+        // rmcp narrows this to what the client asked. Resource updates are accepted for
+        // the URIs asked about: a stream only hears of those `resource_updated` names.
+        let features = self.shared.features();
+        let mut accepted = SubscriptionFilter::builder().tools_list_changed();
+        if features.prompts.is_some() {
+            accepted = accepted.prompts_list_changed();
+        }
+        if features.resources.is_some() {
+            accepted = accepted.resources_list_changed();
+            if let Some(uris) = &requested.resource_subscriptions {
+                accepted = accepted.resource_subscriptions(uris.iter().cloned());
+            }
+        }
+        Some(accepted.build())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.serve_list_resources(request, &context)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.serve_list_resource_templates(request, &context)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.serve_read_resource(request, &context)
+            .await
+            .map(Into::into)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.serve_subscribe(request, &context)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.serve_unsubscribe(request);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        self.serve_list_prompts(request, &context)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.serve_get_prompt(request, context).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        self.serve_complete(request, &context).await
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
