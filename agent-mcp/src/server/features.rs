@@ -258,7 +258,7 @@ impl McpServer {
     ) -> ToolContext {
         let extensions = match client {
             Some(client) => {
-                let mut state = toolwright_core::Extensions::new();
+                let mut state = toolwright_core::tool::Extensions::new();
                 let peer = self.request_peer(context, client);
                 state.insert(match input {
                     Some(input) => peer.with_input(input),
