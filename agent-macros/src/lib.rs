@@ -1,5 +1,6 @@
-//! The macros of `toolwright-core`: `#[tool]`, `#[toolbox]` and `tools![]`. Depend on
-//! `toolwright-core`, which re-exports them and documents them.
+//! The macros of `toolwright-core` (`#[tool]`, `#[toolbox]`, `tools![]`) and of
+//! `toolwright-mcp` (`#[resource]`, `#[prompt]`, `resources![]`, `prompts![]`). Depend on
+//! those crates, which re-export them and document them.
 //!
 //! The pipeline follows thiserror and serde_derive: `attr` parses the vocabulary,
 //! `ast` models the fn, `valid` checks every rule (all errors collected in `errors`),
@@ -13,9 +14,18 @@ mod docs;
 mod errors;
 mod expand;
 mod fallback;
+mod prompt;
+mod resource;
+mod resource_fn;
+mod resource_sets;
 mod spans;
 mod toolbox;
 mod tools;
+// The URI template parser of toolwright-mcp (this file links to it), so that a
+// `#[resource(template = ...)]` is checked at compile time by the rules the server
+// parses it with. The macros use only its parser.
+#[allow(dead_code)]
+mod uri_template;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -30,6 +40,33 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn toolbox(args: TokenStream, item: TokenStream) -> TokenStream {
     toolbox::expand(args.into(), item.into()).into()
+}
+
+/// Turns an `async fn` into an MCP resource (`uri = "..."`) or resource template
+/// (`template = "..."`). See `toolwright_mcp::resource`.
+#[proc_macro_attribute]
+pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
+    resource::expand(args.into(), item.into()).into()
+}
+
+/// Turns an `async fn` into an MCP prompt. See `toolwright_mcp::prompt`.
+#[proc_macro_attribute]
+pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
+    prompt::expand(args.into(), item.into()).into()
+}
+
+/// The implementation of `resources![]`.
+#[doc(hidden)]
+#[proc_macro]
+pub fn resources_impl(input: TokenStream) -> TokenStream {
+    resource_sets::resources(input.into()).into()
+}
+
+/// The implementation of `prompts![]`.
+#[doc(hidden)]
+#[proc_macro]
+pub fn prompts_impl(input: TokenStream) -> TokenStream {
+    resource_sets::prompts(input.into()).into()
 }
 
 /// The implementation of `tools![]`.
@@ -56,6 +93,11 @@ mod layers {
         ("expand", 3, include_str!("expand.rs")),
         ("tools", 4, include_str!("tools.rs")),
         ("toolbox", 4, include_str!("toolbox.rs")),
+        ("uri_template", 0, include_str!("uri_template.rs")),
+        ("resource_fn", 2, include_str!("resource_fn.rs")),
+        ("resource", 3, include_str!("resource.rs")),
+        ("prompt", 3, include_str!("prompt.rs")),
+        ("resource_sets", 4, include_str!("resource_sets.rs")),
     ];
 
     fn layer(module: &str) -> u8 {

@@ -145,6 +145,67 @@ pub mod prompts {
 }
 pub use stdio::{serve_io, serve_stdio, serve_stdio_with};
 
+pub use toolwright_macros::{prompt, resource};
+
+/// The set of the named `#[resource]` fns, fixed and templated, as a
+/// [`ResourceSet`](resources::ResourceSet); two at one URI (or one template) are a
+/// compile error.
+///
+/// ```
+/// use toolwright_mcp::{resource, resources};
+///
+/// /// The app's settings.
+/// #[resource(uri = "config://app")]
+/// async fn settings() -> String {
+///     "debug = false".into()
+/// }
+///
+/// /// A user's profile.
+/// #[resource(template = "users://{id}/profile")]
+/// async fn profile(id: u64) -> String {
+///     format!("user {id}")
+/// }
+///
+/// let set = resources![settings, profile];
+/// assert_eq!(set.resources().len(), 1);
+/// assert_eq!(set.templates().len(), 1);
+/// ```
+#[macro_export]
+macro_rules! resources {
+    ($($items:tt)*) => {
+        $crate::__private::resources_impl!(($crate) $($items)*)
+    };
+}
+
+/// The set of the named `#[prompt]` fns, as a [`PromptSet`](prompts::PromptSet); two
+/// with one name are a compile error.
+///
+/// ```
+/// use toolwright_mcp::{prompt, prompts};
+///
+/// /// Asks for a code review.
+/// #[prompt]
+/// async fn review(
+///     /// The code to review.
+///     code: String,
+/// ) -> String {
+///     format!("Review this code:\n{code}")
+/// }
+///
+/// let set = prompts![review];
+/// assert_eq!(set.get("review").unwrap().arguments()[0].name, "code");
+/// ```
+#[macro_export]
+macro_rules! prompts {
+    ($($items:tt)*) => {
+        $crate::__private::prompts_impl!(($crate) $($items)*)
+    };
+}
+
+/// What the macros expand to. Not a public API: it changes without notice.
+#[doc(hidden)]
+pub mod __private;
+
 /// The rmcp version this crate speaks through, for applications that use rmcp directly
 /// alongside it (an [`McpServer`] is an rmcp `ServerHandler`).
 pub use rmcp;

@@ -1,0 +1,162 @@
+//! `#[prompt]`: an async fn as a `Prompt` of toolwright-mcp. Its documented parameters
+//! are the prompt's arguments (an `Option` is optional, anything else required); each
+//! arrives as a string and is read into the parameter's type.
+
+use crate::errors::Errors;
+use crate::resource_fn::{self, last_ident, type_args};
+use crate::spans::macro_ident;
+use darling::FromMeta;
+use darling::ast::NestedMeta;
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{LitStr, Path};
+
+/// The keys of `#[prompt(...)]`.
+#[derive(Debug, Default, FromMeta)]
+struct PromptAttr {
+    /// `name = "..."`: the prompt's name (default: the fn's).
+    name: Option<LitStr>,
+    /// `title = "..."`: a human-readable title.
+    title: Option<LitStr>,
+    /// `crate = path`: where toolwright_mcp is, for crates that re-export it.
+    #[darling(rename = "crate")]
+    krate: Option<Path>,
+}
+
+/// Expands `#[prompt(...)]`.
+pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let attr = match NestedMeta::parse_meta_list(args) {
+        Ok(list) => match PromptAttr::from_list(&list) {
+            Ok(attr) => attr,
+            Err(e) => {
+                errors.darling(e);
+                PromptAttr::default()
+            }
+        },
+        Err(e) => {
+            errors.tokens(e.to_compile_error());
+            PromptAttr::default()
+        }
+    };
+    let krate = attr
+        .krate
+        .as_ref()
+        .map(|k| quote!(#k))
+        .unwrap_or_else(|| quote!(::toolwright_mcp));
+    let p = quote!(#krate::__private);
+    let feature = match resource_fn::parse(item.clone(), "prompt", &mut errors) {
+        Ok(feature) => feature,
+        Err(e) => return resource_fn::unparsed(item, e, errors),
+    };
+    let output = resource_fn::output(&feature.func, "prompt", &p, &mut errors);
+
+    let mut args = Vec::new();
+    let mut reads = Vec::new();
+    let mut arguments = Vec::new();
+    for param in &feature.params {
+        let ident = &param.ident;
+        if param.ctx {
+            args.push(quote!(__ctx));
+            continue;
+        }
+        let name = ident.to_string();
+        let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
+        let ty = &param.ty;
+        let optional = last_ident(ty).is_some_and(|i| i == "Option") && type_args(ty).len() == 1;
+        let read = if optional {
+            let inner = type_args(ty)[0];
+            quote_spanned!(inner.span()=> #p::prompt_arg::<#inner>(__args, #name)?)
+        } else {
+            let read = quote_spanned!(ty.span()=> #p::prompt_arg::<#ty>(__args, #name)?);
+            quote!(#p::required(#read, #name)?)
+        };
+        // Not the parameter's own name, which may be the fn's.
+        let local = quote::format_ident!("__arg{}", args.len());
+        reads.push(quote!(let #local: #ty = #read;));
+        args.push(quote!(#local));
+        let description = resource_fn::opt(param.doc.clone());
+        arguments.push(quote! {
+            #p::PromptArgument {
+                name: ::std::string::String::from(#name),
+                description: #description,
+                required: !#optional,
+            }
+        });
+    }
+
+    let generated = output.map(|output| {
+        let fn_name = feature.func.sig.ident.to_string();
+        let name = attr
+            .name
+            .as_ref()
+            .map(LitStr::value)
+            .unwrap_or_else(|| fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned());
+        if name.is_empty() {
+            errors.error(&attr.name, "a prompt's name cannot be empty");
+        }
+        let title = match attr.title.as_ref() {
+            Some(title) => quote!(::core::option::Option::Some(#title)),
+            None => quote!(::core::option::Option::None),
+        };
+        let description = resource_fn::description(&feature.func);
+        let call = resource_fn::call(&feature.func, &args, &output);
+        let span = output.value.span();
+        let messages = quote_spanned!(span=> #p::IntoMessages::into_messages(__value));
+        let func = &feature.func;
+        let ty = resource_fn::item_type(func, "prompt", &format!(" (`{name}`)"));
+        let ident = macro_ident(&func.sig.ident);
+        quote! {
+            #func
+            #ty
+            const _: () = {
+                #[#p::async_trait]
+                impl #p::Prompt for #ident {
+                    fn name(&self) -> &str {
+                        #name
+                    }
+                    fn title(&self) -> ::core::option::Option<&str> {
+                        #title
+                    }
+                    fn description(&self) -> ::core::option::Option<&str> {
+                        static DESCRIPTION: ::std::sync::OnceLock<::core::option::Option<::std::string::String>> =
+                            ::std::sync::OnceLock::new();
+                        DESCRIPTION.get_or_init(|| #description).as_deref()
+                    }
+                    fn arguments(&self) -> &[#p::PromptArgument] {
+                        static ARGUMENTS: ::std::sync::OnceLock<::std::vec::Vec<#p::PromptArgument>> =
+                            ::std::sync::OnceLock::new();
+                        ARGUMENTS.get_or_init(|| ::std::vec![#(#arguments),*])
+                    }
+                    async fn get(
+                        &self,
+                        __args: &#p::PromptArguments,
+                        __ctx: &#p::ToolContext,
+                    ) -> ::core::result::Result<::std::vec::Vec<#p::PromptMessage>, #p::FeatureError> {
+                        #(#reads)*
+                        #call
+                        ::core::result::Result::Ok(#messages)
+                    }
+                }
+                impl #p::PromptItem for #ident {
+                    const KEY: &'static str = #name;
+                    fn add_to(self, set: &mut #p::PromptSet) {
+                        #p::add_prompt(set, self);
+                    }
+                }
+            };
+        }
+    });
+    match (errors.finish(), generated) {
+        (Ok(()), Some(generated)) => generated,
+        (result, _) => resource_fn::fallback(
+            &feature.func,
+            "prompt",
+            "PromptItem",
+            "PromptSet",
+            result.err().unwrap_or_default(),
+            &p,
+        ),
+    }
+}

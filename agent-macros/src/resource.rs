@@ -1,0 +1,366 @@
+//! `#[resource(uri = "...")]` and `#[resource(template = "...")]`: an async fn as a
+//! `Resource` or a `ResourceTemplate` of toolwright-mcp. A template's variables are the
+//! fn's parameters, matched by name at compile time and parsed from the URI at a read;
+//! the template is checked by the very parser the server uses.
+
+use crate::errors::Errors;
+use crate::resource_fn::{self, FeatureFn, Output, last_ident, type_args};
+use crate::spans::macro_ident;
+use crate::uri_template::UriTemplate;
+use darling::FromMeta;
+use darling::ast::NestedMeta;
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{LitStr, Path, Type};
+
+/// The keys of `#[resource(...)]`.
+#[derive(Debug, Default, FromMeta)]
+struct ResourceAttr {
+    /// `uri = "config://app"`: a resource at one URI.
+    uri: Option<LitStr>,
+    /// `template = "file:///{+path}"`: every URI the template matches.
+    template: Option<LitStr>,
+    /// `name = "..."`: the listed name (default: the fn's).
+    name: Option<LitStr>,
+    /// `title = "..."`: a human-readable title.
+    title: Option<LitStr>,
+    /// `mime_type = "..."`: the contents' MIME type.
+    mime_type: Option<LitStr>,
+    /// `crate = path`: where toolwright_mcp is, for crates that re-export it.
+    #[darling(rename = "crate")]
+    krate: Option<Path>,
+}
+
+/// What the fn's value is served as.
+enum Kind {
+    /// Text or `ResourceContent`s, as they are.
+    AsIs,
+    /// Bytes, base64-encoded.
+    Bytes,
+    /// Anything else, as JSON.
+    Json,
+}
+
+fn kind(ty: &Type) -> Kind {
+    if let Type::Reference(r) = ty {
+        return match &*r.elem {
+            Type::Slice(s) if is_u8(&s.elem) => Kind::Bytes,
+            elem if last_ident(elem).is_some_and(|i| i == "str") => Kind::AsIs,
+            _ => Kind::Json,
+        };
+    }
+    if let Type::Array(a) = ty {
+        if is_u8(&a.elem) {
+            return Kind::Bytes;
+        }
+    }
+    let Some(ident) = last_ident(ty) else {
+        return Kind::Json;
+    };
+    let args = type_args(ty);
+    if ident == "String" || ident == "ResourceContent" {
+        Kind::AsIs
+    } else if ident == "Vec" && args.first().is_some_and(|t| is_u8(t)) {
+        Kind::Bytes
+    } else if ident == "Vec"
+        && args
+            .first()
+            .and_then(|t| last_ident(t))
+            .is_some_and(|i| i == "ResourceContent")
+    {
+        Kind::AsIs
+    } else if ident == "Bytes" {
+        Kind::Bytes
+    } else {
+        Kind::Json
+    }
+}
+
+fn is_u8(ty: &Type) -> bool {
+    last_ident(ty).is_some_and(|i| i == "u8")
+}
+
+/// Expands `#[resource(...)]`.
+pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let attr = match NestedMeta::parse_meta_list(args) {
+        Ok(list) => match ResourceAttr::from_list(&list) {
+            Ok(attr) => attr,
+            Err(e) => {
+                errors.darling(e);
+                ResourceAttr::default()
+            }
+        },
+        Err(e) => {
+            errors.tokens(e.to_compile_error());
+            ResourceAttr::default()
+        }
+    };
+    let krate = attr
+        .krate
+        .as_ref()
+        .map(|k| quote!(#k))
+        .unwrap_or_else(|| quote!(::toolwright_mcp));
+    let p = quote!(#krate::__private);
+    let feature = match resource_fn::parse(item.clone(), "resource", &mut errors) {
+        Ok(feature) => feature,
+        Err(e) => return resource_fn::unparsed(item, e, errors),
+    };
+    let output = resource_fn::output(&feature.func, "resource", &p, &mut errors);
+    let generated = match (&attr.uri, &attr.template) {
+        (Some(uri), None) => fixed(&attr, uri, &feature, output.as_ref(), &p, &mut errors),
+        (None, Some(template)) => {
+            templated(&attr, template, &feature, output.as_ref(), &p, &mut errors)
+        }
+        (Some(_), Some(template)) => {
+            errors.error(
+                template,
+                "give a `#[resource]` either `uri = \"...\"` (one URI) or `template = \"...\"` (a URI template), not both",
+            );
+            None
+        }
+        (None, None) => {
+            errors.error_at(
+                Span::call_site(),
+                "a `#[resource]` needs where it is read: `#[resource(uri = \"config://app\")]` or `#[resource(template = \"file:///{+path}\")]`",
+            );
+            None
+        }
+    };
+    match (errors.finish(), generated) {
+        (Ok(()), Some(generated)) => generated,
+        (result, _) => resource_fn::fallback(
+            &feature.func,
+            "resource",
+            "ResourceItem",
+            "ResourceSet",
+            result.err().unwrap_or_default(),
+            &p,
+        ),
+    }
+}
+
+/// The listed info, with the MIME type defaulted from what the fn returns.
+fn info(attr: &ResourceAttr, feature: &FeatureFn, kind: &Kind, p: &TokenStream) -> TokenStream {
+    let fn_name = feature.func.sig.ident.to_string();
+    let name = attr
+        .name
+        .as_ref()
+        .map(LitStr::value)
+        .unwrap_or_else(|| fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned());
+    let title = resource_fn::opt(attr.title.as_ref().map(LitStr::value));
+    let description = resource_fn::description(&feature.func);
+    let mime = attr
+        .mime_type
+        .as_ref()
+        .map(LitStr::value)
+        .or_else(|| match kind {
+            Kind::Json => Some("application/json".to_owned()),
+            Kind::Bytes => Some("application/octet-stream".to_owned()),
+            Kind::AsIs => None,
+        });
+    let mime = resource_fn::opt(mime);
+    quote! {
+        fn info(&self) -> &#p::ResourceInfo {
+            static INFO: ::std::sync::OnceLock<#p::ResourceInfo> = ::std::sync::OnceLock::new();
+            INFO.get_or_init(|| {
+                let mut info = #p::ResourceInfo::named(#name);
+                info.title = #title;
+                info.description = #description;
+                info.mime_type = #mime;
+                info
+            })
+        }
+    }
+}
+
+/// The fn's value as contents, the trait error (if any) at the return type.
+fn contents(output: &Output, kind: &Kind, attr: &ResourceAttr, p: &TokenStream) -> TokenStream {
+    let span = output.value.span();
+    let value = match kind {
+        Kind::AsIs => quote!(__value),
+        Kind::Json => quote_spanned!(span=> #p::Json(__value)),
+        Kind::Bytes => {
+            let mime = attr
+                .mime_type
+                .as_ref()
+                .map(LitStr::value)
+                .unwrap_or_else(|| "application/octet-stream".to_owned());
+            quote_spanned!(span=> #p::Bytes(__value, #mime))
+        }
+    };
+    quote_spanned!(span=> #p::IntoContents::into_contents(#value))
+}
+
+fn fixed(
+    attr: &ResourceAttr,
+    uri: &LitStr,
+    feature: &FeatureFn,
+    output: Option<&Output>,
+    p: &TokenStream,
+    errors: &mut Errors,
+) -> Option<TokenStream> {
+    let mut args = Vec::new();
+    for param in &feature.params {
+        if param.ctx {
+            args.push(quote!(__ctx));
+        } else {
+            errors.error(
+                &param.ident,
+                format!(
+                    "the resource at `{}` has one URI, so it takes no parameter `{}`; for parameters read from the URI, use `template = \"...\"` with `{{{}}}` in it",
+                    uri.value(),
+                    param.ident,
+                    param.ident
+                ),
+            );
+        }
+    }
+    if uri.value().is_empty() {
+        errors.error(
+            uri,
+            "a resource's URI cannot be empty: write one such as `config://app`",
+        );
+    }
+    let output = output?;
+    let kind = kind(&output.value);
+    let info = info(attr, feature, &kind, p);
+    let call = resource_fn::call(&feature.func, &args, output);
+    let contents = contents(output, &kind, attr, p);
+    let func = &feature.func;
+    let ty = resource_fn::item_type(func, "resource", &format!(" at `{}`", uri.value()));
+    let ident = macro_ident(&func.sig.ident);
+    Some(quote! {
+        #func
+        #ty
+        const _: () = {
+            #[#p::async_trait]
+            impl #p::Resource for #ident {
+                fn uri(&self) -> &str {
+                    #uri
+                }
+                #info
+                async fn read(
+                    &self,
+                    __ctx: &#p::ToolContext,
+                ) -> ::core::result::Result<::std::vec::Vec<#p::ResourceContent>, #p::FeatureError> {
+                    #call
+                    #contents
+                }
+            }
+            impl #p::ResourceItem for #ident {
+                const KEY: &'static str = #uri;
+                fn add_to(self, set: &mut #p::ResourceSet) {
+                    #p::add_resource(set, self);
+                }
+            }
+        };
+    })
+}
+
+fn templated(
+    attr: &ResourceAttr,
+    template: &LitStr,
+    feature: &FeatureFn,
+    output: Option<&Output>,
+    p: &TokenStream,
+    errors: &mut Errors,
+) -> Option<TokenStream> {
+    let parsed = match UriTemplate::parse(&template.value()) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            errors.error(template, format!("{e}"));
+            return None;
+        }
+    };
+    let variables: Vec<&str> = parsed.variables().collect();
+    let mut args = Vec::new();
+    let mut reads = Vec::new();
+    for param in &feature.params {
+        if param.ctx {
+            args.push(quote!(__ctx));
+            continue;
+        }
+        let name = param.ident.to_string();
+        let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
+        if !variables.contains(&name.as_str()) {
+            errors.error(
+                &param.ident,
+                format!(
+                    "the parameter `{name}` is not in the template `{}`, so no URI gives it a value; add `{{{name}}}` to the template or remove the parameter (its variables: {})",
+                    template.value(),
+                    list(&variables)
+                ),
+            );
+            continue;
+        }
+        let ty = &param.ty;
+        let read = quote_spanned!(ty.span()=> #p::uri_param::<#ty>(__params, #name)?);
+        // Not the parameter's own name, which may be the fn's.
+        let local = quote::format_ident!("__arg{}", args.len());
+        reads.push(quote!(let #local: #ty = #read;));
+        args.push(quote!(#local));
+    }
+    for variable in &variables {
+        if !feature.params.iter().any(|p| !p.ctx && p.ident == variable) {
+            errors.error(
+                template,
+                format!(
+                    "the template variable `{variable}` has no parameter of `{}` to receive it; add `{variable}: String` (or another type read with `FromStr`)",
+                    feature.func.sig.ident
+                ),
+            );
+        }
+    }
+    let output = output?;
+    let kind = kind(&output.value);
+    let info = info(attr, feature, &kind, p);
+    let call = resource_fn::call(&feature.func, &args, output);
+    let contents = contents(output, &kind, attr, p);
+    let func = &feature.func;
+    let ty = resource_fn::item_type(
+        func,
+        "resource template",
+        &format!(" `{}`", template.value()),
+    );
+    let ident = macro_ident(&func.sig.ident);
+    Some(quote! {
+        #func
+        #ty
+        const _: () = {
+            #[#p::async_trait]
+            impl #p::ResourceTemplate for #ident {
+                fn template(&self) -> &#p::UriTemplate {
+                    static TEMPLATE: ::std::sync::OnceLock<#p::UriTemplate> = ::std::sync::OnceLock::new();
+                    TEMPLATE.get_or_init(|| #p::template(#template))
+                }
+                #info
+                async fn read(
+                    &self,
+                    __uri: &str,
+                    __params: &#p::UriParams,
+                    __ctx: &#p::ToolContext,
+                ) -> ::core::result::Result<::std::vec::Vec<#p::ResourceContent>, #p::FeatureError> {
+                    #(#reads)*
+                    #call
+                    #contents
+                }
+            }
+            impl #p::ResourceItem for #ident {
+                const KEY: &'static str = #template;
+                fn add_to(self, set: &mut #p::ResourceSet) {
+                    #p::add_template(set, self);
+                }
+            }
+        };
+    })
+}
+
+fn list(names: &[&str]) -> String {
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}

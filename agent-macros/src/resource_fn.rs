@@ -1,0 +1,256 @@
+//! What `#[resource]` and `#[prompt]` share: the fn they go on (async, no generics, no
+//! receiver, plain parameters), its parameters with their doc comments, the context
+//! parameter, its return type with any `Result` taken apart, and the stand-in emitted
+//! when the macro reports errors.
+
+use crate::docs::{self, Docs};
+use crate::errors::Errors;
+use crate::spans::macro_ident;
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType, Type};
+
+/// One parameter of the fn.
+pub struct Param {
+    /// Its name.
+    pub ident: Ident,
+    /// Its type.
+    pub ty: Type,
+    /// Its doc comment.
+    pub doc: Option<String>,
+    /// Whether it is the `&ToolContext` of the call rather than an input.
+    pub ctx: bool,
+}
+
+/// The fn, its parameter attributes removed so that it compiles as written.
+pub struct FeatureFn {
+    /// The fn.
+    pub func: ItemFn,
+    /// Its parameters.
+    pub params: Vec<Param>,
+}
+
+/// Reads the fn under `#[what]`, reporting every rule it breaks.
+pub fn parse(item: TokenStream, what: &str, errors: &mut Errors) -> syn::Result<FeatureFn> {
+    let mut func: ItemFn = syn::parse2(item)?;
+    let sig = &func.sig;
+    if sig.asyncness.is_none() {
+        errors.error(
+            sig.fn_token,
+            format!(
+                "`#[{what}]` goes on an `async fn`: write `async fn {}`",
+                sig.ident
+            ),
+        );
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        errors.error(
+            &sig.generics,
+            format!("a `#[{what}]` fn cannot be generic: its parameter types are read from strings, so each must be one concrete type"),
+        );
+    }
+    let mut params = Vec::new();
+    for input in func.sig.inputs.iter_mut() {
+        match input {
+            FnArg::Receiver(receiver) => errors.error(
+                &*receiver,
+                format!("a `#[{what}]` is a free fn: take no `self`"),
+            ),
+            FnArg::Typed(typed) => {
+                let doc = match docs::param_docs(&typed.attrs) {
+                    Ok(doc) => doc,
+                    Err(_) => {
+                        errors.error(
+                            &typed.attrs[0],
+                            "a parameter's doc comment must be written out (`/// ...`), not computed",
+                        );
+                        None
+                    }
+                };
+                typed.attrs.retain(|a| !docs::is_doc(a));
+                match &*typed.pat {
+                    Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
+                        params.push(Param {
+                            ident: pat.ident.clone(),
+                            ty: (*typed.ty).clone(),
+                            doc,
+                            ctx: is_ctx(&typed.ty),
+                        });
+                    }
+                    other => errors.error(
+                        other,
+                        format!("a `#[{what}]` parameter is a plain name: `name: Type`"),
+                    ),
+                }
+            }
+        }
+    }
+    if params.iter().filter(|p| p.ctx).count() > 1 {
+        errors.error(&func.sig.inputs, "take the `&ToolContext` once");
+    }
+    Ok(FeatureFn { func, params })
+}
+
+/// Whether `ty` is `&ToolContext` (by any path).
+fn is_ctx(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(r) => last_ident(&r.elem).is_some_and(|i| i == "ToolContext"),
+        _ => false,
+    }
+}
+
+/// The last segment of a path type.
+pub fn last_ident(ty: &Type) -> Option<&Ident> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| &s.ident),
+        Type::Group(g) => last_ident(&g.elem),
+        Type::Paren(p) => last_ident(&p.elem),
+        _ => None,
+    }
+}
+
+/// The type arguments of the last segment of a path type (`Option<T>` gives `[T]`).
+pub fn type_args(ty: &Type) -> Vec<&Type> {
+    let Type::Path(p) = ty else {
+        return Vec::new();
+    };
+    let Some(segment) = p.path.segments.last() else {
+        return Vec::new();
+    };
+    let PathArguments::AngleBracketed(args) = &segment.arguments else {
+        return Vec::new();
+    };
+    args.args
+        .iter()
+        .filter_map(|a| match a {
+            GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What the fn returns.
+pub struct Output {
+    /// The value past any `Result`.
+    pub value: Type,
+    /// How an `Err` becomes a `FeatureError` (`None`: it returns no `Result`).
+    pub error: Option<TokenStream>,
+}
+
+/// The return type; an error if there is none.
+pub fn output(func: &ItemFn, what: &str, p: &TokenStream, errors: &mut Errors) -> Option<Output> {
+    let ty = match &func.sig.output {
+        ReturnType::Type(_, ty) => (**ty).clone(),
+        ReturnType::Default => {
+            errors.error(
+                &func.sig,
+                format!("a `#[{what}]` fn returns what it serves: add `-> String` or another return type"),
+            );
+            return None;
+        }
+    };
+    let args = type_args(&ty);
+    if last_ident(&ty).is_some_and(|i| i == "Result") && !args.is_empty() {
+        // `Result<T, FeatureError>` keeps the error's kind (not found, invalid
+        // arguments); any other error is a failure with its message.
+        let keeps_kind = args
+            .get(1)
+            .and_then(|e| last_ident(e))
+            .is_some_and(|i| i == "FeatureError");
+        let error = if keeps_kind {
+            quote!(__error)
+        } else {
+            quote!(#p::failed(__error))
+        };
+        return Some(Output {
+            value: args[0].clone(),
+            error: Some(error),
+        });
+    }
+    Some(Output {
+        value: ty,
+        error: None,
+    })
+}
+
+/// The call of the fn, bound to `__value`, returning early with its error.
+pub fn call(func: &ItemFn, args: &[TokenStream], output: &Output) -> TokenStream {
+    let ident = &func.sig.ident;
+    match &output.error {
+        Some(error) => quote! {
+            let __value = match #ident(#(#args),*).await {
+                ::core::result::Result::Ok(__value) => __value,
+                ::core::result::Result::Err(__error) => return ::core::result::Result::Err(#error),
+            };
+        },
+        None => quote! { let __value = #ident(#(#args),*).await; },
+    }
+}
+
+/// The description from the doc comment, as an `Option<String>` expression.
+pub fn description(func: &ItemFn) -> TokenStream {
+    match docs::tool_docs(&func.attrs) {
+        Docs::None => quote!(::core::option::Option::None),
+        Docs::Text { description, .. } if description.is_empty() => {
+            quote!(::core::option::Option::None)
+        }
+        Docs::Text { description, .. } => {
+            quote!(::core::option::Option::Some(::std::string::String::from(#description)))
+        }
+        Docs::Raw(raw) => quote!(::core::option::Option::Some(::std::string::String::from(#raw))),
+    }
+}
+
+/// `Some("...")` or `None` for an optional string.
+pub fn opt(value: Option<String>) -> TokenStream {
+    match value {
+        Some(v) => quote!(::core::option::Option::Some(::std::string::String::from(#v))),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// The type beside the fn, named like it.
+pub fn item_type(func: &ItemFn, what: &str, detail: &str) -> TokenStream {
+    let vis = &func.vis;
+    let ident = macro_ident(&func.sig.ident);
+    let doc = format!("The {what} `{}`{detail}.", func.sig.ident);
+    quote! {
+        #[doc = #doc]
+        #[derive(Debug, Clone, Copy, Default)]
+        #vis struct #ident {}
+    }
+}
+
+/// What an item that is not a fn expands to: it as written, and the errors.
+pub fn unparsed(item: TokenStream, error: syn::Error, mut errors: Errors) -> TokenStream {
+    errors.tokens(error.to_compile_error());
+    let errors = errors.finish().err().unwrap_or_default();
+    quote!(#errors #item)
+}
+
+/// What an invalid item expands to: the fn as written, the errors, and the type, which
+/// a set takes and ignores, so the user sees their mistakes and no follow-on errors.
+pub fn fallback(
+    func: &ItemFn,
+    what: &str,
+    item_trait: &str,
+    set: &str,
+    errors: TokenStream,
+    p: &TokenStream,
+) -> TokenStream {
+    let ty = item_type(func, what, ", which did not compile");
+    let ident = macro_ident(&func.sig.ident);
+    let item_trait = Ident::new(item_trait, func.sig.ident.span());
+    let set = Ident::new(set, func.sig.ident.span());
+    quote! {
+        #errors
+        #func
+        #ty
+        const _: () = {
+            impl #p::#item_trait for #ident {
+                const KEY: &'static str = "";
+                fn add_to(self, _: &mut #p::#set) {}
+            }
+        };
+    }
+}

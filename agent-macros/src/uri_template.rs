@@ -1,0 +1,1 @@
+../../agent-mcp/src/server/uri_template.rs

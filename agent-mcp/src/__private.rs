@@ -1,0 +1,328 @@
+//! What `#[resource]`, `#[prompt]`, `resources![]` and `prompts![]` expand to. Not a
+//! public API: it changes without notice.
+
+use std::fmt::Display;
+use std::str::FromStr;
+use toolwright_core::Content;
+
+pub use crate::server::prompts::{
+    Prompt, PromptArgument, PromptArguments, PromptMessage, PromptSet,
+};
+pub use crate::server::resources::{
+    FeatureError, Resource, ResourceContent, ResourceInfo, ResourceSet, ResourceTemplate,
+};
+pub use crate::server::uri_template::{UriParams, UriTemplate};
+pub use async_trait::async_trait;
+pub use toolwright_core::__private::ConstMessage;
+pub use toolwright_core::ToolContext;
+pub use toolwright_macros::{prompts_impl, resources_impl};
+
+/// A `#[resource]` type: where it is offered (its URI or template), and how it joins a
+/// set.
+pub trait ResourceItem: Sized {
+    /// Its URI or URI template, compared by `resources![]` at compile time. Empty for a
+    /// resource that did not compile.
+    const KEY: &'static str;
+    /// Adds it to `set`.
+    fn add_to(self, set: &mut ResourceSet);
+}
+
+/// A `#[prompt]` type's name and how it joins a set.
+pub trait PromptItem: Sized {
+    /// Its name, compared by `prompts![]` at compile time. Empty for a prompt that did
+    /// not compile.
+    const KEY: &'static str;
+    /// Adds it to `set`.
+    fn add_to(self, set: &mut PromptSet);
+}
+
+/// Panics, in constant evaluation, when `keys[i]` equals an earlier key: two items of
+/// one `resources![]` / `prompts![]` at one URI or name. `#[track_caller]` puts the
+/// error at the repeated path.
+#[track_caller]
+pub const fn distinct_key(keys: &[&str], i: usize, what: &str) {
+    let key = keys[i];
+    if key.is_empty() {
+        return;
+    }
+    let mut j = 0;
+    while j < i {
+        if same(keys[j], key) {
+            panic!(
+                "{}",
+                ConstMessage::new(what, key, "`: each is offered once; remove one").as_str()
+            );
+        }
+        j += 1;
+    }
+}
+
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Adds a resource whose URI `resources![]` checked is not taken.
+pub fn add_resource(set: &mut ResourceSet, resource: impl Resource + 'static) {
+    // The only error is a taken URI, which `resources![]` refused at compile time.
+    let _ = set.add_resource(resource);
+}
+
+/// Adds a template whose text `resources![]` checked is not taken.
+pub fn add_template(set: &mut ResourceSet, template: impl ResourceTemplate + 'static) {
+    let _ = set.add_template(template);
+}
+
+/// Adds a prompt whose name `prompts![]` checked is not taken.
+pub fn add_prompt(set: &mut PromptSet, prompt: impl Prompt + 'static) {
+    let _ = set.add(prompt);
+}
+
+/// Parses a template `#[resource]`'s URI template; `#[resource]` checked it by the same
+/// rules at compile time, so the error branch is never taken.
+pub fn template(source: &'static str) -> UriTemplate {
+    UriTemplate::parse(source).unwrap_or_else(|_| {
+        UriTemplate::parse("invalid:").unwrap_or_else(|_| unreachable!("a literal template"))
+    })
+}
+
+/// Reads the template variable `name` as a `T`.
+pub fn uri_param<T>(params: &UriParams, name: &str) -> Result<T, FeatureError>
+where
+    T: FromUriSegment,
+{
+    let raw = params
+        .get(name)
+        .ok_or_else(|| FeatureError::invalid_arguments(format!("the URI has no `{name}`")))?;
+    T::from_segment(raw).map_err(|e| {
+        FeatureError::invalid_arguments(format!(
+            "`{name}` in the URI is `{raw}`, which is not a {}: {e}",
+            std::any::type_name::<T>()
+        ))
+    })
+}
+
+/// A type a `#[resource(template = ...)]` parameter can have: read from its URI segment
+/// with `FromStr`.
+#[diagnostic::on_unimplemented(
+    message = "a `#[resource]` template parameter is read from its URI segment, and `{Self}` cannot be: it does not implement `FromStr` with an error that implements `Display`",
+    label = "not readable from a URI segment",
+    note = "use `String`, an integer, or a type implementing `FromStr`"
+)]
+pub trait FromUriSegment: Sized {
+    /// Parses `segment`.
+    fn from_segment(segment: &str) -> Result<Self, String>;
+}
+
+impl<T: FromStr> FromUriSegment for T
+where
+    T::Err: Display,
+{
+    fn from_segment(segment: &str) -> Result<Self, String> {
+        segment.parse().map_err(|e: T::Err| e.to_string())
+    }
+}
+
+/// What a `#[resource]` fn can return (past its `Result`).
+#[diagnostic::on_unimplemented(
+    message = "a `#[resource]` cannot serve `{Self}`",
+    label = "not text, bytes, `ResourceContent` or `Serialize`",
+    note = "return `String`, `Vec<u8>` (with `mime_type = \"...\"`), `ResourceContent`, `Vec<ResourceContent>`, or a type implementing `serde::Serialize` (served as JSON)"
+)]
+pub trait IntoContents {
+    /// The contents.
+    fn into_contents(self) -> Result<Vec<ResourceContent>, FeatureError>;
+}
+
+impl IntoContents for String {
+    fn into_contents(self) -> Result<Vec<ResourceContent>, FeatureError> {
+        Ok(vec![ResourceContent::text(self)])
+    }
+}
+
+impl IntoContents for &str {
+    fn into_contents(self) -> Result<Vec<ResourceContent>, FeatureError> {
+        Ok(vec![ResourceContent::text(self)])
+    }
+}
+
+impl IntoContents for ResourceContent {
+    fn into_contents(self) -> Result<Vec<ResourceContent>, FeatureError> {
+        Ok(vec![self])
+    }
+}
+
+impl IntoContents for Vec<ResourceContent> {
+    fn into_contents(self) -> Result<Vec<ResourceContent>, FeatureError> {
+        Ok(self)
+    }
+}
+
+/// A returned value served as JSON.
+pub struct Json<T>(pub T);
+
+impl<T: serde::Serialize> IntoContents for Json<T> {
+    fn into_contents(self) -> Result<Vec<ResourceContent>, FeatureError> {
+        Ok(vec![ResourceContent::json(&self.0)?])
+    }
+}
+
+/// Returned bytes, served base64-encoded with the resource's MIME type.
+pub struct Bytes<T>(pub T, pub &'static str);
+
+impl<T: AsRef<[u8]>> IntoContents for Bytes<T> {
+    fn into_contents(self) -> Result<Vec<ResourceContent>, FeatureError> {
+        Ok(vec![ResourceContent::blob(base64(self.0.as_ref()), self.1)])
+    }
+}
+
+/// Standard base64 with padding, as MCP blobs carry it.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// An error a `#[resource]` or `#[prompt]` fn returned: a [`FeatureError`] as it is,
+/// anything else as a failure with its message.
+pub fn failed(error: impl Display) -> FeatureError {
+    FeatureError::failed(error.to_string())
+}
+
+/// A type a `#[prompt]` argument can have: read from the string the client sent,
+/// as a JSON string first (`String`, enums of unit variants) and then as JSON text
+/// (numbers, booleans, objects).
+#[diagnostic::on_unimplemented(
+    message = "a `#[prompt]` argument arrives as a string, and `{Self}` cannot be read from one",
+    label = "not `String` or `Deserialize`",
+    note = "use `String`, `Option<String>`, or a type implementing `serde::Deserialize` (numbers, booleans, enums of unit variants, JSON objects)"
+)]
+pub trait FromPromptArg: Sized {
+    /// Reads `value`.
+    fn from_arg(value: &str) -> Result<Self, String>;
+}
+
+impl<T: serde::de::DeserializeOwned> FromPromptArg for T {
+    fn from_arg(value: &str) -> Result<Self, String> {
+        serde_json::from_value(serde_json::Value::String(value.to_owned()))
+            .or_else(|_| serde_json::from_str(value))
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The prompt argument `name` as a `T`; `None` when it was not given.
+pub fn prompt_arg<T: FromPromptArg>(
+    args: &PromptArguments,
+    name: &str,
+) -> Result<Option<T>, FeatureError> {
+    let Some(raw) = args.get(name) else {
+        return Ok(None);
+    };
+    T::from_arg(raw).map(Some).map_err(|e| {
+        FeatureError::invalid_arguments(format!(
+            "the argument `{name}` is `{raw}`, which is not a {}: {e}",
+            std::any::type_name::<T>()
+        ))
+    })
+}
+
+/// A required prompt argument, which the server checked is present.
+pub fn required<T>(value: Option<T>, name: &str) -> Result<T, FeatureError> {
+    value.ok_or_else(|| {
+        FeatureError::invalid_arguments(format!("the argument `{name}` is required"))
+    })
+}
+
+/// What a `#[prompt]` fn can return (past its `Result`).
+#[diagnostic::on_unimplemented(
+    message = "a `#[prompt]` cannot return `{Self}`",
+    label = "not text or prompt messages",
+    note = "return `String` (one user message), `PromptMessage`, or `Vec<PromptMessage>`"
+)]
+pub trait IntoMessages {
+    /// The messages.
+    fn into_messages(self) -> Vec<PromptMessage>;
+}
+
+impl IntoMessages for String {
+    fn into_messages(self) -> Vec<PromptMessage> {
+        vec![PromptMessage::user(Content::text(self))]
+    }
+}
+
+impl IntoMessages for &str {
+    fn into_messages(self) -> Vec<PromptMessage> {
+        vec![PromptMessage::user(Content::text(self))]
+    }
+}
+
+impl IntoMessages for PromptMessage {
+    fn into_messages(self) -> Vec<PromptMessage> {
+        vec![self]
+    }
+}
+
+impl IntoMessages for Vec<PromptMessage> {
+    fn into_messages(self) -> Vec<PromptMessage> {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_rfc_vectors() {
+        for (input, expected) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(input.as_bytes()), expected);
+        }
+        assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
+    }
+
+    #[test]
+    fn prompt_args_read_strings_numbers_and_refuse_garbage() {
+        let mut args = PromptArguments::new();
+        args.insert("s".into(), "42".into());
+        args.insert("bad".into(), "forty".into());
+        assert_eq!(
+            prompt_arg::<String>(&args, "s").unwrap().as_deref(),
+            Some("42")
+        );
+        assert_eq!(prompt_arg::<u32>(&args, "s").unwrap(), Some(42));
+        assert_eq!(prompt_arg::<u32>(&args, "missing").unwrap(), None);
+        let err = prompt_arg::<u32>(&args, "bad").unwrap_err();
+        assert!(err.message().contains("`bad` is `forty`"), "{err}");
+    }
+}

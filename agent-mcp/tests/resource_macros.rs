@@ -1,0 +1,302 @@
+//! Resources, a resource template and prompts written with `#[resource]` and
+//! `#[prompt]`, collected with `resources![]` and `prompts![]`, served by `McpServer`
+//! over Streamable HTTP and read back by `McpClient` on both protocol versions: what the
+//! fns return arrives as text, JSON or base64 bytes, template variables and prompt
+//! arguments are parsed into the parameters' types, and what cannot be parsed is
+//! refused with a message naming it.
+
+#[path = "support/raw_http.rs"]
+mod raw_http;
+
+use raw_http::serve_on_loopback;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use toolwright_core::{ToolContext, ToolSet};
+use toolwright_mcp::prompts::{PromptArgument, PromptMessage, PromptRole};
+use toolwright_mcp::resources::{FeatureError, FeatureErrorKind, ResourceBody, ResourceContent};
+use toolwright_mcp::{
+    HttpClientOptions, HttpOptions, McpClient, McpServer, prompt, prompts, resource, resources,
+};
+
+/// The app's settings.
+#[resource(uri = "config://app", title = "App settings")]
+async fn settings() -> Settings {
+    Settings {
+        debug: false,
+        workers: 4,
+    }
+}
+
+#[derive(Serialize)]
+struct Settings {
+    debug: bool,
+    workers: u32,
+}
+
+/// Release notes.
+#[resource(
+    uri = "notes://release",
+    name = "release-notes",
+    mime_type = "text/markdown"
+)]
+async fn notes() -> &'static str {
+    "# 1.0\nFirst release."
+}
+
+/// The logo.
+#[resource(uri = "logo://png", mime_type = "image/png")]
+async fn logo() -> Vec<u8> {
+    vec![0x89, b'P', b'N', b'G']
+}
+
+/// The session the read came in, which the fn takes from its context.
+#[resource(uri = "whoami://session")]
+async fn whoami(ctx: &ToolContext) -> String {
+    format!("session {}", ctx.session_id())
+}
+
+/// A line of a file.
+#[resource(template = "files://{name}/lines/{line}")]
+async fn line(name: String, line: u32) -> Result<ResourceContent, FeatureError> {
+    if name != "readme" {
+        return Err(FeatureError::not_found(format!("no file `{name}`")));
+    }
+    Ok(ResourceContent::text(format!("line {line} of {name}")).with_mime_type("text/plain"))
+}
+
+/// A page of a document, whose errors are not `FeatureError`s.
+#[resource(template = "docs://{+path}")]
+async fn doc(path: String) -> Result<String, std::io::Error> {
+    if path.ends_with(".secret") {
+        return Err(std::io::Error::other("that document is sealed"));
+    }
+    Ok(format!("document {path}"))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Tone {
+    Kind,
+    Blunt,
+}
+
+/// Asks for a code review.
+#[prompt(title = "Code review")]
+async fn review(
+    /// The code to review.
+    code: String,
+    /// What to look at.
+    focus: Option<String>,
+    /// How many findings at most.
+    limit: Option<u32>,
+    /// How to say it.
+    tone: Tone,
+) -> Vec<PromptMessage> {
+    let tone = match tone {
+        Tone::Kind => "kindly",
+        Tone::Blunt => "bluntly",
+    };
+    vec![
+        PromptMessage::user(format!(
+            "Review {tone}, at most {} findings, for {}:\n{code}",
+            limit.unwrap_or(3),
+            focus.as_deref().unwrap_or("anything")
+        )),
+        PromptMessage::assistant("I will."),
+    ]
+}
+
+/// Says hello.
+#[prompt(name = "greet")]
+async fn hello(
+    /// Whom to greet.
+    name: String,
+) -> Result<String, FeatureError> {
+    if name.is_empty() {
+        return Err(FeatureError::invalid_arguments("name a person to greet"));
+    }
+    Ok(format!("Say hello to {name}."))
+}
+
+fn server() -> McpServer {
+    McpServer::new(ToolSet::new())
+        .with_resources(resources![settings, notes, logo, whoami, line, doc])
+        .with_prompts(prompts![review, hello])
+}
+
+fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+#[tokio::test]
+async fn macro_made_resources_and_prompts_are_served_on_both_protocol_versions() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let running = serve_on_loopback(server(), HttpOptions::default()).await;
+    let url = format!("http://{}/mcp", running.addr);
+    for version in ["2025-11-25", "2026-07-28"] {
+        let options = HttpClientOptions::new().with_protocol_version(version);
+        let client = McpClient::connect_http_with(&url, &options).await.unwrap();
+
+        let listed = client.list_resources().await.unwrap();
+        let uris: Vec<&str> = listed.iter().map(|r| r.uri.as_str()).collect();
+        assert_eq!(
+            uris,
+            [
+                "config://app",
+                "notes://release",
+                "logo://png",
+                "whoami://session"
+            ]
+        );
+        assert_eq!(listed[0].info.name, "settings");
+        assert_eq!(listed[0].info.title.as_deref(), Some("App settings"));
+        assert_eq!(
+            listed[0].info.description.as_deref(),
+            Some("The app's settings.")
+        );
+        assert_eq!(
+            listed[0].info.mime_type.as_deref(),
+            Some("application/json")
+        );
+        assert_eq!(listed[1].info.name, "release-notes");
+        assert_eq!(listed[1].info.mime_type.as_deref(), Some("text/markdown"));
+        let templates = client.list_resource_templates().await.unwrap();
+        let templates: Vec<&str> = templates.iter().map(|t| t.template.as_str()).collect();
+        assert_eq!(templates, ["files://{name}/lines/{line}", "docs://{+path}"]);
+
+        let read = client.read_resource("config://app").await.unwrap();
+        assert_eq!(
+            read[0].body,
+            ResourceBody::Text(r#"{"debug":false,"workers":4}"#.into())
+        );
+        let read = client.read_resource("notes://release").await.unwrap();
+        assert_eq!(
+            read[0].body,
+            ResourceBody::Text("# 1.0\nFirst release.".into())
+        );
+        assert_eq!(read[0].mime_type.as_deref(), Some("text/markdown"));
+        let read = client.read_resource("logo://png").await.unwrap();
+        assert_eq!(read[0].body, ResourceBody::Blob("iVBORw==".into()));
+        assert_eq!(read[0].mime_type.as_deref(), Some("image/png"));
+        let read = client.read_resource("whoami://session").await.unwrap();
+        let ResourceBody::Text(whoami) = &read[0].body else {
+            panic!("expected text, got {:?}", read[0].body);
+        };
+        assert!(whoami.starts_with("session "), "{whoami}");
+
+        // Template variables, parsed into the parameters' types.
+        let read = client
+            .read_resource("files://readme/lines/12")
+            .await
+            .unwrap();
+        assert_eq!(read[0].body, ResourceBody::Text("line 12 of readme".into()));
+        let read = client.read_resource("docs://guide/intro.md").await.unwrap();
+        assert_eq!(
+            read[0].body,
+            ResourceBody::Text("document guide/intro.md".into())
+        );
+        let refused = client
+            .read_resource("files://readme/lines/twelve")
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refused.kind(),
+            FeatureErrorKind::InvalidArguments,
+            "{refused}"
+        );
+        assert!(
+            refused.message().contains("`line` in the URI is `twelve`"),
+            "{refused}"
+        );
+        let missing = client
+            .read_resource("files://other/lines/1")
+            .await
+            .unwrap_err();
+        // From 2026-07-28, not-found travels as -32602 (SEP-2164).
+        if version == "2025-11-25" {
+            assert_eq!(missing.kind(), FeatureErrorKind::NotFound, "{missing}");
+        }
+        assert!(missing.message().contains("no file `other`"), "{missing}");
+        let sealed = client
+            .read_resource("docs://plans.secret")
+            .await
+            .unwrap_err();
+        assert_eq!(sealed.kind(), FeatureErrorKind::Failed, "{sealed}");
+        assert!(
+            sealed.message().contains("that document is sealed"),
+            "{sealed}"
+        );
+
+        let prompts = client.list_prompts().await.unwrap();
+        assert_eq!(prompts[0].name, "review");
+        assert_eq!(prompts[0].title.as_deref(), Some("Code review"));
+        assert_eq!(
+            prompts[0].description.as_deref(),
+            Some("Asks for a code review.")
+        );
+        assert_eq!(
+            prompts[0].arguments,
+            [
+                PromptArgument::required("code", "The code to review."),
+                PromptArgument::optional("focus", "What to look at."),
+                PromptArgument::optional("limit", "How many findings at most."),
+                PromptArgument::required("tone", "How to say it."),
+            ]
+        );
+        assert_eq!(prompts[1].name, "greet");
+
+        let messages = client
+            .get_prompt(
+                "review",
+                &args(&[("code", "x = 1"), ("tone", "blunt"), ("limit", "5")]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            messages[0],
+            PromptMessage::user("Review bluntly, at most 5 findings, for anything:\nx = 1")
+        );
+        assert_eq!(messages[1].role, PromptRole::Assistant);
+        let refused = client
+            .get_prompt("review", &args(&[("code", "x"), ("tone", "sarcastic")]))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refused.kind(),
+            FeatureErrorKind::InvalidArguments,
+            "{refused}"
+        );
+        assert!(
+            refused.message().contains("`tone` is `sarcastic`"),
+            "{refused}"
+        );
+        let refused = client
+            .get_prompt(
+                "review",
+                &args(&[("code", "x"), ("tone", "kind"), ("limit", "-1")]),
+            )
+            .await
+            .unwrap_err();
+        assert!(refused.message().contains("`limit` is `-1`"), "{refused}");
+
+        let messages = client
+            .get_prompt("greet", &args(&[("name", "Ada")]))
+            .await
+            .unwrap();
+        assert_eq!(messages, [PromptMessage::user("Say hello to Ada.")]);
+        let refused = client
+            .get_prompt("greet", &args(&[("name", "")]))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refused.kind(),
+            FeatureErrorKind::InvalidArguments,
+            "{refused}"
+        );
+        assert!(refused.message().contains("name a person"), "{refused}");
+        client.close().await;
+    }
+}
