@@ -1,0 +1,9 @@
+use toolwright_mcp::resource;
+
+/// The app's settings.
+#[resource(uri = "config://app")]
+async fn settings(section: String) -> String {
+    section
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use toolwright_mcp::resource;
+
+/// The app's settings.
+#[resource(uri = "config://app")]
+async fn settings() {}
+
+fn main() {}
