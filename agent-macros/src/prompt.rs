@@ -4,7 +4,7 @@
 
 use crate::errors::Errors;
 use crate::resource_fn::{self, last_ident, type_args};
-use crate::spans::macro_ident;
+use crate::spans::{macro_ident, spanned_at};
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::TokenStream;
@@ -103,7 +103,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         let description = resource_fn::description(&feature.func);
         let call = resource_fn::call(&feature.func, &args, &output);
         let span = output.value.span();
-        let messages = quote_spanned!(span=> #p::IntoMessages::into_messages(__value));
+        // The whole call at the return type, so that an unmet bound is reported there.
+        let p_at = spanned_at(p.clone(), span);
+        let messages = quote_spanned!(span=> #p_at::IntoMessages::into_messages(__value));
         let func = &feature.func;
         let ty = resource_fn::item_type(func, "prompt", &format!(" (`{name}`)"));
         let ident = macro_ident(&func.sig.ident);

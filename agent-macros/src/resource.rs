@@ -5,7 +5,7 @@
 
 use crate::errors::Errors;
 use crate::resource_fn::{self, FeatureFn, Output, last_ident, type_args};
-use crate::spans::macro_ident;
+use crate::spans::{macro_ident, spanned_at};
 use crate::uri_template::UriTemplate;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
@@ -50,10 +50,10 @@ fn kind(ty: &Type) -> Kind {
             _ => Kind::Json,
         };
     }
-    if let Type::Array(a) = ty {
-        if is_u8(&a.elem) {
-            return Kind::Bytes;
-        }
+    if let Type::Array(a) = ty
+        && is_u8(&a.elem)
+    {
+        return Kind::Bytes;
     }
     let Some(ident) = last_ident(ty) else {
         return Kind::Json;
@@ -84,17 +84,18 @@ fn is_u8(ty: &Type) -> bool {
 /// Expands `#[resource(...)]`.
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let attr = match NestedMeta::parse_meta_list(args) {
+    // When the keys do not parse, what they lack is not reported too.
+    let (attr, attr_ok) = match NestedMeta::parse_meta_list(args) {
         Ok(list) => match ResourceAttr::from_list(&list) {
-            Ok(attr) => attr,
+            Ok(attr) => (attr, true),
             Err(e) => {
                 errors.darling(e);
-                ResourceAttr::default()
+                (ResourceAttr::default(), false)
             }
         },
         Err(e) => {
             errors.tokens(e.to_compile_error());
-            ResourceAttr::default()
+            (ResourceAttr::default(), false)
         }
     };
     let krate = attr
@@ -120,6 +121,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             );
             None
         }
+        (None, None) if !attr_ok => None,
         (None, None) => {
             errors.error_at(
                 Span::call_site(),
@@ -178,6 +180,8 @@ fn info(attr: &ResourceAttr, feature: &FeatureFn, kind: &Kind, p: &TokenStream) 
 /// The fn's value as contents, the trait error (if any) at the return type.
 fn contents(output: &Output, kind: &Kind, attr: &ResourceAttr, p: &TokenStream) -> TokenStream {
     let span = output.value.span();
+    // The whole call at the return type, so that an unmet bound is reported there.
+    let p = &spanned_at(p.clone(), span);
     let value = match kind {
         Kind::AsIs => quote!(__value),
         Kind::Json => quote_spanned!(span=> #p::Json(__value)),

@@ -145,7 +145,99 @@ pub mod prompts {
 }
 pub use stdio::{serve_io, serve_stdio, serve_stdio_with};
 
-pub use toolwright_macros::{prompt, resource};
+/// Turns an `async fn` into a resource: `uri = "..."` for one fixed URI (a
+/// [`Resource`](resources::Resource)), `template = "..."` for every URI an RFC 6570
+/// template matches (a [`ResourceTemplate`](resources::ResourceTemplate)). Beside the fn
+/// it puts a type of the same name, which [`resources!`] collects.
+///
+/// ```
+/// use serde::Serialize;
+/// use toolwright_mcp::resources::FeatureError;
+/// use toolwright_mcp::{resource, resources};
+///
+/// #[derive(Serialize)]
+/// struct Settings {
+///     debug: bool,
+/// }
+///
+/// /// The app's settings, served as JSON.
+/// #[resource(uri = "config://app", title = "App settings")]
+/// async fn settings() -> Settings {
+///     Settings { debug: false }
+/// }
+///
+/// /// One line of a file: `{name}` and `{line}` are read from the URI into the
+/// /// parameters of the same names.
+/// #[resource(template = "files://{name}/lines/{line}", mime_type = "text/plain")]
+/// async fn line(name: String, line: u32) -> Result<String, FeatureError> {
+///     if name != "readme" {
+///         return Err(FeatureError::not_found(format!("no file `{name}`")));
+///     }
+///     Ok(format!("line {line} of {name}"))
+/// }
+///
+/// let set = resources![settings, line];
+/// assert_eq!(set.templates()[0].info().name, "line");
+/// ```
+///
+/// The description is the fn's doc comment. The fn returns its contents: text (`String`,
+/// `&'static str`), bytes (`Vec<u8>`, `&'static [u8]`, `[u8; N]`, served base64 with
+/// `mime_type`), one or more [`ResourceContent`](resources::ResourceContent)s, or any
+/// `serde::Serialize` value (served as JSON) — or a `Result` of one of those, whose
+/// error is a [`FeatureError`](resources::FeatureError) (its kind kept: not found,
+/// invalid arguments) or anything `Display` (a failure with its message). A parameter
+/// `&ToolContext` receives the read's context.
+///
+/// A template's variables (`{name}`, and `{+name}`, which may span `/`) and the fn's
+/// other parameters must match one to one; each is parsed with `FromStr`, and a URI
+/// whose segment does not parse is refused with a message naming it.
+///
+/// | key | |
+/// |---|---|
+/// | `uri = "..."` | the resource's one URI |
+/// | `template = "..."` | a URI template, checked at compile time |
+/// | `name = "..."` | the listed name (default: the fn's) |
+/// | `title = "..."` | a human-readable title |
+/// | `mime_type = "..."` | its MIME type (default: `application/json` for values, `application/octet-stream` for bytes) |
+/// | `crate = path` | where `toolwright_mcp` is, for crates that re-export it |
+///
+/// Mistakes are compile errors at the offending tokens that say what to write instead.
+pub use toolwright_macros::resource;
+
+/// Turns an `async fn` into a [`Prompt`](prompts::Prompt). Its parameters are the
+/// prompt's arguments, each described by its own doc comment: an `Option<T>` is
+/// optional, anything else required. Arguments arrive as strings: `String` takes them
+/// as they are, any other `serde::Deserialize` type reads them (numbers, booleans, enums
+/// of unit variants, JSON objects), and an argument that does not read is refused with
+/// a message naming it. A parameter `&ToolContext` receives the request's context.
+///
+/// ```
+/// use toolwright_mcp::prompts::PromptMessage;
+/// use toolwright_mcp::{prompt, prompts};
+///
+/// /// Asks for a code review.
+/// #[prompt(title = "Code review")]
+/// async fn review(
+///     /// The code to review.
+///     code: String,
+///     /// How many findings at most.
+///     limit: Option<u32>,
+/// ) -> Vec<PromptMessage> {
+///     vec![
+///         PromptMessage::user(format!("Review, at most {} findings:\n{code}", limit.unwrap_or(3))),
+///         PromptMessage::assistant("Send it over."),
+///     ]
+/// }
+///
+/// let set = prompts![review];
+/// assert_eq!(set.get("review").unwrap().arguments().len(), 2);
+/// ```
+///
+/// The description is the fn's doc comment. The fn returns `String` (one user message),
+/// a [`PromptMessage`](prompts::PromptMessage), a `Vec` of them, or a `Result` of one of
+/// those (errors as for [`resource`]). Keys: `name = "..."` (default: the fn's name),
+/// `title = "..."`, `crate = path`.
+pub use toolwright_macros::prompt;
 
 /// The set of the named `#[resource]` fns, fixed and templated, as a
 /// [`ResourceSet`](resources::ResourceSet); two at one URI (or one template) are a
