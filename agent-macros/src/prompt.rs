@@ -109,6 +109,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         let func = &feature.func;
         let ty = resource_fn::item_type(func, "prompt", &format!(" (`{name}`)"));
         let ident = macro_ident(&func.sig.ident);
+        let complete = resource_fn::complete_arms(&feature.params, &format!("prompt `{name}`"), &p);
         quote! {
             #func
             #ty
@@ -130,6 +131,14 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                         static ARGUMENTS: ::std::sync::OnceLock<::std::vec::Vec<#p::PromptArgument>> =
                             ::std::sync::OnceLock::new();
                         ARGUMENTS.get_or_init(|| ::std::vec![#(#arguments),*])
+                    }
+                    async fn complete(
+                        &self,
+                        __name: &str,
+                        __value: &str,
+                        __resolved: &#p::PromptArguments,
+                    ) -> ::core::result::Result<::std::vec::Vec<::std::string::String>, #p::FeatureError> {
+                        #complete
                     }
                     async fn get(
                         &self,

@@ -329,12 +329,25 @@ fn templated(
         &format!(" `{}`", template.value()),
     );
     let ident = macro_ident(&func.sig.ident);
+    let complete = resource_fn::complete_arms(
+        &feature.params,
+        &format!("the template `{}`", template.value()),
+        p,
+    );
     Some(quote! {
         #func
         #ty
         const _: () = {
             #[#p::async_trait]
             impl #p::ResourceTemplate for #ident {
+                async fn complete(
+                    &self,
+                    __name: &str,
+                    __value: &str,
+                    __resolved: &#p::UriParams,
+                ) -> ::core::result::Result<::std::vec::Vec<::std::string::String>, #p::FeatureError> {
+                    #complete
+                }
                 fn template(&self) -> &#p::UriTemplate {
                     static TEMPLATE: ::std::sync::OnceLock<#p::UriTemplate> = ::std::sync::OnceLock::new();
                     TEMPLATE.get_or_init(|| #p::template(#template))

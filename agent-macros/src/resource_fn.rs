@@ -6,9 +6,14 @@
 use crate::docs::{self, Docs};
 use crate::errors::Errors;
 use crate::spans::macro_ident;
+use darling::FromMeta;
+use darling::ast::NestedMeta;
 use proc_macro2::TokenStream;
-use quote::quote;
-use syn::{FnArg, GenericArgument, Ident, ItemFn, Pat, PathArguments, ReturnType, Type};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{
+    FnArg, GenericArgument, Ident, ItemFn, Meta, Pat, Path, PathArguments, ReturnType, Type,
+};
 
 /// One parameter of the fn.
 pub struct Param {
@@ -20,6 +25,16 @@ pub struct Param {
     pub doc: Option<String>,
     /// Whether it is the `&ToolContext` of the call rather than an input.
     pub ctx: bool,
+    /// `#[arg(complete = path)]`: the fn suggesting its values.
+    pub complete: Option<Path>,
+}
+
+/// The keys of `#[arg(...)]` on a `#[resource]` or `#[prompt]` parameter.
+#[derive(Debug, Default, FromMeta)]
+struct ArgAttr {
+    /// `complete = path`: a `fn(&str) -> Vec<String>` suggesting the values that begin
+    /// like what the client typed (`completion/complete`).
+    complete: Option<Path>,
 }
 
 /// The fn, its parameter attributes removed so that it compiles as written.
@@ -67,14 +82,38 @@ pub fn parse(item: TokenStream, what: &str, errors: &mut Errors) -> syn::Result<
                         None
                     }
                 };
-                typed.attrs.retain(|a| !docs::is_doc(a));
+                let mut complete = None;
+                for attr in typed.attrs.iter().filter(|a| a.path().is_ident("arg")) {
+                    let parsed = match &attr.meta {
+                        Meta::List(list) => NestedMeta::parse_meta_list(list.tokens.clone())
+                            .map_err(darling::Error::from)
+                            .and_then(|list| ArgAttr::from_list(&list)),
+                        _ => Err(darling::Error::custom("write `#[arg(complete = some_fn)]`")
+                            .with_span(attr)),
+                    };
+                    match parsed {
+                        Ok(arg) => complete = arg.complete.or(complete),
+                        Err(e) => errors.darling(e),
+                    }
+                }
+                typed
+                    .attrs
+                    .retain(|a| !docs::is_doc(a) && !a.path().is_ident("arg"));
                 match &*typed.pat {
                     Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
+                        let ctx = is_ctx(&typed.ty);
+                        if ctx && let Some(complete) = &complete {
+                            errors.error(
+                                complete,
+                                "the `&ToolContext` is not an argument: it has nothing to complete",
+                            );
+                        }
                         params.push(Param {
                             ident: pat.ident.clone(),
                             ty: (*typed.ty).clone(),
                             doc,
-                            ctx: is_ctx(&typed.ty),
+                            ctx,
+                            complete,
                         });
                     }
                     other => errors.error(
@@ -252,5 +291,42 @@ pub fn fallback(
                 fn add_to(self, _: &mut #p::#set) {}
             }
         };
+    }
+}
+
+/// The arms of a `complete` method: each parameter's name to its completer's
+/// suggestions for `__value` (none without one), any other name an error naming them.
+pub fn complete_arms(params: &[Param], what: &str, p: &TokenStream) -> TokenStream {
+    let inputs: Vec<&Param> = params.iter().filter(|p| !p.ctx).collect();
+    let arms = inputs.iter().map(|param| {
+        let name = param.ident.to_string();
+        let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
+        match &param.complete {
+            Some(complete) => {
+                let call = quote_spanned!(complete.span()=> #p::suggestions(#complete(__value)));
+                quote!(#name => ::core::result::Result::Ok(#call),)
+            }
+            None => quote!(#name => ::core::result::Result::Ok(::std::vec::Vec::new()),),
+        }
+    });
+    let names: Vec<String> = inputs
+        .iter()
+        .map(|param| format!("`{}`", param.ident))
+        .collect();
+    let names = if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    };
+    // A format string: the template's own braces are escaped.
+    let what = what.replace('{', "{{").replace('}', "}}");
+    let message = format!("{what} has no `{{__other}}` to complete; it has: {names}");
+    quote! {
+        match __name {
+            #(#arms)*
+            __other => ::core::result::Result::Err(#p::FeatureError::invalid_arguments(
+                ::std::format!(#message),
+            )),
+        }
     }
 }

@@ -206,6 +206,15 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// What a completer of `#[arg(complete = ...)]` returned, as suggestions.
+pub fn suggestions<I>(values: I) -> Vec<String>
+where
+    I: IntoIterator,
+    I::Item: Into<String>,
+{
+    values.into_iter().map(Into::into).collect()
+}
+
 /// An error a `#[resource]` or `#[prompt]` fn returned: a [`FeatureError`] as it is,
 /// anything else as a failure with its message.
 pub fn failed(error: impl Display) -> FeatureError {

@@ -55,9 +55,20 @@ async fn whoami(ctx: &ToolContext) -> String {
     format!("session {}", ctx.session_id())
 }
 
+/// The files whose names begin like `typed`.
+fn file_names(typed: &str) -> Vec<&'static str> {
+    ["readme", "release", "license"]
+        .into_iter()
+        .filter(|name| name.starts_with(typed))
+        .collect()
+}
+
 /// A line of a file.
 #[resource(template = "files://{name}/lines/{line}")]
-async fn line(name: String, line: u32) -> Result<ResourceContent, FeatureError> {
+async fn line(
+    #[arg(complete = file_names)] name: String,
+    line: u32,
+) -> Result<ResourceContent, FeatureError> {
     if name != "readme" {
         return Err(FeatureError::not_found(format!("no file `{name}`")));
     }
@@ -80,6 +91,14 @@ enum Tone {
     Blunt,
 }
 
+fn tones(typed: &str) -> Vec<String> {
+    ["kind", "blunt"]
+        .into_iter()
+        .filter(|t| t.starts_with(typed))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Asks for a code review.
 #[prompt(title = "Code review")]
 async fn review(
@@ -90,6 +109,7 @@ async fn review(
     /// How many findings at most.
     limit: Option<u32>,
     /// How to say it.
+    #[arg(complete = tones)]
     tone: Tone,
 ) -> Vec<PromptMessage> {
     let tone = match tone {
@@ -297,6 +317,33 @@ async fn macro_made_resources_and_prompts_are_served_on_both_protocol_versions()
             "{refused}"
         );
         assert!(refused.message().contains("name a person"), "{refused}");
+
+        // Completion from `#[arg(complete = ...)]`; none for a parameter without it.
+        let names = client
+            .complete_template_variable("files://{name}/lines/{line}", "name", "re")
+            .await
+            .unwrap();
+        assert_eq!(names, ["readme", "release"]);
+        let lines = client
+            .complete_template_variable("files://{name}/lines/{line}", "line", "1")
+            .await
+            .unwrap();
+        assert!(lines.is_empty(), "{lines:?}");
+        let tones = client
+            .complete_prompt_argument("review", "tone", "b")
+            .await
+            .unwrap();
+        assert_eq!(tones, ["blunt"]);
+        let refused = client
+            .complete_prompt_argument("review", "mood", "b")
+            .await
+            .unwrap_err();
+        assert!(
+            refused
+                .message()
+                .contains("prompt `review` has no `mood` to complete"),
+            "{refused}"
+        );
         client.close().await;
     }
 }
