@@ -16,19 +16,19 @@
 //! loopback hosts and origins are accepted). `--stateless` serves without sessions, so
 //! that several instances behind a load balancer can share the clients.
 //!
-//! Every tool is an `async fn` with `#[tool]`. `delete_note` is destructive: before it
+//! Every tool is an `async fn` with `#[tool]`, the resources `#[resource]`, the prompt
+//! `#[prompt]`. `delete_note` is destructive: before it
 //! runs, the server asks the client's user (MCP elicitation).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use toolwright_core::{Principal, ToolContext, ToolError, ToolSet, tool, tools};
-use toolwright_mcp::prompts::{FnPrompt, PromptArgument, PromptMessage, PromptSet};
-use toolwright_mcp::resources::{
-    FnResource, FnTemplate, ResourceContent, ResourceInfo, ResourceSet,
-};
+use toolwright_mcp::prompts::{PromptMessage, PromptSet};
+use toolwright_mcp::resources::ResourceSet;
 use toolwright_mcp::{
-    HttpAuth, HttpOptions, McpHttpServer, McpServer, ServerOptions, StaticTokens,
+    HttpAuth, HttpOptions, McpHttpServer, McpServer, ServerOptions, StaticTokens, prompt, prompts,
+    resource, resources,
 };
 
 /// Temperature unit.
@@ -126,35 +126,21 @@ pub fn toolset() -> ToolSet {
 /// The cities the weather template suggests as a client types.
 const CITIES: [&str; 5] = ["Beijing", "Berlin", "Lisbon", "London", "Paris"];
 
+/// The server's settings.
+#[resource(uri = "config://app", name = "app-config")]
+async fn app_config() -> serde_json::Value {
+    serde_json::json!({"units": "celsius", "forecast_days": 1})
+}
+
+/// Today's forecast for a city.
+#[resource(template = "weather://{city}/today")]
+async fn today(#[arg(complete = complete_city)] city: String) -> Forecast {
+    get_weather(city, None).await
+}
+
 /// This example's resources: the app's settings, and today's forecast for any city.
 pub fn resources() -> ResourceSet {
-    let mut set = ResourceSet::new();
-    set.add_resource(FnResource::new(
-        "config://app",
-        ResourceInfo::named("app-config")
-            .with_description("The server's settings")
-            .with_mime_type("application/json"),
-        |_ctx| async {
-            let config = serde_json::json!({"units": "celsius", "forecast_days": 1});
-            Ok(vec![ResourceContent::json(&config)?])
-        },
-    ))
-    .expect("one resource at config://app");
-    let weather = FnTemplate::new(
-        "weather://{city}/today",
-        ResourceInfo::named("today")
-            .with_description("Today's forecast for a city")
-            .with_mime_type("application/json"),
-        |_uri, params, _ctx| async move {
-            let city = params.get("city").cloned().unwrap_or_default();
-            let forecast = get_weather(city, None).await;
-            Ok(vec![ResourceContent::json(&forecast)?])
-        },
-    )
-    .expect("a well-formed URI template")
-    .with_completion(|_variable, typed, _resolved| complete_city(typed));
-    set.add_template(weather).expect("one weather template");
-    set
+    resources![app_config, today]
 }
 
 /// The cities that begin like `typed` (ignoring case).
@@ -167,40 +153,33 @@ fn complete_city(typed: &str) -> Vec<String> {
         .collect()
 }
 
+/// Plans a day out in a city, with today's weather.
+#[prompt]
+async fn plan_trip(
+    /// Where to go
+    #[arg(complete = complete_city)]
+    city: String,
+    /// What the traveller likes
+    interests: Option<String>,
+) -> Vec<PromptMessage> {
+    let interests = interests.as_deref().unwrap_or("anything");
+    let forecast =
+        serde_json::to_string(&get_weather(city.clone(), None).await).unwrap_or_default();
+    vec![
+        PromptMessage::user(toolwright_core::Content::text_resource(
+            format!("weather://{city}/today"),
+            "application/json",
+            forecast,
+        )),
+        PromptMessage::user(format!(
+            "Plan a day in {city} for someone who likes {interests}, given the weather above."
+        )),
+    ]
+}
+
 /// This example's prompts: planning a trip to a city.
 pub fn prompts() -> PromptSet {
-    let mut set = PromptSet::new();
-    let plan_trip = FnPrompt::new(
-        "plan_trip",
-        "Plans a day out in a city, with today's weather.",
-        vec![
-            PromptArgument::required("city", "Where to go"),
-            PromptArgument::optional("interests", "What the traveller likes"),
-        ],
-        |args, _ctx| async move {
-            let city = args["city"].clone();
-            let interests = args.get("interests").map_or("anything", String::as_str);
-            let forecast =
-                serde_json::to_string(&get_weather(city.clone(), None).await).unwrap_or_default();
-            Ok(vec![
-                PromptMessage::user(toolwright_core::Content::text_resource(
-                    format!("weather://{city}/today"),
-                    "application/json",
-                    forecast,
-                )),
-                PromptMessage::user(format!(
-                    "Plan a day in {city} for someone who likes {interests}, \
-                     given the weather above."
-                )),
-            ])
-        },
-    )
-    .with_completion(|argument, typed, _resolved| match argument {
-        "city" => complete_city(typed),
-        _ => Vec::new(),
-    });
-    set.add(plan_trip).expect("one prompt named plan_trip");
-    set
+    prompts![plan_trip]
 }
 
 /// Serves `tools` as the command line says: stdio, or `--http ADDR` with optional
