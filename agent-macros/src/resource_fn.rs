@@ -303,7 +303,7 @@ pub fn complete_arms(params: &[Param], what: &str, p: &TokenStream) -> TokenStre
         let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
         match &param.complete {
             Some(complete) => {
-                let call = quote_spanned!(complete.span()=> #p::suggestions(#complete(__value)));
+                let call = quote_spanned!(complete.span()=> #p::suggestions(#complete, __value));
                 quote!(#name => ::core::result::Result::Ok(#call),)
             }
             None => quote!(#name => ::core::result::Result::Ok(::std::vec::Vec::new()),),

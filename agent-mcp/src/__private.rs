@@ -206,13 +206,14 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
-/// What a completer of `#[arg(complete = ...)]` returned, as suggestions.
-pub fn suggestions<I>(values: I) -> Vec<String>
+/// The suggestions of a completer of `#[arg(complete = ...)]` for `value`.
+pub fn suggestions<F, I>(complete: F, value: &str) -> Vec<String>
 where
+    F: Fn(&str) -> I,
     I: IntoIterator,
     I::Item: Into<String>,
 {
-    values.into_iter().map(Into::into).collect()
+    complete(value).into_iter().map(Into::into).collect()
 }
 
 /// An error a `#[resource]` or `#[prompt]` fn returned: a [`FeatureError`] as it is,
