@@ -6,7 +6,6 @@ use crate::errors::Errors;
 use crate::resource_fn::{self, last_ident, type_args};
 use crate::spans::{macro_ident, spanned_at};
 use darling::FromMeta;
-use darling::ast::NestedMeta;
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -27,25 +26,8 @@ struct PromptAttr {
 /// Expands `#[prompt(...)]`.
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let attr = match NestedMeta::parse_meta_list(args) {
-        Ok(list) => match PromptAttr::from_list(&list) {
-            Ok(attr) => attr,
-            Err(e) => {
-                errors.darling(e);
-                PromptAttr::default()
-            }
-        },
-        Err(e) => {
-            errors.tokens(e.to_compile_error());
-            PromptAttr::default()
-        }
-    };
-    let krate = attr
-        .krate
-        .as_ref()
-        .map(|k| quote!(#k))
-        .unwrap_or_else(|| quote!(::toolwright_mcp));
-    let p = quote!(#krate::__private);
+    let (attr, _) = resource_fn::attr::<PromptAttr>(args, &mut errors);
+    let p = resource_fn::private(attr.krate.as_ref());
     let feature = match resource_fn::parse(item.clone(), "prompt", &mut errors) {
         Ok(feature) => feature,
         Err(e) => return resource_fn::unparsed(item, e, errors),

@@ -8,11 +8,10 @@ use crate::resource_fn::{self, FeatureFn, Output, last_ident, type_args};
 use crate::spans::{macro_ident, spanned_at};
 use crate::uri_template::UriTemplate;
 use darling::FromMeta;
-use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{LitStr, Path, Type};
+use syn::{Ident, LitStr, Path, Type};
 
 /// The keys of `#[resource(...)]`.
 #[derive(Debug, Default, FromMeta)]
@@ -85,25 +84,8 @@ fn is_u8(ty: &Type) -> bool {
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     // When the keys do not parse, what they lack is not reported too.
-    let (attr, attr_ok) = match NestedMeta::parse_meta_list(args) {
-        Ok(list) => match ResourceAttr::from_list(&list) {
-            Ok(attr) => (attr, true),
-            Err(e) => {
-                errors.darling(e);
-                (ResourceAttr::default(), false)
-            }
-        },
-        Err(e) => {
-            errors.tokens(e.to_compile_error());
-            (ResourceAttr::default(), false)
-        }
-    };
-    let krate = attr
-        .krate
-        .as_ref()
-        .map(|k| quote!(#k))
-        .unwrap_or_else(|| quote!(::toolwright_mcp));
-    let p = quote!(#krate::__private);
+    let (attr, attr_ok) = resource_fn::attr::<ResourceAttr>(args, &mut errors);
+    let p = resource_fn::private(attr.krate.as_ref());
     let feature = match resource_fn::parse(item.clone(), "resource", &mut errors) {
         Ok(feature) => feature,
         Err(e) => return resource_fn::unparsed(item, e, errors),
@@ -235,6 +217,7 @@ fn fixed(
     let func = &feature.func;
     let ty = resource_fn::item_type(func, "resource", &format!(" at `{}`", uri.value()));
     let ident = macro_ident(&func.sig.ident);
+    let item = item_impl(&ident, uri, quote!(add_resource), p);
     Some(quote! {
         #func
         #ty
@@ -253,12 +236,7 @@ fn fixed(
                     #contents
                 }
             }
-            impl #p::ResourceItem for #ident {
-                const KEY: &'static str = #uri;
-                fn add_to(self, set: &mut #p::ResourceSet) {
-                    #p::add_resource(set, self);
-                }
-            }
+            #item
         };
     })
 }
@@ -329,6 +307,7 @@ fn templated(
         &format!(" `{}`", template.value()),
     );
     let ident = macro_ident(&func.sig.ident);
+    let item = item_impl(&ident, template, quote!(add_template), p);
     let complete = resource_fn::complete_arms(
         &feature.params,
         &format!("the template `{}`", template.value()),
@@ -364,14 +343,21 @@ fn templated(
                     #contents
                 }
             }
-            impl #p::ResourceItem for #ident {
-                const KEY: &'static str = #template;
-                fn add_to(self, set: &mut #p::ResourceSet) {
-                    #p::add_template(set, self);
-                }
-            }
+            #item
         };
     })
+}
+
+/// How `resources![]` takes the type: its key, and the fn adding it.
+fn item_impl(ident: &Ident, key: &LitStr, add: TokenStream, p: &TokenStream) -> TokenStream {
+    quote! {
+        impl #p::ResourceItem for #ident {
+            const KEY: &'static str = #key;
+            fn add_to(self, set: &mut #p::ResourceSet) {
+                #p::#add(set, self);
+            }
+        }
+    }
 }
 
 fn list(names: &[&str]) -> String {

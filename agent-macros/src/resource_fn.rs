@@ -130,6 +130,32 @@ pub fn parse(item: TokenStream, what: &str, errors: &mut Errors) -> syn::Result<
     Ok(FeatureFn { func, params })
 }
 
+/// The attribute's keys, and whether they parsed (when they did not, the errors are
+/// reported and the defaults used).
+pub fn attr<T: FromMeta + Default>(args: TokenStream, errors: &mut Errors) -> (T, bool) {
+    match NestedMeta::parse_meta_list(args) {
+        Ok(list) => match T::from_list(&list) {
+            Ok(attr) => (attr, true),
+            Err(e) => {
+                errors.darling(e);
+                (T::default(), false)
+            }
+        },
+        Err(e) => {
+            errors.tokens(e.to_compile_error());
+            (T::default(), false)
+        }
+    }
+}
+
+/// The path of toolwright-mcp's hidden module: `crate = path`'s, else the default.
+pub fn private(krate: Option<&Path>) -> TokenStream {
+    match krate {
+        Some(krate) => quote!(#krate::__private),
+        None => quote!(::toolwright_mcp::__private),
+    }
+}
+
 /// Whether `ty` is `&ToolContext` (by any path).
 fn is_ctx(ty: &Type) -> bool {
     match ty {

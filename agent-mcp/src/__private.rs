@@ -13,7 +13,7 @@ pub use crate::server::resources::{
 };
 pub use crate::server::uri_template::{UriParams, UriTemplate};
 pub use async_trait::async_trait;
-pub use toolwright_core::__private::ConstMessage;
+pub use toolwright_core::__private::{ConstMessage, same_name};
 pub use toolwright_core::ToolContext;
 pub use toolwright_macros::{prompts_impl, resources_impl};
 
@@ -47,7 +47,7 @@ pub const fn distinct_key(keys: &[&str], i: usize, what: &str) {
     }
     let mut j = 0;
     while j < i {
-        if same(keys[j], key) {
+        if same_name(keys[j], key) {
             panic!(
                 "{}",
                 ConstMessage::new(what, key, "`: each is offered once; remove one").as_str()
@@ -55,21 +55,6 @@ pub const fn distinct_key(keys: &[&str], i: usize, what: &str) {
         }
         j += 1;
     }
-}
-
-const fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 /// Adds a resource whose URI `resources![]` checked is not taken.

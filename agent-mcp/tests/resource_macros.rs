@@ -144,6 +144,12 @@ fn server() -> McpServer {
         .with_prompts(prompts![review, hello])
 }
 
+/// Asserts `error` is of `kind` and its message says `says`.
+fn assert_refused(error: &FeatureError, kind: FeatureErrorKind, says: &str) {
+    assert_eq!(error.kind(), kind, "{error}");
+    assert!(error.message().contains(says), "{error}");
+}
+
 fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()
@@ -222,14 +228,10 @@ async fn macro_made_resources_and_prompts_are_served_on_both_protocol_versions()
             .read_resource("files://readme/lines/twelve")
             .await
             .unwrap_err();
-        assert_eq!(
-            refused.kind(),
+        assert_refused(
+            &refused,
             FeatureErrorKind::InvalidArguments,
-            "{refused}"
-        );
-        assert!(
-            refused.message().contains("`line` in the URI is `twelve`"),
-            "{refused}"
+            "`line` in the URI is `twelve`",
         );
         let missing = client
             .read_resource("files://other/lines/1")
@@ -244,11 +246,7 @@ async fn macro_made_resources_and_prompts_are_served_on_both_protocol_versions()
             .read_resource("docs://plans.secret")
             .await
             .unwrap_err();
-        assert_eq!(sealed.kind(), FeatureErrorKind::Failed, "{sealed}");
-        assert!(
-            sealed.message().contains("that document is sealed"),
-            "{sealed}"
-        );
+        assert_refused(&sealed, FeatureErrorKind::Failed, "that document is sealed");
 
         let prompts = client.list_prompts().await.unwrap();
         assert_eq!(prompts[0].name, "review");
@@ -284,14 +282,10 @@ async fn macro_made_resources_and_prompts_are_served_on_both_protocol_versions()
             .get_prompt("review", &args(&[("code", "x"), ("tone", "sarcastic")]))
             .await
             .unwrap_err();
-        assert_eq!(
-            refused.kind(),
+        assert_refused(
+            &refused,
             FeatureErrorKind::InvalidArguments,
-            "{refused}"
-        );
-        assert!(
-            refused.message().contains("`tone` is `sarcastic`"),
-            "{refused}"
+            "`tone` is `sarcastic`",
         );
         let refused = client
             .get_prompt(
@@ -311,12 +305,11 @@ async fn macro_made_resources_and_prompts_are_served_on_both_protocol_versions()
             .get_prompt("greet", &args(&[("name", "")]))
             .await
             .unwrap_err();
-        assert_eq!(
-            refused.kind(),
+        assert_refused(
+            &refused,
             FeatureErrorKind::InvalidArguments,
-            "{refused}"
+            "name a person",
         );
-        assert!(refused.message().contains("name a person"), "{refused}");
 
         // Completion from `#[arg(complete = ...)]`; none for a parameter without it.
         let names = client
