@@ -17,6 +17,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("convert", 1),
     ("server", 1),
     ("tls", 1),
+    // What `#[resource]` and `#[prompt]` expand to: glue over the protocol's traits.
+    ("__private", 1),
     ("client", 2),
     ("http", 2),
     ("stdio", 2),
