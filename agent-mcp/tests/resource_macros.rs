@@ -340,3 +340,74 @@ async fn macro_made_resources_and_prompts_are_served_on_both_protocol_versions()
         client.close().await;
     }
 }
+
+/// What a hostile client sends into a macro-made template or prompt: numbers that
+/// overflow the parameter's type, percent-encoded separators, JSON where text is
+/// expected. Each is refused or taken literally, and the server keeps answering.
+#[tokio::test]
+async fn hostile_uris_and_arguments_are_refused_or_taken_literally() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let running = serve_on_loopback(server(), HttpOptions::default()).await;
+    let url = format!("http://{}/mcp", running.addr);
+    let client = McpClient::connect_http(&url).await.unwrap();
+
+    let overflow = client
+        .read_resource("files://readme/lines/99999999999999999999")
+        .await
+        .unwrap_err();
+    assert_refused(
+        &overflow,
+        FeatureErrorKind::InvalidArguments,
+        "`line` in the URI is `99999999999999999999`",
+    );
+    let negative = client
+        .read_resource("files://readme/lines/-1")
+        .await
+        .unwrap_err();
+    assert_refused(&negative, FeatureErrorKind::InvalidArguments, "`line`");
+    // A percent-encoded `/` in a simple variable is decoded into the value, not taken as
+    // a separator: the fn sees the name it was given, and finds no such file.
+    let encoded = client
+        .read_resource("files://readme%2F..%2Fsecret/lines/1")
+        .await
+        .unwrap_err();
+    assert!(
+        encoded.message().contains("no file `readme/../secret`"),
+        "{encoded}"
+    );
+
+    // A `String` argument is the text sent, even when it looks like JSON.
+    let messages = client
+        .get_prompt("greet", &args(&[("name", r#"{"admin": true}"#)]))
+        .await
+        .unwrap();
+    assert_eq!(
+        messages,
+        [PromptMessage::user(r#"Say hello to {"admin": true}."#)]
+    );
+    // A typed argument takes only its own type's values, whatever JSON comes instead.
+    let refused = client
+        .get_prompt(
+            "review",
+            &args(&[("code", "x"), ("tone", r#"{"mood": 1}"#)]),
+        )
+        .await
+        .unwrap_err();
+    assert_refused(&refused, FeatureErrorKind::InvalidArguments, "`tone`");
+    let refused = client
+        .get_prompt(
+            "review",
+            &args(&[("code", "x"), ("tone", "kind"), ("limit", "\"5\"")]),
+        )
+        .await
+        .unwrap_err();
+    assert_refused(&refused, FeatureErrorKind::InvalidArguments, "`limit`");
+
+    // Still serving.
+    let read = client
+        .read_resource("files://readme/lines/2")
+        .await
+        .unwrap();
+    assert_eq!(read[0].body, ResourceBody::Text("line 2 of readme".into()));
+    client.close().await;
+}
