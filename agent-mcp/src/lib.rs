@@ -54,10 +54,12 @@
 //! list the tools again, and see only those their principal may use.
 //!
 //! Beside the tools, a server offers what clients read and what their users pick:
-//! [`resources`] (fixed URIs, and URI templates whose variables are parsed from the URI
+//! [`resources`](mod@resources) (fixed URIs, and URI templates whose variables are parsed from the URI
 //! read, RFC 6570 `{name}` and `{+name}`) with [`McpServer::with_resources`], and
-//! [`prompts`] with [`McpServer::with_prompts`]; both complete their arguments
-//! (`completion/complete`). A 2025 session may subscribe to a resource, and a
+//! [`prompts`](mod@prompts) with [`McpServer::with_prompts`]; both complete their arguments
+//! (`completion/complete`). Write them as async fns with [`macro@resource`] and
+//! [`macro@prompt`], and collect them with [`resources!`] and [`prompts!`]. A 2025
+//! session may subscribe to a resource, and a
 //! 2026-07-28 client names resources on its `subscriptions/listen` stream; either hears
 //! `notifications/resources/updated` when the application calls
 //! [`McpServer::resource_updated`]. [`McpServer::replace_resources`] and
