@@ -92,11 +92,29 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         let ty = resource_fn::item_type(func, "prompt", &format!(" (`{name}`)"));
         let ident = macro_ident(&func.sig.ident);
         let complete = resource_fn::complete_arms(&feature.params, &format!("prompt `{name}`"), &p);
+        let complete = resource_fn::async_method(
+            "complete",
+            &[
+                ("__name", quote!(str)),
+                ("__value", quote!(str)),
+                ("__resolved", quote!(#p::PromptArguments)),
+            ],
+            quote!(::core::result::Result<::std::vec::Vec<::std::string::String>, #p::FeatureError>),
+            complete,
+        );
+        let get = resource_fn::async_method(
+            "get",
+            &[
+                ("__args", quote!(#p::PromptArguments)),
+                ("__ctx", quote!(#p::ToolContext)),
+            ],
+            quote!(::core::result::Result<::std::vec::Vec<#p::PromptMessage>, #p::FeatureError>),
+            quote!(#(#reads)* #call ::core::result::Result::Ok(#messages)),
+        );
         quote! {
             #func
             #ty
             const _: () = {
-                #[#p::async_trait]
                 impl #p::Prompt for #ident {
                     fn name(&self) -> &str {
                         #name
@@ -114,23 +132,8 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                             ::std::sync::OnceLock::new();
                         ARGUMENTS.get_or_init(|| ::std::vec![#(#arguments),*])
                     }
-                    async fn complete(
-                        &self,
-                        __name: &str,
-                        __value: &str,
-                        __resolved: &#p::PromptArguments,
-                    ) -> ::core::result::Result<::std::vec::Vec<::std::string::String>, #p::FeatureError> {
-                        #complete
-                    }
-                    async fn get(
-                        &self,
-                        __args: &#p::PromptArguments,
-                        __ctx: &#p::ToolContext,
-                    ) -> ::core::result::Result<::std::vec::Vec<#p::PromptMessage>, #p::FeatureError> {
-                        #(#reads)*
-                        #call
-                        ::core::result::Result::Ok(#messages)
-                    }
+                    #complete
+                    #get
                 }
                 impl #p::PromptItem for #ident {
                     const KEY: &'static str = #name;

@@ -218,23 +218,22 @@ fn fixed(
     let ty = resource_fn::item_type(func, "resource", &format!(" at `{}`", uri.value()));
     let ident = macro_ident(&func.sig.ident);
     let item = item_impl(&ident, uri, quote!(add_resource), p);
+    let read = resource_fn::async_method(
+        "read",
+        &[("__ctx", quote!(#p::ToolContext))],
+        contents_type(p),
+        quote!(#call #contents),
+    );
     Some(quote! {
         #func
         #ty
         const _: () = {
-            #[#p::async_trait]
             impl #p::Resource for #ident {
                 fn uri(&self) -> &str {
                     #uri
                 }
                 #info
-                async fn read(
-                    &self,
-                    __ctx: &#p::ToolContext,
-                ) -> ::core::result::Result<::std::vec::Vec<#p::ResourceContent>, #p::FeatureError> {
-                    #call
-                    #contents
-                }
+                #read
             }
             #item
         };
@@ -313,39 +312,47 @@ fn templated(
         &format!("the template `{}`", template.value()),
         p,
     );
+    let complete = resource_fn::async_method(
+        "complete",
+        &[
+            ("__name", quote!(str)),
+            ("__value", quote!(str)),
+            ("__resolved", quote!(#p::UriParams)),
+        ],
+        quote!(::core::result::Result<::std::vec::Vec<::std::string::String>, #p::FeatureError>),
+        complete,
+    );
+    let read = resource_fn::async_method(
+        "read",
+        &[
+            ("__uri", quote!(str)),
+            ("__params", quote!(#p::UriParams)),
+            ("__ctx", quote!(#p::ToolContext)),
+        ],
+        contents_type(p),
+        quote!(#(#reads)* #call #contents),
+    );
     Some(quote! {
         #func
         #ty
         const _: () = {
-            #[#p::async_trait]
             impl #p::ResourceTemplate for #ident {
-                async fn complete(
-                    &self,
-                    __name: &str,
-                    __value: &str,
-                    __resolved: &#p::UriParams,
-                ) -> ::core::result::Result<::std::vec::Vec<::std::string::String>, #p::FeatureError> {
-                    #complete
-                }
+                #complete
                 fn template(&self) -> &#p::UriTemplate {
                     static TEMPLATE: ::std::sync::OnceLock<#p::UriTemplate> = ::std::sync::OnceLock::new();
                     TEMPLATE.get_or_init(|| #p::template(#template))
                 }
                 #info
-                async fn read(
-                    &self,
-                    __uri: &str,
-                    __params: &#p::UriParams,
-                    __ctx: &#p::ToolContext,
-                ) -> ::core::result::Result<::std::vec::Vec<#p::ResourceContent>, #p::FeatureError> {
-                    #(#reads)*
-                    #call
-                    #contents
-                }
+                #read
             }
             #item
         };
     })
+}
+
+/// What a read returns.
+fn contents_type(p: &TokenStream) -> TokenStream {
+    quote!(::core::result::Result<::std::vec::Vec<#p::ResourceContent>, #p::FeatureError>)
 }
 
 /// How `resources![]` takes the type: its key, and the fn adding it.

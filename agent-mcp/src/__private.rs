@@ -12,7 +12,6 @@ pub use crate::server::resources::{
     FeatureError, Resource, ResourceContent, ResourceInfo, ResourceSet, ResourceTemplate,
 };
 pub use crate::server::uri_template::{UriParams, UriTemplate};
-pub use async_trait::async_trait;
 pub use toolwright_core::__private::{ConstMessage, same_name};
 pub use toolwright_core::ToolContext;
 pub use toolwright_macros::{prompts_impl, resources_impl};
