@@ -91,16 +91,11 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         let func = &feature.func;
         let ty = resource_fn::item_type(func, "prompt", &format!(" (`{name}`)"));
         let ident = macro_ident(&func.sig.ident);
-        let complete = resource_fn::complete_arms(&feature.params, &format!("prompt `{name}`"), &p);
-        let complete = resource_fn::async_method(
-            "complete",
-            &[
-                ("__name", quote!(str)),
-                ("__value", quote!(str)),
-                ("__resolved", quote!(#p::PromptArguments)),
-            ],
-            quote!(::core::result::Result<::std::vec::Vec<::std::string::String>, #p::FeatureError>),
-            complete,
+        let complete = resource_fn::complete_method(
+            &feature.params,
+            &format!("prompt `{name}`"),
+            quote!(#p::PromptArguments),
+            &p,
         );
         let get = resource_fn::async_method(
             "get",

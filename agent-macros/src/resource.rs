@@ -307,20 +307,11 @@ fn templated(
     );
     let ident = macro_ident(&func.sig.ident);
     let item = item_impl(&ident, template, quote!(add_template), p);
-    let complete = resource_fn::complete_arms(
+    let complete = resource_fn::complete_method(
         &feature.params,
         &format!("the template `{}`", template.value()),
+        quote!(#p::UriParams),
         p,
-    );
-    let complete = resource_fn::async_method(
-        "complete",
-        &[
-            ("__name", quote!(str)),
-            ("__value", quote!(str)),
-            ("__resolved", quote!(#p::UriParams)),
-        ],
-        quote!(::core::result::Result<::std::vec::Vec<::std::string::String>, #p::FeatureError>),
-        complete,
     );
     let read = resource_fn::async_method(
         "read",

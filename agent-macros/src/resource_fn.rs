@@ -320,9 +320,28 @@ pub fn fallback(
     }
 }
 
-/// The arms of a `complete` method: each parameter's name to its completer's
-/// suggestions for `__value` (none without one), any other name an error naming them.
-pub fn complete_arms(params: &[Param], what: &str, p: &TokenStream) -> TokenStream {
+/// The `complete` method: each parameter's name to its completer's suggestions for
+/// `__value` (none without one), any other name an error naming them. `resolved` is the
+/// type of the values already chosen.
+pub fn complete_method(
+    params: &[Param],
+    what: &str,
+    resolved: TokenStream,
+    p: &TokenStream,
+) -> TokenStream {
+    async_method(
+        "complete",
+        &[
+            ("__name", quote!(str)),
+            ("__value", quote!(str)),
+            ("__resolved", resolved),
+        ],
+        quote!(::core::result::Result<::std::vec::Vec<::std::string::String>, #p::FeatureError>),
+        complete_arms(params, what, p),
+    )
+}
+
+fn complete_arms(params: &[Param], what: &str, p: &TokenStream) -> TokenStream {
     let inputs: Vec<&Param> = params.iter().filter(|p| !p.ctx).collect();
     let arms = inputs.iter().map(|param| {
         let name = param.ident.to_string();
