@@ -1,5 +1,5 @@
 //! An approval service: an HTTP API that starts agent runs, lists the runs waiting for a
-//! person, and approves (with corrected arguments if need be) or rejects their calls,
+//! person, and approves (with corrected arguments if need be) or denies their calls,
 //! resuming each run where it paused. Runs live in a store, sealed, and every step is
 //! checkpointed, so the service can be restarted, or run as several processes, at any
 //! time.
@@ -18,7 +18,7 @@
 //! - `GET /runs/{run_id}`: where a run stands, with its approval records.
 //! - `POST /runs/{run_id}/calls/{call_id}/approve` `{"who": "...", "reason": "...",
 //!   "arguments": {...}}`: approves a call (`arguments` corrects the model's) and resumes.
-//! - `POST /runs/{run_id}/calls/{call_id}/reject` `{"who": "...", "reason": "..."}`.
+//! - `POST /runs/{run_id}/calls/{call_id}/deny` `{"who": "...", "reason": "..."}`.
 //!
 //! A decision on a call that is not waiting, or that another person or process made
 //! first, is `409 Conflict`; corrected arguments that do not fit the tool are `422`.
@@ -33,7 +33,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use toolwright_core::{
     Agent, AgentError, RunState, RunStore, ToolError, ToolErrorKind,
-    run::{ApprovalRecord, PendingCall, Reviewer, RunStatus, StoreError},
+    run::{ApprovalRecord, Decider, PendingCall, RunStatus, StoreError},
     testing::RuleLlm,
     tool, tools,
 };
@@ -95,7 +95,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/runs/waiting", get(waiting))
         .route("/runs/{run_id}", get(show))
         .route("/runs/{run_id}/calls/{call_id}/approve", post(approve))
-        .route("/runs/{run_id}/calls/{call_id}/reject", post(reject))
+        .route("/runs/{run_id}/calls/{call_id}/deny", post(deny))
         .with_state(app)
 }
 
@@ -208,11 +208,11 @@ struct Decision {
 }
 
 impl Decision {
-    fn approver(&self) -> Reviewer {
-        let approver = Reviewer::new(self.who.clone());
+    fn decider(&self) -> Decider {
+        let decider = Decider::new(self.who.clone());
         match &self.reason {
-            Some(reason) => approver.reason(reason.clone()),
-            None => approver,
+            Some(reason) => decider.reason(reason.clone()),
+            None => decider,
         }
     }
 }
@@ -226,7 +226,7 @@ async fn approve(
     let decided = match decision.arguments.clone() {
         Some(arguments) => app
             .agent
-            .approve_with(&mut run, &call_id, arguments, decision.approver())
+            .approve_with(&mut run, &call_id, arguments, decision.decider())
             .map_err(|e| match e.tool_error_kind() {
                 // The person's corrected arguments do not fit the tool's schema.
                 Some(ToolErrorKind::InvalidArguments) => {
@@ -235,20 +235,20 @@ async fn approve(
                 _ => ApiError(StatusCode::CONFLICT, e.to_string()),
             }),
         None => run
-            .approve_by(&call_id, decision.approver())
+            .approve_by(&call_id, decision.decider())
             .map_err(|e| ApiError(StatusCode::CONFLICT, e.to_string())),
     };
     decided?;
     resume(&app, run).await
 }
 
-async fn reject(
+async fn deny(
     State(app): State<Arc<App>>,
     Path((run_id, call_id)): Path<(String, String)>,
     Json(decision): Json<Decision>,
 ) -> ApiResult {
     let mut run = load(&app, &run_id).await?;
-    run.reject_by(&call_id, decision.approver())
+    run.deny_by(&call_id, decision.decider())
         .map_err(|e| ApiError(StatusCode::CONFLICT, e.to_string()))?;
     resume(&app, run).await
 }
@@ -401,12 +401,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_rejected_refund_never_runs_and_the_reason_reaches_the_model() {
+    async fn a_denied_refund_never_runs_and_the_reason_reaches_the_model() {
         let (base, _) = serve().await;
         let (run_id, call_id) = start_refund(&base).await;
         let (status, run) = send(
             "POST",
-            &format!("{base}/runs/{run_id}/calls/{call_id}/reject"),
+            &format!("{base}/runs/{run_id}/calls/{call_id}/deny"),
             Some(json!({"who": "carol", "reason": "already refunded"})),
         )
         .await;
@@ -414,7 +414,7 @@ mod tests {
         let answer = run["answer"].as_str().unwrap();
         assert!(answer.contains("already refunded"), "{answer}");
         assert!(!answer.contains("refunded 2500"), "{answer}");
-        assert_eq!(run["approvals"][0]["decision"], "rejected");
+        assert_eq!(run["approvals"][0]["decision"], "denied");
 
         let (status, shown) = send("GET", &format!("{base}/runs/{run_id}"), None).await;
         assert_eq!(status, StatusCode::OK);

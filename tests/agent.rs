@@ -15,7 +15,7 @@ use toolwright_core::{
     llm::{AssistantMessage, LlmError, LlmRequest, ToolCall, ToolResultMessage},
     run::{PendingKind, RunStatus},
     testing::{FnLlm, RuleLlm, ScriptedLlm},
-    tool::{Approval, ExternalTool, NextTurn},
+    tool::{ApprovalPolicy, ExternalTool, NextTurn},
 };
 
 fn calls(list: &[(&str, &str, Value)]) -> AssistantMessage {
@@ -166,7 +166,7 @@ async fn a_gated_call_pauses_the_run_after_the_calls_that_need_no_approval() {
     };
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].call.id, "d");
-    assert_eq!(pending[0].kind, PendingKind::ToolApproval);
+    assert_eq!(pending[0].kind, PendingKind::Approval);
     assert_eq!(run.status, RunStatus::WaitingForHuman);
     assert_eq!(
         ran.load(Ordering::SeqCst),
@@ -209,7 +209,7 @@ async fn a_rejected_call_never_runs_and_the_model_reads_the_reason() {
     let agent = approval_agent(llm.clone(), ran, deployed.clone());
     let mut run = agent.start("deploy");
     agent.run(&mut run).await.unwrap();
-    run.reject("d", "change freeze until Monday").unwrap();
+    run.deny("d", "change freeze until Monday").unwrap();
     let outcome = agent.run(&mut run).await.unwrap();
     assert!(matches!(outcome, RunOutcome::Finished { .. }));
     assert_eq!(deployed.load(Ordering::SeqCst), 0);
@@ -250,7 +250,7 @@ async fn a_call_id_that_is_not_pending_cannot_be_approved() {
             format!("no call `{forged}` is waiting for approval")
         );
         assert_eq!(
-            invalid_state(run.reject(forged, "no")),
+            invalid_state(run.deny(forged, "no")),
             format!("no call `{forged}` is waiting for approval")
         );
         assert_eq!(
@@ -618,11 +618,11 @@ async fn the_agent_approval_rule_overrides_tools() {
     let agent = Agent::builder(llm)
         .register_tool(FnTool::counting("read", read.clone()))
         .register_tool(FnTool::counting("deploy", deployed.clone()).require_approval())
-        .approval_fn(|call, _tool| {
+        .approval_rule(|call, _tool| {
             if call.name == "read" {
-                Approval::Required
+                ApprovalPolicy::Required
             } else {
-                Approval::NotRequired
+                ApprovalPolicy::NotRequired
             }
         })
         .build()
@@ -934,7 +934,7 @@ mod with_macros {
         assert_eq!(stalled.kind(), ToolErrorKind::Timeout);
 
         run.approve("d").unwrap();
-        run.reject("t", "not today").unwrap();
+        run.deny("t", "not today").unwrap();
         assert!(matches!(
             agent.run(&mut run).await.unwrap(),
             RunOutcome::Finished { .. }
@@ -962,7 +962,7 @@ async fn an_external_call_needing_approval_is_approved_then_supplied() {
     let RunOutcome::Paused { pending } = agent.run(&mut run).await.unwrap() else {
         panic!("expected a pause for approval");
     };
-    assert_eq!(pending[0].kind, PendingKind::ToolApproval);
+    assert_eq!(pending[0].kind, PendingKind::Approval);
     // No output before the approval.
     assert_eq!(
         invalid_state(run.supply_output("p", vec![Content::text("receipt")])),

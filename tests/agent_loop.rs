@@ -23,7 +23,7 @@ use toolwright_core::{
     },
     run::{PendingKind, RunStatus},
     testing::ScriptedLlm,
-    tool::{Approval, ExternalTool},
+    tool::{ApprovalPolicy, ExternalTool},
 };
 
 #[tokio::test]
@@ -238,7 +238,7 @@ async fn a_streamed_run_pauses_for_approval_and_the_resume_streams_too() {
     let deploy = ExternalTool::new("deploy", "Deploy.", json!({"type": "object"}));
     let agent = Agent::builder(llm)
         .register_tool(deploy)
-        .approval_fn(|_, _| Approval::Required)
+        .approval_rule(|_, _| ApprovalPolicy::Required)
         .on_response_received(move |_, output| {
             flag.store(true, Ordering::SeqCst);
             Ok(output)
@@ -263,7 +263,7 @@ async fn a_streamed_run_pauses_for_approval_and_the_resume_streams_too() {
     let Some(RunOutcome::Paused { pending }) = outcome else {
         panic!("expected a pause, got {outcome:?}");
     };
-    assert_eq!(pending[0].kind, PendingKind::ToolApproval);
+    assert_eq!(pending[0].kind, PendingKind::Approval);
     assert!(matches!(
         &events[1],
         AgentEvent::ModelDelta { event: LlmEvent::ToolCallStart { name, .. }, .. } if name == "deploy"

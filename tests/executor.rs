@@ -16,7 +16,7 @@ use toolwright_core::{
     exec::{AppContext, Executor, RunControl, TurnContext},
     llm::ToolCall,
     tool::{
-        Approval, ErrorPolicy, FromToolContext, ToolOutcome, TypedTool, truncate_output,
+        ApprovalPolicy, ErrorPolicy, FromToolContext, ToolOutcome, TypedTool, truncate_output,
         truncate_text,
     },
     toolset::{ParallelRule, ToolConfig},
@@ -1351,7 +1351,7 @@ async fn calls_given_by_value_are_moved_into_their_results_and_by_reference_copi
 async fn calls_needing_approval_wait_and_never_run_until_approved() {
     let ran = Arc::new(AtomicUsize::new(0));
     let deploy = FnTool::counting("deploy", ran.clone())
-        .approval(|args| Approval::from(args["environment"] == "production"));
+        .approval(|args| ApprovalPolicy::from(args["environment"] == "production"));
     let exec = executor(vec![deploy], ToolConfig::default());
     let calls = [
         ToolCall::new("p", "deploy", json!({"environment": "production"})),
@@ -1395,12 +1395,12 @@ async fn an_application_approval_rule_overrides_the_tool_and_the_default() {
     let gated = FnTool::counting("gated", ran.clone()).require_approval();
     let plain = FnTool::counting("plain", ran.clone());
     let destructive = FnTool::counting("wipe", ran.clone()).destructive();
-    let exec = executor(vec![gated, plain, destructive], ToolConfig::default()).with_approval_fn(
+    let exec = executor(vec![gated, plain, destructive], ToolConfig::default()).with_approval_rule(
         Arc::new(
             |call: &ToolCall, _tool: &dyn toolwright_core::Tool| match call.name.as_str() {
-                "gated" | "wipe" => Approval::NotRequired,
-                "plain" => Approval::Required,
-                _ => Approval::Unspecified,
+                "gated" | "wipe" => ApprovalPolicy::NotRequired,
+                "plain" => ApprovalPolicy::Required,
+                _ => ApprovalPolicy::Unspecified,
             },
         ),
     );

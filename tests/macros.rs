@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use toolwright_core::{
     AgentError, AgentResult, Content, Progress, State, Tool, ToolContext, ToolError, ToolErrorKind,
     ToolSet, tool,
-    tool::{ActivationContext, Approval, CallReporter, ErrorPolicy, ToolExposure},
+    tool::{ActivationContext, ApprovalPolicy, CallReporter, ErrorPolicy, ToolExposure},
     toolbox, tools,
 };
 
@@ -101,7 +101,7 @@ fn weather_golden() {
     assert_eq!(tool.exposure(), ToolExposure::Direct);
     assert!(tool.annotations().is_read_only());
     assert_eq!(tool.annotations().destructive, None);
-    assert_eq!(tool.approval(&json!({})), Approval::Unspecified);
+    assert_eq!(tool.approval(&json!({})), ApprovalPolicy::Unspecified);
     assert_eq!(tool.on_error(), ErrorPolicy::ReturnToModel);
     let meta = tool.metadata();
     assert_eq!(meta.name, "get_weather");
@@ -244,8 +244,14 @@ async fn every_key_reaches_the_trait() {
     assert_eq!(meta.origin, "payments");
     assert_eq!(meta.version, "2.1.0");
     assert_eq!(meta.requirements, vec!["network", "money"]);
-    assert_eq!(tool.approval(&json!({"amount": 500})), Approval::Required);
-    assert_eq!(tool.approval(&json!({"amount": 5})), Approval::NotRequired);
+    assert_eq!(
+        tool.approval(&json!({"amount": 500})),
+        ApprovalPolicy::Required
+    );
+    assert_eq!(
+        tool.approval(&json!({"amount": 5})),
+        ApprovalPolicy::NotRequired
+    );
     assert_eq!(tool.on_error(), ErrorPolicy::FailRun);
     let a = tool.annotations();
     assert_eq!(a.title.as_deref(), Some("Payment"));
@@ -300,7 +306,7 @@ async fn wipe() -> &'static str {
 #[tokio::test]
 async fn approval_flag_description_key_and_hidden() {
     let tool = tool_of(wipe {});
-    assert_eq!(tool.approval(&json!({})), Approval::Required);
+    assert_eq!(tool.approval(&json!({})), ApprovalPolicy::Required);
     // `description = ` wins over the doc comment
     assert_eq!(tool.description(), "Delete everything.");
     assert_eq!(tool.exposure(), ToolExposure::Hidden);

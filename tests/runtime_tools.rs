@@ -11,14 +11,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use toolwright_core::{
     AgentResult, Content, Tool, ToolContext, async_trait,
     tool::{
-        ActivationContext, Approval, ErrorPolicy, ToolAnnotations, ToolConcurrency, ToolExposure,
+        ActivationContext, ApprovalPolicy, ErrorPolicy, ToolAnnotations, ToolConcurrency,
+        ToolExposure,
     },
 };
 
 /// The future a tool body returns.
 pub type BodyFuture = Pin<Box<dyn Future<Output = AgentResult<Vec<Content>>> + Send>>;
 type Body = Arc<dyn Fn(Value, ToolContext) -> BodyFuture + Send + Sync>;
-type ArgsApproval = Arc<dyn Fn(&Value) -> Approval + Send + Sync>;
+type ArgsApproval = Arc<dyn Fn(&Value) -> ApprovalPolicy + Send + Sync>;
 type Check<T> = Arc<dyn Fn(&T) -> Result<(), String> + Send + Sync>;
 
 /// A tool whose every trait method is set by the test.
@@ -110,13 +111,16 @@ impl FnTool {
         self
     }
 
-    pub fn approval(mut self, rule: impl Fn(&Value) -> Approval + Send + Sync + 'static) -> Self {
+    pub fn approval(
+        mut self,
+        rule: impl Fn(&Value) -> ApprovalPolicy + Send + Sync + 'static,
+    ) -> Self {
         self.approval = Some(Arc::new(rule));
         self
     }
 
     pub fn require_approval(self) -> Self {
-        self.approval(|_| Approval::Required)
+        self.approval(|_| ApprovalPolicy::Required)
     }
 
     pub fn fail_run(mut self) -> Self {
@@ -190,10 +194,10 @@ impl Tool for FnTool {
             .is_none_or(|active| active.load(Ordering::SeqCst))
     }
 
-    fn approval(&self, args: &Value) -> Approval {
+    fn approval(&self, args: &Value) -> ApprovalPolicy {
         self.approval
             .as_ref()
-            .map_or(Approval::Unspecified, |rule| rule(args))
+            .map_or(ApprovalPolicy::Unspecified, |rule| rule(args))
     }
 
     fn on_error(&self) -> ErrorPolicy {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use toolwright_core::{
     AgentError, AgentResult, Content, Tool, ToolContext, ToolErrorKind, ToolSet,
     tool::{
-        ActivationContext, Approval, ErrorPolicy, Extensions, ExternalTool, ToolAnnotations,
+        ActivationContext, ApprovalPolicy, ErrorPolicy, Extensions, ExternalTool, ToolAnnotations,
         ToolConcurrency, ToolExposure, ToolMetadata, TypedTool,
     },
 };
@@ -172,7 +172,7 @@ async fn every_optional_method_has_the_documented_default() {
     );
     assert_eq!(tool.exposure(), ToolExposure::Direct);
     assert!(tool.should_activate(&ActivationContext::default()).await);
-    assert_eq!(tool.approval(&json!({})), Approval::Unspecified);
+    assert_eq!(tool.approval(&json!({})), ApprovalPolicy::Unspecified);
     assert_eq!(tool.on_error(), ErrorPolicy::ReturnToModel);
     assert_eq!(tool.output_schema(), None);
     assert_eq!(tool.annotations(), ToolAnnotations::default());
@@ -191,7 +191,7 @@ async fn typed_tool_defaults_match_tool_defaults() {
     assert_eq!(tool.metadata().version, "unknown");
     assert_eq!(tool.exposure(), ToolExposure::Direct);
     assert!(tool.should_activate(&ActivationContext::default()).await);
-    assert_eq!(tool.approval(&json!({})), Approval::Unspecified);
+    assert_eq!(tool.approval(&json!({})), ApprovalPolicy::Unspecified);
     assert_eq!(tool.on_error(), ErrorPolicy::ReturnToModel);
     assert_eq!(tool.output_schema(), None);
     assert_eq!(tool.annotations(), ToolAnnotations::default());

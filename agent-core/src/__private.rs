@@ -24,7 +24,7 @@ pub use crate::model::tool::{ErrorPolicy, ToolExposure};
 pub use crate::model::tool::{ToolRoute, ToolVia};
 pub use spec::runners::*;
 pub use spec::{
-    ActivateFn, ApprovalRule, ArgFns, ArgPlan, Broken, CallFn, CallFuture, Decl, FnTool,
+    ActivateFn, ApprovalSpec, ArgFns, ArgPlan, Broken, CallFn, CallFuture, Decl, FnTool,
     HeaderParam, ParamFns, ReadArgs, ReadFn, RunMethod, RunTool, SchemaFn, StaticTool, ToolEntry,
     ToolKeys, ToolOutput, ToolSpec, ToolTable, ViaEntry, ViaFn, ViaMethod, broken_call, converted,
     header_param, output_result, shared_instances, static_tool, table_toolset, text,
@@ -426,4 +426,4 @@ pub type ValidateOutputFn = fn(&[Content]) -> Result<(), String>;
 /// The signature `validate_progress` paths must have.
 pub type ValidateProgressFn = fn(&Value) -> Result<(), String>;
 /// The signature `require_approval` paths must have.
-pub type ApprovalFn = fn(&Value) -> bool;
+pub type RequireApprovalFn = fn(&Value) -> bool;

@@ -55,6 +55,21 @@
 //! | [`llm`] | the model client trait, requests, messages, usage |
 //! | [`testing`] | model clients that need no network |
 //!
+//! # Approval, in one vocabulary
+//!
+//! A call may have to wait for a person. Every name for that starts from *approve* and
+//! *deny*:
+//!
+//! | name | what it is |
+//! | --- | --- |
+//! | [`ApprovalPolicy`](tool::ApprovalPolicy) | whether a tool's calls need approval (`#[tool(require_approval)]`) |
+//! | [`ApprovalRule`](exec::ApprovalRule) | an application-wide rule, asked before the tool's policy |
+//! | [`Approver`](exec::Approver) | decides a call that needs approval while it runs: an agent pauses ([`ApprovalDecision::Waiting`](exec::ApprovalDecision)), an MCP server asks its client |
+//! | [`ApproveAll`](exec::ApproveAll) | the approver that approves every call |
+//! | [`PendingKind::Approval`](run::PendingKind) | a paused run's call waiting for a person |
+//! | [`RunState::approve_by`] / [`deny_by`](RunState::deny_by), [`Agent::approve_with`] | the person's decision, by a [`Decider`](run::Decider) (who, why) |
+//! | [`ApprovalRecord`](run::ApprovalRecord) | the decision as the run keeps it: its [`ApprovalVerdict`](run::ApprovalVerdict), who, when, why, corrected arguments |
+//!
 //! # Layers
 //!
 //! The source is in three folders, one per layer; a module imports only from its own
@@ -105,8 +120,8 @@ pub mod tool {
     pub use crate::model::outcome::{ToolCallResult, ToolOutcome};
     pub use crate::model::principal::Principal;
     pub use crate::model::tool::{
-        Approval, ErrorPolicy, ExternalTool, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
-        ToolMetadata,
+        ApprovalPolicy, ErrorPolicy, ExternalTool, Tool, ToolAnnotations, ToolConcurrency,
+        ToolExposure, ToolMetadata,
     };
     pub use crate::model::truncate::{truncate_error, truncate_output, truncate_text};
     pub use crate::model::typed::{TypedTool, into_content};
@@ -159,7 +174,7 @@ pub mod exec {
         AppContext, CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext,
     };
     pub use crate::execution::pipeline::{
-        ApprovalDecision, ApprovalFn, ApproveAll, Approver, CallOptions, CallPermit, CallRunner,
+        ApprovalDecision, ApprovalRule, ApproveAll, Approver, CallOptions, CallPermit, CallRunner,
         CallScope, ScopedFuture,
     };
     pub use crate::model::retry::{RetryDecision, RetryPolicy};
@@ -183,7 +198,7 @@ pub mod run {
     //! [`RunStore`]s and checkpoints that keep runs across processes.
     pub use crate::agent_loop::checkpoint::{Checkpoint, CheckpointStep, Checkpointer};
     pub use crate::agent_loop::run::{
-        ApprovalRecord, ReviewDecision, Reviewer, RunState, RunStatus,
+        ApprovalRecord, ApprovalVerdict, Decider, RunState, RunStatus,
     };
     pub use crate::agent_loop::seal::{MIN_STATE_KEY_LEN, STATE_FORMAT_VERSION};
     pub use crate::agent_loop::store::{RunRecord, RunStore, StoreError, WaitingRun};

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use support::{KEY, paused, payment_agent};
 use toolwright_core::{
     Agent, AgentError, Message, RunOutcome, RunState, ToolErrorKind,
-    run::{ReviewDecision, Reviewer},
+    run::{ApprovalVerdict, Decider},
 };
 
 fn agent() -> Agent {
@@ -28,7 +28,7 @@ fn tool_output(run: &RunState) -> String {
 async fn a_corrected_call_runs_with_the_corrected_arguments_and_the_record_keeps_both() {
     let agent = agent();
     let mut run = paused(&agent).await;
-    let approver = Reviewer::new("alice@example.com").reason("ACME's account changed");
+    let approver = Decider::new("alice@example.com").reason("ACME's account changed");
     agent
         .approve_with(
             &mut run,
@@ -40,7 +40,7 @@ async fn a_corrected_call_runs_with_the_corrected_arguments_and_the_record_keeps
     let record = &run.approvals[0];
     assert_eq!(record.call_id, "c1");
     assert_eq!(record.tool, "pay");
-    assert_eq!(record.decision, ReviewDecision::Approved);
+    assert_eq!(record.decision, ApprovalVerdict::Approved);
     assert_eq!(record.who, "alice@example.com");
     assert_eq!(record.reason.as_deref(), Some("ACME's account changed"));
     assert!(record.at_ms > 1_700_000_000_000, "{}", record.at_ms);
@@ -72,7 +72,7 @@ async fn corrections_that_break_the_schema_are_refused_and_change_nothing() {
     ];
     for (arguments, named) in wrong {
         let error = agent
-            .approve_with(&mut run, "c1", arguments.clone(), Reviewer::new("bob"))
+            .approve_with(&mut run, "c1", arguments.clone(), Decider::new("bob"))
             .unwrap_err();
         assert!(error.to_string().contains(named), "{arguments}: {error}");
         assert_eq!(
@@ -93,7 +93,7 @@ async fn only_a_call_waiting_for_approval_can_be_corrected() {
             &mut run,
             "nope",
             json!({"account": "X", "amount": 1}),
-            Reviewer::new("bob"),
+            Decider::new("bob"),
         )
         .unwrap_err();
     assert!(
@@ -107,7 +107,7 @@ async fn only_a_call_waiting_for_approval_can_be_corrected() {
                 &mut run,
                 "c1",
                 json!({"account": "X", "amount": 1}),
-                Reviewer::new("bob")
+                Decider::new("bob")
             )
             .is_err()
     );
@@ -117,7 +117,7 @@ async fn only_a_call_waiting_for_approval_can_be_corrected() {
 async fn approve_by_and_reject_by_keep_who_when_and_why() {
     let agent = agent();
     let mut run = paused(&agent).await;
-    run.approve_by("c1", Reviewer::new("carol").reason("invoice checked"))
+    run.approve_by("c1", Decider::new("carol").reason("invoice checked"))
         .unwrap();
     assert_eq!(run.approvals[0].who, "carol");
     assert_eq!(run.approvals[0].corrected_from, None);
@@ -126,9 +126,9 @@ async fn approve_by_and_reject_by_keep_who_when_and_why() {
 
     let agent = self::agent();
     let mut run = paused(&agent).await;
-    run.reject_by("c1", Reviewer::new("dave").reason("duplicate invoice"))
+    run.deny_by("c1", Decider::new("dave").reason("duplicate invoice"))
         .unwrap();
-    assert_eq!(run.approvals[0].decision, ReviewDecision::Rejected);
+    assert_eq!(run.approvals[0].decision, ApprovalVerdict::Denied);
     agent.run(&mut run).await.unwrap();
     assert!(
         tool_output(&run).contains("duplicate invoice"),
@@ -149,7 +149,7 @@ async fn the_plain_approve_still_works() {
 async fn records_are_sealed_with_the_state() {
     let agent = agent();
     let mut run = paused(&agent).await;
-    run.approve_by("c1", Reviewer::new("carol")).unwrap();
+    run.approve_by("c1", Decider::new("carol")).unwrap();
     let text = agent.export_state(&run);
     assert_eq!(agent.import_state(&text).unwrap(), run);
     let forged = text.replacen("\"carol\"", "\"the-ceo\"", 1);

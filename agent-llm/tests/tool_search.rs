@@ -353,11 +353,11 @@ async fn a_found_tool_keeps_its_approval_policy() {
     let agent = Agent::builder(chat_client(&server.url))
         .tools(catalog_set(CATALOG_SIZE))
         .tool_search(ToolSearch::All)
-        .approval_fn(|call, _| {
+        .approval_rule(|call, _| {
             if call.name.starts_with("forecast_") {
-                toolwright_core::tool::Approval::Required
+                toolwright_core::tool::ApprovalPolicy::Required
             } else {
-                toolwright_core::tool::Approval::NotRequired
+                toolwright_core::tool::ApprovalPolicy::NotRequired
             }
         })
         .build()

@@ -383,11 +383,11 @@ fn keys(tool: &Tool) -> (Option<TokenStream>, Option<TokenStream>) {
     match tool.approval.as_ref() {
         None => {}
         Some(ApprovalAttr::Always) => {
-            keys.push(quote!(.with_approval(#p::ApprovalRule::Always)));
+            keys.push(quote!(.with_approval(#p::ApprovalSpec::Always)));
         }
         Some(ApprovalAttr::Path(path)) => {
-            let f = quote_spanned!(path.span()=> let __agent_fn: #p::ApprovalFn = #path;);
-            keys.push(quote!(.with_approval(#p::ApprovalRule::When({ #f __agent_fn }))));
+            let f = quote_spanned!(path.span()=> let __agent_fn: #p::RequireApprovalFn = #path;);
+            keys.push(quote!(.with_approval(#p::ApprovalSpec::When({ #f __agent_fn }))));
         }
     }
     if tool.on_error == OnError::FailRun {

@@ -43,7 +43,7 @@
 //! in flight meanwhile. A call that needs a person's approval (by the
 //! executor's rule) asks the client's user through MCP elicitation and runs only if they
 //! accept; a client that cannot ask gets an error result and nothing runs
-//! ([`ServerApproval`] has the alternative, for hosts that confirm every call themselves).
+//! ([`ApprovalMode`] has the alternative, for hosts that confirm every call themselves).
 //!
 //! The tools served may change while clients are connected: [`McpServer::add_tool`],
 //! [`remove_tool`](McpServer::remove_tool), [`replace_tools`](McpServer::replace_tools)
@@ -119,7 +119,7 @@ pub use http::auth::{
     AuthError, HttpAuth, JwtValidator, StaticTokens, TokenValidator, UnknownScopedTool,
 };
 pub use http::{HttpOptions, McpHttpServer, serve_http, shutdown_signal};
-pub use server::approval::ServerApproval;
+pub use server::approval::ApprovalMode;
 pub use server::input::{InputOptions, InputRequest};
 pub use server::peer::{LogLevel, McpPeer};
 pub use server::{MAX_MESSAGE_BYTES, McpServer, ServerOptions};

@@ -27,10 +27,10 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{Semaphore, mpsc};
 use toolwright_core::{
     AgentResult, Content, Tool, ToolContext, ToolError, ToolErrorKind, ToolSet, async_trait,
-    tool::{Approval, ToolAnnotations},
+    tool::{ApprovalPolicy, ToolAnnotations},
     toolset::ToolConfig,
 };
-use toolwright_mcp::{McpClient, McpHttpServer, McpPeer, McpServer, ServerApproval, ServerOptions};
+use toolwright_mcp::{ApprovalMode, McpClient, McpHttpServer, McpPeer, McpServer, ServerOptions};
 
 /// Counts its runs; needs approval for production only (its own rule).
 struct Deploy(Arc<AtomicUsize>);
@@ -49,8 +49,8 @@ impl Tool for Deploy {
         json!({"type": "object", "properties": {"environment": {"type": "string"}}})
     }
 
-    fn approval(&self, args: &Value) -> Approval {
-        Approval::from(args["environment"] == "production")
+    fn approval(&self, args: &Value) -> ApprovalPolicy {
+        ApprovalPolicy::from(args["environment"] == "production")
     }
 
     async fn call(&self, _args: &Value, _ctx: &ToolContext) -> AgentResult<Vec<Content>> {
@@ -301,7 +301,7 @@ async fn a_client_that_cannot_ask_its_user_runs_nothing_gated() {
 async fn trusting_the_client_or_the_config_runs_without_asking() {
     // The host confirms calls itself.
     let mut options = ServerOptions::default();
-    options.approval = ServerApproval::TrustClient;
+    options.approval = ApprovalMode::TrustClient;
     let trusting = serve(options).await;
     // Destructive tools need no approval under this config; a tool's own rule still does.
     let mut options = ServerOptions::default();
@@ -578,7 +578,7 @@ async fn calls_waiting_on_their_users_do_not_starve_a_ninth_clients_call() {
         .unwrap();
     let mut options = ServerOptions::default();
     options.tool_config = ToolConfig::default().with_max_concurrency(8);
-    options.approval = ServerApproval::TrustClient;
+    options.approval = ApprovalMode::TrustClient;
     let http = McpHttpServer::bind(McpServer::with_options(tools, options), "127.0.0.1:0")
         .await
         .unwrap();

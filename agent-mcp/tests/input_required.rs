@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 use toolwright_core::{
     AgentResult, Content, Principal, State, Tool, ToolContext, ToolError, ToolSet, async_trait,
-    tool, tool::Approval,
+    tool, tool::ApprovalPolicy,
 };
 use toolwright_mcp::{
     HttpAuth, HttpOptions, InputOptions, InputRequest, McpHttpServer, McpPeer, McpServer,
@@ -39,8 +39,8 @@ impl Tool for Wipe {
         json!({"type": "object", "properties": {"disk": {"type": "string"}}})
     }
 
-    fn approval(&self, _args: &Value) -> Approval {
-        Approval::Required
+    fn approval(&self, _args: &Value) -> ApprovalPolicy {
+        ApprovalPolicy::Required
     }
 
     async fn call(&self, args: &Value, ctx: &ToolContext) -> AgentResult<Vec<Content>> {
@@ -258,10 +258,12 @@ async fn a_state_for_other_arguments_is_refused() {
 #[tokio::test]
 async fn an_expired_state_is_refused() {
     let served = serve(InputOptions::default().state_ttl(Duration::from_millis(1))).await;
-    let issued = SystemTime::now();
     let state = ask_approval(&served, "alice-token", "sda").await;
-    // The state lapses once the clock passes its expiry: wait for that, not a fixed time.
-    while issued.elapsed().unwrap_or_default() < Duration::from_millis(5) {
+    // The state was issued before its answer arrived, so it lapses 1 ms after this at
+    // the latest: wait on the clock for that (measured from before the request, a slow
+    // machine could retry before the state's expiry).
+    let answered = SystemTime::now();
+    while answered.elapsed().unwrap_or_default() < Duration::from_millis(5) {
         tokio::task::yield_now().await;
     }
     let answer = retry(&served, "alice-token", "sda", &state, accept()).await;

@@ -30,7 +30,7 @@
 //!
 //! ```
 //! use toolwright_core::{
-//!     Agent, run::Reviewer, llm::AssistantMessage, RunOutcome, RunStore, testing::ScriptedLlm, run::StoreError,
+//!     Agent, run::Decider, llm::AssistantMessage, RunOutcome, RunStore, testing::ScriptedLlm, run::StoreError,
 //!     llm::ToolCall, ToolContext, tool, tools,
 //! };
 //! use toolwright_store::SqliteStore;
@@ -57,11 +57,11 @@
 //!     store: &dyn RunStore,
 //!     agent: &Agent,
 //!     run_id: &str,
-//!     approver: Reviewer,
+//!     decider: Decider,
 //! ) -> Result<(), StoreError> {
 //!     let mut run = store.load_run(agent, run_id).await?.expect("stored");
 //!     for pending in run.pending() {
-//!         run.approve_by(&pending.call.id, approver.clone()).map_err(StoreError::State)?;
+//!         run.approve_by(&pending.call.id, decider.clone()).map_err(StoreError::State)?;
 //!     }
 //!     store.save_run(agent, &mut run).await
 //! }
@@ -92,7 +92,7 @@
 //! assert!(matches!(outcome, RunOutcome::Paused { .. }));
 //!
 //! // A person decides; the engine delivers it; the run goes on.
-//! decide(&*store, &agent, &run.run_id, Reviewer::new("alice")).await?;
+//! decide(&*store, &agent, &run.run_id, Decider::new("alice")).await?;
 //! let outcome = advance(&*store, &agent, &run.run_id).await?;
 //! assert_eq!(outcome, RunOutcome::Finished { answer: "Refunded.".into() });
 //! # Ok(()) }

@@ -13,7 +13,7 @@
 //! whose `run` is given the tool value (the impl's shared `Arc`).
 
 use super::{
-    ApprovalFn, BoxFuture, OutputFn, ValidateOutputFn, ValidateProgressFn, annotations,
+    BoxFuture, OutputFn, RequireApprovalFn, ValidateOutputFn, ValidateProgressFn, annotations,
     concurrency, metadata,
 };
 use crate::ToolSet;
@@ -23,8 +23,8 @@ use crate::model::context::{ActivationContext, ToolContext};
 use crate::model::error::{AgentResult, ToolError};
 use crate::model::schema::{ArgsSchema, TypeCache, per_type};
 use crate::model::tool::{
-    Approval, ErrorPolicy, Tool, ToolAnnotations, ToolConcurrency, ToolExposure, ToolMetadata,
-    ToolRoute, ToolVia,
+    ApprovalPolicy, ErrorPolicy, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
+    ToolMetadata, ToolRoute, ToolVia,
 };
 use crate::model::typed::into_content;
 use serde::Serialize;
@@ -55,13 +55,13 @@ pub type ReadFn<T> = for<'r, 'v, 's> fn(&'r mut ArgsReader<'v, 's>, usize) -> Op
 
 /// Whether a tool's calls need approval.
 #[derive(Clone, Copy)]
-pub enum ApprovalRule {
-    /// The tool does not say (`Approval::Unspecified`).
+pub enum ApprovalSpec {
+    /// The tool does not say (`ApprovalPolicy::Unspecified`).
     Unspecified,
     /// Every call (`require_approval`).
     Always,
     /// A fn decides per call (`require_approval = path`).
-    When(ApprovalFn),
+    When(RequireApprovalFn),
 }
 
 /// The optional keys of `#[tool(...)]`, as one constant: a tool that gives none writes
@@ -71,7 +71,7 @@ pub struct ToolKeys {
     timeout_ms: Option<u64>,
     exposure: ToolExposure,
     activate: Option<ActivateFn>,
-    approval: ApprovalRule,
+    approval: ApprovalSpec,
     on_error: ErrorPolicy,
     title: Option<&'static str>,
     hints: [bool; 4],
@@ -90,7 +90,7 @@ impl ToolKeys {
         timeout_ms: None,
         exposure: ToolExposure::Direct,
         activate: None,
-        approval: ApprovalRule::Unspecified,
+        approval: ApprovalSpec::Unspecified,
         on_error: ErrorPolicy::ReturnToModel,
         title: None,
         hints: [false; 4],
@@ -128,7 +128,7 @@ impl ToolKeys {
     }
 
     /// `require_approval`.
-    pub const fn with_approval(mut self, approval: ApprovalRule) -> Self {
+    pub const fn with_approval(mut self, approval: ApprovalSpec) -> Self {
         self.approval = approval;
         self
     }
@@ -668,11 +668,11 @@ impl ToolSpec {
     }
 
     /// See [`Tool::approval`].
-    pub fn approval(&self, args: &Value) -> Approval {
+    pub fn approval(&self, args: &Value) -> ApprovalPolicy {
         match self.keys.approval {
-            ApprovalRule::Unspecified => Approval::Unspecified,
-            ApprovalRule::Always => Approval::Required,
-            ApprovalRule::When(decide) => Approval::from(decide(args)),
+            ApprovalSpec::Unspecified => ApprovalPolicy::Unspecified,
+            ApprovalSpec::Always => ApprovalPolicy::Required,
+            ApprovalSpec::When(decide) => ApprovalPolicy::from(decide(args)),
         }
     }
 
@@ -832,7 +832,7 @@ macro_rules! spec_methods {
             $spec(self).should_activate(ctx)
         }
 
-        fn approval(&self, args: &Value) -> Approval {
+        fn approval(&self, args: &Value) -> ApprovalPolicy {
             $spec(self).approval(args)
         }
 

@@ -31,7 +31,7 @@ use crate::agent_loop::seal::StateSeal;
 use crate::execution::control::RunControl;
 use crate::execution::events::{AgentEvent, EventSink, Sinks};
 use crate::execution::executor::{CallHookFn, Executor, HookDecision, ResponseHookFn, TurnContext};
-use crate::execution::pipeline::{ApprovalFn, announce_settled};
+use crate::execution::pipeline::{ApprovalRule, announce_settled};
 use crate::model::config::ToolConfig;
 use crate::model::content::Content;
 use crate::model::context::ActivationContext;
@@ -42,7 +42,7 @@ use crate::model::message::{
 };
 use crate::model::search::{SearchTool, ToolSearch, TurnTools};
 use crate::model::set::ToolSet;
-use crate::model::tool::{Approval, Tool};
+use crate::model::tool::{ApprovalPolicy, Tool};
 use crate::model::usage::{UsageLimit, UsageLimits};
 use futures::StreamExt;
 use schemars::JsonSchema;
@@ -107,7 +107,7 @@ pub struct AgentBuilder {
     error: Option<AgentError>,
     config: ToolConfig,
     max_turns: u32,
-    approval: Option<ApprovalFn>,
+    approval: Option<ApprovalRule>,
     on_tool_called: Option<CallHookFn>,
     on_response_received: Option<ResponseHookFn>,
     state: Vec<StateInit>,
@@ -229,11 +229,11 @@ impl AgentBuilder {
     }
 
     /// An approval rule for every call, consulted before the tool's own: return
-    /// `Approval::Required` or `NotRequired` to decide, `Unspecified` to let the tool
+    /// `ApprovalPolicy::Required` or `NotRequired` to decide, `Unspecified` to let the tool
     /// (and the destructive default) decide.
-    pub fn approval_fn(
+    pub fn approval_rule(
         mut self,
-        rule: impl Fn(&ToolCall, &dyn Tool) -> Approval + Send + Sync + 'static,
+        rule: impl Fn(&ToolCall, &dyn Tool) -> ApprovalPolicy + Send + Sync + 'static,
     ) -> Self {
         self.approval = Some(Arc::new(rule));
         self
@@ -289,7 +289,7 @@ impl AgentBuilder {
         }
         let mut executor = Executor::new(Arc::new(self.tools), self.config);
         if let Some(rule) = self.approval {
-            executor = executor.with_approval_fn(rule);
+            executor = executor.with_approval_rule(rule);
         }
         if let Some(hook) = self.on_tool_called {
             executor = executor.with_on_tool_called(hook);
@@ -797,7 +797,7 @@ impl Agent {
         // Decisions that need no tool to run.
         for entry in &mut state.calls {
             let decided = match &mut entry.slot {
-                CallState::Rejected { reason } => RunState::rejection(&entry.call, reason),
+                CallState::Denied { reason } => RunState::denial(&entry.call, reason),
                 CallState::Supplied { output } => self
                     .executor
                     .complete_external(&entry.call, std::mem::take(output)),

@@ -3,7 +3,7 @@
 //! are sealed with it ([`Agent::export_state`]) and cannot be forged in a store.
 //!
 //! ```
-//! use toolwright_core::{Agent, RunOutcome, run::Reviewer, llm::{AssistantMessage, ToolCall}, tool::ExternalTool, testing::ScriptedLlm};
+//! use toolwright_core::{Agent, RunOutcome, run::Decider, llm::{AssistantMessage, ToolCall}, tool::ExternalTool, testing::ScriptedLlm};
 //! use serde_json::json;
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> toolwright_core::AgentResult<()> {
@@ -19,13 +19,13 @@
 //! });
 //! let agent = Agent::builder(llm)
 //!     .register_tool(ExternalTool::new("pay", "Pay an account.", schema))
-//!     .approval_fn(|_, _| toolwright_core::tool::Approval::Required)
+//!     .approval_rule(|_, _| toolwright_core::tool::ApprovalPolicy::Required)
 //!     .build()?;
 //! let mut run = agent.start("Pay ACME");
 //! let RunOutcome::Paused { .. } = agent.run(&mut run).await? else { unreachable!() };
 //!
 //! // The model's account is wrong: the person approves a corrected call.
-//! let alice = Reviewer::new("alice").reason("ACME's account changed in May");
+//! let alice = Decider::new("alice").reason("ACME's account changed in May");
 //! let wrong = agent.approve_with(&mut run, "c1", json!({"account": "ACME-2", "amount": "100"}), alice.clone());
 //! assert!(wrong.is_err(), "`amount` must be an integer");
 //! agent.approve_with(&mut run, "c1", json!({"account": "ACME-2", "amount": 100}), alice)?;
@@ -36,7 +36,7 @@
 
 use crate::agent_loop::agent::Agent;
 use crate::agent_loop::run::{
-    ApprovalRecord, CallState, PendingKind, ReviewDecision, Reviewer, RunState,
+    ApprovalRecord, ApprovalVerdict, CallState, Decider, PendingKind, RunState,
 };
 use crate::model::error::{AgentError, AgentResult, ToolError};
 use crate::model::locate::first_violation;
@@ -51,20 +51,20 @@ fn now_ms() -> u64 {
 impl RunState {
     /// Approves the pending call `call_id`, as [`approve`](Self::approve) does, and
     /// records who approved it, when and why in [`approvals`](Self::approvals).
-    pub fn approve_by(&mut self, call_id: &str, approver: Reviewer) -> AgentResult<()> {
+    pub fn approve_by(&mut self, call_id: &str, decider: Decider) -> AgentResult<()> {
         let tool = self.awaiting_tool(call_id)?;
         self.approve(call_id)?;
-        self.note(call_id, tool, ReviewDecision::Approved, approver, None);
+        self.note(call_id, tool, ApprovalVerdict::Approved, decider, None);
         Ok(())
     }
 
-    /// Rejects the pending call `call_id` with the approver's reason (which the model
+    /// Denies the pending call `call_id` with the decider's reason (which the model
     /// reads), and records the decision.
-    pub fn reject_by(&mut self, call_id: &str, approver: Reviewer) -> AgentResult<()> {
+    pub fn deny_by(&mut self, call_id: &str, decider: Decider) -> AgentResult<()> {
         let tool = self.awaiting_tool(call_id)?;
-        let reason = approver.reason.clone().unwrap_or_default();
-        self.reject(call_id, reason)?;
-        self.note(call_id, tool, ReviewDecision::Rejected, approver, None);
+        let reason = decider.reason.clone().unwrap_or_default();
+        self.deny(call_id, reason)?;
+        self.note(call_id, tool, ApprovalVerdict::Denied, decider, None);
         Ok(())
     }
 
@@ -76,7 +76,7 @@ impl RunState {
         &mut self,
         call_id: &str,
         arguments: Value,
-        approver: Reviewer,
+        decider: Decider,
     ) -> AgentResult<()> {
         let tool = self.awaiting_tool(call_id)?;
         self.approve(call_id)?;
@@ -89,8 +89,8 @@ impl RunState {
         self.note(
             call_id,
             tool,
-            ReviewDecision::Approved,
-            approver,
+            ApprovalVerdict::Approved,
+            decider,
             Some(original),
         );
         Ok(())
@@ -100,7 +100,7 @@ impl RunState {
     fn awaiting_tool(&self, call_id: &str) -> AgentResult<String> {
         self.pending()
             .into_iter()
-            .find(|p| p.call.id == call_id && p.kind == PendingKind::ToolApproval)
+            .find(|p| p.call.id == call_id && p.kind == PendingKind::Approval)
             .map(|p| p.call.name)
             .ok_or_else(|| {
                 AgentError::InvalidState(format!(
@@ -114,16 +114,16 @@ impl RunState {
         &mut self,
         call_id: &str,
         tool: String,
-        decision: ReviewDecision,
-        approver: Reviewer,
+        decision: ApprovalVerdict,
+        decider: Decider,
         corrected_from: Option<Value>,
     ) {
         self.approvals.push(ApprovalRecord {
             call_id: call_id.to_owned(),
             tool,
             decision,
-            who: approver.who,
-            reason: approver.reason,
+            who: decider.who,
+            reason: decider.reason,
             at_ms: now_ms(),
             corrected_from,
         });
@@ -141,7 +141,7 @@ impl Agent {
         state: &mut RunState,
         call_id: &str,
         arguments: Value,
-        approver: Reviewer,
+        decider: Decider,
     ) -> AgentResult<()> {
         let name = state.awaiting_tool(call_id)?;
         let tool = self.tools().get(&name).ok_or_else(|| {
@@ -163,7 +163,7 @@ impl Agent {
         if let Some(path) = first_violation(&schema, &arguments) {
             return Err(unfit(format!("`{path}` does not fit")));
         }
-        state.approve_with(call_id, arguments, approver)
+        state.approve_with(call_id, arguments, decider)
     }
 }
 

@@ -41,8 +41,9 @@ pub(crate) enum CallState {
     AwaitingApproval,
     /// A person approved it; it runs on the next `run`.
     Approved,
-    /// A person rejected it; the reason reaches the model.
-    Rejected { reason: String },
+    /// A person denied it; the reason reaches the model.
+    #[serde(alias = "rejected")]
+    Denied { reason: String },
     /// Waiting for the application's output.
     AwaitingExternal,
     /// Paused by an `on_tool_called` hook, waiting for the application's output.
@@ -196,7 +197,7 @@ impl RunState {
             .iter()
             .filter_map(|c| {
                 let kind = match c.slot {
-                    CallState::AwaitingApproval => PendingKind::ToolApproval,
+                    CallState::AwaitingApproval => PendingKind::Approval,
                     CallState::AwaitingExternal => PendingKind::ExternalOutput,
                     CallState::AwaitingInput => PendingKind::HumanInput,
                     _ => return None,
@@ -234,15 +235,15 @@ impl RunState {
     /// Approves the pending call `call_id`; it runs when the run is resumed. A call id
     /// that is not waiting for approval is an error, and changes nothing.
     pub fn approve(&mut self, call_id: &str) -> AgentResult<()> {
-        let slot = self.awaiting(call_id, PendingKind::ToolApproval)?;
+        let slot = self.awaiting(call_id, PendingKind::Approval)?;
         *slot = CallState::Approved;
         Ok(())
     }
 
-    /// Rejects the pending call `call_id`: it never runs, and the model reads `reason`.
-    pub fn reject(&mut self, call_id: &str, reason: impl Into<String>) -> AgentResult<()> {
-        let slot = self.awaiting(call_id, PendingKind::ToolApproval)?;
-        *slot = CallState::Rejected {
+    /// Denies the pending call `call_id`: it never runs, and the model reads `reason`.
+    pub fn deny(&mut self, call_id: &str, reason: impl Into<String>) -> AgentResult<()> {
+        let slot = self.awaiting(call_id, PendingKind::Approval)?;
+        *slot = CallState::Denied {
             reason: reason.into(),
         };
         Ok(())
@@ -265,7 +266,7 @@ impl RunState {
             )));
         }
         let wanted = match kind {
-            PendingKind::ToolApproval => "approval",
+            PendingKind::Approval => "approval",
             PendingKind::ExternalOutput | PendingKind::HumanInput => "its output",
         };
         self.calls
@@ -275,7 +276,7 @@ impl RunState {
             .find(|slot| {
                 matches!(
                     (&**slot, kind),
-                    (CallState::AwaitingApproval, PendingKind::ToolApproval)
+                    (CallState::AwaitingApproval, PendingKind::Approval)
                         | (
                             CallState::AwaitingExternal | CallState::AwaitingInput,
                             PendingKind::ExternalOutput | PendingKind::HumanInput
@@ -304,9 +305,9 @@ impl RunState {
         }
     }
 
-    /// A rejected call's result.
-    pub(crate) fn rejection(call: &ToolCall, reason: &str) -> ToolCallResult {
-        let error = ToolError::denied(format!("The call was rejected: {reason}"));
+    /// A denied call's result.
+    pub(crate) fn denial(call: &ToolCall, reason: &str) -> ToolCallResult {
+        let error = ToolError::denied(format!("The call was denied: {reason}"));
         Settled::new(
             ToolOutcome::Err(error),
             crate::model::tool::ErrorPolicy::ReturnToModel,
@@ -317,7 +318,7 @@ impl RunState {
 
 /// Who makes a decision on a pending call, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Reviewer {
+pub struct Decider {
     /// The person (or policy) deciding: a user id, an email.
     pub who: String,
     /// Why, in their words.
@@ -325,7 +326,7 @@ pub struct Reviewer {
     pub reason: Option<String>,
 }
 
-impl Reviewer {
+impl Decider {
     /// `who` decides, giving no reason.
     pub fn new(who: impl Into<String>) -> Self {
         Self {
@@ -334,7 +335,7 @@ impl Reviewer {
         }
     }
 
-    /// The same approver, giving `reason`.
+    /// The same decider, giving `reason`.
     pub fn reason(mut self, reason: impl Into<String>) -> Self {
         self.reason = Some(reason.into());
         self
@@ -345,11 +346,12 @@ impl Reviewer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum ReviewDecision {
+pub enum ApprovalVerdict {
     /// The call may run.
     Approved,
     /// The call never runs; the model reads the reason.
-    Rejected,
+    #[serde(alias = "rejected")]
+    Denied,
 }
 
 /// A decision on a call, as the run keeps it ([`RunState::approvals`]).
@@ -360,7 +362,7 @@ pub struct ApprovalRecord {
     /// Its tool.
     pub tool: String,
     /// What was decided.
-    pub decision: ReviewDecision,
+    pub decision: ApprovalVerdict,
     /// Who decided.
     pub who: String,
     /// Why.
@@ -368,7 +370,7 @@ pub struct ApprovalRecord {
     pub reason: Option<String>,
     /// When, in milliseconds since the Unix epoch.
     pub at_ms: u64,
-    /// The arguments the model sent, when the approver corrected them (the call then runs
+    /// The arguments the model sent, when the decider corrected them (the call then runs
     /// with the corrected ones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corrected_from: Option<Value>,

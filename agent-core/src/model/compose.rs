@@ -20,7 +20,7 @@ use crate::model::context::{ActivationContext, ToolContext};
 use crate::model::error::AgentResult;
 use crate::model::set::ToolSet;
 use crate::model::tool::{
-    Approval, ErrorPolicy, Tool, ToolAnnotations, ToolConcurrency, ToolExposure, ToolMetadata,
+    ApprovalPolicy, ErrorPolicy, Tool, ToolAnnotations, ToolConcurrency, ToolExposure, ToolMetadata,
 };
 use async_trait::async_trait;
 use serde_json::Value;
@@ -126,7 +126,7 @@ impl Tool for Composed {
         self.tool.should_activate(ctx).await
     }
 
-    fn approval(&self, args: &Value) -> Approval {
+    fn approval(&self, args: &Value) -> ApprovalPolicy {
         self.tool.approval(args)
     }
 

@@ -1,6 +1,6 @@
 //! [`ToolConfig`]: the runtime's settings for running tools.
 
-use crate::model::tool::{Approval, ErrorPolicy, Tool};
+use crate::model::tool::{ApprovalPolicy, ErrorPolicy, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -120,10 +120,10 @@ impl ToolConfig {
     /// Whether a call of `tool` with `arguments` waits for a person's approval: as the
     /// tool's own rule ([`Tool::approval`]) says, else, when the tool states none, if it
     /// is destructive and [`destructive_requires_approval`](Self::destructive_requires_approval)
-    /// holds. An application-wide rule ([`ApprovalFn`](crate::execution::pipeline::ApprovalFn)) comes before
+    /// holds. An application-wide rule ([`ApprovalRule`](crate::execution::pipeline::ApprovalRule)) comes before
     /// both; the executor applies it.
     pub fn needs_approval(&self, tool: &dyn Tool, arguments: &Value) -> bool {
-        self.approval_after(Approval::Unspecified, tool, arguments, || {
+        self.approval_after(ApprovalPolicy::Unspecified, tool, arguments, || {
             tool.annotations().is_destructive()
         })
     }
@@ -132,19 +132,19 @@ impl ToolConfig {
     /// `decided`; `destructive` is asked only if the decision falls to the default.
     pub(crate) fn approval_after(
         &self,
-        decided: Approval,
+        decided: ApprovalPolicy,
         tool: &dyn Tool,
         arguments: &Value,
         destructive: impl FnOnce() -> bool,
     ) -> bool {
         let decided = match decided {
-            Approval::Unspecified => tool.approval(arguments),
+            ApprovalPolicy::Unspecified => tool.approval(arguments),
             decided => decided,
         };
         match decided {
-            Approval::Required => true,
-            Approval::NotRequired => false,
-            Approval::Unspecified => self.destructive_requires_approval && destructive(),
+            ApprovalPolicy::Required => true,
+            ApprovalPolicy::NotRequired => false,
+            ApprovalPolicy::Unspecified => self.destructive_requires_approval && destructive(),
         }
     }
 }

@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum PendingKind {
-    /// A person must approve or reject it.
-    ToolApproval,
+    /// A person must approve or deny it.
+    #[serde(alias = "tool_approval")]
+    Approval,
     /// The application must supply its output.
     ExternalOutput,
     /// An `on_tool_called` hook paused the call for a person; the application supplies
@@ -37,7 +38,7 @@ pub enum RunOutcome {
         /// The answer's text.
         answer: String,
     },
-    /// The run waits on these calls: approve, reject or supply output on the state,
+    /// The run waits on these calls: approve, deny or supply output on the state,
     /// then run it again.
     Paused {
         /// The calls waiting.

@@ -74,7 +74,7 @@ pub enum ErrorPolicy {
 /// Whether one call must wait for a person before it runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Approval {
+pub enum ApprovalPolicy {
     /// The tool does not say; the runtime decides (destructive tools need approval by
     /// default).
     #[default]
@@ -85,7 +85,7 @@ pub enum Approval {
     NotRequired,
 }
 
-impl From<bool> for Approval {
+impl From<bool> for ApprovalPolicy {
     fn from(required: bool) -> Self {
         if required {
             Self::Required
@@ -190,8 +190,8 @@ pub trait Tool: Send + Sync {
     }
 
     /// Whether the call with these arguments needs a person's approval first.
-    fn approval(&self, _args: &Value) -> Approval {
-        Approval::Unspecified
+    fn approval(&self, _args: &Value) -> ApprovalPolicy {
+        ApprovalPolicy::Unspecified
     }
 
     /// What a failure of this tool does to the run.
@@ -320,7 +320,7 @@ pub trait ToolVia<Route>: Send + Sync {
     fn metadata(&self) -> ToolMetadata;
     fn exposure(&self) -> ToolExposure;
     fn should_activate<'a>(&'a self, ctx: &'a ActivationContext) -> BoxFuture<'a, bool>;
-    fn approval(&self, args: &Value) -> Approval;
+    fn approval(&self, args: &Value) -> ApprovalPolicy;
     fn on_error(&self) -> ErrorPolicy;
     fn output_schema(&self) -> Option<Value>;
     fn annotations(&self) -> ToolAnnotations;
@@ -384,7 +384,7 @@ where
         ToolVia::should_activate(self, ctx)
     }
 
-    fn approval(&self, args: &Value) -> Approval {
+    fn approval(&self, args: &Value) -> ApprovalPolicy {
         ToolVia::approval(self, args)
     }
 

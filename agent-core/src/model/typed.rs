@@ -8,8 +8,8 @@ use crate::model::schema::ArgsSchema;
 #[cfg(doc)]
 use crate::model::tool::Tool;
 use crate::model::tool::{
-    Approval, BoxFuture, ErrorPolicy, ToolAnnotations, ToolConcurrency, ToolExposure, ToolMetadata,
-    ToolRoute, ToolVia,
+    ApprovalPolicy, BoxFuture, ErrorPolicy, ToolAnnotations, ToolConcurrency, ToolExposure,
+    ToolMetadata, ToolRoute, ToolVia,
 };
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -81,8 +81,8 @@ pub trait TypedTool: Send + Sync {
     }
 
     /// See [`Tool::approval`].
-    fn approval(&self, _args: &Value) -> Approval {
-        Approval::Unspecified
+    fn approval(&self, _args: &Value) -> ApprovalPolicy {
+        ApprovalPolicy::Unspecified
     }
 
     /// See [`Tool::on_error`].
@@ -168,7 +168,7 @@ impl<T: TypedTool> ToolVia<ViaTyped> for T {
         TypedTool::should_activate(self, ctx)
     }
 
-    fn approval(&self, args: &Value) -> Approval {
+    fn approval(&self, args: &Value) -> ApprovalPolicy {
         TypedTool::approval(self, args)
     }
 

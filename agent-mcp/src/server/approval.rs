@@ -20,7 +20,7 @@ use toolwright_core::{
 /// the executor applies).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ServerApproval {
+pub enum ApprovalMode {
     /// Ask the client's user (MCP elicitation: the tool, its arguments, accept or
     /// decline) and run the call only if they accept. A client that cannot ask its user
     /// (it does not declare elicitation) gets an error result, and the call does not run.
@@ -37,7 +37,7 @@ pub enum ServerApproval {
 /// The most of a call's arguments the approval request shows, in characters.
 const SHOWN_ARGUMENTS: usize = 2_000;
 
-/// The server's [`Approver`] under [`ServerApproval::Elicit`]: asks the client that
+/// The server's [`Approver`] under [`ApprovalMode::Elicit`]: asks the client that
 /// made the call.
 pub(crate) struct ElicitApproval(pub(crate) McpPeer);
 

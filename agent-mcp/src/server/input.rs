@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use toolwright_core::{
     AgentError, AgentResult, ToolError,
-    run::{ApprovalRecord, ReviewDecision},
+    run::{ApprovalRecord, ApprovalVerdict},
 };
 
 /// The key of the server's own approval question. Tools' keys may not start with
@@ -407,7 +407,7 @@ impl CallInput {
     /// otherwise `question` is recorded and the call waits.
     pub(crate) fn approve(&self, tool: &str, question: Value) -> Result<(), ToolError> {
         if self.approval().is_some_and(|record| {
-            record.decision == ReviewDecision::Approved && record.tool == tool
+            record.decision == ApprovalVerdict::Approved && record.tool == tool
         }) {
             return Ok(());
         }
@@ -422,9 +422,9 @@ impl CallInput {
         };
         let action = answer.get("action").and_then(Value::as_str);
         let decision = if action == Some("accept") {
-            ReviewDecision::Approved
+            ApprovalVerdict::Approved
         } else {
-            ReviewDecision::Rejected
+            ApprovalVerdict::Denied
         };
         let record = ApprovalRecord {
             call_id: self.call_id.clone(),

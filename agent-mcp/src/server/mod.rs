@@ -19,7 +19,7 @@ pub(crate) mod resources;
 pub(crate) mod session;
 pub(crate) mod uri_template;
 
-use self::approval::{ElicitApproval, ServerApproval};
+use self::approval::{ApprovalMode, ElicitApproval};
 use self::features::{Features, Subscriber};
 use self::input::{CallInput, InputOptions, InputSeal};
 use self::listen::Listeners;
@@ -76,7 +76,7 @@ pub struct ServerOptions {
     pub page_size: usize,
     /// What a call that needs a person's approval does: asks the client's user, by
     /// default.
-    pub approval: ServerApproval,
+    pub approval: ApprovalMode,
     /// How the state of a call waiting on its caller's answers is sealed (MCP
     /// 2026-07-28): the key (give replicas the same one) and how long a state lasts.
     pub input: InputOptions,
@@ -98,7 +98,7 @@ impl Default for ServerOptions {
             instructions: None,
             tool_config: ToolConfig::default(),
             page_size: 100,
-            approval: ServerApproval::default(),
+            approval: ApprovalMode::default(),
             input: InputOptions::default(),
             list_ttl: Duration::ZERO,
             max_listens_per_caller: 16,
@@ -456,8 +456,8 @@ impl McpServer {
             return false;
         }
         match self.shared.options.approval {
-            ServerApproval::TrustClient => true,
-            ServerApproval::Elicit => {
+            ApprovalMode::TrustClient => true,
+            ApprovalMode::Elicit => {
                 // The rule reads a call; the arguments go into it and back, uncopied.
                 let arguments = Value::Object(params.arguments.take().unwrap_or_default());
                 let call = ToolCall::new(String::new(), params.name.to_string(), arguments);
@@ -593,7 +593,7 @@ impl McpServer {
         };
         let elicit;
         let approver: &dyn Approver = match self.shared.options.approval {
-            ServerApproval::Elicit => {
+            ApprovalMode::Elicit => {
                 elicit =
                     ElicitApproval(call_peer.clone().unwrap_or_else(|| match &request_client {
                         Some(client) => self.request_peer(&context, client),
@@ -601,7 +601,7 @@ impl McpServer {
                     }));
                 &elicit
             }
-            ServerApproval::TrustClient => &ApproveAll,
+            ApprovalMode::TrustClient => &ApproveAll,
         };
         // The tool runs in the pipeline's own task; a request it makes of its client
         // belongs to this call (see `CALL_ORIGIN`). A tool that does not read its context

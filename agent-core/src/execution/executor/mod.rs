@@ -28,7 +28,7 @@ pub use turn::TurnContext;
 use crate::execution::control::RunControl;
 use crate::execution::inflight::InFlight;
 use crate::execution::pipeline::{
-    ApprovalDecision, ApprovalFn, Approver, Batch, CallRunner, Plan, ReadyCall, RunningTurn,
+    ApprovalDecision, ApprovalRule, Approver, Batch, CallRunner, Plan, ReadyCall, RunningTurn,
     announce_settled, unanswered,
 };
 use crate::model::config::ToolConfig;
@@ -72,9 +72,9 @@ impl Executor {
         }
     }
 
-    /// The executor with an application-wide approval rule; see [`ApprovalFn`].
-    pub fn with_approval_fn(mut self, approval: ApprovalFn) -> Self {
-        self.runner = self.runner.with_approval_fn(approval);
+    /// The executor with an application-wide approval rule; see [`ApprovalRule`].
+    pub fn with_approval_rule(mut self, approval: ApprovalRule) -> Self {
+        self.runner = self.runner.with_approval_rule(approval);
         self
     }
 

@@ -5,7 +5,7 @@
 //! 1. **Resolve** its name: a tool that is not offered (Hidden, an inactive Deferred
 //!    one, or one outside the caller's offered list) answers as an unknown tool.
 //! 2. **Arguments** that are not a JSON object end it (the tool checks the rest).
-//! 3. **Approval**: a call that needs it (the application's [`ApprovalFn`], then the
+//! 3. **Approval**: a call that needs it (the application's [`ApprovalRule`], then the
 //!    tool's own rule, then the destructive default) asks the caller's [`Approver`]:
 //!    an agent pauses the run, an MCP server asks its client's user. Asked before any
 //!    permit is taken, so a call waiting for a person holds no capacity.
@@ -46,7 +46,7 @@ use crate::model::error::{ToolError, ToolErrorKind};
 use crate::model::message::ToolCall;
 use crate::model::outcome::{Settled, ToolCallResult, ToolOutcome};
 use crate::model::set::ToolSet;
-use crate::model::tool::{Approval, ErrorPolicy, Tool, ToolExposure};
+use crate::model::tool::{ApprovalPolicy, ErrorPolicy, Tool, ToolExposure};
 use crate::model::truncate::{truncate_error, truncate_output};
 use async_trait::async_trait;
 use std::collections::{HashMap, HashSet};
@@ -59,7 +59,7 @@ use tokio::sync::Semaphore;
 /// An application-wide approval rule: called for every call before the tool's own
 /// [`Tool::approval`]. `Required` or `NotRequired` decides; `Unspecified` defers to the
 /// tool.
-pub type ApprovalFn = Arc<dyn Fn(&ToolCall, &dyn Tool) -> Approval + Send + Sync>;
+pub type ApprovalRule = Arc<dyn Fn(&ToolCall, &dyn Tool) -> ApprovalPolicy + Send + Sync>;
 
 /// What an [`Approver`] answers for a call that needs approval.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,7 +197,7 @@ pub(crate) enum Plan {
 pub struct CallRunner {
     tools: Arc<ToolSet>,
     config: Arc<ToolConfig>,
-    approval: Option<ApprovalFn>,
+    approval: Option<ApprovalRule>,
     /// One per tool, in the set's order.
     policies: Arc<[ToolPolicy]>,
     /// The limit on calls in flight across every tool (`max_concurrency`).
@@ -211,7 +211,7 @@ impl fmt::Debug for CallRunner {
         f.debug_struct("CallRunner")
             .field("tools", &self.tools)
             .field("config", &self.config)
-            .field("approval_fn", &self.approval.is_some())
+            .field("approval_rule", &self.approval.is_some())
             .finish()
     }
 }
@@ -307,8 +307,8 @@ impl CallRunner {
         }
     }
 
-    /// The runner with an application-wide approval rule; see [`ApprovalFn`].
-    pub fn with_approval_fn(mut self, approval: ApprovalFn) -> Self {
+    /// The runner with an application-wide approval rule; see [`ApprovalRule`].
+    pub fn with_approval_rule(mut self, approval: ApprovalRule) -> Self {
         self.approval = Some(approval);
         self
     }
@@ -342,7 +342,7 @@ impl CallRunner {
         let decided = self
             .approval
             .as_ref()
-            .map_or(Approval::Unspecified, |rule| rule(call, tool));
+            .map_or(ApprovalPolicy::Unspecified, |rule| rule(call, tool));
         self.config
             .approval_after(decided, tool, &call.arguments, destructive)
     }
