@@ -6,7 +6,10 @@ use serde_json::{Value, json};
 use support::{KEY, paused, payment_agent};
 use toolwright_core::{
     Agent, AgentError, Message, RunOutcome, RunState, ToolErrorKind,
+    llm::{AssistantMessage, ToolCall},
     run::{ApprovalVerdict, Decider},
+    testing::ScriptedLlm,
+    tools,
 };
 
 fn agent() -> Agent {
@@ -28,13 +31,13 @@ fn tool_output(run: &RunState) -> String {
 async fn a_corrected_call_runs_with_the_corrected_arguments_and_the_record_keeps_both() {
     let agent = agent();
     let mut run = paused(&agent).await;
-    let approver = Decider::new("alice@example.com").reason("ACME's account changed");
+    let decider = Decider::new("alice@example.com").reason("ACME's account changed");
     agent
         .approve_with(
             &mut run,
             "c1",
             json!({"account": "ACME-2", "amount": 100}),
-            approver,
+            decider,
         )
         .unwrap();
     let record = &run.approvals[0];
@@ -155,4 +158,49 @@ async fn records_are_sealed_with_the_state() {
     let forged = text.replacen("\"carol\"", "\"the-ceo\"", 1);
     assert_ne!(forged, text);
     assert!(agent.import_state(&forged).is_err());
+}
+
+#[tokio::test]
+async fn a_call_that_breaks_its_schema_is_answered_without_asking_anyone() {
+    // The model sends the amount as text: a person would approve a call that fails.
+    let llm = ScriptedLlm::new([
+        AssistantMessage::tool_calls([ToolCall::new(
+            "c1",
+            "pay",
+            json!({"account": "ACME-1", "amount": "a hundred"}),
+        )]),
+        AssistantMessage::text("Done."),
+    ]);
+    let agent = Agent::builder(llm)
+        .tools(tools![support::pay])
+        .build()
+        .unwrap();
+    let mut run = agent.start("Pay ACME their invoice");
+    let outcome = agent.run(&mut run).await.unwrap();
+    assert!(
+        matches!(outcome, RunOutcome::Finished { .. }),
+        "{outcome:?}"
+    );
+    assert!(run.approvals.is_empty());
+    let answer = tool_output(&run);
+    assert!(
+        answer.contains("Invalid arguments") && answer.contains("`amount` does not fit"),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn a_call_missing_a_required_argument_is_not_put_to_a_person() {
+    let llm = ScriptedLlm::new([
+        AssistantMessage::tool_calls([ToolCall::new("c1", "pay", json!({"amount": 100}))]),
+        AssistantMessage::text("Done."),
+    ]);
+    let agent = Agent::builder(llm)
+        .tools(tools![support::pay])
+        .build()
+        .unwrap();
+    let mut run = agent.start("Pay ACME their invoice");
+    agent.run(&mut run).await.unwrap();
+    assert!(run.pending().is_empty(), "{:?}", run.pending());
+    assert!(tool_output(&run).contains("`account` is required and missing"));
 }

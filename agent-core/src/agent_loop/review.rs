@@ -39,7 +39,7 @@ use crate::agent_loop::run::{
     ApprovalRecord, ApprovalVerdict, CallState, Decider, PendingKind, RunState,
 };
 use crate::model::error::{AgentError, AgentResult, ToolError};
-use crate::model::locate::first_violation;
+use crate::model::locate::schema_problem;
 use serde_json::Value;
 
 fn now_ms() -> u64 {
@@ -157,41 +157,9 @@ impl Agent {
                 "the corrected arguments of call `{call_id}` do not fit the schema of `{name}`: {what}"
             )))
         };
-        if let Some(problem) = root_problem(&schema, &arguments) {
+        if let Some(problem) = schema_problem(&schema, &arguments) {
             return Err(unfit(problem));
-        }
-        if let Some(path) = first_violation(&schema, &arguments) {
-            return Err(unfit(format!("`{path}` does not fit")));
         }
         state.approve_with(call_id, arguments, decider)
     }
-}
-
-/// What is wrong at the top level of `arguments`, which the schema walk does not name:
-/// not an object, a required property missing, a property a closed schema lacks.
-fn root_problem(schema: &Value, arguments: &Value) -> Option<String> {
-    let Value::Object(given) = arguments else {
-        return Some("expected a JSON object".to_owned());
-    };
-    let names = |key: &str| {
-        schema
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-    };
-    if let Some(missing) = names("required").find(|name| !given.contains_key(*name)) {
-        return Some(format!("`{missing}` is required and missing"));
-    }
-    let properties = schema.get("properties").and_then(Value::as_object);
-    if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
-        let unknown = given
-            .keys()
-            .find(|key| !properties.is_some_and(|p| p.contains_key(*key)));
-        if let Some(key) = unknown {
-            return Some(format!("`{key}` is not one of its properties"));
-        }
-    }
-    None
 }

@@ -33,6 +33,44 @@ pub(crate) fn first_violation(schema: &Value, args: &Value) -> Option<String> {
     (!fits && !path.is_empty()).then(|| render(&path))
 }
 
+/// What keeps `args` from fitting `schema`, in words (`` `amount` does not fit ``), as
+/// far as the walk sees: the top level (an object, its required and its closed
+/// properties), then [`first_violation`]. `None` when the walk sees nothing wrong; a tool
+/// may still refuse what the walk does not check (a range, a pattern, its validator).
+pub(crate) fn schema_problem(schema: &Value, args: &Value) -> Option<String> {
+    root_problem(schema, args)
+        .or_else(|| first_violation(schema, args).map(|path| format!("`{path}` does not fit")))
+}
+
+/// What is wrong at the top level of `arguments`, which the schema walk does not name:
+/// not an object, a required property missing, a property a closed schema lacks.
+fn root_problem(schema: &Value, arguments: &Value) -> Option<String> {
+    let Value::Object(given) = arguments else {
+        return Some("expected a JSON object".to_owned());
+    };
+    let names = |key: &str| {
+        schema
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+    };
+    if let Some(missing) = names("required").find(|name| !given.contains_key(*name)) {
+        return Some(format!("`{missing}` is required and missing"));
+    }
+    let properties = schema.get("properties").and_then(Value::as_object);
+    if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
+        let unknown = given
+            .keys()
+            .find(|key| !properties.is_some_and(|p| p.contains_key(*key)));
+        if let Some(key) = unknown {
+            return Some(format!("`{key}` is not one of its properties"));
+        }
+    }
+    None
+}
+
 enum Segment<'a> {
     Key(&'a str),
     Index(usize),

@@ -6,7 +6,9 @@
 //!    one, or one outside the caller's offered list) answers as an unknown tool.
 //! 2. **Arguments** that are not a JSON object end it (the tool checks the rest).
 //! 3. **Approval**: a call that needs it (the application's [`ApprovalRule`], then the
-//!    tool's own rule, then the destructive default) asks the caller's [`Approver`]:
+//!    tool's own rule, then the destructive default) is checked against the tool's
+//!    schema (a call that would fail is answered so, nobody is asked), then asks the
+//!    caller's [`Approver`]:
 //!    an agent pauses the run, an MCP server asks its client's user. Asked before any
 //!    permit is taken, so a call waiting for a person holds no capacity.
 //! 4. An external tool's call is handed to the application (it waits, pending).
@@ -43,6 +45,7 @@ use crate::model::config::{ParallelRule, ToolConfig};
 use crate::model::content::Content;
 use crate::model::context::{ActivationContext, ToolContext, TurnLink};
 use crate::model::error::{ToolError, ToolErrorKind};
+use crate::model::locate::schema_problem;
 use crate::model::message::ToolCall;
 use crate::model::outcome::{Settled, ToolCallResult, ToolOutcome};
 use crate::model::set::ToolSet;
@@ -491,6 +494,12 @@ impl CallRunner {
         // Approval first: an external call is carried out by the application once it is
         // handed over, so one that needs a person's approval waits for it before that.
         if !approved && self.approval_needed(call, tool.as_ref(), || policy.destructive) {
+            // A person is never asked about a call its schema would refuse anyway: the
+            // model hears what is wrong at once, and nobody approves a call that fails.
+            if let Some(problem) = schema_problem(&tool.schema(), &call.arguments) {
+                let error = ToolError::invalid_arguments(format!("Invalid arguments: {problem}"));
+                return Plan::Done(self.failed(error));
+            }
             let asked = approver.approve(call, tool.as_ref());
             let decision = match cancel {
                 None => asked.await,
