@@ -482,7 +482,7 @@ async fn the_default_timeout_comes_from_the_config() {
     });
     let exec = executor(
         vec![slow],
-        ToolConfig::default().with_default_timeout_ms(250),
+        ToolConfig::default().with_default_timeout(Duration::from_millis(250)),
     );
     let results = exec
         .execute(&[call("c", "slow")], &TurnContext::new())
@@ -1592,7 +1592,7 @@ async fn limits_too_large_to_reach_are_no_limits() {
         .read_only()
         .max_in_flight(usize::MAX);
     let config = ToolConfig::default()
-        .with_default_timeout_ms(u64::MAX)
+        .with_default_timeout(Duration::MAX)
         .with_max_retries(u32::MAX)
         .with_max_concurrency(usize::MAX);
     let results = executor(vec![ok], config)

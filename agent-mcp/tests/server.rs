@@ -456,7 +456,10 @@ async fn a_remote_call_the_executor_times_out_is_cancelled_on_the_server() {
     let client = McpClient::connect_http(&server.url).await.unwrap();
     let set = Arc::new(client.toolset().unwrap());
     // The local timeout (300 ms) is shorter than the remote tool's own (10 s).
-    let executor = Executor::new(set, ToolConfig::default().with_default_timeout_ms(300));
+    let executor = Executor::new(
+        set,
+        ToolConfig::default().with_default_timeout(Duration::from_millis(300)),
+    );
     let results = executor
         .execute(
             vec![ToolCall::new("c1", "wait_for_cancel", json!({}))],

@@ -3,6 +3,7 @@
 use crate::model::tool::{ApprovalPolicy, ErrorPolicy, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::time::Duration;
 
 /// Which calls of one turn may overlap when neither the tool nor its
 /// [`ToolConcurrency::sequential`](crate::model::tool::ToolConcurrency::sequential) says.
@@ -72,10 +73,16 @@ impl Default for ToolConfig {
 }
 
 impl ToolConfig {
-    /// The config with this default timeout.
-    pub fn with_default_timeout_ms(mut self, ms: u64) -> Self {
-        self.default_tool_timeout_ms = ms;
+    /// The config with this default timeout (kept in milliseconds, at most
+    /// `u64::MAX` of them).
+    pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_tool_timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
         self
+    }
+
+    /// The timeout of tools that do not set their own.
+    pub fn default_timeout(&self) -> Duration {
+        Duration::from_millis(self.default_tool_timeout_ms)
     }
 
     /// The config with this global concurrency limit.
