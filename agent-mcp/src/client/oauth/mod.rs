@@ -70,6 +70,13 @@ const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// `OAuthOptions::client_credentials("my-service", "its-secret")`, or without a secret,
 /// authenticating with a JWT signed by its private key:
 /// `OAuthOptions::client_credentials_jwt("my-service", &key_pem, "ES256")?`.
+///
+/// A workload whose platform issues it an identity token (Kubernetes, a cloud's
+/// workload identity federation) exchanges that by the JWT bearer grant:
+/// `OAuthOptions::workload_identity(WorkloadToken::File(path), None)`.
+///
+/// Any of these can bind its tokens to a key the client holds (DPoP), so that a stolen
+/// token is useless without the key: `.with_dpop()?`.
 #[derive(Clone)]
 pub struct OAuthOptions {
     grant: Grant,

@@ -29,13 +29,14 @@ pub(crate) struct ResourceHttp {
 }
 
 impl ResourceHttp {
-    /// Runs `call` (one request to the server) with `token` as the server should get
-    /// it: given to rmcp as a bearer token, or for a DPoP-bound token, in the headers
-    /// with a proof for `method` and `uri`.
+    /// Runs `call` (one request to the server, in `session` if it has one) with `token`
+    /// as the server should get it: given to rmcp as a bearer token, or for a
+    /// DPoP-bound token, in the headers with a proof for `method` and `uri`.
     async fn authorized<T, F, Fut>(
         &self,
         method: &str,
         uri: &str,
+        session: Option<&str>,
         token: Option<String>,
         headers: Headers,
         call: F,
@@ -66,7 +67,9 @@ impl ResourceHttp {
                         )));
                     }
                     retried = true;
-                    let fresh = self.learn_nonce(dpop, uri, token, &headers).await?;
+                    let fresh = self
+                        .learn_nonce(dpop, uri, session, token, &headers)
+                        .await?;
                     dpop.set_resource_nonce(fresh);
                 }
                 other => return other,
@@ -102,6 +105,7 @@ impl ResourceHttp {
         &self,
         dpop: &Dpop,
         uri: &str,
+        session: Option<&str>,
         token: &str,
         headers: &Headers,
     ) -> Result<String, HttpError> {
@@ -126,6 +130,9 @@ impl ResourceHttp {
             }
         }
         request = request.header("mcp-method", "ping");
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
         let response = request.send().await?;
         let nonce = response
             .headers()
@@ -197,16 +204,23 @@ impl StreamableHttpClient for ResourceHttp {
         headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> PostResult {
-        self.authorized("POST", &uri, auth, headers, |auth, headers| {
-            let (uri, message, session_id) = (uri.clone(), message.clone(), session_id.clone());
-            async move {
-                self.http
-                    .post_message_with_response_limits(
-                        uri, message, session_id, auth, headers, limits,
-                    )
-                    .await
-            }
-        })
+        self.authorized(
+            "POST",
+            &uri,
+            session_id.as_deref(),
+            auth,
+            headers,
+            |auth, headers| {
+                let (uri, message, session_id) = (uri.clone(), message.clone(), session_id.clone());
+                async move {
+                    self.http
+                        .post_message_with_response_limits(
+                            uri, message, session_id, auth, headers, limits,
+                        )
+                        .await
+                }
+            },
+        )
         .await
     }
 
@@ -217,14 +231,21 @@ impl StreamableHttpClient for ResourceHttp {
         auth: Option<String>,
         headers: Headers,
     ) -> Result<(), HttpError> {
-        self.authorized("DELETE", &uri, auth, headers, |auth, headers| {
-            let (uri, session_id) = (uri.clone(), session_id.clone());
-            async move {
-                self.http
-                    .delete_session(uri, session_id, auth, headers)
-                    .await
-            }
-        })
+        self.authorized(
+            "DELETE",
+            &uri,
+            Some(&session_id),
+            auth,
+            headers,
+            |auth, headers| {
+                let (uri, session_id) = (uri.clone(), session_id.clone());
+                async move {
+                    self.http
+                        .delete_session(uri, session_id, auth, headers)
+                        .await
+                }
+            },
+        )
         .await
     }
 
@@ -236,15 +257,22 @@ impl StreamableHttpClient for ResourceHttp {
         auth: Option<String>,
         headers: Headers,
     ) -> StreamResult {
-        self.authorized("GET", &uri, auth, headers, |auth, headers| {
-            let (uri, session_id, last_event_id) =
-                (uri.clone(), session_id.clone(), last_event_id.clone());
-            async move {
-                self.http
-                    .get_stream(uri, session_id, last_event_id, auth, headers)
-                    .await
-            }
-        })
+        self.authorized(
+            "GET",
+            &uri,
+            session_id.as_deref(),
+            auth,
+            headers,
+            |auth, headers| {
+                let (uri, session_id, last_event_id) =
+                    (uri.clone(), session_id.clone(), last_event_id.clone());
+                async move {
+                    self.http
+                        .get_stream(uri, session_id, last_event_id, auth, headers)
+                        .await
+                }
+            },
+        )
         .await
     }
 
@@ -257,22 +285,29 @@ impl StreamableHttpClient for ResourceHttp {
         headers: Headers,
         max_sse_event_size: usize,
     ) -> StreamResult {
-        self.authorized("GET", &uri, auth, headers, |auth, headers| {
-            let (uri, session_id, last_event_id) =
-                (uri.clone(), session_id.clone(), last_event_id.clone());
-            async move {
-                self.http
-                    .get_stream_with_max_sse_event_size(
-                        uri,
-                        session_id,
-                        last_event_id,
-                        auth,
-                        headers,
-                        max_sse_event_size,
-                    )
-                    .await
-            }
-        })
+        self.authorized(
+            "GET",
+            &uri,
+            session_id.as_deref(),
+            auth,
+            headers,
+            |auth, headers| {
+                let (uri, session_id, last_event_id) =
+                    (uri.clone(), session_id.clone(), last_event_id.clone());
+                async move {
+                    self.http
+                        .get_stream_with_max_sse_event_size(
+                            uri,
+                            session_id,
+                            last_event_id,
+                            auth,
+                            headers,
+                            max_sse_event_size,
+                        )
+                        .await
+                }
+            },
+        )
         .await
     }
 }
