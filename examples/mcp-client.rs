@@ -30,7 +30,12 @@
 //! `--id-token TOKEN` (with `--idp-issuer`,
 //! `--idp-token-endpoint`, `--idp-client-id`, `--client-id` and `--client-secret`)
 //! exchanges a user's ID token from their organisation's identity provider
-//! (enterprise-managed authorization). `--scope SCOPE` (repeatable) sets the scopes.
+//! (enterprise-managed authorization); `--workload-token JWT` (or
+//! `--workload-token-file PATH`, read at each authorization), with `--client-id`
+//! when the authorization server wants one, exchanges a workload's identity token by
+//! the JWT bearer grant. `--dpop` binds the tokens to a key pair the client generates
+//! (DPoP), or to the P-256 key in `--dpop-key-file PEM`. `--scope SCOPE` (repeatable)
+//! sets the scopes.
 //! The URLs the server hands out are followed only to public addresses unless
 //! `--allow-loopback` (servers on this machine, as in development) or
 //! `--allow-private-networks` says otherwise.
@@ -41,7 +46,9 @@
 
 use serde_json::{Map, Value, json};
 use toolwright_core::{ToolContext, tool::ToolExposure};
-use toolwright_mcp::{EnterpriseIdentity, HttpClientOptions, McpClient, OAuthOptions};
+use toolwright_mcp::{
+    EnterpriseIdentity, HttpClientOptions, McpClient, OAuthOptions, WorkloadToken,
+};
 
 /// An example value for a property of this schema: its default, its first enum value,
 /// or a plain value of its type.
@@ -139,7 +146,18 @@ fn oauth_options(args: &mut Vec<String>) -> Result<Option<OAuthOptions>, String>
     let signing_algorithm = take_values(args, "--signing-algorithm")?.pop();
     let allow_loopback = take_flag(args, "--allow-loopback");
     let allow_private = take_flag(args, "--allow-private-networks");
-    let mut options = if let Some(id_token) = id_token {
+    let workload_token = take_values(args, "--workload-token")?.pop();
+    let workload_token_file = take_values(args, "--workload-token-file")?.pop();
+    let dpop = take_flag(args, "--dpop");
+    let dpop_key_file = take_values(args, "--dpop-key-file")?.pop();
+    let workload = match (workload_token, workload_token_file) {
+        (Some(token), _) => Some(WorkloadToken::Token(token)),
+        (None, Some(path)) => Some(WorkloadToken::File(path.into())),
+        (None, None) => None,
+    };
+    let mut options = if let Some(workload) = workload {
+        OAuthOptions::workload_identity(workload, client_id)
+    } else if let Some(id_token) = id_token {
         let identity = EnterpriseIdentity {
             issuer: idp_issuer.ok_or("--id-token needs --idp-issuer")?,
             token_endpoint: idp_token_endpoint.ok_or("--id-token needs --idp-token-endpoint")?,
@@ -180,6 +198,13 @@ fn oauth_options(args: &mut Vec<String>) -> Result<Option<OAuthOptions>, String>
     }
     if allow_private {
         options = options.allow_private_networks();
+    }
+    if let Some(path) = dpop_key_file {
+        let pem = std::fs::read_to_string(&path)
+            .map_err(|e| format!("reading the DPoP key {path}: {e}"))?;
+        options = options.with_dpop_key(&pem)?;
+    } else if dpop {
+        options = options.with_dpop()?;
     }
     Ok(Some(options))
 }
@@ -223,6 +248,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
              [--client-id ID] [--client-secret SECRET] [--client-metadata-url URL] \
              [--signing-key-file PEM --signing-algorithm ALG] \
              [--id-token TOKEN --idp-issuer URL --idp-token-endpoint URL --idp-client-id ID] \
+             [--workload-token JWT | --workload-token-file PATH] \
+             [--dpop | --dpop-key-file PEM] \
              [--scope SCOPE]... [--allow-loopback] [--allow-private-networks] \
              [--arguments TOOL=JSON]... [--echo-schema ECHO=SOURCE]... URL"
         );

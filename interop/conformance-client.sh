@@ -4,8 +4,10 @@
 # $MCP_CONFORMANCE_CONTEXT (JSON): the arguments to call named tools with, a
 # pre-registered client's ID and secret (used for the client-credentials grant in the
 # auth/client-credentials-* scenarios) or its private key and signing algorithm
-# (private_key_jwt, passed as a file on descriptor 3), and for cross-app access the
-# identity provider and the user's ID token.
+# (private_key_jwt, passed as a file on descriptor 3), for cross-app access the
+# identity provider and the user's ID token, and for workload identity federation the
+# workload's JWT (`valid_jwt`; the context's expired and wrong-audience tokens are not
+# for use).
 set -euo pipefail
 # The suite's servers, authorization servers included, listen on this machine.
 args=(--oauth --allow-loopback --client-metadata-url https://conformance-test.local/client-metadata.json)
@@ -24,6 +26,7 @@ flags = (
     ("idp_token_endpoint", "--idp-token-endpoint"),
     ("idp_client_id", "--idp-client-id"),
     ("signing_algorithm", "--signing-algorithm"),
+    ("valid_jwt", "--workload-token"),
 )
 for key, flag in flags:
     if isinstance(context.get(key), str):
@@ -47,6 +50,8 @@ print(json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"]).get("private_key_pem") o
 fi
 case "${MCP_CONFORMANCE_SCENARIO:-}" in
   auth/client-credentials-*) args+=(--client-credentials) ;;
+  # The authorization and MCP servers want DPoP-bound tokens, with proofs.
+  auth/dpop | auth/dpop-nonce) args+=(--dpop) ;;
   # The scenario reads back, through its echo tool, the schema the client holds.
   json-schema-2020-12-preservation)
     args+=(--echo-schema json_schema_echo=json_schema_2020_12_tool) ;;

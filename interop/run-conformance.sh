@@ -180,13 +180,16 @@ client_scenarios 2026-07-28 \
   json-schema-ref-no-deref \
   json-schema-2020-12-preservation
 # Extension scenarios: SEP-1046 client credentials (secret, or a private-key JWT
-# assertion), enterprise-managed authorization, and SEP-2640 skills (a client that
-# reads no skills passes). DPoP and workload identity are not supported yet
-# (interop/CONFORMANCE.md).
+# assertion), enterprise-managed authorization, DPoP-bound tokens (with and without
+# the servers' nonces), workload identity federation (JWT bearer grant), and SEP-2640
+# skills (a client that reads no skills passes).
 client_scenarios extension \
   auth/client-credentials-basic \
   auth/client-credentials-jwt \
   auth/enterprise-managed-authorization \
+  auth/dpop \
+  auth/dpop-nonce \
+  auth/wif-jwt-bearer \
   sep-2640-client-no-prefetch \
   sep-2640-client-verify-digest \
   sep-2640-client-verify-size \

@@ -114,7 +114,7 @@ mod stdio;
 pub use client::McpClient;
 pub use client::http::HttpClientOptions;
 #[cfg(feature = "oauth")]
-pub use client::oauth::{EnterpriseIdentity, OAuthOptions};
+pub use client::oauth::{EnterpriseIdentity, OAuthOptions, WorkloadToken};
 pub use http::auth::{
     AuthError, HttpAuth, JwtValidator, StaticTokens, TokenValidator, UnknownScopedTool,
 };

@@ -11,6 +11,9 @@
 //! the URLs a server hands out are followed only to public addresses, and the attacks
 //! at the end point them at loopback, private and link-local addresses.
 
+#[path = "support/oauth.rs"]
+mod oauth_support;
+
 use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, Uri, header};
@@ -18,6 +21,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Validation};
+use oauth_support::json_response;
 use p256::elliptic_curve::Generate;
 use p256::elliptic_curve::pkcs8::{EncodePrivateKey, LineEnding};
 use serde_json::{Value, json};
@@ -63,15 +67,6 @@ struct AuthServer {
     /// The public key of [`SERVICE_ID`]'s client assertions, when it has one.
     assertion_key: Option<Arc<DecodingKey>>,
     seen: Arc<Mutex<Seen>>,
-}
-
-fn json_response(status: StatusCode, body: Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
 }
 
 /// `a=1&b=2` as a map, decoding what the test's values hold: URLs and spaces.

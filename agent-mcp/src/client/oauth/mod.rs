@@ -3,16 +3,22 @@
 //! `401` starts discovery (protected-resource metadata, then authorization-server or
 //! OpenID metadata, with the 2025-03-26 fallbacks), scope selection, client
 //! registration (pre-registered, a client ID metadata document, or dynamic
-//! registration), the authorization-code grant with PKCE or the client-credentials
-//! grant (with a secret or a signed JWT assertion), and the token endpoint's
-//! authentication method; a `403 insufficient_scope`
+//! registration), the authorization-code grant with PKCE, the client-credentials
+//! grant (with a secret or a signed JWT assertion), enterprise-managed authorization,
+//! or a workload identity token (JWT bearer grant), and the token endpoint's
+//! authentication method; DPoP-bound tokens when asked ([`OAuthOptions::with_dpop`]);
+//! a `403 insufficient_scope`
 //! asks for the larger scope, a bounded number of times. The URLs the MCP server hands
 //! out are followed only to public addresses, unless the application allows more
 //! ([`OAuthOptions::allow_loopback`], [`OAuthOptions::allow_private_networks`]).
 
+mod dpop;
 mod reach;
+mod resource;
 
+use self::dpop::{Dpop, DpopKey, NONCE_HEADER, PROOF_HEADER, demands_nonce};
 use self::reach::{Allowed, GuardedResolver, ReachGuard};
+use self::resource::ResourceHttp;
 use futures::future::BoxFuture;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
@@ -64,6 +70,13 @@ const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// `OAuthOptions::client_credentials("my-service", "its-secret")`, or without a secret,
 /// authenticating with a JWT signed by its private key:
 /// `OAuthOptions::client_credentials_jwt("my-service", &key_pem, "ES256")?`.
+///
+/// A workload whose platform issues it an identity token (Kubernetes, a cloud's
+/// workload identity federation) exchanges that by the JWT bearer grant:
+/// `OAuthOptions::workload_identity(WorkloadToken::File(path), None)`.
+///
+/// Any of these can bind its tokens to a key the client holds (DPoP), so that a stolen
+/// token is useless without the key: `.with_dpop()?`.
 #[derive(Clone)]
 pub struct OAuthOptions {
     grant: Grant,
@@ -74,6 +87,8 @@ pub struct OAuthOptions {
     scopes: Vec<String>,
     max_scope_upgrades: u32,
     reach: Allowed,
+    /// The key DPoP proofs are signed with, when the client proves possession.
+    dpop: Option<Arc<DpopKey>>,
 }
 
 #[derive(Clone)]
@@ -86,6 +101,64 @@ enum Grant {
     /// Client credentials, the client authenticated by a JWT it signs (RFC 7523).
     ClientCredentialsJwt(Arc<AssertionKey>),
     EnterpriseManaged(EnterpriseIdentity),
+    /// The JWT bearer grant (RFC 7523) with a workload identity token.
+    WorkloadIdentity(WorkloadToken),
+}
+
+/// Where a workload's identity token comes from, for
+/// [`OAuthOptions::workload_identity`]: the token itself, a file the platform keeps
+/// fresh (read at each authorization), or a function that fetches it.
+#[derive(Clone)]
+pub enum WorkloadToken {
+    /// The token, as issued.
+    Token(String),
+    /// A file holding the token (surrounding whitespace ignored), such as the projected
+    /// service-account token of a Kubernetes pod.
+    File(std::path::PathBuf),
+    /// A function that fetches a current token.
+    Provider(Arc<dyn Fn() -> BoxFuture<'static, Result<String, String>> + Send + Sync>),
+}
+
+impl WorkloadToken {
+    /// A token from `fetch`, called at each authorization.
+    pub fn provider<F, Fut>(fetch: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, String>> + Send + 'static,
+    {
+        Self::Provider(Arc::new(move || Box::pin(fetch())))
+    }
+
+    async fn get(&self) -> Result<String, String> {
+        let token = match self {
+            Self::Token(token) => token.clone(),
+            Self::File(path) => tokio::fs::read_to_string(path).await.map_err(|e| {
+                format!(
+                    "reading the workload identity token {}: {e}",
+                    path.display()
+                )
+            })?,
+            Self::Provider(fetch) => fetch()
+                .await
+                .map_err(|e| format!("fetching the workload identity token: {e}"))?,
+        };
+        let token = token.trim();
+        if token.is_empty() {
+            return Err("the workload identity token is empty".to_owned());
+        }
+        Ok(token.to_owned())
+    }
+}
+
+impl fmt::Debug for WorkloadToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The token is a credential: it stays out of logs.
+        match self {
+            Self::Token(_) => f.write_str("Token(<redacted>)"),
+            Self::File(path) => f.debug_tuple("File").field(path).finish(),
+            Self::Provider(_) => f.write_str("Provider"),
+        }
+    }
 }
 
 /// The key a client signs its assertions with, and the algorithm it signs by.
@@ -93,6 +166,9 @@ struct AssertionKey {
     key: jsonwebtoken::EncodingKey,
     algorithm: jsonwebtoken::Algorithm,
 }
+
+/// The JWT bearer grant's type (RFC 7523).
+const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 /// How long a client assertion is good for: long enough for one token request.
 const ASSERTION_LIFETIME_SECS: u64 = 300;
@@ -207,6 +283,43 @@ impl OAuthOptions {
         options
     }
 
+    /// The JWT bearer grant (RFC 7523) for a workload with a federated identity: the
+    /// platform's identity token for the workload (a JWT whose audience is the
+    /// authorization server) is posted as the `assertion`
+    /// (`grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`) with `client_id`
+    /// when given. A refusal (`invalid_grant`, `invalid_scope`, `unauthorized_client`)
+    /// fails the connection with the server's reason; the client neither retries the
+    /// assertion nor falls back to another grant.
+    pub fn workload_identity(token: WorkloadToken, client_id: Option<String>) -> Self {
+        let mut options = Self::new(Grant::WorkloadIdentity(token));
+        options.client_id = client_id;
+        options
+    }
+
+    /// Prove possession of a key with each token (DPoP, RFC 9449), with an ES256 key
+    /// pair generated now and kept by these options (and their clones). Tokens the
+    /// authorization server binds to the key are useless to anyone who steals them
+    /// without it.
+    ///
+    /// Fails only when the operating system gives no randomness.
+    pub fn with_dpop(mut self) -> Result<Self, String> {
+        self.dpop = Some(Arc::new(DpopKey::generate()?));
+        Ok(self)
+    }
+
+    /// Prove possession (DPoP) with this key: a P-256 private key (ES256) in PKCS#8
+    /// PEM. Fails when `pem` is not one.
+    pub fn with_dpop_key(mut self, pem: &str) -> Result<Self, String> {
+        self.dpop = Some(Arc::new(DpopKey::from_pem(pem)?));
+        Ok(self)
+    }
+
+    /// The RFC 7638 SHA-256 thumbprint of the DPoP key (what a bound token's `cnf.jkt`
+    /// names), when the client proves possession.
+    pub fn dpop_thumbprint(&self) -> Option<&str> {
+        self.dpop.as_deref().map(DpopKey::thumbprint)
+    }
+
     fn new(grant: Grant) -> Self {
         Self {
             grant,
@@ -217,6 +330,7 @@ impl OAuthOptions {
             scopes: Vec::new(),
             max_scope_upgrades: 2,
             reach: Allowed::default(),
+            dpop: None,
         }
     }
 
@@ -307,6 +421,7 @@ impl fmt::Debug for OAuthOptions {
             Grant::EnterpriseManaged(identity) => {
                 format!("enterprise_managed ({})", identity.issuer)
             }
+            Grant::WorkloadIdentity(token) => format!("workload_identity ({token:?})"),
         };
         f.debug_struct("OAuthOptions")
             .field("grant", &grant)
@@ -320,6 +435,7 @@ impl fmt::Debug for OAuthOptions {
             .field("scopes", &self.scopes)
             .field("max_scope_upgrades", &self.max_scope_upgrades)
             .field("reach", &self.reach)
+            .field("dpop", &self.dpop_thumbprint())
             .finish()
     }
 }
@@ -331,8 +447,8 @@ type HttpError = StreamableHttpError<reqwest::Error>;
 /// the client must.
 pub(crate) struct OAuthSession {
     /// Made at the first request (rmcp builds its manager asynchronously).
-    client: tokio::sync::OnceCell<AuthClient<reqwest::Client>>,
-    http: reqwest::Client,
+    client: tokio::sync::OnceCell<AuthClient<ResourceHttp>>,
+    http: ResourceHttp,
     options: OAuthOptions,
     server: String,
     oauth_http: Arc<OAuthHttp>,
@@ -350,10 +466,17 @@ impl OAuthSession {
         server: &str,
         http: reqwest::Client,
     ) -> Result<Self, String> {
-        let oauth_http = Arc::new(OAuthHttp::new(ReachGuard::new(options.reach))?);
+        let dpop = options
+            .dpop
+            .as_ref()
+            .map(|key| Arc::new(Dpop::new(Arc::clone(key))));
+        let oauth_http = Arc::new(OAuthHttp::new(
+            ReachGuard::new(options.reach),
+            dpop.clone(),
+        )?);
         Ok(Self {
             client: tokio::sync::OnceCell::new(),
-            http,
+            http: ResourceHttp { http, dpop },
             options,
             server: server.to_owned(),
             oauth_http,
@@ -362,7 +485,7 @@ impl OAuthSession {
         })
     }
 
-    async fn client(&self) -> Result<&AuthClient<reqwest::Client>, AuthError> {
+    async fn client(&self) -> Result<&AuthClient<ResourceHttp>, AuthError> {
         self.client
             .get_or_try_init(|| async {
                 let manager = manager(&self.server, &self.oauth_http, &self.options).await?;
@@ -377,7 +500,7 @@ impl OAuthSession {
     /// then sending it again.
     pub(crate) async fn send<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
     where
-        F: Fn(AuthClient<reqwest::Client>) -> Fut,
+        F: Fn(AuthClient<ResourceHttp>) -> Fut,
         Fut: Future<Output = Result<T, HttpError>>,
     {
         let client = self.client().await?;
@@ -444,7 +567,7 @@ impl OAuthSession {
 
     async fn authorize(
         &self,
-        client: &AuthClient<reqwest::Client>,
+        client: &AuthClient<ResourceHttp>,
         seen: u64,
         challenge: &str,
     ) -> Result<(), AuthError> {
@@ -500,6 +623,10 @@ impl OAuthSession {
             }
             Grant::EnterpriseManaged(identity) => {
                 self.exchange_identity(manager, &metadata, identity).await?
+            }
+            Grant::WorkloadIdentity(token) => {
+                self.exchange_workload_token(manager, &metadata, token)
+                    .await?
             }
             Grant::AuthorizationCode {
                 redirect_uri,
@@ -602,7 +729,7 @@ impl OAuthSession {
     /// `scopes` and this server as the resource; the token is kept in `manager`.
     async fn exchange_assertion(
         &self,
-        mut manager: AuthorizationManager,
+        manager: AuthorizationManager,
         metadata: &AuthorizationMetadata,
         assertion: &AssertionKey,
         scopes: Vec<String>,
@@ -626,58 +753,115 @@ impl OAuthSession {
         let signed = jsonwebtoken::encode(&header, &claims, &assertion.key).map_err(|e| {
             AuthError::InternalError(format!("the client assertion could not be signed: {e}"))
         })?;
+        let form = [
+            ("grant_type", "client_credentials"),
+            (
+                "client_assertion_type",
+                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            ),
+            ("client_assertion", &signed),
+        ];
+        self.redeem(manager, metadata, &form, scopes, "the client assertion")
+            .await
+    }
+
+    /// The JWT bearer grant with the workload's identity token, the token kept in
+    /// `manager`. Tried once: a refusal is the connection's failure.
+    async fn exchange_workload_token(
+        &self,
+        manager: AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+        token: &WorkloadToken,
+    ) -> Result<AuthorizationManager, AuthError> {
+        let assertion = token.get().await.map_err(AuthError::AuthorizationFailed)?;
+        let scopes = if self.options.scopes.is_empty() {
+            manager.select_initial_scopes(&[]).await
+        } else {
+            self.options.scopes.clone()
+        };
+        let client_id = self.options.client_id.as_deref();
+        let mut form = vec![("grant_type", JWT_BEARER_GRANT), ("assertion", &assertion)];
+        form.extend(client_id.map(|id| ("client_id", id)));
+        self.redeem(
+            manager,
+            metadata,
+            &form,
+            scopes,
+            "the workload identity token",
+        )
+        .await
+    }
+
+    /// Posts `form` (with this server as the resource, and `scopes`) to `metadata`'s
+    /// token endpoint and keeps the token it answers in `manager`.
+    async fn redeem(
+        &self,
+        mut manager: AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+        form: &[(&str, &str)],
+        scopes: Vec<String>,
+        what: &str,
+    ) -> Result<AuthorizationManager, AuthError> {
         // The serializer is not `Sync`: it must be gone before the request is awaited.
         let body = {
-            let mut form = form_urlencoded::Serializer::new(String::new());
-            form.append_pair("grant_type", "client_credentials")
-                .append_pair(
-                    "client_assertion_type",
-                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
-                )
-                .append_pair("client_assertion", &signed)
+            let mut body = form_urlencoded::Serializer::new(String::new());
+            body.extend_pairs(form)
                 .append_pair("resource", &self.server);
             if !scopes.is_empty() {
-                form.append_pair("scope", &scopes.join(" "));
+                body.append_pair("scope", &scopes.join(" "));
             }
-            form.finish()
+            body.finish()
         };
-        let token_endpoint = reqwest::Url::parse(&metadata.token_endpoint)?;
-        let response = self
-            .oauth_http
-            .stop
-            .post(token_endpoint)
+        let response = self.token_request(metadata, body, what).await?;
+        let granted = oauth2::TokenResponse::scopes(&response)
+            .map(|granted| granted.iter().map(|s| s.to_string()).collect())
+            .unwrap_or(scopes);
+        let client_id = self.options.client_id.clone().unwrap_or_default();
+        keep_token(&mut manager, client_id, response, granted).await?;
+        Ok(manager)
+    }
+
+    /// Posts the form `body` to `metadata`'s token endpoint (with a DPoP proof when the
+    /// client proves possession) and reads the token it answers; a refusal is an error
+    /// naming `what` was refused and the server's reason.
+    async fn token_request(
+        &self,
+        metadata: &AuthorizationMetadata,
+        body: String,
+        what: &str,
+    ) -> Result<rmcp::transport::auth::OAuthTokenResponse, AuthError> {
+        let request = axum::http::Request::post(&metadata.token_endpoint)
             .header(
                 reqwest::header::CONTENT_TYPE,
                 "application/x-www-form-urlencoded",
             )
             .header(reqwest::header::ACCEPT, "application/json")
-            .body(body)
-            .timeout(OAUTH_TIMEOUT)
-            .send()
+            .body(body.into_bytes())
+            .map_err(|e| {
+                AuthError::TokenExchangeFailed(format!(
+                    "the token endpoint `{}` cannot be requested: {e}",
+                    metadata.token_endpoint
+                ))
+            })?;
+        let response = self
+            .oauth_http
+            .send_http(request, false, OAUTH_TIMEOUT)
             .await
             .map_err(|e| AuthError::TokenExchangeFailed(format!("the token request: {e}")))?;
         let status = response.status();
-        let body = read_body(response)
-            .await
-            .map_err(|e| AuthError::TokenExchangeFailed(format!("the token response: {e}")))?;
+        let body = response.into_body();
         if !status.is_success() {
             let reason: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
             let field = |name: &str| reason.get(name).and_then(|v| v.as_str()).unwrap_or("");
             return Err(AuthError::TokenExchangeFailed(format!(
-                "the authorization server refused the client assertion ({status}): {} {}",
+                "the authorization server refused {what} ({status}): {} {}",
                 field("error"),
                 field("error_description"),
             )));
         }
-        let response: rmcp::transport::auth::OAuthTokenResponse = serde_json::from_slice(&body)
-            .map_err(|e| {
-                AuthError::TokenExchangeFailed(format!("the token response is not valid: {e}"))
-            })?;
-        let granted = oauth2::TokenResponse::scopes(&response)
-            .map(|granted| granted.iter().map(|s| s.to_string()).collect())
-            .unwrap_or(scopes);
-        keep_token(&mut manager, client_id, response, granted).await?;
-        Ok(manager)
+        serde_json::from_slice(&body).map_err(|e| {
+            AuthError::TokenExchangeFailed(format!("the token response is not valid: {e}"))
+        })
     }
 
     /// The authorization-server metadata at the MCP server's origin, for a server of
@@ -716,7 +900,7 @@ impl OAuthSession {
 
     async fn upgrade_scope(
         &self,
-        client: &AuthClient<reqwest::Client>,
+        client: &AuthClient<ResourceHttp>,
         seen: u64,
         refusal: &InsufficientScopeError,
     ) -> Result<(), AuthError> {
@@ -808,15 +992,19 @@ fn authorization_failed(server: &str, error: AuthError) -> HttpError {
 
 /// rmcp's OAuth requests over this crate's reqwest clients (TLS set up for them alone),
 /// following redirects or not as each request asks, with a timeout and a bounded body,
-/// and only as far inside the network as `guard` allows.
+/// and only as far inside the network as `guard` allows; with a DPoP proof on each
+/// token request when the client proves possession.
 struct OAuthHttp {
     follow: reqwest::Client,
     stop: reqwest::Client,
     guard: Arc<ReachGuard>,
+    dpop: Option<Arc<Dpop>>,
 }
 
+type Response = axum::http::Response<Vec<u8>>;
+
 impl OAuthHttp {
-    fn new(guard: Arc<ReachGuard>) -> Result<Self, String> {
+    fn new(guard: Arc<ReachGuard>, dpop: Option<Arc<Dpop>>) -> Result<Self, String> {
         let build = |redirect| {
             crate::tls::http_client_builder()?
                 .redirect(redirect)
@@ -828,6 +1016,7 @@ impl OAuthHttp {
             follow: build(guard.redirects(MAX_REDIRECTS))?,
             stop: build(reqwest::redirect::Policy::none())?,
             guard,
+            dpop,
         })
     }
 
@@ -837,16 +1026,65 @@ impl OAuthHttp {
         Ok(self.guard.check_literal(url)?)
     }
 
-    async fn send(
-        &self,
-        request: OAuthHttpRequest,
-    ) -> Result<axum::http::Response<Vec<u8>>, OAuthHttpClientError> {
-        let client = match request.redirect_policy {
-            OAuthHttpRedirectPolicy::Stop => &self.stop,
-            _ => &self.follow,
-        };
+    async fn send(&self, request: OAuthHttpRequest) -> Result<Response, OAuthHttpClientError> {
+        let follow = !matches!(request.redirect_policy, OAuthHttpRedirectPolicy::Stop);
         let timeout = request.timeout.unwrap_or(OAUTH_TIMEOUT).min(OAUTH_TIMEOUT);
-        let mut outgoing = reqwest::Request::try_from(request.request)?;
+        self.send_http(request.request, follow, timeout).await
+    }
+
+    /// Sends `request`; a token request (a form with a `grant_type`) carries a DPoP
+    /// proof when the client proves possession, and is sent once more with the
+    /// server's nonce when the server asks for one (`use_dpop_nonce`).
+    async fn send_http(
+        &self,
+        request: axum::http::Request<Vec<u8>>,
+        follow: bool,
+        timeout: Duration,
+    ) -> Result<Response, OAuthHttpClientError> {
+        let dpop = match &self.dpop {
+            Some(dpop) if is_token_request(&request) => dpop,
+            _ => return self.send_once(request, follow, timeout).await,
+        };
+        let (parts, body) = request.into_parts();
+        let url = parts.uri.to_string();
+        let mut retried = false;
+        loop {
+            let proof = dpop
+                .key
+                .proof("POST", &url, None, dpop.token_nonce().as_deref())?;
+            let mut attempt = axum::http::Request::from_parts(parts.clone(), body.clone());
+            attempt.headers_mut().insert(PROOF_HEADER, proof.parse()?);
+            let response = self.send_once(attempt, follow, timeout).await?;
+            let nonce = response
+                .headers()
+                .get(NONCE_HEADER)
+                .and_then(|nonce| nonce.to_str().ok())
+                .filter(|nonce| !nonce.is_empty());
+            // A nonce may come with any answer; the next proof carries the latest.
+            if let Some(nonce) = nonce {
+                dpop.set_token_nonce(nonce.to_owned());
+            }
+            let wants_nonce = response.status() == axum::http::StatusCode::BAD_REQUEST
+                && demands_nonce(&String::from_utf8_lossy(response.body()));
+            if wants_nonce && nonce.is_some() && !retried {
+                retried = true;
+                continue;
+            }
+            if response.status().is_success() {
+                dpop.note_token_response(response.body());
+            }
+            return Ok(response);
+        }
+    }
+
+    async fn send_once(
+        &self,
+        request: axum::http::Request<Vec<u8>>,
+        follow: bool,
+        timeout: Duration,
+    ) -> Result<Response, OAuthHttpClientError> {
+        let client = if follow { &self.follow } else { &self.stop };
+        let mut outgoing = reqwest::Request::try_from(request)?;
         self.check(outgoing.url())?;
         *outgoing.timeout_mut() = Some(timeout);
         let response = client.execute(outgoing).await?;
@@ -865,6 +1103,13 @@ impl OAuthHttp {
         let response = self.stop.get(url).timeout(OAUTH_TIMEOUT).send().await?;
         read_body(response.error_for_status()?).await
     }
+}
+
+/// Whether `request` asks a token endpoint for a token: a form POST with a
+/// `grant_type`.
+fn is_token_request(request: &axum::http::Request<Vec<u8>>) -> bool {
+    request.method() == axum::http::Method::POST
+        && form_urlencoded::parse(request.body()).any(|(name, _)| name == "grant_type")
 }
 
 /// A response's body, refused beyond [`MAX_BODY_BYTES`].
