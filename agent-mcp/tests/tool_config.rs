@@ -397,7 +397,7 @@ async fn limits_too_large_to_reach_are_no_limits() {
         })
         .unwrap();
     let config = ToolConfig::default()
-        .with_default_timeout_ms(u64::MAX)
+        .with_default_timeout(std::time::Duration::MAX)
         .with_max_retries(u32::MAX)
         .with_max_concurrency(usize::MAX);
     let client = connect(tools, config).await;
