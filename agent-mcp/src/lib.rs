@@ -124,6 +124,13 @@ pub use server::input::{InputOptions, InputRequest};
 pub use server::peer::{LogLevel, McpPeer};
 pub use server::{MAX_MESSAGE_BYTES, McpServer, ServerOptions};
 
+pub mod tasks {
+    //! Tools that run as tasks (`#[tool(task)]`, the MCP `io.modelcontextprotocol/tasks`
+    //! extension): where a server keeps them. See [`TaskOptions`] for the programming
+    //! model.
+    pub use crate::server::tasks::{MemoryTaskStore, TaskOptions, TaskRecord, TaskStore};
+}
+
 /// Resources: what a server offers clients to read by URI, fixed ([`Resource`](resources::Resource))
 /// or by URI template ([`ResourceTemplate`](resources::ResourceTemplate)), collected in a
 /// [`ResourceSet`](resources::ResourceSet) and served with [`McpServer::with_resources`].
