@@ -642,7 +642,7 @@ fn millis(duration: Duration) -> u64 {
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| millis(d))
+        .map_or(0, millis)
 }
 
 /// `ms` since the epoch as an RFC 3339 UTC timestamp.
