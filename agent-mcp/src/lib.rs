@@ -128,6 +128,7 @@ pub mod tasks {
     //! Tools that run as tasks (`#[tool(task)]`, the MCP `io.modelcontextprotocol/tasks`
     //! extension): where a server keeps them. See [`TaskOptions`] for the programming
     //! model.
+    pub use crate::client::tasks::{McpTask, TaskStart};
     pub use crate::server::tasks::{MemoryTaskStore, TaskOptions, TaskRecord, TaskStore};
 }
 

@@ -14,10 +14,12 @@ use raw_http::{Running, serve_on_loopback};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use toolwright_core::{Principal, State, ToolError, tool, tools};
-use toolwright_mcp::tasks::TaskOptions;
+use toolwright_core::{Principal, State, ToolContext, ToolError, tool, tools};
+use toolwright_mcp::rmcp::model::TaskStatus;
+use toolwright_mcp::tasks::{TaskOptions, TaskStart};
 use toolwright_mcp::{
-    HttpAuth, HttpOptions, InputRequest, McpPeer, McpServer, ServerOptions, StaticTokens,
+    HttpAuth, HttpClientOptions, HttpOptions, InputRequest, McpClient, McpPeer, McpServer,
+    ServerOptions, StaticTokens,
 };
 use toolwright_store::SqliteStore;
 
@@ -262,4 +264,76 @@ async fn a_callers_unfinished_tasks_are_bounded() {
         .await;
     mallory.until(&first, "cancelled").await;
     mallory.start("double", json!({"n": 1})).await;
+}
+
+/// Our client, connected to `running` over protocol `version`, answering every form with
+/// `{"ok": ok}`.
+async fn our_client(running: &Running, version: &str, ok: bool) -> McpClient {
+    let options = HttpClientOptions::new()
+        .with_protocol_version(version)
+        .with_elicitation(move |_message, _schema| async move {
+            Some(serde_json::Map::from_iter([("ok".to_owned(), json!(ok))]))
+        });
+    McpClient::connect_http_with(&format!("http://{}/mcp", running.addr), &options)
+        .await
+        .unwrap()
+}
+
+fn text(result: &toolwright_mcp::rmcp::model::CallToolResult) -> String {
+    result.content[0].as_text().unwrap().text.clone()
+}
+
+#[tokio::test]
+async fn our_client_calls_task_tools_awaiting_and_answering_their_tasks() {
+    for version in ["2026-07-28", "2025-11-25"] {
+        let running =
+            serve_on_loopback(server(TaskOptions::default()), HttpOptions::default()).await;
+        let client = our_client(&running, version, true).await;
+        // As a tool of the set, a task is awaited and its question answered by the
+        // client's elicitation handler.
+        let tools = client.toolset().unwrap();
+        let output = tools
+            .call("confirm", &json!({}), &ToolContext::default())
+            .await
+            .unwrap();
+        assert_eq!(output[0].as_text(), Some("confirmed: true"), "{version}");
+        // By hand: started, awaited.
+        let TaskStart::Task(task) = client.start_task("double", json!({"n": 4})).await.unwrap()
+        else {
+            panic!("double did not run as a task ({version})");
+        };
+        assert_eq!(text(&task.wait().await.unwrap()), "8", "{version}");
+    }
+}
+
+#[tokio::test]
+async fn our_client_answers_and_cancels_a_task_by_hand() {
+    let running = serve_on_loopback(server(TaskOptions::default()), HttpOptions::default()).await;
+    let client = our_client(&running, VERSION, true).await;
+    let TaskStart::Task(task) = client.start_task("confirm", json!({})).await.unwrap() else {
+        panic!("confirm did not run as a task");
+    };
+    let mut asked = None;
+    eventually("the task asks", async || {
+        asked = Some(task.get().await.unwrap());
+        asked.as_ref().unwrap().status() == TaskStatus::InputRequired
+    })
+    .await;
+    let answer = json!({"action": "accept", "content": {"ok": false}});
+    task.answer([("ok".to_owned(), answer)].into_iter().collect())
+        .await
+        .unwrap();
+    assert_eq!(text(&task.wait().await.unwrap()), "confirmed: false");
+
+    let TaskStart::Task(task) = client.start_task("confirm", json!({})).await.unwrap() else {
+        panic!("confirm did not run as a task");
+    };
+    eventually("the task asks", async || {
+        task.get().await.unwrap().status() == TaskStatus::InputRequired
+    })
+    .await;
+    task.cancel().await.unwrap();
+    assert_eq!(task.get().await.unwrap().status(), TaskStatus::Cancelled);
+    let error = task.wait().await.unwrap_err();
+    assert!(error.to_string().contains("cancelled"), "{error}");
 }
