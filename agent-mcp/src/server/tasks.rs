@@ -2,37 +2,8 @@
 //! that opts in (`#[tool(task)]`, [`TaskSupport`]) answers at once with a task its
 //! client polls (`tasks/get`), answers (`tasks/update`) and may cancel (`tasks/cancel`).
 //!
-//! # The programming model
-//!
-//! A task tool is written as any other tool. When a client that declared the extension
-//! calls it, the server stores a task, answers `CreateTaskResult`, and runs the call in
-//! the background; a client that did not declare it gets a plain call (or, for
-//! `task = "required"`, the `-32021` error naming the extension).
-//!
-//! A task tool asks its caller as every tool does, with
-//! [`McpPeer::ask`](crate::McpPeer::ask), on every protocol version. Inside a task the
-//! question is parked on the task: `tasks/get` reports `input_required` with the
-//! questions not yet answered, the client answers with `tasks/update` (one question at
-//! a time if it likes), and once every question has its answer **the tool runs again
-//! from the start** with the answers on its context, as a multi-round-trip call does
-//! (see [`InputRequest`](crate::InputRequest)). So what a tool does before its last
-//! question must be safe to repeat.
-//!
-//! A tool result, an error result included, completes the task (`completed`); a call
-//! that fails at the protocol level (a capability the client lacks, an internal error)
-//! fails it (`failed`, with the JSON-RPC error); `tasks/cancel` cancels the running call
-//! (`cancelled`).
-//!
-//! # Where tasks are kept
-//!
-//! Every change of a task is saved to a [`TaskStore`] before it is visible: in memory by
-//! default, or in any core [`RunStore`] (the SQLite and Postgres stores of
-//! `toolwright-store`) through [`TaskOptions::run_store`], so a task outlives the
-//! process. A task's call runs in the process that started it: when that process stops,
-//! a task it was running reads as `failed` (call the tool again), while one waiting on
-//! its client's answers, and every finished one, are served by whichever server opens
-//! the store next. Tasks belong to the principal that started them: another caller
-//! asking about one is told it does not exist.
+//! What serving tasks means for a tool's author is documented on the public `tasks`
+//! module (`crate::tasks`).
 
 use super::McpServer;
 use super::access;
