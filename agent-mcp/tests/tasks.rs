@@ -125,16 +125,21 @@ fn store_path(name: &str) -> std::path::PathBuf {
     path
 }
 
+/// A server keeping its tasks in the SQLite store at `path`.
+async fn serve_on_store(path: &std::path::Path) -> Running {
+    let store = Arc::new(SqliteStore::open(path).await.unwrap());
+    serve_on_loopback(
+        server(TaskOptions::default().run_store(store)),
+        HttpOptions::default(),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn a_task_outlives_its_server_in_the_run_store() {
     let path = store_path("restart");
     let (done, waiting) = {
-        let store = Arc::new(SqliteStore::open(&path).await.unwrap());
-        let running = serve_on_loopback(
-            server(TaskOptions::default().run_store(store)),
-            HttpOptions::default(),
-        )
-        .await;
+        let running = serve_on_store(&path).await;
         let client = Client::new(&running, None);
         let done = client.start("double", json!({"n": 21})).await;
         let finished = client.until(&done, "completed").await;
@@ -145,12 +150,7 @@ async fn a_task_outlives_its_server_in_the_run_store() {
         (done, waiting)
         // The server and its store are dropped here.
     };
-    let store = Arc::new(SqliteStore::open(&path).await.unwrap());
-    let running = serve_on_loopback(
-        server(TaskOptions::default().run_store(store)),
-        HttpOptions::default(),
-    )
-    .await;
+    let running = serve_on_store(&path).await;
     let client = Client::new(&running, None);
     // The finished task reads as it did, result and all.
     let finished = client.get(&done).await["result"].clone();
