@@ -18,6 +18,9 @@ mod example;
 #[path = "conformance_input_tools.rs"]
 mod input_tools;
 
+#[path = "conformance_task_tools.rs"]
+mod task_tools;
+
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use std::sync::OnceLock;
@@ -408,6 +411,7 @@ fn toolset() -> ToolSet {
     let taken = "the suite's tools are named apart from the example's";
     tools.register_tool(JsonSchema202012Tool).expect(taken);
     tools.extend(input_tools::tools()).expect(taken);
+    tools.extend(task_tools::tools()).expect(taken);
     tools
 }
 

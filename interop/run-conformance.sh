@@ -91,6 +91,19 @@ SERVER_SCENARIOS_2026_07_28=(
   # A prompt that asks through McpPeer::ask, as the tools do.
   input-required-result-non-tool-request
 )
+# Server mode, extension scenarios (run as the suite runs them, with no revision): the
+# tasks extension (SEP-2663), on the task tools of interop/conformance_task_tools.rs.
+SERVER_SCENARIOS_EXTENSION=(
+  tasks-lifecycle
+  tasks-capability-negotiation
+  tasks-wire-fields
+  tasks-request-state-removal
+  tasks-mrtr-input
+  tasks-request-headers
+  tasks-dispatch-and-envelope
+  tasks-status-notifications
+  tasks-required-task-error
+)
 
 cargo build --quiet -p agent-examples --example conformance-server
 target_dir=${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')}
@@ -202,11 +215,13 @@ passed=0
 failed=0
 failures=()
 # run_scenario MODE SCENARIO [SPEC]: runs one scenario (server mode: of protocol version
-# SPEC), counts and prints its result.
+# SPEC, or of an extension when SPEC is `extension`), counts and prints its result.
 run_scenario() {
   local mode=$1 scenario=$2 spec=${3:-} out status
   if [ "$mode" = server ]; then
-    out=$(timeout 120 conformance server --url "$url" --scenario "$scenario" --spec-version "$spec" 2>&1) && status=0 || status=$?
+    local server_spec=(--spec-version "$spec")
+    [ "$spec" = extension ] && server_spec=()
+    out=$(timeout 120 conformance server --url "$url" --scenario "$scenario" "${server_spec[@]}" 2>&1) && status=0 || status=$?
   else
     out=$(timeout 120 conformance client --command "$client" --scenario "$scenario" "${client_spec[@]}" 2>&1) && status=0 || status=$?
     # sse-retry: about one run in ten, the client's standalone GET stream (opened when
@@ -234,6 +249,9 @@ for scenario in "${SERVER_SCENARIOS_2025_11_25[@]}"; do
 done
 for scenario in "${SERVER_SCENARIOS_2026_07_28[@]}"; do
   run_scenario server "$scenario" 2026-07-28
+done
+for scenario in "${SERVER_SCENARIOS_EXTENSION[@]}"; do
+  run_scenario server "$scenario" extension
 done
 for entry in "${CLIENT_SCENARIOS[@]}"; do
   spec=${entry%% *}

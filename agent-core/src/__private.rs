@@ -20,7 +20,7 @@ pub use crate::model::context::ActivationContext;
 pub use crate::model::context::ToolContext;
 pub use crate::model::extract::FromToolContext;
 pub use crate::model::registry::RegisteredTool;
-pub use crate::model::tool::{ErrorPolicy, ToolExposure};
+pub use crate::model::tool::{ErrorPolicy, TaskSupport, ToolExposure};
 pub use crate::model::tool::{ToolRoute, ToolVia};
 pub use spec::runners::*;
 pub use spec::{

@@ -120,8 +120,8 @@ pub mod tool {
     pub use crate::model::outcome::{ToolCallResult, ToolOutcome};
     pub use crate::model::principal::Principal;
     pub use crate::model::tool::{
-        ApprovalPolicy, ErrorPolicy, ExternalTool, Tool, ToolAnnotations, ToolConcurrency,
-        ToolExposure, ToolMetadata,
+        ApprovalPolicy, ErrorPolicy, ExternalTool, TaskSupport, Tool, ToolAnnotations,
+        ToolConcurrency, ToolExposure, ToolMetadata,
     };
     pub use crate::model::truncate::{truncate_error, truncate_output, truncate_text};
     pub use crate::model::typed::{TypedTool, into_content};
@@ -322,6 +322,7 @@ pub mod prelude {
 /// | `on_error = "return_to_model" \| "fail_run"` | [`ErrorPolicy`](tool::ErrorPolicy) |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | [`ToolAnnotations`](tool::ToolAnnotations) hints |
 /// | `max_in_flight = N`, `exclusive = "group"`, `sequential` | [`ToolConcurrency`](tool::ToolConcurrency) |
+/// | `task` or `task = "required"` | [`TaskSupport`](tool::TaskSupport): an MCP server runs calls as tasks its client polls |
 /// | `validate_output = path` | `fn(&[Content]) -> Result<(), String>` |
 /// | `validate_progress = path` | `fn(&serde_json::Value) -> Result<(), String>` |
 /// | `register` | adds the tool to the binary's registry: see [`ToolSet::registered`] |

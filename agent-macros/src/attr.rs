@@ -50,6 +50,8 @@ pub struct ToolAttr {
     pub exclusive: Option<LitStr>,
     /// `sequential`.
     pub sequential: Flag,
+    /// `task` or `task = "optional" | "required"`: the call may run as an MCP task.
+    pub task: Option<SpannedValue<TaskAttr>>,
     /// `validate_output = path`: fn(&[Content]) -> Result<(), String>.
     pub validate_output: Option<Path>,
     /// `validate_progress = path`: fn(&serde_json::Value) -> Result<(), String>.
@@ -109,6 +111,7 @@ pub const TOOL_KEYS: &[&str] = &[
     "max_in_flight",
     "exclusive",
     "sequential",
+    "task",
     "validate_output",
     "validate_progress",
     "register",
@@ -254,6 +257,42 @@ pub enum OnError {
     ReturnToModel,
     /// The error ends the run.
     FailRun,
+}
+
+/// `task` (a task when the caller supports tasks) or `task = "required"` (only as a task).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskAttr {
+    /// `task` or `task = "optional"`.
+    Optional,
+    /// `task = "required"`.
+    Required,
+}
+
+impl FromMeta for TaskAttr {
+    fn from_word() -> darling::Result<Self> {
+        Ok(Self::Optional)
+    }
+
+    fn from_string(value: &str) -> darling::Result<Self> {
+        match value {
+            "optional" => Ok(Self::Optional),
+            "required" => Ok(Self::Required),
+            other => Err(darling::Error::custom(format!(
+                "unknown task support `{other}`: write `task` (a task when the caller \
+                 supports tasks, a plain call otherwise) or `task = \"required\"` (only as a task)"
+            ))),
+        }
+    }
+
+    fn from_bool(value: bool) -> darling::Result<Self> {
+        if value {
+            Ok(Self::Optional)
+        } else {
+            Err(darling::Error::custom(
+                "`task = false` is the default: remove the key",
+            ))
+        }
+    }
 }
 
 /// `require_approval` (every call) or `require_approval = path` (decided per call).

@@ -19,7 +19,7 @@
 //! optional keys as one constant the tool writes only when it gives one.
 
 use crate::ast::{self, RawFn};
-use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, ToolAttr};
+use crate::attr::{ApprovalAttr, DefaultAttr, Exposure, OnError, TaskAttr, ToolAttr};
 use crate::errors::Errors;
 use crate::fallback;
 use crate::spans::{Trees, clippy_exemption, macro_ident, macro_made, resolved, with_anchor};
@@ -413,6 +413,15 @@ fn keys(tool: &Tool) -> (Option<TokenStream>, Option<TokenStream>) {
         let group = option(tool.exclusive.as_ref());
         let seq = resolved(tool.sequential);
         keys.push(quote!(.with_concurrency(#max, #group, #seq)));
+    }
+    match tool.task {
+        None => {}
+        Some(TaskAttr::Optional) => {
+            keys.push(quote!(.with_task(#k::__private::TaskSupport::Optional)));
+        }
+        Some(TaskAttr::Required) => {
+            keys.push(quote!(.with_task(#k::__private::TaskSupport::Required)));
+        }
     }
     if !tool.requirements.is_empty() {
         let requirements = &tool.requirements;

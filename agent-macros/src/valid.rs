@@ -3,7 +3,7 @@
 //! own tokens and says what to write instead.
 
 use crate::ast::{self, ParamKind, RawFn, Return};
-use crate::attr::{ApprovalAttr, ArgAttr, DefaultAttr, Exposure, OnError, ToolAttr};
+use crate::attr::{ApprovalAttr, ArgAttr, DefaultAttr, Exposure, OnError, TaskAttr, ToolAttr};
 use crate::docs::{self, Docs};
 use crate::errors::Errors;
 use crate::spans::Trees;
@@ -72,6 +72,8 @@ pub struct Tool {
     pub exclusive: Option<LitStr>,
     /// Concurrency.
     pub sequential: bool,
+    /// Whether calls may run as MCP tasks.
+    pub task: Option<TaskAttr>,
     /// Output validator.
     pub validate_output: Option<Path>,
     /// Progress validator.
@@ -209,6 +211,7 @@ pub fn check(
         max_in_flight: attr.max_in_flight,
         exclusive: attr.exclusive,
         sequential: attr.sequential.is_present(),
+        task: attr.task.map(|t| *t),
         validate_output: attr.validate_output,
         validate_progress: attr.validate_progress,
         params,

@@ -124,6 +124,63 @@ pub use server::input::{InputOptions, InputRequest};
 pub use server::peer::{LogLevel, McpPeer};
 pub use server::{MAX_MESSAGE_BYTES, McpServer, ServerOptions};
 
+pub mod tasks {
+    //! Tools that run as tasks (`#[tool(task)]`, the MCP `io.modelcontextprotocol/tasks`
+    //! extension), served and called.
+    //!
+    //! # Serving
+    //!
+    //! A task tool is written as any other tool, with the `task` key:
+    //!
+    //! ```no_run
+    //! use toolwright_core::tool;
+    //!
+    //! /// Builds the yearly report.
+    //! #[tool(task)]
+    //! async fn yearly_report(year: u16) -> String {
+    //!     format!("report for {year}")
+    //! }
+    //! ```
+    //!
+    //! When a client that declared the extension calls it, [`McpServer`](crate::McpServer)
+    //! stores a task, answers `CreateTaskResult`, and runs the call in the background; a
+    //! client that did not declare it gets a plain call (or, for
+    //! `#[tool(task = "required")]`, the `-32021` error naming the extension). The client
+    //! polls `tasks/get`, answers with `tasks/update`, and may `tasks/cancel`.
+    //!
+    //! A task tool asks its caller as every tool does, with
+    //! [`McpPeer::ask`](crate::McpPeer::ask). Inside a task the question waits on the
+    //! task: `tasks/get` reports `input_required` with the questions not yet answered,
+    //! the client answers them (all at once or one at a time), and once every question
+    //! has its answer **the tool runs again from the start** with the answers on its
+    //! context, as a multi-round-trip call does (see [`InputRequest`](crate::InputRequest)).
+    //! So what a tool does before its last question must be safe to repeat.
+    //!
+    //! A tool result, an error result included, completes the task (`completed`); a call
+    //! that fails at the protocol level (a capability the client lacks, an internal error)
+    //! fails it (`failed`, with the JSON-RPC error); `tasks/cancel` cancels the running
+    //! call (`cancelled`).
+    //!
+    //! Every change of a task is saved to a [`TaskStore`] before anyone can see it: in
+    //! memory by default, or in a core `RunStore` (the SQLite and Postgres stores of
+    //! `toolwright-store`) with [`TaskOptions::run_store`], so that a task outlives its
+    //! server. A task's call runs in the process that started it: when that process stops,
+    //! a task it was running reads as `failed` (call the tool again), while one waiting on
+    //! its client's answers, and every finished one, are served by whichever server opens
+    //! the store next. A task belongs to the principal that started it; to anyone else it
+    //! does not exist. Each caller has at most [`TaskOptions::max_per_caller`] unfinished
+    //! tasks.
+    //!
+    //! # Calling
+    //!
+    //! [`McpClient`](crate::McpClient) declares the extension. A tool of its
+    //! [`toolset`](crate::McpClient::toolset) awaits a task for its caller, answering the
+    //! task's questions with the client's handlers; [`McpClient::start_task`](crate::McpClient::start_task)
+    //! hands the task ([`McpTask`]) to the application instead.
+    pub use crate::client::tasks::{McpTask, TaskStart};
+    pub use crate::server::tasks::{MemoryTaskStore, TaskOptions, TaskRecord, TaskStore};
+}
+
 /// Resources: what a server offers clients to read by URI, fixed ([`Resource`](resources::Resource))
 /// or by URI template ([`ResourceTemplate`](resources::ResourceTemplate)), collected in a
 /// [`ResourceSet`](resources::ResourceSet) and served with [`McpServer::with_resources`].

@@ -23,7 +23,7 @@ use crate::model::context::{ActivationContext, ToolContext};
 use crate::model::error::{AgentResult, ToolError};
 use crate::model::schema::{ArgsSchema, TypeCache, per_type};
 use crate::model::tool::{
-    ApprovalPolicy, ErrorPolicy, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
+    ApprovalPolicy, ErrorPolicy, TaskSupport, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
     ToolMetadata, ToolRoute, ToolVia,
 };
 use crate::model::typed::into_content;
@@ -79,6 +79,7 @@ pub struct ToolKeys {
     exclusive_group: Option<&'static str>,
     sequential: bool,
     uses_context: bool,
+    task: TaskSupport,
     requirements: &'static [&'static str],
     validate_output: Option<ValidateOutputFn>,
     validate_progress: Option<ValidateProgressFn>,
@@ -98,6 +99,7 @@ impl ToolKeys {
         exclusive_group: None,
         sequential: false,
         uses_context: false,
+        task: TaskSupport::Forbidden,
         requirements: &[],
         validate_output: None,
         validate_progress: None,
@@ -156,6 +158,12 @@ impl ToolKeys {
         self.max_in_flight = max_in_flight;
         self.exclusive_group = exclusive_group;
         self.sequential = sequential;
+        self
+    }
+
+    /// `task` or `task = "required"`.
+    pub const fn with_task(mut self, task: TaskSupport) -> Self {
+        self.task = task;
         self
     }
 
@@ -725,6 +733,11 @@ impl ToolSpec {
     pub fn uses_context(&self) -> bool {
         self.keys.uses_context
     }
+
+    /// See [`Tool::task_support`].
+    pub fn task_support(&self) -> TaskSupport {
+        self.keys.task
+    }
 }
 
 /// Adds a property to an object schema, and its name to `required` unless `optional`.
@@ -862,6 +875,10 @@ macro_rules! spec_methods {
 
         fn uses_context(&self) -> bool {
             $spec(self).uses_context()
+        }
+
+        fn task_support(&self) -> TaskSupport {
+            $spec(self).task_support()
         }
     };
 }

@@ -20,7 +20,8 @@ use crate::model::context::{ActivationContext, ToolContext};
 use crate::model::error::AgentResult;
 use crate::model::set::ToolSet;
 use crate::model::tool::{
-    ApprovalPolicy, ErrorPolicy, Tool, ToolAnnotations, ToolConcurrency, ToolExposure, ToolMetadata,
+    ApprovalPolicy, ErrorPolicy, TaskSupport, Tool, ToolAnnotations, ToolConcurrency, ToolExposure,
+    ToolMetadata,
 };
 use async_trait::async_trait;
 use serde_json::Value;
@@ -160,6 +161,10 @@ impl Tool for Composed {
 
     fn uses_context(&self) -> bool {
         self.tool.uses_context()
+    }
+
+    fn task_support(&self) -> TaskSupport {
+        self.tool.task_support()
     }
 }
 

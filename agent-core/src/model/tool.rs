@@ -132,6 +132,25 @@ impl ToolAnnotations {
     }
 }
 
+/// Whether a tool's calls may run as tasks: started now, answered later. An MCP server
+/// (the `io.modelcontextprotocol/tasks` extension) answers the call of such a tool with a
+/// task its client polls, when the client supports tasks; elsewhere the call runs as any
+/// other. `#[tool(task)]` says [`Optional`](Self::Optional), `#[tool(task = "required")]`
+/// [`Required`](Self::Required).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Calls run and answer in one request.
+    #[default]
+    Forbidden,
+    /// A call runs as a task for a caller that supports tasks, and as a plain call for
+    /// one that does not.
+    Optional,
+    /// A call runs only as a task: a caller that does not support tasks is refused.
+    Required,
+}
+
 /// How calls of one tool may overlap.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolConcurrency {
@@ -239,6 +258,11 @@ pub trait Tool: Send + Sync {
     fn uses_context(&self) -> bool {
         true
     }
+
+    /// Whether a call may run as a task (see [`TaskSupport`]); no, by default.
+    fn task_support(&self) -> TaskSupport {
+        TaskSupport::Forbidden
+    }
 }
 
 /// A tool whose work is done by the application, a queue or another service: the run
@@ -328,6 +352,7 @@ pub trait ToolVia<Route>: Send + Sync {
     fn validate_output(&self, output: &[Content]) -> Result<(), String>;
     fn validate_progress(&self, progress: &Value) -> Result<(), String>;
     fn uses_context(&self) -> bool;
+    fn task_support(&self) -> TaskSupport;
 }
 
 impl<T> Tool for T
@@ -414,5 +439,9 @@ where
 
     fn uses_context(&self) -> bool {
         ToolVia::uses_context(self)
+    }
+
+    fn task_support(&self) -> TaskSupport {
+        ToolVia::task_support(self)
     }
 }

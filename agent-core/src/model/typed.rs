@@ -8,8 +8,8 @@ use crate::model::schema::ArgsSchema;
 #[cfg(doc)]
 use crate::model::tool::Tool;
 use crate::model::tool::{
-    ApprovalPolicy, BoxFuture, ErrorPolicy, ToolAnnotations, ToolConcurrency, ToolExposure,
-    ToolMetadata, ToolRoute, ToolVia,
+    ApprovalPolicy, BoxFuture, ErrorPolicy, TaskSupport, ToolAnnotations, ToolConcurrency,
+    ToolExposure, ToolMetadata, ToolRoute, ToolVia,
 };
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -114,6 +114,11 @@ pub trait TypedTool: Send + Sync {
     fn validate_progress(&self, _progress: &Value) -> Result<(), String> {
         Ok(())
     }
+
+    /// See [`Tool::task_support`].
+    fn task_support(&self) -> TaskSupport {
+        TaskSupport::Forbidden
+    }
 }
 
 /// The [`ToolRoute`] of every [`TypedTool`]: its `Tool` methods are the ones below.
@@ -198,6 +203,10 @@ impl<T: TypedTool> ToolVia<ViaTyped> for T {
 
     fn uses_context(&self) -> bool {
         true
+    }
+
+    fn task_support(&self) -> TaskSupport {
+        TypedTool::task_support(self)
     }
 }
 

@@ -5,6 +5,7 @@ pub(crate) mod features;
 pub(crate) mod http;
 #[cfg(feature = "oauth")]
 pub(crate) mod oauth;
+pub(crate) mod tasks;
 
 use self::http::{Elicit, HttpClientOptions};
 use crate::convert::{annotations_from_mcp, result_from_mcp};
@@ -376,7 +377,7 @@ async fn follow_tool_changes(
 /// What the client side of a connection keeps: the calls in flight that want the
 /// server's progress, by the progress token rmcp put on their request, and the server's
 /// tools as last listed.
-struct ClientState {
+pub(crate) struct ClientState {
     in_flight: Mutex<HashMap<ProgressToken, ToolContext>>,
     /// The application's answer to form elicitations, if it gives any.
     elicit: Option<Arc<Elicit>>,
@@ -463,6 +464,11 @@ impl ClientHandler for ClientState {
             elicitation.form = Some(FormElicitationCapability::default());
             capabilities.elicitation = Some(elicitation);
         }
+        // Calls of task tools may answer with a task, which the client awaits.
+        capabilities.extensions = ClientCapabilities::builder()
+            .enable_tasks()
+            .build()
+            .extensions;
         ClientConfig::new(
             capabilities,
             Implementation::new("toolwright-mcp", env!("CARGO_PKG_VERSION")),
@@ -746,6 +752,16 @@ impl RemoteTool {
         match result {
             Ok(ServerResult::CallToolResult(result)) => Ok(Round::Complete(result)),
             Ok(ServerResult::InputRequiredResult(asked)) => Ok(Round::InputRequired(asked)),
+            Ok(ServerResult::CreateTaskResult(created)) => {
+                let task = tasks::McpTask::new(self.service.clone(), self.name.clone(), created);
+                tokio::select! {
+                    result = task.settle() => result.map(Round::Complete),
+                    () = ctx.cancellation().cancelled() => {
+                        let _ = task.cancel().await;
+                        Err(ToolError::cancelled(&self.name))
+                    }
+                }
+            }
             Ok(_) => Err(self.failed(ServiceError::UnexpectedResponse)),
             Err(error) => Err(self.failed(error)),
         }
@@ -792,49 +808,8 @@ impl RemoteTool {
         key: String,
         request: InputRequest,
     ) -> Result<(String, Value), ToolError> {
-        let (request, what) = match request {
-            InputRequest::Elicitation(request) => (ServerRequest::ElicitRequest(request), "input"),
-            InputRequest::CreateMessage(request) => (
-                ServerRequest::CreateMessageRequest(request),
-                "a model completion (sampling)",
-            ),
-            InputRequest::ListRoots(request) => (
-                ServerRequest::ListRootsRequest(request),
-                "the client's roots",
-            ),
-            other => {
-                return Err(ToolError::execution(format!(
-                    "the MCP server asked a question this client does not know to go on \
-                     with `{}`: {}",
-                    self.name,
-                    serde_json::to_string(&other).unwrap_or_default()
-                )));
-            }
-        };
-        let peer = self.service.peer().clone();
-        let context = RequestContext::new(NumberOrString::String(key.as_str().into()), peer);
-        let answer = self
-            .service
-            .service()
-            .handle_request(request, context)
-            .await
-            .map_err(|error| {
-                ToolError::execution(format!(
-                    "the MCP server asked for {what} to go on with `{}`, and this client \
-                     could not give it: {}",
-                    self.name, error.message
-                ))
-            })?;
-        let value = match answer {
-            ClientResult::ElicitResult(result) => serde_json::to_value(result),
-            ClientResult::CreateMessageResult(result) => serde_json::to_value(result),
-            ClientResult::ListRootsResult(result) => serde_json::to_value(result),
-            _ => Ok(Value::Null),
-        }
-        .map_err(|e| ToolError::execution(format!("an answer could not be encoded: {e}")))?;
-        Ok((key, value))
+        answer_question(&self.service, &self.name, key, request).await
     }
-
     /// `error` as the model should see it.
     fn failed(&self, error: ServiceError) -> ToolError {
         service_error(&self.name, error)
@@ -853,6 +828,57 @@ impl RemoteTool {
             outcome => outcome,
         }
     }
+}
+
+/// The answer to one question a server asked while calling `name` (in a call's
+/// `InputRequiredResult`, or a task's `inputRequests`), by the handler that answers the
+/// same question sent as a server-to-client request.
+pub(crate) async fn answer_question(
+    service: &RunningService<RoleClient, ClientState>,
+    name: &str,
+    key: String,
+    request: InputRequest,
+) -> Result<(String, Value), ToolError> {
+    let (request, what) = match request {
+        InputRequest::Elicitation(request) => (ServerRequest::ElicitRequest(request), "input"),
+        InputRequest::CreateMessage(request) => (
+            ServerRequest::CreateMessageRequest(request),
+            "a model completion (sampling)",
+        ),
+        InputRequest::ListRoots(request) => (
+            ServerRequest::ListRootsRequest(request),
+            "the client's roots",
+        ),
+        other => {
+            return Err(ToolError::execution(format!(
+                "the MCP server asked a question this client does not know to go on \
+                     with `{}`: {}",
+                name,
+                serde_json::to_string(&other).unwrap_or_default()
+            )));
+        }
+    };
+    let peer = service.peer().clone();
+    let context = RequestContext::new(NumberOrString::String(key.as_str().into()), peer);
+    let answer = service
+        .service()
+        .handle_request(request, context)
+        .await
+        .map_err(|error| {
+            ToolError::execution(format!(
+                "the MCP server asked for {what} to go on with `{}`, and this client \
+                     could not give it: {}",
+                name, error.message
+            ))
+        })?;
+    let value = match answer {
+        ClientResult::ElicitResult(result) => serde_json::to_value(result),
+        ClientResult::CreateMessageResult(result) => serde_json::to_value(result),
+        ClientResult::ListRootsResult(result) => serde_json::to_value(result),
+        _ => Ok(Value::Null),
+    }
+    .map_err(|e| ToolError::execution(format!("an answer could not be encoded: {e}")))?;
+    Ok((key, value))
 }
 
 /// A protocol-level failure as the model should see it.

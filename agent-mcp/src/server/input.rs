@@ -352,6 +352,34 @@ pub(crate) struct CallInput {
 }
 
 impl CallInput {
+    /// One round of a task's call: the answers given so far (the approval's apart), and
+    /// the approval an earlier round recorded. Nothing is sealed: the task keeps them.
+    pub(crate) fn for_task(
+        answers: Map<String, Value>,
+        approval_answer: Option<Value>,
+        approval: Option<ApprovalRecord>,
+        context: &RequestContext<RoleServer>,
+        reviewer: String,
+        call_id: String,
+    ) -> Self {
+        Self {
+            answers,
+            approval_answer,
+            approval: Mutex::new(approval),
+            capabilities: client_capabilities(context),
+            pending: Mutex::default(),
+            reviewer,
+            call_id,
+            binding: Vec::new(),
+        }
+    }
+
+    /// The questions this round asked that have no answer yet, by key: the method and
+    /// the request as it travels.
+    pub(crate) fn take_pending(&self) -> BTreeMap<String, (String, WireRequest)> {
+        std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
     /// The capabilities the client declared in this request.
     pub(crate) fn capabilities(&self) -> &Value {
         &self.capabilities
@@ -579,23 +607,18 @@ pub(crate) async fn in_rounds<T>(
                 .filter(|(key, _)| !key.starts_with(RESERVED_PREFIX)),
         ),
     }
-    let capabilities = context
-        .client_capabilities()
-        .and_then(|caps| serde_json::to_value(caps).ok())
-        .unwrap_or(Value::Null);
     let input = Arc::new(CallInput {
         answers,
         approval_answer,
         approval: Mutex::new(approval),
-        capabilities,
+        capabilities: client_capabilities(&context),
         pending: Mutex::default(),
         reviewer,
         call_id: super::request_id_text(&context.id),
         binding,
     });
     let result = run(input.clone(), context).await?;
-    let pending =
-        std::mem::take(&mut *input.pending.lock().unwrap_or_else(PoisonError::into_inner));
+    let pending = input.take_pending();
     if pending.is_empty() {
         return Ok(Answered::Complete(result));
     }
@@ -617,6 +640,14 @@ pub(crate) async fn in_rounds<T>(
         Some(requests),
         Some(state),
     )))
+}
+
+/// The capabilities `context`'s client declared, as JSON.
+fn client_capabilities(context: &RequestContext<RoleServer>) -> Value {
+    context
+        .client_capabilities()
+        .and_then(|caps| serde_json::to_value(caps).ok())
+        .unwrap_or(Value::Null)
 }
 
 /// What a state is bound to: the caller, the tool and its arguments (in a canonical
@@ -664,14 +695,14 @@ fn canonical(value: &Value, out: &mut Vec<u8>) {
     }
 }
 
-fn random_bytes<const N: usize>() -> [u8; N] {
+pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0; N];
     // The operating system's generator; without it no key or nonce can be trusted.
     getrandom::fill(&mut bytes).expect("the operating system's random number generator failed");
     bytes
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
     bytes
         .iter()

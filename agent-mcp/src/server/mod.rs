@@ -3,7 +3,8 @@
 //! tools a request's principal may use), `approval`, `peer` and `input` (asking the
 //! caller, by request or, from MCP 2026-07-28, by `InputRequiredResult`),
 //! `session` (what names a client session, and the hook a transport's session table
-//! implements), `listen` (`subscriptions/listen` streams, protocol 2026-07-28). Beside
+//! implements), `listen` (`subscriptions/listen` streams, protocol 2026-07-28), `tasks`
+//! (calls that run as tasks, the `io.modelcontextprotocol/tasks` extension). Beside
 //! the tools: `resources` and `uri_template` (what clients read), `prompts`, and
 //! `features` (how both are served, with completions and subscriptions). Transports
 //! import this module; it imports none of them.
@@ -17,6 +18,7 @@ pub(crate) mod peer;
 pub(crate) mod prompts;
 pub(crate) mod resources;
 pub(crate) mod session;
+pub(crate) mod tasks;
 pub(crate) mod uri_template;
 
 use self::approval::{ApprovalMode, ElicitApproval};
@@ -29,12 +31,13 @@ use crate::convert::{error_result, success_result, tool_to_mcp};
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, NumberOrString,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
-    ReadResourceResponse, RequestId, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, NumberOrString, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ReadResourceRequestParams, ReadResourceResponse, RequestId, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
 use toolwright_core::AgentResult;
 use toolwright_core::dialect::MCP_HEADER_KEYWORD;
@@ -42,7 +45,7 @@ use toolwright_core::{
     CallRunner, Tool, ToolContext, ToolError, ToolErrorKind, ToolSet,
     exec::{ApproveAll, Approver, CallOptions, CallPermit, CallScope, ScopedFuture},
     llm::ToolCall,
-    tool::{CallReporter, Extensions, ToolExposure, ToolOutcome},
+    tool::{CallReporter, Extensions, TaskSupport, ToolExposure, ToolOutcome},
     toolset::ToolConfig,
 };
 // rmcp marks MCP logging deprecated (SEP-2577, protocol 2026-07-28); the 2025 protocol
@@ -88,6 +91,9 @@ pub struct ServerOptions {
     /// once per caller, by authenticated principal; callers of a server without
     /// authentication share one allowance. One more is refused. Default 16.
     pub max_listens_per_caller: usize,
+    /// Where the tasks of tools that run as tasks (`#[tool(task)]`) are kept, for how
+    /// long, and how many per caller: see [`TaskOptions`](tasks::TaskOptions).
+    pub tasks: tasks::TaskOptions,
 }
 
 impl Default for ServerOptions {
@@ -102,6 +108,7 @@ impl Default for ServerOptions {
             input: InputOptions::default(),
             list_ttl: Duration::ZERO,
             max_listens_per_caller: 16,
+            tasks: tasks::TaskOptions::default(),
         }
     }
 }
@@ -189,6 +196,8 @@ struct ServerState {
     features: RwLock<Arc<Features>>,
     /// The 2025 sessions subscribed to resources; closed ones dropped at each use.
     subscribers: Mutex<Vec<Subscriber>>,
+    /// The tasks started here, or read from the task store.
+    tasks: tasks::Tasks,
     options: ServerOptions,
 }
 
@@ -295,6 +304,7 @@ impl McpServer {
                 listeners: Arc::default(),
                 features: RwLock::default(),
                 subscribers: Mutex::default(),
+                tasks: tasks::Tasks::new(options.tasks.clone()),
                 options,
             }),
             log_level: Arc::default(),
@@ -452,7 +462,8 @@ impl McpServer {
         let Some(tool) = catalog.runner.tools().get(&params.name) else {
             return false;
         };
-        if tool.uses_context() {
+        // A task tool's call may become a task, which this path does not start.
+        if tool.uses_context() || tool.task_support() != TaskSupport::Forbidden {
             return false;
         }
         match self.shared.options.approval {
@@ -691,6 +702,7 @@ impl ServerHandler for McpServer {
             .enable_tools()
             .enable_tool_list_changed()
             .enable_logging()
+            .enable_tasks()
             .build();
         self.feature_capabilities(&mut capabilities);
         let mut info = ServerConfig::new(capabilities)
@@ -859,12 +871,51 @@ impl ServerHandler for McpServer {
         // a box is one pointer (callgrind: most of the cost we added to a round trip).
         // From MCP 2026-07-28 a call asks its caller by `InputRequiredResult`.
         Box::pin(async move {
+            // A tool that runs as a task, called by a client that supports tasks.
+            let support = self
+                .shared
+                .catalog()
+                .runner
+                .tools()
+                .get(&request.name)
+                .map(|tool| tool.task_support());
+            match support.and_then(|support| tasks::plan(support, &context)) {
+                Some(tasks::TaskCall::Task) => {
+                    return self.start_task(request, context).await.map(Into::into);
+                }
+                Some(tasks::TaskCall::Refused(error)) => return Err(error),
+                None => {}
+            }
             if input::asks_by_result(&context) {
                 input::call(self, request, context).await
             } else {
                 self.run_call(request, context).await.map(Into::into)
             }
         })
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.get_task_state(request, &context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.update_task_state(request, context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.cancel_task_state(request, &context).await
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+use toolwright_core::tool::TaskSupport;
 
 /// What the session gives the fast path once it has initialized: the server instance
 /// rmcp serves (so its log level and connection state are the ones rmcp's handler
@@ -208,11 +209,21 @@ impl InFlight {
     }
 
     /// What runs `call`, and what tracks it should it not answer at its first poll; or
-    /// `None` when a call with its id is running already (a client's mistake, left to
+    /// `None` when a call with its id is running already (a client's mistake), or its
+    /// tool may run as a task (both left to
     /// rmcp).
     pub(crate) fn start(&mut self, fast: &StreamCalls, call: Call) -> Option<(Started, Tracking)> {
         // Cheap while no call is tracked, the usual case: no hash of an empty map.
         if self.calls.contains_key(&call.id) {
+            return None;
+        }
+        // A task tool's call may become a task, which rmcp's path starts.
+        if fast
+            .server
+            .tools()
+            .get(&call.params.name)
+            .is_some_and(|tool| tool.task_support() != TaskSupport::Forbidden)
+        {
             return None;
         }
         self.started += 1;

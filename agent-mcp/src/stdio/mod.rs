@@ -213,7 +213,8 @@ async fn pump_inbound<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
                         }
                         continue;
                     }
-                    // Its id is in use by a call still running: rmcp answers as it does.
+                    // Its id is in use by a call still running, or its tool may run as a
+                    // task: rmcp answers as it does.
                     None => true,
                 },
                 Some(Read::Other) => true,

@@ -1,0 +1,652 @@
+//! Tasks (the `io.modelcontextprotocol/tasks` extension, SEP-2663): a call of a tool
+//! that opts in (`#[tool(task)]`, [`TaskSupport`]) answers at once with a task its
+//! client polls (`tasks/get`), answers (`tasks/update`) and may cancel (`tasks/cancel`).
+//!
+//! What serving tasks means for a tool's author is documented on the public `tasks`
+//! module (`crate::tasks`).
+
+use super::McpServer;
+use super::access;
+use super::input::{APPROVAL_KEY, CallInput};
+use async_trait::async_trait;
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    CallToolRequestParams, CancelTaskParams, ClientCapabilities, CreateTaskResult, DetailedTask,
+    GetTaskParams, GetTaskResult, InputRequests, JsonObject, Task, TaskPayload, TaskStatus,
+    UpdateTaskParams,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use toolwright_core::run::{ApprovalRecord, RunRecord, RunStatus, RunStore, StoreError};
+use toolwright_core::tool::TaskSupport;
+
+/// Where a server keeps its tasks, and how long and how many.
+#[derive(Clone)]
+pub struct TaskOptions {
+    store: Arc<dyn TaskStore>,
+    ttl: Duration,
+    poll_interval: Duration,
+    max_per_caller: usize,
+}
+
+impl Default for TaskOptions {
+    fn default() -> Self {
+        Self {
+            store: Arc::new(MemoryTaskStore::default()),
+            ttl: Duration::from_secs(60 * 60),
+            poll_interval: Duration::from_millis(500),
+            max_per_caller: 32,
+        }
+    }
+}
+
+impl fmt::Debug for TaskOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskOptions")
+            .field("ttl", &self.ttl)
+            .field("poll_interval", &self.poll_interval)
+            .field("max_per_caller", &self.max_per_caller)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskOptions {
+    /// Keeps tasks in `store`.
+    pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Keeps tasks in a core [`RunStore`] (such as `toolwright-store`'s SQLite store),
+    /// each as a run named `mcp-task:<id>` of the session named after its caller, so
+    /// tasks outlive the server.
+    pub fn run_store(self, store: Arc<dyn RunStore>) -> Self {
+        self.store(Arc::new(RunStoreTasks(store)))
+    }
+
+    /// How long a task is kept after it starts (`ttlMs`); one hour by default. An older
+    /// task is forgotten: `tasks/get` says it does not exist.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How often clients are asked to poll (`pollIntervalMs`); half a second by default.
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// At most this many unfinished tasks per caller (by authenticated principal;
+    /// callers of a server without authentication share one allowance); 32 by default.
+    /// A call that would start one more is refused.
+    pub fn max_per_caller(mut self, max: usize) -> Self {
+        self.max_per_caller = max;
+        self
+    }
+}
+
+/// A task as a [`TaskStore`] keeps it. Stores keep it whole and find it by
+/// [`id`](Self::id); what is inside is the server's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    id: String,
+    owner: String,
+    tool: String,
+    arguments: JsonObject,
+    status: TaskStatus,
+    created_at: String,
+    last_updated_at: String,
+    created_ms: u64,
+    ttl_ms: u64,
+    poll_interval_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    input_requests: Option<InputRequests>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    result: Option<JsonObject>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<JsonObject>,
+    /// The answers given so far, by question key.
+    #[serde(default)]
+    answers: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    approval: Option<ApprovalRecord>,
+    /// Starts at 1 and grows with every save.
+    revision: u64,
+}
+
+impl TaskRecord {
+    /// The task's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Who started it: the principal's subject, or `anonymous` without authentication.
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    /// Where it stands.
+    pub fn status(&self) -> TaskStatus {
+        self.status
+    }
+
+    /// Its revision: 1 when created, one more with every save.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    fn expired(&self, now: u64) -> bool {
+        now >= self.created_ms.saturating_add(self.ttl_ms)
+    }
+
+    fn touch(&mut self) {
+        self.last_updated_at = timestamp(now_ms());
+    }
+
+    /// The task as `tasks/get` shows it.
+    fn detailed(&self) -> DetailedTask {
+        let mut task = Task::new(
+            self.id.clone(),
+            self.status,
+            self.created_at.clone(),
+            self.last_updated_at.clone(),
+        )
+        .with_ttl_ms(self.ttl_ms)
+        .with_poll_interval_ms(self.poll_interval_ms);
+        let payload = match self.status {
+            TaskStatus::InputRequired => TaskPayload::InputRequired {
+                input_requests: self.input_requests.clone().unwrap_or_default(),
+            },
+            TaskStatus::Completed => TaskPayload::Completed {
+                result: self.result.clone().unwrap_or_default(),
+            },
+            TaskStatus::Failed => TaskPayload::Failed {
+                error: self.error.clone().unwrap_or_default(),
+            },
+            TaskStatus::Cancelled => TaskPayload::Cancelled,
+            _ => TaskPayload::Working,
+        };
+        task.status = payload.status();
+        DetailedTask::new(task, payload)
+    }
+}
+
+/// Storage for tasks: a save replaces the task's record, a load reads it back.
+#[async_trait]
+pub trait TaskStore: Send + Sync {
+    /// Stores `record`, replacing the task's earlier one.
+    async fn save(&self, record: &TaskRecord) -> Result<(), StoreError>;
+
+    /// The record of task `id`, if stored.
+    async fn load(&self, id: &str) -> Result<Option<TaskRecord>, StoreError>;
+}
+
+/// Tasks in this process's memory, forgotten when they expire.
+#[derive(Debug, Default)]
+pub struct MemoryTaskStore(Mutex<HashMap<String, TaskRecord>>);
+
+#[async_trait]
+impl TaskStore for MemoryTaskStore {
+    async fn save(&self, record: &TaskRecord) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut tasks = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        tasks.retain(|_, task| !task.expired(now));
+        tasks.insert(record.id.clone(), record.clone());
+        Ok(())
+    }
+
+    async fn load(&self, id: &str) -> Result<Option<TaskRecord>, StoreError> {
+        Ok(self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned())
+    }
+}
+
+/// Tasks in a core [`RunStore`]: each a run record whose revision is the task's.
+struct RunStoreTasks(Arc<dyn RunStore>);
+
+const RUN_PREFIX: &str = "mcp-task:";
+
+#[async_trait]
+impl TaskStore for RunStoreTasks {
+    async fn save(&self, record: &TaskRecord) -> Result<(), StoreError> {
+        let state =
+            serde_json::to_string(record).map_err(|e| StoreError::backend("writing a task", e))?;
+        // Not `WaitingForHuman`: agents resuming waiting runs must not find tasks.
+        let status = match record.status {
+            TaskStatus::Completed => RunStatus::Finished,
+            TaskStatus::Failed => RunStatus::Failed,
+            TaskStatus::Cancelled => RunStatus::Cancelled,
+            _ => RunStatus::Ready,
+        };
+        self.0
+            .save(&RunRecord {
+                run_id: format!("{RUN_PREFIX}{}", record.id),
+                session_id: record.owner.clone(),
+                status,
+                revision: record.revision,
+                state,
+            })
+            .await
+    }
+
+    async fn load(&self, id: &str) -> Result<Option<TaskRecord>, StoreError> {
+        let Some(run) = self.0.load(&format!("{RUN_PREFIX}{id}")).await? else {
+            return Ok(None);
+        };
+        let record: TaskRecord = serde_json::from_str(&run.state)
+            .map_err(|e| StoreError::backend("reading a stored task", e))?;
+        // A row whose task is another (or another revision) was edited: not this task.
+        if record.id != id || record.revision != run.revision {
+            return Err(StoreError::backend(
+                "reading a stored task",
+                format!("the row of task `{id}` holds another task or revision"),
+            ));
+        }
+        Ok(Some(record))
+    }
+}
+
+/// A task this process knows of: its record (saved on every change, under this lock,
+/// so changes are saved in order) and the cancellation of its running call.
+struct Live {
+    record: tokio::sync::Mutex<TaskRecord>,
+    cancel: CancellationToken,
+    /// Whether a round of its call runs in this process now.
+    running: AtomicBool,
+}
+
+impl Live {
+    fn new(record: TaskRecord) -> Arc<Self> {
+        Arc::new(Self {
+            record: tokio::sync::Mutex::new(record),
+            cancel: CancellationToken::new(),
+            running: AtomicBool::new(false),
+        })
+    }
+}
+
+/// The tasks of one server.
+pub(crate) struct Tasks {
+    options: TaskOptions,
+    live: Mutex<HashMap<String, Arc<Live>>>,
+}
+
+impl Tasks {
+    pub(crate) fn new(options: TaskOptions) -> Self {
+        Self {
+            options,
+            live: Mutex::default(),
+        }
+    }
+
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Live>>> {
+        self.live.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The task `id` of `owner`: the one this process holds, or the stored one. Another
+    /// owner's task, an expired one and a forged id are all "unknown".
+    async fn find(&self, id: &str, owner: &str) -> Result<Arc<Live>, McpError> {
+        let found = self.live().get(id).cloned();
+        let live = match found {
+            Some(live) => live,
+            None => {
+                let record = self
+                    .options
+                    .store
+                    .load(id)
+                    .await
+                    .map_err(|e| McpError::internal_error(e.to_string(), None))?
+                    .ok_or_else(|| unknown_task(id))?;
+                let live = Live::new(record);
+                self.live().entry(id.to_owned()).or_insert(live).clone()
+            }
+        };
+        let mut record = live.record.lock().await;
+        if record.owner != owner || record.expired(now_ms()) {
+            return Err(unknown_task(id));
+        }
+        // A task left working by a process that stopped will never finish.
+        if record.status == TaskStatus::Working && !live.running.load(Ordering::Acquire) {
+            record.status = TaskStatus::Failed;
+            record.error = Some(error_object(&McpError::internal_error(
+                "the server stopped while this task ran; call the tool again",
+                None,
+            )));
+            record.touch();
+            self.save(&mut record).await?;
+        }
+        drop(record);
+        Ok(live)
+    }
+
+    async fn save(&self, record: &mut TaskRecord) -> Result<(), McpError> {
+        record.revision += 1;
+        self.options.store.save(record).await.map_err(|e| {
+            record.revision -= 1;
+            McpError::internal_error(format!("the task could not be saved: {e}"), None)
+        })
+    }
+
+    /// Drops finished tasks from memory (their records stay in the store).
+    fn forget_finished(&self, id: &str) {
+        self.live().remove(id);
+    }
+}
+
+fn unknown_task(id: &str) -> McpError {
+    McpError::invalid_params(
+        format!(
+            "unknown task `{id}`: no task with this id was started by this caller, or it \
+             expired; start it again with `tools/call`"
+        ),
+        None,
+    )
+}
+
+/// The caller a task belongs to.
+fn owner(context: &RequestContext<RoleServer>) -> String {
+    access::principal(context).map_or_else(|| "anonymous".to_owned(), |p| p.subject)
+}
+
+/// What a `tools/call` of a task tool does: `None` when it runs as a plain call.
+pub(crate) enum TaskCall {
+    /// Run it as a task.
+    Task,
+    /// The tool runs only as a task, and this client does not support tasks.
+    Refused(McpError),
+}
+
+/// How the call of `support`'s tool from `context`'s client runs.
+pub(crate) fn plan(support: TaskSupport, context: &RequestContext<RoleServer>) -> Option<TaskCall> {
+    let declared = context
+        .client_capabilities()
+        .is_some_and(|caps| caps.supports_tasks());
+    match support {
+        TaskSupport::Optional | TaskSupport::Required if declared => Some(TaskCall::Task),
+        TaskSupport::Required => Some(TaskCall::Refused(
+            McpError::missing_required_client_capability(
+                ClientCapabilities::builder().enable_tasks().build(),
+            ),
+        )),
+        _ => None,
+    }
+}
+
+impl McpServer {
+    /// Starts `request` as a task: stored before its id is answered, then run.
+    pub(crate) async fn start_task(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CreateTaskResult, McpError> {
+        let tasks = &self.shared.tasks;
+        let owner = owner(&context);
+        if !access::may_use(&context, &request.name) {
+            let catalog = self.shared.catalog();
+            return Err(access::unknown_tool(
+                catalog.runner.tools(),
+                &request.name,
+                &context,
+            ));
+        }
+        let max = tasks.options.max_per_caller;
+        let live = {
+            let mut table = tasks.live();
+            let open = table
+                .values()
+                .filter(|live| {
+                    live.record
+                        .try_lock()
+                        // A task being changed right now counts as unfinished.
+                        .map_or(true, |r| r.owner == owner && !r.status.is_terminal())
+                })
+                .count();
+            if open >= max {
+                return Err(McpError::invalid_request(
+                    format!(
+                        "this caller has {open} unfinished tasks, the most this server \
+                         allows; wait for one to finish, or cancel one with `tasks/cancel`"
+                    ),
+                    None,
+                ));
+            }
+            let now = now_ms();
+            let id = super::input::hex(&super::input::random_bytes::<16>());
+            let record = TaskRecord {
+                id: id.clone(),
+                owner,
+                tool: request.name.to_string(),
+                arguments: request.arguments.clone().unwrap_or_default(),
+                status: TaskStatus::Working,
+                created_at: timestamp(now),
+                last_updated_at: timestamp(now),
+                created_ms: now,
+                ttl_ms: millis(tasks.options.ttl),
+                poll_interval_ms: millis(tasks.options.poll_interval),
+                input_requests: None,
+                result: None,
+                error: None,
+                answers: Map::new(),
+                approval: None,
+                revision: 0,
+            };
+            let live = Live::new(record);
+            table.insert(id, live.clone());
+            live
+        };
+        let task = {
+            let mut record = live.record.lock().await;
+            if let Err(error) = tasks.save(&mut record).await {
+                tasks.forget_finished(&record.id);
+                return Err(error);
+            }
+            record.detailed().task
+        };
+        self.spawn_round(live, context);
+        Ok(CreateTaskResult::new(task))
+    }
+
+    /// Runs the task's call once, in the background, with the answers it has.
+    fn spawn_round(&self, live: Arc<Live>, mut context: RequestContext<RoleServer>) {
+        let server = self.clone();
+        // The round outlives the request that started it, and is cancelled with the task.
+        context.ct = live.cancel.child_token();
+        live.running.store(true, Ordering::Release);
+        tokio::spawn(async move {
+            let (request, input) = {
+                let record = live.record.lock().await;
+                let mut answers = record.answers.clone();
+                let approval_answer = answers.remove(APPROVAL_KEY);
+                let mut request = CallToolRequestParams::new(record.tool.clone())
+                    .with_arguments(record.arguments.clone());
+                request.meta = None;
+                let input = Arc::new(CallInput::for_task(
+                    answers,
+                    approval_answer,
+                    record.approval.clone(),
+                    &context,
+                    record.owner.clone(),
+                    record.id.clone(),
+                ));
+                (request, input)
+            };
+            let outcome = server
+                .run_call_with(request, context, Some(input.clone()))
+                .await;
+            let tasks = &server.shared.tasks;
+            let mut record = live.record.lock().await;
+            let pending = input.take_pending();
+            if live.cancel.is_cancelled() {
+                record.status = TaskStatus::Cancelled;
+            } else {
+                match outcome {
+                    Err(error) => {
+                        record.status = TaskStatus::Failed;
+                        record.error = Some(error_object(&error));
+                    }
+                    Ok(_) if !pending.is_empty() => {
+                        record.status = TaskStatus::InputRequired;
+                        record.approval = input.approval();
+                        record.input_requests = Some(
+                            pending
+                                .into_iter()
+                                .map(|(key, (_, request))| (key, request))
+                                .collect(),
+                        );
+                    }
+                    Ok(result) => {
+                        record.status = TaskStatus::Completed;
+                        record.result = match serde_json::to_value(result) {
+                            Ok(Value::Object(result)) => Some(result),
+                            _ => Some(JsonObject::new()),
+                        };
+                    }
+                }
+            }
+            record.touch();
+            live.running.store(false, Ordering::Release);
+            if let Err(error) = tasks.save(&mut record).await {
+                tracing::warn!(target: "toolwright_mcp::tasks", task = %record.id, %error.message, "a task's outcome could not be saved");
+            }
+            if record.status.is_terminal() {
+                tasks.forget_finished(&record.id);
+            }
+        });
+    }
+
+    pub(crate) async fn get_task_state(
+        &self,
+        params: GetTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let live = self
+            .shared
+            .tasks
+            .find(&params.task_id, &owner(context))
+            .await?;
+        let record = live.record.lock().await;
+        Ok(GetTaskResult::new(record.detailed()))
+    }
+
+    pub(crate) async fn update_task_state(
+        &self,
+        params: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let tasks = &self.shared.tasks;
+        let live = tasks.find(&params.task_id, &owner(&context)).await?;
+        let mut record = live.record.lock().await;
+        if record.status != TaskStatus::InputRequired {
+            return Ok(());
+        }
+        let mut pending = record.input_requests.take().unwrap_or_default();
+        // Only answers to questions still open are taken; others are ignored.
+        for (key, answer) in params.input_responses {
+            if pending.remove(&key).is_some() {
+                record.answers.insert(key, answer);
+            }
+        }
+        let resume = pending.is_empty();
+        if resume {
+            record.status = TaskStatus::Working;
+        } else {
+            record.input_requests = Some(pending);
+        }
+        record.touch();
+        tasks.save(&mut record).await?;
+        drop(record);
+        if resume {
+            self.spawn_round(live, context);
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn cancel_task_state(
+        &self,
+        params: CancelTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let tasks = &self.shared.tasks;
+        let live = tasks.find(&params.task_id, &owner(context)).await?;
+        let mut record = live.record.lock().await;
+        if record.status.is_terminal() {
+            return Ok(());
+        }
+        live.cancel.cancel();
+        // A running call settles as cancelled when it stops; a task waiting on answers
+        // runs nothing, so it is cancelled now.
+        if record.status == TaskStatus::InputRequired {
+            record.status = TaskStatus::Cancelled;
+            record.input_requests = None;
+            record.touch();
+            tasks.save(&mut record).await?;
+            tasks.forget_finished(&record.id);
+        }
+        Ok(())
+    }
+}
+
+/// A JSON-RPC error as a failed task inlines it.
+fn error_object(error: &McpError) -> JsonObject {
+    match serde_json::to_value(error) {
+        Ok(Value::Object(error)) => error,
+        _ => JsonObject::new(),
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, millis)
+}
+
+/// `ms` since the epoch as an RFC 3339 UTC timestamp.
+fn timestamp(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339() {
+        assert_eq!(timestamp(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(timestamp(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(timestamp(1_798_761_599_000), "2026-12-31T23:59:59.000Z");
+    }
+}
