@@ -159,16 +159,11 @@ impl AgentRuns {
         call: &PendingCall,
     ) -> Result<Option<Decision>, TerminalError> {
         let name = approval_promise(&call.call.id);
-        let timeout = self.approval_timeout.unwrap_or(Duration::MAX);
-        let denied = Decision {
-            call_id: call.call.id.clone(),
-            decision: ApprovalVerdict::Denied,
-            decider: Decider::new(TIMER).reason(format!(
-                "nobody decided within {} s",
-                timeout.as_secs()
-            )),
-            arguments: None,
-            at_ms: 0,
+        let Some(timeout) = self.approval_timeout else {
+            return restate_sdk::select! {
+                decided = ctx.promise::<Json<Decision>>(&name) => Ok(Some(decided?.into_inner())),
+                cancelled = ctx.promise::<Json<()>>(CANCEL) => cancelled.map(|_| None),
+            };
         };
         restate_sdk::select! {
             decided = ctx.promise::<Json<Decision>>(&name) => Ok(Some(decided?.into_inner())),
@@ -176,7 +171,16 @@ impl AgentRuns {
             expired = ctx.sleep(timeout) => {
                 expired?;
                 let at_ms = ctx.run(|| async { Ok(now_ms()) }).name("now").await?;
-                Ok(Some(Decision { at_ms, ..denied }))
+                Ok(Some(Decision {
+                    call_id: call.call.id.clone(),
+                    decision: ApprovalVerdict::Denied,
+                    decider: Decider::new(TIMER).reason(format!(
+                        "nobody decided within {} ms",
+                        timeout.as_millis()
+                    )),
+                    arguments: None,
+                    at_ms,
+                }))
             },
         }
     }
@@ -215,7 +219,11 @@ impl AgentRuns {
         let control = RunControl::new();
         'run: loop {
             self.save(&ctx, &state);
-            let pending = match self.agent.run_journaled(&mut state, &control, &journal).await {
+            let pending = match self
+                .agent
+                .run_journaled(&mut state, &control, &journal)
+                .await
+            {
                 Ok(RunOutcome::Paused { pending }) => pending,
                 Ok(_) => break,
                 Err(_) if journal.was_cancelled() => {
@@ -270,7 +278,11 @@ impl AgentRuns {
         let sealed = ctx.get::<String>(STATE).await?;
         let mut state = self.load(sealed, ctx.key())?;
         let call_id = decision.call_id.clone();
-        if state.approvals.iter().any(|record| record.call_id == call_id) {
+        if state
+            .approvals
+            .iter()
+            .any(|record| record.call_id == call_id)
+        {
             return Err(TerminalError::new_with_code(
                 409,
                 format!("call `{call_id}` was decided already"),
@@ -326,7 +338,10 @@ impl AgentRuns {
 
     /// The run as the workflow last recorded it.
     #[handler]
-    async fn status(&self, ctx: SharedWorkflowContext<'_>) -> Result<Json<RunReport>, HandlerError> {
+    async fn status(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+    ) -> Result<Json<RunReport>, HandlerError> {
         let sealed = ctx.get::<String>(STATE).await?;
         let state = self.load(sealed, ctx.key())?;
         Ok(Json(RunReport::of(&state)))

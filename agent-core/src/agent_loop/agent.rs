@@ -37,14 +37,14 @@ use crate::model::config::ToolConfig;
 use crate::model::content::Content;
 use crate::model::context::ActivationContext;
 use crate::model::error::{AgentError, AgentResult, ToolError};
-use crate::model::outcome::{Settled, ToolCallResult, ToolOutcome};
-use crate::model::tool::ErrorPolicy;
 use crate::model::llm_error::LlmError;
 use crate::model::message::{
     AssistantMessage, FinishReason, LlmEvent, Message, ModelSettings, OutputSchema, ToolCall,
 };
+use crate::model::outcome::{Settled, ToolCallResult, ToolOutcome};
 use crate::model::search::{SearchTool, ToolSearch, TurnTools};
 use crate::model::set::{ToolDefinition, ToolSet};
+use crate::model::tool::ErrorPolicy;
 use crate::model::tool::{ApprovalPolicy, Tool};
 use crate::model::usage::{UsageLimit, UsageLimits};
 use futures::StreamExt;
@@ -510,7 +510,10 @@ impl Agent {
         let control = RunControl::new();
         let mut attempts = 0;
         loop {
-            let answer = match self.run_inner(state, &control, None, Some(&output), None).await? {
+            let answer = match self
+                .run_inner(state, &control, None, Some(&output), None)
+                .await?
+            {
                 RunOutcome::Finished { answer } => answer,
                 RunOutcome::Paused { pending } => return Ok(TypedOutcome::Paused { pending }),
                 RunOutcome::TurnLimit => return Ok(TypedOutcome::TurnLimit),
@@ -981,7 +984,9 @@ impl Agent {
             let context = turn.clone();
             let owned = call.clone();
             let step = async move {
-                let mut answers = executor.execute(std::slice::from_ref(&owned), &context).await;
+                let mut answers = executor
+                    .execute(std::slice::from_ref(&owned), &context)
+                    .await;
                 // One call in, one result out.
                 answers.pop().unwrap_or_else(|| {
                     Settled::new(
