@@ -128,13 +128,14 @@ fn worker() {
             .await
             .expect("the worker's port is free");
         say("listening");
-        HttpServer::new(
-            Endpoint::builder()
-                .bind(AgentRuns::new(Arc::new(agent)))
-                .build(),
-        )
-        .serve(listener)
-        .await;
+        let mut runs = AgentRuns::new(Arc::new(agent));
+        if let Ok(ms) = std::fs::read_to_string(dir.join("approval-timeout-ms")) {
+            let ms = ms.trim().parse().expect("milliseconds");
+            runs = runs.approval_timeout(std::time::Duration::from_millis(ms));
+        }
+        HttpServer::new(Endpoint::builder().bind(runs).build())
+            .serve(listener)
+            .await;
     });
 }
 
@@ -174,6 +175,7 @@ fn restate() -> Option<Restate> {
 }
 
 struct Worker {
+    port: u16,
     child: Child,
     lines: Lines<BufReader<ChildStdout>>,
 }
@@ -195,6 +197,7 @@ impl Worker {
             .expect("the worker starts");
         let stdout = child.stdout.take().expect("piped");
         let mut worker = Self {
+            port,
             child,
             lines: BufReader::new(stdout).lines(),
         };
@@ -306,6 +309,87 @@ impl Restate {
     }
 }
 
+impl Restate {
+    /// The run's report once it records its pause, or its end (the status handler
+    /// answers 404 before the run starts): asked again on each answer, not on a clock.
+    async fn paused(&self, run_id: &str) -> Value {
+        loop {
+            let (status, report) = self.call(run_id, "status", Value::Null).await;
+            if status == 200 && report["status"] != "ready" {
+                return report;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// A worker whose calls all need approval, its folder, and a run paused on one.
+async fn paused_run(
+    restate: &Restate,
+    name: &str,
+    timeout_ms: Option<u64>,
+) -> (Worker, PathBuf, String) {
+    let dir = folder(name);
+    std::fs::write(dir.join("approval"), "").expect("writable");
+    if let Some(ms) = timeout_ms {
+        std::fs::write(dir.join("approval-timeout-ms"), ms.to_string()).expect("writable");
+    }
+    let port = free_port();
+    let worker = Worker::start(port, &dir).await;
+    restate.register(port).await;
+    let run = run_id(name);
+    restate.start(&run).await;
+    restate.paused(&run).await;
+    (worker, dir, run)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_waiting_for_approval_is_cancelled() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let (_worker, dir, run) = paused_run(&restate, "cancel", None).await;
+    let (status, body) = restate.call(&run, "cancel", Value::Null).await;
+    assert_eq!(status, 200, "{body}");
+    let report = restate.outcome(&run).await;
+    assert_eq!(report["status"], "cancelled", "{report}");
+    assert_eq!(effects(&dir), 0, "the call never ran");
+    let (status, body) = restate
+        .call(
+            &run,
+            "approve",
+            json!({"call_id": "c1", "decision": "approved", "decider": {"who": "alice"}}),
+        )
+        .await;
+    assert_eq!(status, 409, "a cancelled run takes no decision: {body}");
+    assert!(body.to_string().contains("Cancelled"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_durable_timer_denies_a_call_nobody_decided() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let (_worker, dir, run) = paused_run(&restate, "timer", Some(300)).await;
+    let report = restate.outcome(&run).await;
+    assert_eq!(report["status"], "finished", "{report}");
+    let record = &report["approvals"][0];
+    assert_eq!(record["decision"], "denied", "{report}");
+    assert!(
+        record["who"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("timeout"),
+        "{report}"
+    );
+    assert!(
+        report["answer"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("denied"),
+        "{report}"
+    );
+    assert_eq!(effects(&dir), 0, "the call never ran");
+}
+
 fn run_id(name: &str) -> String {
     format!("{name}-{}-{}", std::process::id(), free_port())
 }
@@ -366,21 +450,8 @@ async fn killed_right_after_a_tool_call_the_call_is_replayed_not_run() {
 async fn approvals_are_checked_and_one_sent_with_no_worker_up_completes() {
     let Some(restate) = restate() else { return };
     let _serial = SERIAL.lock().await;
-    let dir = folder("approval");
-    std::fs::write(dir.join("approval"), "").expect("writable");
-    let port = free_port();
-    let worker = Worker::start(port, &dir).await;
-    restate.register(port).await;
-    let run = run_id("approval");
-    restate.start(&run).await;
-    // Waits until the run records the pause (the status handler answers 404 before).
-    let pending = loop {
-        let (status, report) = restate.call(&run, "status", Value::Null).await;
-        if status == 200 && report["status"] == "waiting_for_human" {
-            break report;
-        }
-        tokio::task::yield_now().await;
-    };
+    let (worker, dir, run) = paused_run(&restate, "approval", None).await;
+    let pending = restate.paused(&run).await;
     assert_eq!(pending["pending"][0]["call"]["id"], "c1", "{pending}");
     let alice = json!({"who": "alice", "reason": "order 8 is the right one"});
 
@@ -407,6 +478,7 @@ async fn approvals_are_checked_and_one_sent_with_no_worker_up_completes() {
     assert_eq!(effects(&dir), 0, "nothing ran");
 
     // No worker up: the decision waits in Restate.
+    let port = worker.port;
     worker.kill().await;
     let decide = {
         let http = restate.http.clone();
