@@ -519,3 +519,58 @@ async fn approvals_are_checked_and_one_sent_with_no_worker_up_completes() {
     assert_eq!(status, 409, "a replayed approval is refused: {body}");
     assert_eq!(effects(&dir), 1);
 }
+
+/// A TCP proxy on a free port, forwarding each connection to the first of `backends`
+/// that accepts it: the one deployment Restate knows, with two workers behind it.
+async fn proxy(backends: [u16; 2]) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a free port");
+    let port = listener.local_addr().expect("its address").port();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                for backend in backends {
+                    if let Ok(mut outbound) =
+                        tokio::net::TcpStream::connect(("127.0.0.1", backend)).await
+                    {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_share_runs_and_one_resumes_the_run_of_the_other() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let dir = folder("fleet");
+    std::fs::write(dir.join("hold-tool"), "").expect("writable");
+    let (first_port, second_port) = (free_port(), free_port());
+    let mut first = Worker::start(first_port, &dir).await;
+    let mut second = Worker::start(second_port, &dir).await;
+    restate
+        .register(proxy([first_port, second_port]).await)
+        .await;
+    let run = run_id("fleet");
+    restate.start(&run).await;
+    first.wait_for("holding tool").await;
+    std::fs::remove_file(dir.join("hold-tool")).expect("writable");
+    first.kill().await;
+
+    // The other worker, up all along, replays the run and finishes it.
+    second.wait_for("charged 7").await;
+    let report = restate.outcome(&run).await;
+    assert_eq!(report["status"], "finished", "{report}");
+    assert_eq!(effects(&dir), 1, "the side effect happened once");
+    assert_eq!(lines(&dir.join("attempts.log")), 2);
+    assert_eq!(
+        lines(&dir.join("model.log")),
+        2,
+        "the model's first answer was replayed"
+    );
+}
