@@ -11,6 +11,10 @@ echo "== Postgres for the toolwright-store tests (DATABASE_URL)"
 pg_env="$(bash scripts/postgres.sh)"
 eval "$pg_env"
 
+echo "== Restate for the toolwright-restate tests (RESTATE_INGRESS_URL, RESTATE_ADMIN_URL)"
+restate_env="$(bash scripts/restate.sh)"
+eval "$restate_env"
+
 echo "== cargo test (unit, integration, ui, doc)"
 cargo test --workspace --all-targets
 cargo test --workspace --doc

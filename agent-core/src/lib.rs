@@ -197,6 +197,7 @@ pub mod run {
     //! ([`RunOutcome`]), the calls waiting on a person and their review, and the
     //! [`RunStore`]s and checkpoints that keep runs across processes.
     pub use crate::agent_loop::checkpoint::{Checkpoint, CheckpointStep, Checkpointer};
+    pub use crate::agent_loop::journal::{Journal, JournalStep};
     pub use crate::agent_loop::run::{
         ApprovalRecord, ApprovalVerdict, Decider, RunState, RunStatus,
     };

@@ -25,6 +25,7 @@
 //! ```
 
 use crate::agent_loop::checkpoint::{Checkpoint, CheckpointStep, Checkpointer};
+use crate::agent_loop::journal::Journal;
 use crate::agent_loop::llm::{LlmClient, LlmRequest, collect_stream};
 use crate::agent_loop::run::{CallState, PendingCall, RunOutcome, RunState, RunStatus, TurnCall};
 use crate::agent_loop::seal::StateSeal;
@@ -35,13 +36,15 @@ use crate::execution::pipeline::{ApprovalRule, announce_settled};
 use crate::model::config::ToolConfig;
 use crate::model::content::Content;
 use crate::model::context::ActivationContext;
-use crate::model::error::{AgentError, AgentResult};
+use crate::model::error::{AgentError, AgentResult, ToolError};
 use crate::model::llm_error::LlmError;
 use crate::model::message::{
     AssistantMessage, FinishReason, LlmEvent, Message, ModelSettings, OutputSchema, ToolCall,
 };
+use crate::model::outcome::{Settled, ToolCallResult, ToolOutcome};
 use crate::model::search::{SearchTool, ToolSearch, TurnTools};
-use crate::model::set::ToolSet;
+use crate::model::set::{ToolDefinition, ToolSet};
+use crate::model::tool::ErrorPolicy;
 use crate::model::tool::{ApprovalPolicy, Tool};
 use crate::model::usage::{UsageLimit, UsageLimits};
 use futures::StreamExt;
@@ -452,7 +455,29 @@ impl Agent {
         state: &mut RunState,
         control: &RunControl,
     ) -> AgentResult<RunOutcome> {
-        self.run_inner(state, control, None, None).await
+        self.run_inner(state, control, None, None, None).await
+    }
+
+    /// Runs `state` as [`run_with`](Self::run_with) does, with each model call and each
+    /// tool call a step of `journal`: a durable-execution engine records each step's
+    /// result, and a run replayed after a crash gets the recorded results instead of
+    /// asking the model or running the tool again. `toolwright-restate` runs agents on
+    /// Restate this way.
+    ///
+    /// The calls of a turn run one after another, each its own step, so that a crash
+    /// in the middle of a turn repeats none of the calls that ended before it. A tool
+    /// that was running when the process died has no recorded result and runs again,
+    /// with the same [`idempotency_key`](crate::ToolContext::idempotency_key). The model
+    /// is asked through [`LlmClient::complete`] (or [`LlmClient::stream`] when the run
+    /// streams), inside its step.
+    pub async fn run_journaled(
+        &self,
+        state: &mut RunState,
+        control: &RunControl,
+        journal: &dyn Journal,
+    ) -> AgentResult<RunOutcome> {
+        self.run_inner(state, control, None, None, Some(journal))
+            .await
     }
 
     /// Runs `state` until the model's final answer decodes as a `T`, or a pause, or the
@@ -485,7 +510,10 @@ impl Agent {
         let control = RunControl::new();
         let mut attempts = 0;
         loop {
-            let answer = match self.run_inner(state, &control, None, Some(&output)).await? {
+            let answer = match self
+                .run_inner(state, &control, None, Some(&output), None)
+                .await?
+            {
                 RunOutcome::Finished { answer } => answer,
                 RunOutcome::Paused { pending } => return Ok(TypedOutcome::Paused { pending }),
                 RunOutcome::TurnLimit => return Ok(TypedOutcome::TurnLimit),
@@ -526,6 +554,7 @@ impl Agent {
         control: &RunControl,
         streaming: Option<EventSink>,
         output: Option<&OutputSchema>,
+        journal: Option<&dyn Journal>,
     ) -> AgentResult<RunOutcome> {
         let span = tracing::info_span!(
             "agent_run",
@@ -541,7 +570,7 @@ impl Agent {
         );
         let before = state.usage.tokens;
         let result = self
-            .drive(state, control, streaming, output)
+            .drive(state, control, streaming, output, journal)
             .instrument(span.clone())
             .await;
         // This call's tokens: a resumed run's span counts what it spent, not the run's
@@ -564,6 +593,7 @@ impl Agent {
         control: &RunControl,
         streaming: Option<EventSink>,
         output: Option<&OutputSchema>,
+        journal: Option<&dyn Journal>,
     ) -> AgentResult<RunOutcome> {
         let mut sinks = self.sinks.clone();
         if let Some(sink) = control.events() {
@@ -592,7 +622,7 @@ impl Agent {
                 return Ok(cancelled(state, &sinks));
             }
             if !state.calls.is_empty() {
-                self.advance_turn(state, control, &sinks).await?;
+                self.advance_turn(state, control, &sinks, journal).await?;
                 if control.is_cancelled() {
                     return Ok(cancelled(state, &sinks));
                 }
@@ -676,7 +706,7 @@ impl Agent {
             let message = tokio::select! {
                 biased;
                 () = control.token().cancelled() => return Ok(cancelled(state, &sinks)),
-                message = self.ask(request, turn, deltas, &sinks) => message?,
+                message = self.ask_once(request, turn, deltas, &sinks, journal) => message?,
             };
             state.turn = turn;
             state.offered_tools = offered;
@@ -717,72 +747,24 @@ impl Agent {
         }
     }
 
-    /// The model's answer to `request`: whole, or streamed with each delta sent to
-    /// `sinks` as it arrives. A stream that breaks off is an error and changes nothing
-    /// in the run, which can be resumed.
-    async fn ask(
+    /// The model's answer to `request`, asked directly or as a step of `journal`.
+    async fn ask_once(
         &self,
         request: LlmRequest<'_>,
         turn: u32,
         deltas: bool,
         sinks: &Sinks,
+        journal: Option<&dyn Journal>,
     ) -> AgentResult<AssistantMessage> {
-        let model = self.llm.model_name();
-        let span = tracing::info_span!(
-            "model_call",
-            otel.name = %format_args!("chat {}", model.unwrap_or_default()),
-            otel.kind = "client",
-            turn,
-            gen_ai.operation.name = "chat",
-            gen_ai.provider.name = self.llm.provider_name(),
-            gen_ai.request.model = model,
-            gen_ai.request.temperature = request.settings.temperature,
-            gen_ai.request.max_tokens = request.settings.max_output_tokens,
-            gen_ai.request.seed = request.settings.seed,
-            gen_ai.usage.input_tokens = tracing::field::Empty,
-            gen_ai.usage.output_tokens = tracing::field::Empty,
-            gen_ai.response.finish_reasons = tracing::field::Empty,
-            error.type = tracing::field::Empty,
-        );
-        let mut finish = None;
-        let answer = async {
-            if !deltas {
-                return self.llm.complete(request).await;
-            }
-            let stream = self.llm.stream(request).inspect(|event| match event {
-                Ok(LlmEvent::Done { finish_reason, .. }) => finish = Some(finish_reason.clone()),
-                Ok(event) => sinks.emit_with(|| AgentEvent::ModelDelta {
-                    turn,
-                    event: event.clone(),
-                }),
-                Err(_) => {}
-            });
-            Ok(collect_stream(stream.boxed()).await?)
-        }
-        .instrument(span.clone())
-        .await;
-        match &answer {
-            Ok(message) => {
-                let reason = finish.unwrap_or(if message.is_final() {
-                    FinishReason::Stop
-                } else {
-                    FinishReason::ToolCalls
-                });
-                // OpenTelemetry's finish reasons are a list; one answer has one.
-                span.record(
-                    "gen_ai.response.finish_reasons",
-                    tracing::field::debug([reason.as_str()]),
-                );
-                if let Some(usage) = message.usage {
-                    span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-                    span.record("gen_ai.usage.output_tokens", usage.output_tokens);
-                }
-            }
-            Err(error) => {
-                span.record("error.type", tracing::field::display(error_type(error)));
-            }
-        }
-        answer
+        let Some(journal) = journal else {
+            return ask(&*self.llm, request, turn, deltas, sinks).await;
+        };
+        // The step owns its request, so the journal may hold it as long as it needs.
+        let owned = OwnedRequest::of(&request);
+        let llm = self.llm.clone();
+        let sinks = sinks.clone();
+        let step = async move { ask(&*llm, owned.request(), turn, deltas, &sinks).await };
+        journal.model_call(turn, Box::pin(step)).await
     }
 
     /// Runs what can run of the turn in progress. When every call has ended, their
@@ -793,6 +775,7 @@ impl Agent {
         state: &mut RunState,
         control: &RunControl,
         sinks: &Sinks,
+        journal: Option<&dyn Journal>,
     ) -> AgentResult<()> {
         // Decisions that need no tool to run.
         for entry in &mut state.calls {
@@ -835,7 +818,10 @@ impl Agent {
             if let Some(workspace) = &self.workspace {
                 turn = turn.with_workspace(workspace.clone());
             }
-            let results = self.executor.execute(calls, &turn).await;
+            let results = match journal {
+                None => self.executor.execute(calls, &turn).await,
+                Some(journal) => self.execute_journaled(calls, &turn, journal).await?,
+            };
             state.record(&indexes, results);
         }
         if control.is_cancelled() {
@@ -875,6 +861,146 @@ impl Agent {
             }
         }
         Ok(())
+    }
+}
+
+/// The model's answer to `request`: whole, or streamed with each delta sent to `sinks`
+/// as it arrives. A stream that breaks off is an error and changes nothing in the run,
+/// which can be resumed.
+async fn ask(
+    llm: &dyn LlmClient,
+    request: LlmRequest<'_>,
+    turn: u32,
+    deltas: bool,
+    sinks: &Sinks,
+) -> AgentResult<AssistantMessage> {
+    let model = llm.model_name();
+    let span = tracing::info_span!(
+        "model_call",
+        otel.name = %format_args!("chat {}", model.unwrap_or_default()),
+        otel.kind = "client",
+        turn,
+        gen_ai.operation.name = "chat",
+        gen_ai.provider.name = llm.provider_name(),
+        gen_ai.request.model = model,
+        gen_ai.request.temperature = request.settings.temperature,
+        gen_ai.request.max_tokens = request.settings.max_output_tokens,
+        gen_ai.request.seed = request.settings.seed,
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+        gen_ai.response.finish_reasons = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+    );
+    let mut finish = None;
+    let answer = async {
+        if !deltas {
+            return llm.complete(request).await;
+        }
+        let stream = llm.stream(request).inspect(|event| match event {
+            Ok(LlmEvent::Done { finish_reason, .. }) => finish = Some(finish_reason.clone()),
+            Ok(event) => sinks.emit_with(|| AgentEvent::ModelDelta {
+                turn,
+                event: event.clone(),
+            }),
+            Err(_) => {}
+        });
+        Ok(collect_stream(stream.boxed()).await?)
+    }
+    .instrument(span.clone())
+    .await;
+    match &answer {
+        Ok(message) => {
+            let reason = finish.unwrap_or(if message.is_final() {
+                FinishReason::Stop
+            } else {
+                FinishReason::ToolCalls
+            });
+            // OpenTelemetry's finish reasons are a list; one answer has one.
+            span.record(
+                "gen_ai.response.finish_reasons",
+                tracing::field::debug([reason.as_str()]),
+            );
+            if let Some(usage) = message.usage {
+                span.record("gen_ai.usage.input_tokens", usage.input_tokens);
+                span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+            }
+        }
+        Err(error) => {
+            span.record("error.type", tracing::field::display(error_type(error)));
+        }
+    }
+    answer
+}
+
+/// An [`LlmRequest`]'s parts, owned: what a journaled model call keeps.
+struct OwnedRequest {
+    messages: Vec<Message>,
+    tools: Vec<Arc<ToolDefinition>>,
+    deferred: Vec<Arc<ToolDefinition>>,
+    context: serde_json::Value,
+    params: serde_json::Map<String, serde_json::Value>,
+    settings: ModelSettings,
+    output: Option<OutputSchema>,
+}
+
+impl OwnedRequest {
+    fn of(request: &LlmRequest<'_>) -> Self {
+        Self {
+            messages: request.messages.to_vec(),
+            tools: request.tools.to_vec(),
+            deferred: request.deferred.to_vec(),
+            context: request.context.clone(),
+            params: request.params.clone(),
+            settings: request.settings.clone(),
+            output: request.output.cloned(),
+        }
+    }
+
+    fn request(&self) -> LlmRequest<'_> {
+        LlmRequest {
+            messages: &self.messages,
+            tools: &self.tools,
+            deferred: &self.deferred,
+            context: &self.context,
+            params: &self.params,
+            settings: &self.settings,
+            output: self.output.as_ref(),
+        }
+    }
+}
+
+impl Agent {
+    /// Runs `calls` one after another, each a step of `journal` (see
+    /// [`run_journaled`](Self::run_journaled)).
+    async fn execute_journaled(
+        &self,
+        calls: Vec<ToolCall>,
+        turn: &TurnContext,
+        journal: &dyn Journal,
+    ) -> AgentResult<Vec<ToolCallResult>> {
+        let mut results = Vec::with_capacity(calls.len());
+        for call in calls {
+            let executor = self.executor.clone();
+            let context = turn.clone();
+            let owned = call.clone();
+            let step = async move {
+                let mut answers = executor
+                    .execute(std::slice::from_ref(&owned), &context)
+                    .await;
+                // One call in, one result out.
+                answers.pop().unwrap_or_else(|| {
+                    Settled::new(
+                        ToolOutcome::Err(ToolError::execution(
+                            "the executor answered no result for the call",
+                        )),
+                        ErrorPolicy::ReturnToModel,
+                    )
+                    .answer(owned)
+                })
+            };
+            results.push(journal.tool_call(&call, Box::pin(step)).await?);
+        }
+        Ok(results)
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub(crate) mod agent;
 pub(crate) mod checkpoint;
+pub(crate) mod journal;
 pub(crate) mod llm;
 pub(crate) mod review;
 pub(crate) mod run;

@@ -67,7 +67,11 @@ impl Agent {
 impl<'a> RunStream<'a> {
     pub(crate) fn new(agent: &'a Agent, state: &'a mut RunState, control: RunControl) -> Self {
         let (sink, events) = EventSink::channel();
-        let run = Box::pin(async move { agent.run_inner(state, &control, Some(sink), None).await });
+        let run = Box::pin(async move {
+            agent
+                .run_inner(state, &control, Some(sink), None, None)
+                .await
+        });
         Self {
             run: Some(run),
             events,

@@ -178,6 +178,10 @@ pub enum AgentError {
         /// What was wrong with the last.
         reason: String,
     },
+    /// The durable-execution engine recording the run's steps (a
+    /// [`Journal`](crate::run::Journal)) stopped the run: it was cancelled there, or a
+    /// step could not be recorded. The message says which.
+    Journal(String),
 }
 
 impl AgentError {
@@ -205,6 +209,7 @@ impl fmt::Display for AgentError {
             Self::InvalidTool { tool, reason } => write!(f, "tool `{tool}` is invalid: {reason}"),
             Self::Model(error) => write!(f, "model client error: {error}"),
             Self::InvalidState(message) => f.write_str(message),
+            Self::Journal(message) => write!(f, "durable execution stopped the run: {message}"),
             Self::UsageLimit { limit, used, max } => write!(
                 f,
                 "usage limit exceeded: {used} {limit}, but the run may use at most {max}"

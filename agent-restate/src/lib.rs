@@ -1,0 +1,73 @@
+//! Durable agent runs on [Restate](https://restate.dev): a toolwright [`Agent`] run as a
+//! Restate workflow keyed by the run id, where each model call and each tool call is a
+//! journaled step (`ctx.run`). After a crash, Restate replays the run on a worker: the
+//! steps that ended are answered from the journal, never done again, and the run goes on
+//! from the first step that did not end.
+//!
+//! The agent is the one an in-process run uses (same model client, same tools, same
+//! policies); moving runs to Restate is serving it with [`AgentRuns`]:
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use toolwright_core::{Agent, testing::RuleLlm};
+//! use toolwright_restate::{AgentRuns, restate_sdk::prelude::*};
+//!
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let agent = Agent::builder(RuleLlm::new()).build()?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:9080").await?;
+//! HttpServer::new(Endpoint::builder().bind(AgentRuns::new(Arc::new(agent))).build())
+//!     .serve(listener)
+//!     .await;
+//! # Ok(()) }
+//! ```
+//!
+//! Register the worker with the Restate server (`restate deployments register
+//! http://127.0.0.1:9080`, or `scripts/restate.sh register URL`), then drive runs through
+//! Restate's ingress, with the run id as the workflow key:
+//!
+//! | Request | What it does |
+//! |---|---|
+//! | `POST /AgentRun/{run_id}/run` `{"input": "..."}` | starts the run; answers its [`RunReport`] when it ends (`/run/send` answers at once) |
+//! | `POST /AgentRun/{run_id}/approve` [`Decision`] | decides a call waiting for approval |
+//! | `POST /AgentRun/{run_id}/cancel` | cancels a run waiting for a decision |
+//! | `POST /AgentRun/{run_id}/status` | the run's [`RunReport`] as last recorded |
+//!
+//! # Approvals
+//!
+//! A call that needs approval pauses the run on a durable promise named after the call.
+//! `approve` checks the decision before it resolves the promise: a call id that is not
+//! waiting is refused (404), a call decided already is refused (409), corrected
+//! arguments that do not fit the tool's schema are refused (422, naming the field).
+//! The decision is recorded in [`RunState::approvals`] as
+//! [`RunState::approve_by`] and [`Agent::approve_with`] record it, with the decider,
+//! the reason, the time and the model's arguments when they were corrected. A decision
+//! sent while no worker is up waits in Restate and is applied when one comes back. With
+//! [`AgentRuns::approval_timeout`], a durable timer denies the call when nobody decides
+//! in time.
+//!
+//! # What a tool must do
+//!
+//! A tool that was running when its worker died has no journaled result: it runs again
+//! on the worker that replays the run, with the same
+//! [`ToolContext::idempotency_key`](toolwright_core::ToolContext::idempotency_key)
+//! (`run_id:call_id`). A tool with side effects passes that key to the service it calls
+//! (or records it beside the effect), so the effect happens once. A tool whose result was
+//! journaled never runs again for that call.
+//!
+//! # Cancelling
+//!
+//! `cancel` ends a run that waits for a decision. A run in the middle of a step is
+//! cancelled through Restate (`restate invocations cancel`, or the admin API's
+//! `PATCH /invocations/{id}/cancel`): the step in flight is abandoned and the run is
+//! recorded as cancelled.
+
+#![forbid(unsafe_code)]
+
+mod journal;
+mod workflow;
+
+pub use restate_sdk;
+pub use workflow::{AgentRuns, Decision, RunReport, StartRun};
+
+#[cfg(doc)]
+use toolwright_core::{Agent, RunState};

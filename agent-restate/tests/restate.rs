@@ -1,0 +1,576 @@
+//! Runs on a real Restate server (`scripts/restate.sh` starts one and prints
+//! `RESTATE_INGRESS_URL`/`RESTATE_ADMIN_URL`): a worker process killed with SIGKILL in a
+//! tool call and right after one, then started again; approvals, refused and accepted,
+//! including one sent while no worker is up.
+//!
+//! The worker is this test binary run again with `TOOLWRIGHT_RESTATE_WORKER` set (the
+//! ignored test `worker`). It reports what it does on stdout, one line per event, and the
+//! tests wait on those lines and on HTTP answers, never on time. Its tool records each
+//! attempt and, keyed by the idempotency key, each side effect, in files of its folder.
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdout, Command};
+use toolwright_core::llm::{AssistantMessage, LlmClient, LlmRequest, Message, ToolCall};
+use toolwright_core::tool::{ApprovalPolicy, State, ToolError};
+use toolwright_core::{Agent, AgentResult, ToolContext, tool, tools};
+use toolwright_restate::AgentRuns;
+use toolwright_restate::restate_sdk::prelude::{Endpoint, HttpServer};
+
+const WORKER: &str = "TOOLWRIGHT_RESTATE_WORKER";
+
+// ---- the worker ----------------------------------------------------------------------
+
+#[derive(Clone)]
+struct Folder(Arc<PathBuf>);
+
+/// Charge an order.
+#[tool]
+async fn charge(
+    /// The order to charge.
+    order: u32,
+    folder: State<Folder>,
+    ctx: &ToolContext,
+) -> Result<String, ToolError> {
+    let dir: &PathBuf = &folder.0.0;
+    let key = ctx.idempotency_key();
+    append(&dir.join("attempts.log"), &key);
+    // The side effect, once per key however often the call runs: what a tool does with
+    // its idempotency key.
+    let effect = dir.join("effects").join(key.replace(':', "_"));
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&effect);
+    say(&format!("charged {order}"));
+    if dir.join("hold-tool").exists() {
+        say("holding tool");
+        std::future::pending::<()>().await;
+    }
+    Ok(format!("charged order {order}"))
+}
+
+/// Asks for `charge` until a tool result is in the conversation, then answers with it.
+struct Model(Arc<PathBuf>);
+
+#[async_trait::async_trait]
+impl LlmClient for Model {
+    async fn complete(&self, request: LlmRequest<'_>) -> AgentResult<AssistantMessage> {
+        append(&self.0.join("model.log"), "asked");
+        let result = request.messages.iter().find_map(|m| match m {
+            Message::Tool(result) => Some(result.clone()),
+            _ => None,
+        });
+        let Some(result) = result else {
+            say("model asks for charge");
+            return Ok(AssistantMessage::tool_calls([ToolCall::new(
+                "c1",
+                "charge",
+                json!({"order": 7}),
+            )]));
+        };
+        if self.0.join("hold-model").exists() {
+            say("holding model");
+            std::future::pending::<()>().await;
+        }
+        let text = serde_json::to_string(&result.content).unwrap_or_default();
+        Ok(AssistantMessage::text(format!("done: {text}")))
+    }
+}
+
+fn say(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+fn append(path: &Path, line: &str) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("the worker's folder is writable");
+    writeln!(file, "{line}").expect("the worker's folder is writable");
+}
+
+/// The worker, when this binary is run as one: serves `AgentRun` on the port and folder
+/// it is given.
+#[test]
+#[ignore = "run by the tests below as a separate process"]
+fn worker() {
+    let Ok(spec) = std::env::var(WORKER) else {
+        return;
+    };
+    let (port, dir) = spec.split_once(',').expect("PORT,FOLDER");
+    let dir = Arc::new(PathBuf::from(dir));
+    let approval = dir.join("approval").exists();
+    let agent = Agent::builder(Model(dir.clone()))
+        .tools(tools![charge])
+        .state(Folder(dir.clone()))
+        .approval_rule(move |_, _| {
+            if approval {
+                ApprovalPolicy::Required
+            } else {
+                ApprovalPolicy::NotRequired
+            }
+        })
+        .state_key(b"a test key of at least sixteen bytes")
+        .build()
+        .expect("the agent builds");
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}"))
+            .await
+            .expect("the worker's port is free");
+        say("listening");
+        let mut runs = AgentRuns::new(Arc::new(agent));
+        if let Ok(ms) = std::fs::read_to_string(dir.join("approval-timeout-ms")) {
+            let ms = ms.trim().parse().expect("milliseconds");
+            runs = runs.approval_timeout(std::time::Duration::from_millis(ms));
+        }
+        HttpServer::new(Endpoint::builder().bind(runs).build())
+            .serve(listener)
+            .await;
+    });
+}
+
+// ---- the tests -----------------------------------------------------------------------
+
+/// One test at a time: each registers its worker as the service's latest deployment.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+struct Restate {
+    ingress: String,
+    admin: String,
+    http: reqwest::Client,
+}
+
+/// The server's URLs. Missing, the test fails (a machine without the server must not
+/// pass by skipping), unless `TOOLWRIGHT_SKIP_SERVICES` names `restate`.
+fn restate() -> Option<Restate> {
+    let ingress = std::env::var("RESTATE_INGRESS_URL").ok();
+    let admin = std::env::var("RESTATE_ADMIN_URL").ok();
+    if let (Some(ingress), Some(admin)) = (ingress, admin) {
+        return Some(Restate {
+            ingress,
+            admin,
+            http: reqwest::Client::new(),
+        });
+    }
+    let skipped = std::env::var("TOOLWRIGHT_SKIP_SERVICES")
+        .is_ok_and(|names| names.split(',').any(|name| name.trim() == "restate"));
+    assert!(
+        skipped,
+        "RESTATE_INGRESS_URL and RESTATE_ADMIN_URL are not set: these tests need a Restate \
+         server (eval \"$(bash scripts/restate.sh)\" starts one; scripts/test.sh does it for \
+         you), or TOOLWRIGHT_SKIP_SERVICES=restate to skip them by name"
+    );
+    eprintln!("skipping: TOOLWRIGHT_SKIP_SERVICES names restate");
+    None
+}
+
+struct Worker {
+    port: u16,
+    child: Child,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+impl Worker {
+    async fn start(port: u16, dir: &Path) -> Self {
+        let mut child = Command::new(std::env::current_exe().expect("the test binary"))
+            .args([
+                "--exact",
+                "worker",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(WORKER, format!("{port},{}", dir.display()))
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the worker starts");
+        let stdout = child.stdout.take().expect("piped");
+        let mut worker = Self {
+            port,
+            child,
+            lines: BufReader::new(stdout).lines(),
+        };
+        worker.wait_for("listening").await;
+        worker
+    }
+
+    /// Reads the worker's lines until `line`.
+    async fn wait_for(&mut self, line: &str) {
+        while let Some(next) = self.lines.next_line().await.expect("the worker's stdout") {
+            if next.ends_with(line) {
+                return;
+            }
+        }
+        panic!("the worker ended before saying `{line}`");
+    }
+
+    /// SIGKILL: no clean shutdown, as in a crash.
+    async fn kill(mut self) {
+        self.child.kill().await.expect("the worker is killed");
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("its address").port()
+}
+
+fn folder(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "toolwright-restate-{name}-{}-{}",
+        std::process::id(),
+        free_port()
+    ));
+    std::fs::create_dir_all(dir.join("effects")).expect("a temp folder");
+    dir
+}
+
+fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |text| text.lines().count())
+}
+
+fn effects(dir: &Path) -> usize {
+    std::fs::read_dir(dir.join("effects")).map_or(0, Iterator::count)
+}
+
+impl Restate {
+    async fn register(&self, port: u16) {
+        let response = self
+            .http
+            .post(format!("{}/deployments", self.admin))
+            .json(&json!({"uri": format!("http://127.0.0.1:{port}"), "force": true}))
+            .send()
+            .await
+            .expect("the admin API answers");
+        let status = response.status();
+        assert!(
+            status.is_success(),
+            "{status}: {}",
+            response.text().await.unwrap_or_default()
+        );
+    }
+
+    /// Starts run `run_id` without waiting for it.
+    async fn start(&self, run_id: &str) {
+        let response = self
+            .http
+            .post(format!("{}/AgentRun/{run_id}/run/send", self.ingress))
+            .json(&json!({"input": "Charge order 7"}))
+            .send()
+            .await
+            .expect("the ingress answers");
+        assert!(response.status().is_success(), "{}", response.status());
+    }
+
+    /// The run's report once it ends: Restate answers when the workflow does.
+    async fn outcome(&self, run_id: &str) -> Value {
+        let response = self
+            .http
+            .get(format!(
+                "{}/restate/workflow/AgentRun/{run_id}/attach",
+                self.ingress
+            ))
+            .send()
+            .await
+            .expect("the ingress answers");
+        assert!(response.status().is_success(), "{}", response.status());
+        response.json().await.expect("a JSON report")
+    }
+
+    /// Calls `handler` of run `run_id`: the status and the body.
+    async fn call(&self, run_id: &str, handler: &str, body: Value) -> (u16, Value) {
+        let request = self
+            .http
+            .post(format!("{}/AgentRun/{run_id}/{handler}", self.ingress));
+        // A handler that takes no input takes no body.
+        let request = if body.is_null() {
+            request
+        } else {
+            request.json(&body)
+        };
+        let response = request.send().await.expect("the ingress answers");
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+}
+
+impl Restate {
+    /// The run's report once it records its pause, or its end (the status handler
+    /// answers 404 before the run starts): asked again on each answer, not on a clock.
+    async fn paused(&self, run_id: &str) -> Value {
+        loop {
+            let (status, report) = self.call(run_id, "status", Value::Null).await;
+            if status == 200 && report["status"] != "ready" {
+                return report;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// A worker whose calls all need approval, its folder, and a run paused on one.
+async fn paused_run(
+    restate: &Restate,
+    name: &str,
+    timeout_ms: Option<u64>,
+) -> (Worker, PathBuf, String) {
+    let dir = folder(name);
+    std::fs::write(dir.join("approval"), "").expect("writable");
+    if let Some(ms) = timeout_ms {
+        std::fs::write(dir.join("approval-timeout-ms"), ms.to_string()).expect("writable");
+    }
+    let port = free_port();
+    let worker = Worker::start(port, &dir).await;
+    restate.register(port).await;
+    let run = run_id(name);
+    restate.start(&run).await;
+    restate.paused(&run).await;
+    (worker, dir, run)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_waiting_for_approval_is_cancelled() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let (_worker, dir, run) = paused_run(&restate, "cancel", None).await;
+    let (status, body) = restate.call(&run, "cancel", Value::Null).await;
+    assert_eq!(status, 200, "{body}");
+    let report = restate.outcome(&run).await;
+    assert_eq!(report["status"], "cancelled", "{report}");
+    assert_eq!(effects(&dir), 0, "the call never ran");
+    let (status, body) = restate
+        .call(
+            &run,
+            "approve",
+            json!({"call_id": "c1", "decision": "approved", "decider": {"who": "alice"}}),
+        )
+        .await;
+    assert_eq!(status, 409, "a cancelled run takes no decision: {body}");
+    assert!(body.to_string().contains("Cancelled"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_durable_timer_denies_a_call_nobody_decided() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let (_worker, dir, run) = paused_run(&restate, "timer", Some(300)).await;
+    let report = restate.outcome(&run).await;
+    assert_eq!(report["status"], "finished", "{report}");
+    let record = &report["approvals"][0];
+    assert_eq!(record["decision"], "denied", "{report}");
+    assert!(
+        record["who"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("timeout"),
+        "{report}"
+    );
+    assert!(
+        report["answer"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("denied"),
+        "{report}"
+    );
+    assert_eq!(effects(&dir), 0, "the call never ran");
+}
+
+fn run_id(name: &str) -> String {
+    format!("{name}-{}-{}", std::process::id(), free_port())
+}
+
+/// Starts a run on a worker that stops at `hold` (a file the worker looks for) and
+/// says `held` there, kills the worker with SIGKILL, starts it again without the hold,
+/// and answers the run's folder and its final report.
+async fn killed_and_restarted(
+    restate: &Restate,
+    name: &str,
+    hold: &str,
+    held: &str,
+) -> (PathBuf, Value) {
+    let dir = folder(name);
+    std::fs::write(dir.join(hold), "").expect("writable");
+    let port = free_port();
+    let mut worker = Worker::start(port, &dir).await;
+    restate.register(port).await;
+    let run = run_id(name);
+    restate.start(&run).await;
+    worker.wait_for(held).await;
+    worker.kill().await;
+
+    std::fs::remove_file(dir.join(hold)).expect("writable");
+    let _worker = Worker::start(port, &dir).await;
+    let report = restate.outcome(&run).await;
+    assert_eq!(report["status"], "finished", "{report}");
+    let answer = report["answer"].as_str().unwrap_or_default();
+    assert!(answer.contains("charged order 7"), "{report}");
+    assert_eq!(effects(&dir), 1, "the side effect happened once");
+    (dir, report)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_during_a_tool_call_the_run_finishes_with_the_effect_once() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let (dir, _) = killed_and_restarted(&restate, "during", "hold-tool", "holding tool").await;
+    // The call had no journaled result: it ran again, with the same key, and the effect
+    // happened once. The model's first answer was journaled: asked twice in all, not three.
+    assert_eq!(lines(&dir.join("attempts.log")), 2);
+    assert_eq!(lines(&dir.join("model.log")), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_right_after_a_tool_call_the_call_is_replayed_not_run() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    // The model is asked again only once the tool's result is journaled: the kill comes
+    // after the tool's step.
+    let (dir, _) = killed_and_restarted(&restate, "after", "hold-model", "holding model").await;
+    assert_eq!(lines(&dir.join("attempts.log")), 1, "the tool ran once");
+    // The first answer replayed; the second asked twice (the kill cut the first ask).
+    assert_eq!(lines(&dir.join("model.log")), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_are_checked_and_one_sent_with_no_worker_up_completes() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let (worker, dir, run) = paused_run(&restate, "approval", None).await;
+    let pending = restate.paused(&run).await;
+    assert_eq!(pending["pending"][0]["call"]["id"], "c1", "{pending}");
+    let alice = json!({"who": "alice", "reason": "order 8 is the right one"});
+
+    let (status, body) = restate
+        .call(
+            &run,
+            "approve",
+            json!({"call_id": "c9", "decision": "approved", "decider": alice}),
+        )
+        .await;
+    assert_eq!(status, 404, "an unknown call id is refused: {body}");
+    let (status, body) = restate
+        .call(
+            &run,
+            "approve",
+            json!({"call_id": "c1", "decision": "approved", "decider": alice, "arguments": {"order": "eight"}}),
+        )
+        .await;
+    assert_eq!(status, 422, "arguments off the schema are refused: {body}");
+    assert!(
+        body.to_string().contains("order"),
+        "the refusal names the field: {body}"
+    );
+    assert_eq!(effects(&dir), 0, "nothing ran");
+
+    // No worker up: the decision waits in Restate.
+    let port = worker.port;
+    worker.kill().await;
+    let decide = {
+        let http = restate.http.clone();
+        let url = format!("{}/AgentRun/{run}/approve", restate.ingress);
+        tokio::spawn(async move {
+            let body = json!({"call_id": "c1", "decision": "approved", "decider": {"who": "alice", "reason": "order 8 is the right one"}, "arguments": {"order": 8}});
+            http.post(url)
+                .json(&body)
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+        })
+    };
+    let _worker = Worker::start(port, &dir).await;
+    assert_eq!(decide.await.expect("joined").expect("answered"), 200);
+    let report = restate.outcome(&run).await;
+    assert_eq!(report["status"], "finished", "{report}");
+    assert!(
+        report["answer"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("charged order 8"),
+        "{report}"
+    );
+    let record = &report["approvals"][0];
+    assert_eq!(record["who"], "alice");
+    assert_eq!(record["reason"], "order 8 is the right one");
+    assert_eq!(record["corrected_from"], json!({"order": 7}));
+    assert!(record["at_ms"].as_u64().unwrap_or_default() > 0, "{record}");
+
+    let (status, body) = restate
+        .call(
+            &run,
+            "approve",
+            json!({"call_id": "c1", "decision": "approved", "decider": alice}),
+        )
+        .await;
+    assert_eq!(status, 409, "a replayed approval is refused: {body}");
+    assert_eq!(effects(&dir), 1);
+}
+
+/// A TCP proxy on a free port, forwarding each connection to the first of `backends`
+/// that accepts it: the one deployment Restate knows, with two workers behind it.
+async fn proxy(backends: [u16; 2]) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a free port");
+    let port = listener.local_addr().expect("its address").port();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                for backend in backends {
+                    if let Ok(mut outbound) =
+                        tokio::net::TcpStream::connect(("127.0.0.1", backend)).await
+                    {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_share_runs_and_one_resumes_the_run_of_the_other() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let dir = folder("fleet");
+    std::fs::write(dir.join("hold-tool"), "").expect("writable");
+    let (first_port, second_port) = (free_port(), free_port());
+    let mut first = Worker::start(first_port, &dir).await;
+    let mut second = Worker::start(second_port, &dir).await;
+    restate
+        .register(proxy([first_port, second_port]).await)
+        .await;
+    let run = run_id("fleet");
+    restate.start(&run).await;
+    first.wait_for("holding tool").await;
+    std::fs::remove_file(dir.join("hold-tool")).expect("writable");
+    first.kill().await;
+
+    // The other worker, up all along, replays the run and finishes it.
+    second.wait_for("charged 7").await;
+    let report = restate.outcome(&run).await;
+    assert_eq!(report["status"], "finished", "{report}");
+    assert_eq!(effects(&dir), 1, "the side effect happened once");
+    assert_eq!(lines(&dir.join("attempts.log")), 2);
+    assert_eq!(
+        lines(&dir.join("model.log")),
+        2,
+        "the model's first answer was replayed"
+    );
+}
