@@ -156,6 +156,9 @@ fn restate() -> Option<Restate> {
     let ingress = std::env::var("RESTATE_INGRESS_URL").ok();
     let admin = std::env::var("RESTATE_ADMIN_URL").ok();
     if let (Some(ingress), Some(admin)) = (ingress, admin) {
+        // reqwest is built over rustls with no provider chosen (a library must not pick
+        // one for its users); a test process picks ring, as an application would.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         return Some(Restate {
             ingress,
             admin,
