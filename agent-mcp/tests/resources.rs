@@ -546,6 +546,42 @@ async fn a_listen_stream_hears_of_the_resources_it_named_and_of_list_changes() {
 }
 
 #[tokio::test]
+async fn a_listen_stream_never_hears_of_a_resource_its_caller_may_not_read() {
+    let tokens = StaticTokens::new()
+        .with_token(
+            "admin-token",
+            Principal::new("admin").with_scopes(["admin"]),
+        )
+        .with_token("guest-token", Principal::new("guest"));
+    let server = server();
+    let options = HttpOptions::default().with_auth(HttpAuth::new(tokens));
+    let running = serve_on_loopback(server.clone(), options).await;
+    let filter = json!({"resourceSubscriptions": ["secret://plans", "config://app"]});
+    let mut guest = Listen::open(running.addr, filter.clone(), Some("guest-token")).await;
+    let mut admin = Listen::open(running.addr, filter, Some("admin-token")).await;
+    for stream in [&mut guest, &mut admin] {
+        let ack = stream.next().await.unwrap();
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    }
+    eventually("both streams are open", async || {
+        server.open_listen_streams() == 2
+    })
+    .await;
+
+    // The guest named the admin's resource in its filter: only the admin is told.
+    assert_eq!(server.resource_updated("secret://plans").await, 1);
+    let update = admin.next().await.unwrap();
+    assert_eq!(update["params"]["uri"], "secret://plans");
+    // A resource both may read reaches both; the guest's first notice is this one, so
+    // it was never told of the one it may not read.
+    assert_eq!(server.resource_updated("config://app").await, 2);
+    let update = guest.next().await.unwrap();
+    assert_eq!(update["params"]["uri"], "config://app");
+    let update = admin.next().await.unwrap();
+    assert_eq!(update["params"]["uri"], "config://app");
+}
+
+#[tokio::test]
 async fn items_that_need_scopes_do_not_exist_for_callers_without_them() {
     let tokens = StaticTokens::new()
         .with_token(

@@ -23,7 +23,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::Value;
 use std::sync::{Arc, PoisonError};
-use toolwright_core::ToolContext;
+use toolwright_core::{Principal, ToolContext};
 
 /// What a server offers beside its tools, at one moment. `None`: not offered at all
 /// (the capability is not advertised).
@@ -42,11 +42,12 @@ pub(crate) struct Subscriber {
 /// Whether the caller of `context` may see and use an item needing `scopes`: always,
 /// unless the transport authenticated the caller and its principal lacks one.
 fn permitted(context: &RequestContext<RoleServer>, scopes: &[String]) -> bool {
-    if scopes.is_empty() {
-        return true;
-    }
-    access::principal(context)
-        .is_none_or(|principal| scopes.iter().all(|scope| principal.has_scope(scope)))
+    scopes.is_empty() || principal_permitted(access::principal(context).as_ref(), scopes)
+}
+
+/// Whether `principal` (`None`: the transport does not authenticate) holds `scopes`.
+fn principal_permitted(principal: Option<&Principal>, scopes: &[String]) -> bool {
+    principal.is_none_or(|principal| scopes.iter().all(|scope| principal.has_scope(scope)))
 }
 
 /// Caching hints for protocol 2026-07-28 requests (rmcp leaves 2025 results as they
@@ -140,8 +141,9 @@ impl McpServer {
 
     /// Says the resource at `uri` changed: every 2025 session subscribed to it
     /// (`resources/subscribe`) and every listen stream (protocol 2026-07-28) whose
-    /// filter names it is sent `notifications/resources/updated`. Returns how many were
-    /// told.
+    /// filter names it is sent `notifications/resources/updated`, as long as its caller
+    /// may read the resource (a stream never learns of a change to what it cannot read).
+    /// Returns how many were told.
     pub async fn resource_updated(&self, uri: &str) -> usize {
         let sessions: Vec<Peer<RoleServer>> = self
             .live_subscribers()
@@ -158,7 +160,20 @@ impl McpServer {
             let params = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
             tokio::time::timeout(super::NOTICE_TIMEOUT, peer.notify_resource_updated(params))
         });
-        let sinks = self.shared.listeners.sinks();
+        // Only callers who may read the resource hear of it, as only they may subscribe
+        // to it on a 2025 session; a URI the server does not serve needs no scope.
+        let scopes: Vec<String> = self
+            .shared
+            .features()
+            .resources
+            .as_ref()
+            .and_then(|set| set.resolve(uri))
+            .map(|resolved| resolved.scopes().to_vec())
+            .unwrap_or_default();
+        let sinks = self
+            .shared
+            .listeners
+            .sinks_of(|principal| principal_permitted(principal, &scopes));
         // A stream whose filter does not name the URI refuses the notice itself.
         let streamed = sinks.iter().map(|sink| {
             tokio::time::timeout(super::NOTICE_TIMEOUT, sink.notify_resource_updated(uri))

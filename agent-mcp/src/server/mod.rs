@@ -848,11 +848,8 @@ impl ServerHandler for McpServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        let caller = access::principal(context.request_context())
-            .map(|principal| principal.subject)
-            .unwrap_or_default();
         let _open = self.shared.listeners.open(
-            &caller,
+            access::principal(context.request_context()),
             context.sink().clone(),
             self.shared.options.max_listens_per_caller,
         )?;
