@@ -18,6 +18,8 @@ struct PromptAttr {
     name: Option<LitStr>,
     /// `title = "..."`: a human-readable title.
     title: Option<LitStr>,
+    /// `scopes = ["admin"]`: what a caller's principal needs to see and get it.
+    scopes: Option<Vec<LitStr>>,
     /// `crate = path`: where toolwright_mcp is, for crates that re-export it.
     #[darling(rename = "crate")]
     krate: Option<Path>,
@@ -33,6 +35,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         Err(e) => return resource_fn::unparsed(item, e, errors),
     };
     let output = resource_fn::output(&feature.func, "prompt", &p, &mut errors);
+    let scopes = resource_fn::scopes_method(attr.scopes.as_ref(), &mut errors);
 
     let mut args = Vec::new();
     let mut reads = Vec::new();
@@ -128,6 +131,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                         ARGUMENTS.get_or_init(|| ::std::vec![#(#arguments),*])
                     }
                     #complete
+                    #scopes
                     #get
                 }
                 impl #p::PromptItem for #ident {

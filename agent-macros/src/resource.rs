@@ -11,7 +11,7 @@ use darling::FromMeta;
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Ident, LitStr, Path, Type};
+use syn::{Ident, LitFloat, LitInt, LitStr, Path, Type};
 
 /// The keys of `#[resource(...)]`.
 #[derive(Debug, Default, FromMeta)]
@@ -26,6 +26,16 @@ struct ResourceAttr {
     title: Option<LitStr>,
     /// `mime_type = "..."`: the contents' MIME type.
     mime_type: Option<LitStr>,
+    /// `size = 1024`: the size in bytes of a resource at one URI.
+    size: Option<LitInt>,
+    /// `audience = ["user", "assistant"]`: whom it is meant for.
+    audience: Option<Vec<LitStr>>,
+    /// `priority = 0.8`: how much it matters, from 0 to 1.
+    priority: Option<LitFloat>,
+    /// `icons = ["https://..."]`: icons a client may show beside it.
+    icons: Option<Vec<LitStr>>,
+    /// `scopes = ["files:read"]`: what a caller's principal needs to see and read it.
+    scopes: Option<Vec<LitStr>>,
     /// `crate = path`: where toolwright_mcp is, for crates that re-export it.
     #[darling(rename = "crate")]
     krate: Option<Path>,
@@ -125,8 +135,66 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
+/// The listing's keys beyond name, title, description and MIME type, as statements
+/// on `info`; each bad value is reported at its literal. `fixed`: a resource at one
+/// URI (a template names many, so it has no one size).
+fn listing(attr: &ResourceAttr, fixed: bool, p: &TokenStream, errors: &mut Errors) -> TokenStream {
+    let mut set = Vec::new();
+    if let Some(size) = &attr.size {
+        if !fixed {
+            errors.error(
+                size,
+                "a template has no one size: its URIs name many resources; give `size` to a `#[resource(uri = \"...\")]`",
+            );
+        } else {
+            match size.base10_parse::<u64>() {
+                Ok(bytes) => set.push(quote!(info.size = ::core::option::Option::Some(#bytes);)),
+                Err(_) => errors.error(size, "`size` is a number of bytes, e.g. `size = 1024`"),
+            }
+        }
+    }
+    if let Some(audience) = &attr.audience {
+        let mut each = Vec::new();
+        for who in audience {
+            match who.value().as_str() {
+                "user" => each.push(quote!(#p::Audience::User)),
+                "assistant" => each.push(quote!(#p::Audience::Assistant)),
+                other => errors.error(
+                    who,
+                    format!("`{other}` is not an audience: write `\"user\"` (the person) or `\"assistant\"` (the model)"),
+                ),
+            }
+        }
+        set.push(quote!(info.annotations.audience = ::std::vec![#(#each),*];));
+    }
+    if let Some(priority) = &attr.priority {
+        match priority.base10_parse::<f32>() {
+            Ok(value) if (0.0..=1.0).contains(&value) => {
+                set.push(quote!(info.annotations.priority = ::core::option::Option::Some(#value);));
+            }
+            _ => errors.error(
+                priority,
+                "`priority` is from 0.0 (optional) to 1.0 (required), e.g. `priority = 0.8`",
+            ),
+        }
+    }
+    for icon in attr.icons.iter().flatten() {
+        if icon.value().trim().is_empty() {
+            errors.error(icon, "an icon is a URL or a `data:` URI; this one is empty");
+        }
+        set.push(quote!(info.icons.push(#p::Icon::new(#icon));));
+    }
+    quote!(#(#set)*)
+}
+
 /// The listed info, with the MIME type defaulted from what the fn returns.
-fn info(attr: &ResourceAttr, feature: &FeatureFn, kind: &Kind, p: &TokenStream) -> TokenStream {
+fn info(
+    attr: &ResourceAttr,
+    feature: &FeatureFn,
+    kind: &Kind,
+    listing: &TokenStream,
+    p: &TokenStream,
+) -> TokenStream {
     let fn_name = feature.func.sig.ident.to_string();
     let name = attr
         .name
@@ -153,6 +221,7 @@ fn info(attr: &ResourceAttr, feature: &FeatureFn, kind: &Kind, p: &TokenStream) 
                 info.title = #title;
                 info.description = #description;
                 info.mime_type = #mime;
+                #listing
                 info
             })
         }
@@ -209,9 +278,11 @@ fn fixed(
             "a resource's URI cannot be empty: write one such as `config://app`",
         );
     }
+    let listing = listing(attr, true, p, errors);
+    let scopes = resource_fn::scopes_method(attr.scopes.as_ref(), errors);
     let output = output?;
     let kind = kind(&output.value);
-    let info = info(attr, feature, &kind, p);
+    let info = info(attr, feature, &kind, &listing, p);
     let call = resource_fn::call(&feature.func, &args, output);
     let contents = contents(output, &kind, attr, p);
     let func = &feature.func;
@@ -233,6 +304,7 @@ fn fixed(
                     #uri
                 }
                 #info
+                #scopes
                 #read
             }
             #item
@@ -294,9 +366,11 @@ fn templated(
             );
         }
     }
+    let listing = listing(attr, false, p, errors);
+    let scopes = resource_fn::scopes_method(attr.scopes.as_ref(), errors);
     let output = output?;
     let kind = kind(&output.value);
-    let info = info(attr, feature, &kind, p);
+    let info = info(attr, feature, &kind, &listing, p);
     let call = resource_fn::call(&feature.func, &args, output);
     let contents = contents(output, &kind, attr, p);
     let func = &feature.func;
@@ -334,6 +408,7 @@ fn templated(
                     TEMPLATE.get_or_init(|| #p::template(#template))
                 }
                 #info
+                #scopes
                 #read
             }
             #item

@@ -12,7 +12,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{
-    FnArg, GenericArgument, Ident, ItemFn, Meta, Pat, Path, PathArguments, ReturnType, Type,
+    FnArg, GenericArgument, Ident, ItemFn, LitStr, Meta, Pat, Path, PathArguments, ReturnType, Type,
 };
 
 /// One parameter of the fn.
@@ -407,6 +407,29 @@ pub fn async_method(
             Self: 'async_trait,
         {
             ::std::boxed::Box::pin(async move { #body })
+        }
+    }
+}
+
+/// `fn scopes(&self)` of a resource, template or prompt that names `scopes = [...]`:
+/// what a caller's principal needs to see and use it. Nothing when none are named.
+pub fn scopes_method(scopes: Option<&Vec<LitStr>>, errors: &mut Errors) -> TokenStream {
+    let Some(scopes) = scopes else {
+        return TokenStream::new();
+    };
+    for scope in scopes {
+        if scope.value().trim().is_empty() || scope.value().contains(char::is_whitespace) {
+            errors.error(
+                scope,
+                "a scope is one word with no spaces, as a token's `scope` claim lists it: e.g. `\"files:read\"`",
+            );
+        }
+    }
+    quote! {
+        fn scopes(&self) -> &[::std::string::String] {
+            static SCOPES: ::std::sync::OnceLock<::std::vec::Vec<::std::string::String>> =
+                ::std::sync::OnceLock::new();
+            SCOPES.get_or_init(|| ::std::vec![#(::std::string::String::from(#scopes)),*])
         }
     }
 }

@@ -9,7 +9,8 @@ pub use crate::server::prompts::{
     Prompt, PromptArgument, PromptArguments, PromptMessage, PromptSet,
 };
 pub use crate::server::resources::{
-    FeatureError, Resource, ResourceContent, ResourceInfo, ResourceSet, ResourceTemplate,
+    Audience, FeatureError, Icon, Resource, ResourceContent, ResourceInfo, ResourceSet,
+    ResourceTemplate,
 };
 pub use crate::server::uri_template::{UriParams, UriTemplate};
 pub use toolwright_core::__private::{ConstMessage, same_name};

@@ -187,8 +187,9 @@ pub mod tasks {
 pub mod resources {
     pub use crate::client::features::{RemoteResource, RemoteTemplate};
     pub use crate::server::resources::{
-        FeatureError, FeatureErrorKind, FnResource, FnTemplate, Resource, ResourceBody,
-        ResourceContent, ResourceInfo, ResourceSet, ResourceTemplate,
+        Audience, FeatureError, FeatureErrorKind, FnResource, FnTemplate, Icon, Resource,
+        ResourceAnnotations, ResourceBody, ResourceContent, ResourceInfo, ResourceSet,
+        ResourceTemplate,
     };
     pub use crate::server::uri_template::{UriParams, UriTemplate, UriTemplateError};
 }

@@ -11,11 +11,14 @@ mod raw_http;
 use raw_http::serve_on_loopback;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use toolwright_core::{ToolContext, ToolSet};
+use toolwright_core::{Principal, ToolContext, ToolSet};
 use toolwright_mcp::prompts::{PromptArgument, PromptMessage, PromptRole};
-use toolwright_mcp::resources::{FeatureError, FeatureErrorKind, ResourceBody, ResourceContent};
+use toolwright_mcp::resources::{
+    Audience, FeatureError, FeatureErrorKind, Icon, ResourceBody, ResourceContent,
+};
 use toolwright_mcp::{
-    HttpClientOptions, HttpOptions, McpClient, McpServer, prompt, prompts, resource, resources,
+    HttpAuth, HttpClientOptions, HttpOptions, McpClient, McpServer, StaticTokens, prompt, prompts,
+    resource, resources,
 };
 
 /// The app's settings.
@@ -136,6 +139,37 @@ async fn hello(
         return Err(FeatureError::invalid_arguments("name a person to greet"));
     }
     Ok(format!("Say hello to {name}."))
+}
+
+/// The handbook, listed with everything a listing can say about a resource.
+#[resource(
+    uri = "handbook://current",
+    size = 2048,
+    audience = ["user", "assistant"],
+    priority = 0.8,
+    icons = ["https://example.com/handbook.svg"]
+)]
+async fn handbook() -> &'static str {
+    "Be kind."
+}
+
+/// A payroll record, for callers allowed to read payroll.
+#[resource(
+    template = "payroll://{employee}",
+    audience = ["assistant"],
+    scopes = ["payroll:read"]
+)]
+async fn payroll(employee: String) -> String {
+    format!("payroll of {employee}")
+}
+
+/// Drafts a raise letter.
+#[prompt(scopes = ["payroll:read"])]
+async fn raise_letter(
+    /// For whom.
+    employee: String,
+) -> String {
+    format!("Draft a raise letter for {employee}.")
 }
 
 fn server() -> McpServer {
@@ -344,6 +378,84 @@ async fn macro_made_resources_and_prompts_are_served_on_both_protocol_versions()
 /// What a hostile client sends into a macro-made template or prompt: numbers that
 /// overflow the parameter's type, percent-encoded separators, JSON where text is
 /// expected. Each is refused or taken literally, and the server keeps answering.
+#[tokio::test]
+async fn listing_keys_reach_clients_and_scoped_items_exist_only_for_their_callers() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let tokens = StaticTokens::new()
+        .with_token(
+            "clerk",
+            Principal::new("clerk").with_scopes(["payroll:read"]),
+        )
+        .with_token("guest", Principal::new("guest"));
+    let server = McpServer::new(ToolSet::new())
+        .with_resources(resources![handbook, payroll])
+        .with_prompts(prompts![raise_letter]);
+    let options = HttpOptions::default().with_auth(HttpAuth::new(tokens));
+    let running = serve_on_loopback(server, options).await;
+    let url = format!("http://{}/mcp", running.addr);
+    for version in ["2025-11-25", "2026-07-28"] {
+        let as_caller = |token: &str| {
+            HttpClientOptions::new()
+                .with_protocol_version(version)
+                .with_bearer_token(token)
+        };
+        let guest = McpClient::connect_http_with(&url, &as_caller("guest"))
+            .await
+            .unwrap();
+        let listed = guest.list_resources().await.unwrap();
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        let info = &listed[0].info;
+        assert_eq!(info.size, Some(2048));
+        assert_eq!(
+            info.annotations.audience,
+            [Audience::User, Audience::Assistant]
+        );
+        assert_eq!(info.annotations.priority, Some(0.8));
+        assert_eq!(info.icons, [Icon::new("https://example.com/handbook.svg")]);
+        // The guest lacks `payroll:read`: the template and the prompt are not there.
+        assert!(guest.list_resource_templates().await.unwrap().is_empty());
+        assert!(guest.list_prompts().await.unwrap().is_empty());
+        // Not the guest's to read: not found, as a URI nothing serves (-32602 from
+        // 2026-07-28, SEP-2164).
+        let refused = guest.read_resource("payroll://ann").await.unwrap_err();
+        if version == "2025-11-25" {
+            assert_eq!(refused.kind(), FeatureErrorKind::NotFound, "{refused}");
+        }
+        assert!(
+            refused.message().contains("no resource at `payroll://ann`"),
+            "{refused}"
+        );
+        let refused = guest
+            .get_prompt("raise_letter", &args(&[("employee", "ann")]))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refused.kind(),
+            FeatureErrorKind::InvalidArguments,
+            "{refused}"
+        );
+
+        let clerk = McpClient::connect_http_with(&url, &as_caller("clerk"))
+            .await
+            .unwrap();
+        let templates = clerk.list_resource_templates().await.unwrap();
+        assert_eq!(templates.len(), 1, "{templates:?}");
+        assert_eq!(
+            templates[0].info.annotations.audience,
+            [Audience::Assistant]
+        );
+        assert_eq!(templates[0].info.size, None);
+        let read = clerk.read_resource("payroll://ann").await.unwrap();
+        assert_eq!(read[0].body, ResourceBody::Text("payroll of ann".into()));
+        let prompts = clerk.list_prompts().await.unwrap();
+        assert_eq!(prompts[0].name, "raise_letter");
+        clerk
+            .get_prompt("raise_letter", &args(&[("employee", "ann")]))
+            .await
+            .unwrap();
+    }
+}
+
 #[tokio::test]
 async fn hostile_uris_and_arguments_are_refused_or_taken_literally() {
     let _ = rustls::crypto::ring::default_provider().install_default();

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use toolwright_core::Content;
 
 /// A resource a server lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RemoteResource {
     /// Its URI, to read it by.
     pub uri: String,
@@ -25,7 +25,7 @@ pub struct RemoteResource {
 }
 
 /// A resource template a server lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RemoteTemplate {
     /// The URI template (RFC 6570), e.g. `file:///{+path}`.
     pub template: String,
@@ -60,20 +60,6 @@ fn request_error(what: &str, error: ServiceError) -> FeatureError {
     }
 }
 
-fn info(
-    name: String,
-    title: Option<String>,
-    description: Option<String>,
-    mime_type: Option<String>,
-) -> ResourceInfo {
-    ResourceInfo {
-        name,
-        title,
-        description,
-        mime_type,
-    }
-}
-
 impl McpClient {
     /// The server's resources (every page).
     pub async fn list_resources(&self) -> Result<Vec<RemoteResource>, FeatureError> {
@@ -86,7 +72,17 @@ impl McpClient {
         Ok(listed
             .into_iter()
             .map(|r| RemoteResource {
-                info: info(r.name, r.title, r.description, r.mime_type),
+                info: ResourceInfo {
+                    size: r.size,
+                    ..ResourceInfo::from_mcp(
+                        r.name,
+                        r.title,
+                        r.description,
+                        r.mime_type,
+                        r.annotations.as_ref(),
+                        r.icons.as_deref(),
+                    )
+                },
                 uri: r.uri,
             })
             .collect())
@@ -103,7 +99,14 @@ impl McpClient {
         Ok(listed
             .into_iter()
             .map(|t| RemoteTemplate {
-                info: info(t.name, t.title, t.description, t.mime_type),
+                info: ResourceInfo::from_mcp(
+                    t.name,
+                    t.title,
+                    t.description,
+                    t.mime_type,
+                    t.annotations.as_ref(),
+                    t.icons.as_deref(),
+                ),
                 template: t.uri_template,
             })
             .collect())

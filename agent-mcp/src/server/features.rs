@@ -310,6 +310,9 @@ impl McpServer {
                 listed.title = info.title.clone();
                 listed.description = info.description.clone();
                 listed.mime_type = info.mime_type.clone();
+                listed.size = info.size;
+                listed.annotations = info.mcp_annotations();
+                listed.icons = info.mcp_icons();
                 (index, listed)
             });
         let (listed, next) = self.page(RESOURCES_PAGE, listed);
@@ -337,6 +340,8 @@ impl McpServer {
                 listed.title = info.title.clone();
                 listed.description = info.description.clone();
                 listed.mime_type = info.mime_type.clone();
+                listed.annotations = info.mcp_annotations();
+                listed.icons = info.mcp_icons();
                 (index, listed)
             });
         let (listed, next) = self.page(TEMPLATES_PAGE, listed);

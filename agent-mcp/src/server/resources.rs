@@ -192,8 +192,9 @@ impl From<&str> for ResourceContent {
 }
 
 /// What describes a resource or template in a listing: its name, and optionally a
-/// title, description and MIME type.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// title, description, MIME type, size, annotations for the client and icons.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ResourceInfo {
     /// A short name.
     pub name: String,
@@ -203,6 +204,13 @@ pub struct ResourceInfo {
     pub description: Option<String>,
     /// The MIME type of its contents, when they have one type.
     pub mime_type: Option<String>,
+    /// Its size in bytes before any encoding, when known (a resource at one URI;
+    /// clients use it to estimate context use).
+    pub size: Option<u64>,
+    /// Who it is for, how much it matters and when it last changed.
+    pub annotations: ResourceAnnotations,
+    /// Icons a client may show beside it.
+    pub icons: Vec<Icon>,
 }
 
 impl ResourceInfo {
@@ -229,6 +237,183 @@ impl ResourceInfo {
     /// With a title.
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());
+        self
+    }
+
+    /// With its size in bytes.
+    pub fn with_size(mut self, bytes: u64) -> Self {
+        self.size = Some(bytes);
+        self
+    }
+
+    /// With the audience it is meant for (the user, the model, or both).
+    pub fn with_audience(mut self, audience: impl IntoIterator<Item = Audience>) -> Self {
+        self.annotations.audience = audience.into_iter().collect();
+        self
+    }
+
+    /// With how much it matters, from 0 (least: optional) to 1 (most: required); a
+    /// value outside that range is brought to its nearest end.
+    pub fn with_priority(mut self, priority: f32) -> Self {
+        self.annotations.priority = Some(if priority.is_nan() {
+            0.0
+        } else {
+            priority.clamp(0.0, 1.0)
+        });
+        self
+    }
+
+    /// With when it last changed, as an ISO 8601 timestamp (e.g.
+    /// `2026-01-12T15:00:58Z`).
+    pub fn with_last_modified(mut self, timestamp: impl Into<String>) -> Self {
+        self.annotations.last_modified = Some(timestamp.into());
+        self
+    }
+
+    /// With one more icon.
+    pub fn with_icon(mut self, icon: Icon) -> Self {
+        self.icons.push(icon);
+        self
+    }
+
+    /// The MCP form of the annotations, `None` when there are none.
+    pub(crate) fn mcp_annotations(&self) -> Option<rmcp::model::Annotations> {
+        let ResourceAnnotations {
+            audience,
+            priority,
+            last_modified,
+        } = &self.annotations;
+        if audience.is_empty() && priority.is_none() && last_modified.is_none() {
+            return None;
+        }
+        let mut annotations = rmcp::model::Annotations::default();
+        annotations.audience = (!audience.is_empty()).then(|| {
+            audience
+                .iter()
+                .map(|a| match a {
+                    Audience::User => rmcp::model::Role::User,
+                    Audience::Assistant => rmcp::model::Role::Assistant,
+                })
+                .collect()
+        });
+        annotations.priority = *priority;
+        annotations.last_modified.clone_from(last_modified);
+        Some(annotations)
+    }
+
+    /// The MCP form of the icons, `None` when there are none.
+    pub(crate) fn mcp_icons(&self) -> Option<Vec<rmcp::model::Icon>> {
+        (!self.icons.is_empty()).then(|| {
+            self.icons
+                .iter()
+                .map(|icon| {
+                    let mut mcp = rmcp::model::Icon::new(&icon.src);
+                    mcp.mime_type.clone_from(&icon.mime_type);
+                    mcp.sizes = (!icon.sizes.is_empty()).then(|| icon.sizes.clone());
+                    mcp
+                })
+                .collect()
+        })
+    }
+
+    /// The info a listing from another server carries.
+    pub(crate) fn from_mcp(
+        name: String,
+        title: Option<String>,
+        description: Option<String>,
+        mime_type: Option<String>,
+        annotations: Option<&rmcp::model::Annotations>,
+        icons: Option<&[rmcp::model::Icon]>,
+    ) -> Self {
+        let annotations =
+            annotations.map_or_else(ResourceAnnotations::default, |a| ResourceAnnotations {
+                audience: a
+                    .audience
+                    .iter()
+                    .flatten()
+                    .map(|role| match role {
+                        rmcp::model::Role::User => Audience::User,
+                        rmcp::model::Role::Assistant => Audience::Assistant,
+                    })
+                    .collect(),
+                priority: a.priority,
+                last_modified: a.last_modified.clone(),
+            });
+        let icons = icons
+            .unwrap_or_default()
+            .iter()
+            .map(|icon| Icon {
+                src: icon.src.clone(),
+                mime_type: icon.mime_type.clone(),
+                sizes: icon.sizes.clone().unwrap_or_default(),
+            })
+            .collect();
+        Self {
+            name,
+            title,
+            description,
+            mime_type,
+            size: None,
+            annotations,
+            icons,
+        }
+    }
+}
+
+/// Hints for the client about a resource: who it is for, how much it matters and
+/// when it last changed. All empty by default, and then not sent.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ResourceAnnotations {
+    /// Whom it is meant for; empty: not said.
+    pub audience: Vec<Audience>,
+    /// How much it matters, from 0 (optional) to 1 (required).
+    pub priority: Option<f32>,
+    /// When it last changed, as an ISO 8601 timestamp.
+    pub last_modified: Option<String>,
+}
+
+/// Who a resource is meant for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Audience {
+    /// The person using the client.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// An icon a client may show beside an item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Icon {
+    /// Where the icon is: an `https:` URL or a `data:` URI.
+    pub src: String,
+    /// Its MIME type, where the URL does not make it plain.
+    pub mime_type: Option<String>,
+    /// The sizes it comes in, as `WxH` (`48x48`) or `any` for scalable formats.
+    pub sizes: Vec<String>,
+}
+
+impl Icon {
+    /// The icon at `src`.
+    pub fn new(src: impl Into<String>) -> Self {
+        Self {
+            src: src.into(),
+            mime_type: None,
+            sizes: Vec::new(),
+        }
+    }
+
+    /// With its MIME type.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// With the sizes it comes in.
+    pub fn with_sizes(mut self, sizes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.sizes = sizes.into_iter().map(Into::into).collect();
         self
     }
 }
