@@ -11,35 +11,22 @@
 
 #[path = "../../agent-mcp/tests/support/raw_http.rs"]
 mod raw_http;
+#[path = "../../agent-mcp/tests/support/task_tools.rs"]
+mod task_tools;
 
 use raw_http::{Running, serve_on_loopback};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
+use task_tools::{confirm, double};
 use toolwright_core::run::StoreError;
-use toolwright_core::{State, ToolError, tool, tools};
+use toolwright_core::tools;
 use toolwright_mcp::tasks::{TaskOptions, TaskStore};
-use toolwright_mcp::{HttpOptions, InputRequest, McpPeer, McpServer, ServerOptions};
+use toolwright_mcp::{HttpOptions, McpServer, ServerOptions};
 use toolwright_restate::restate_sdk::prelude::{Endpoint, HttpServer};
 use toolwright_restate::{RestateTaskStore, TaskRecords};
 
 const VERSION: &str = "2026-07-28";
-
-/// Doubles `n`, as a task.
-#[tool(task)]
-async fn double(n: i64) -> i64 {
-    n * 2
-}
-
-/// Asks the user to confirm, then says what they chose, as a task.
-#[tool(task)]
-async fn confirm(peer: State<McpPeer>) -> Result<String, ToolError> {
-    let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}});
-    let answer = peer
-        .ask(InputRequest::elicit("ok", "Go ahead?", schema))
-        .await?;
-    Ok(format!("confirmed: {}", answer["content"]["ok"]))
-}
 
 /// One test at a time: each registers the worker as the object's latest deployment.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
