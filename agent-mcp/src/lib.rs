@@ -163,8 +163,9 @@ pub mod tasks {
     //!
     //! Every change of a task is saved to a [`TaskStore`] before anyone can see it: in
     //! memory by default, or in a core `RunStore` (the SQLite and Postgres stores of
-    //! `toolwright-store`) with [`TaskOptions::run_store`], so that a task outlives its
-    //! server. A task's call runs in the process that started it: when that process stops,
+    //! `toolwright-store`) with [`TaskOptions::run_store`], or in Restate
+    //! (`toolwright-restate`'s `RestateTaskStore`, feature `mcp`) with
+    //! [`TaskOptions::store`], so that a task outlives its server. A task's call runs in the process that started it: when that process stops,
     //! a task it was running reads as `failed` (call the tool again), while one waiting on
     //! its client's answers, and every finished one, are served by whichever server opens
     //! the store next. A task belongs to the principal that started it; to anyone else it

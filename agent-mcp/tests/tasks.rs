@@ -8,39 +8,25 @@
 mod events;
 #[path = "support/raw_http.rs"]
 mod raw_http;
+#[path = "support/task_tools.rs"]
+mod task_tools;
 
 use events::eventually;
 use raw_http::{Running, serve_on_loopback};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use toolwright_core::{Principal, State, ToolContext, ToolError, tool, tools};
+use task_tools::{confirm, double};
+use toolwright_core::{Principal, ToolContext, tools};
 use toolwright_mcp::rmcp::model::TaskStatus;
 use toolwright_mcp::tasks::{TaskOptions, TaskStart};
 use toolwright_mcp::{
-    HttpAuth, HttpClientOptions, HttpOptions, InputRequest, McpClient, McpPeer, McpServer,
-    ServerOptions, StaticTokens,
+    HttpAuth, HttpClientOptions, HttpOptions, McpClient, McpServer, ServerOptions, StaticTokens,
 };
 use toolwright_store::SqliteStore;
 
 const VERSION: &str = "2026-07-28";
 const TASKS: &str = "io.modelcontextprotocol/tasks";
-
-/// Doubles `n`, as a task.
-#[tool(task)]
-async fn double(n: i64) -> i64 {
-    n * 2
-}
-
-/// Asks the user to confirm, then says what they chose, as a task.
-#[tool(task)]
-async fn confirm(peer: State<McpPeer>) -> Result<String, ToolError> {
-    let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}});
-    let answer = peer
-        .ask(InputRequest::elicit("ok", "Go ahead?", schema))
-        .await?;
-    Ok(format!("confirmed: {}", answer["content"]["ok"]))
-}
 
 fn server(tasks: TaskOptions) -> McpServer {
     let mut options = ServerOptions::default();

@@ -60,13 +60,26 @@
 //! cancelled through Restate (`restate invocations cancel`, or the admin API's
 //! `PATCH /invocations/{id}/cancel`): the step in flight is abandoned and the run is
 //! recorded as cancelled.
+//!
+//! # MCP tasks that outlive their server
+//!
+//! With the feature `mcp`, `RestateTaskStore` keeps the records of
+//! [`toolwright-mcp`](https://docs.rs/toolwright-mcp)'s tasks in Restate, in the state of
+//! the virtual object `TaskRecords` (`McpTask`, keyed by the task id): a task started
+//! on one server is read, answered and finished by another, on another machine. The
+//! record is durable; the tool's call is not: it runs in the server process that started
+//! or resumed it (see `RestateTaskStore`).
 
 #![forbid(unsafe_code)]
 
 mod journal;
+#[cfg(feature = "mcp")]
+mod tasks;
 mod workflow;
 
 pub use restate_sdk;
+#[cfg(feature = "mcp")]
+pub use tasks::{RestateTaskStore, SaveOutcome, TaskRecords};
 pub use workflow::{AgentRuns, Decision, RunReport, StartRun};
 
 #[cfg(doc)]
