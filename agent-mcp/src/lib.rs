@@ -260,6 +260,11 @@ pub use stdio::{serve_io, serve_stdio, serve_stdio_with};
 /// | `name = "..."` | the listed name (default: the fn's) |
 /// | `title = "..."` | a human-readable title |
 /// | `mime_type = "..."` | its MIME type (default: `application/json` for values, `application/octet-stream` for bytes) |
+/// | `size = 1024` | its size in bytes (a resource at one URI only) |
+/// | `audience = ["user", "assistant"]` | whom it is meant for: the person, the model, or both |
+/// | `priority = 0.8` | how much it matters, from `0.0` (optional) to `1.0` (required) |
+/// | `icons = ["https://..."]` | icons a client may show beside it |
+/// | `scopes = ["files:read"]` | what a caller's principal needs to see and read it (on an authenticating transport, as for tools) |
 /// | `crate = path` | where `toolwright_mcp` is, for crates that re-export it |
 ///
 /// Mistakes are compile errors at the offending tokens that say what to write instead.
@@ -297,7 +302,8 @@ pub use toolwright_macros::resource;
 /// The description is the fn's doc comment. The fn returns `String` (one user message),
 /// a [`PromptMessage`](prompts::PromptMessage), a `Vec` of them, or a `Result` of one of
 /// those (errors as for [`resource`]). Keys: `name = "..."` (default: the fn's name),
-/// `title = "..."`, `crate = path`.
+/// `title = "..."`, `scopes = ["..."]` (what a caller's principal needs to see and get
+/// it), `crate = path`.
 pub use toolwright_macros::prompt;
 
 /// The set of the named `#[resource]` fns, fixed and templated, as a

@@ -15,8 +15,15 @@ async fn text() -> String {
     "# a".into()
 }
 
-/// A static string.
-#[resource(uri = "text://b")]
+/// A static string, with every listing key.
+#[resource(
+    uri = "text://b",
+    size = 1,
+    audience = ["user", "assistant"],
+    priority = 1.0,
+    icons = ["https://example.com/b.svg", "data:image/png;base64,iVBORw=="],
+    scopes = ["b:read"]
+)]
 pub async fn static_text() -> &'static str {
     "b"
 }
@@ -52,13 +59,19 @@ async fn file(file: String, line: u32) -> Result<String, FeatureError> {
 }
 
 /// A reserved expansion.
-#[resource(template = "docs://{+path}", crate = ::toolwright_mcp)]
+#[resource(
+    template = "docs://{+path}",
+    crate = ::toolwright_mcp,
+    audience = ["assistant"],
+    priority = 0.0,
+    scopes = ["docs:read", "docs:list"]
+)]
 async fn doc(path: std::path::PathBuf, ctx: &ToolContext) -> String {
     format!("{} {}", path.display(), ctx.session_id())
 }
 
 /// Text, one user message.
-#[prompt(title = "Review")]
+#[prompt(title = "Review", scopes = ["review"])]
 async fn review(
     /// The code.
     code: String,
@@ -90,6 +103,13 @@ async fn main() {
     let resources = resources![text, static_text, bytes, json, contents, fallible, file, doc];
     assert_eq!(resources.resources().len(), 6);
     assert_eq!(resources.templates().len(), 2);
+    let listed = resources.resource("text://b").unwrap();
+    assert_eq!(listed.info().size, Some(1));
+    assert_eq!(listed.info().annotations.priority, Some(1.0));
+    assert_eq!(listed.info().icons.len(), 2);
+    assert_eq!(listed.scopes(), ["b:read"]);
+    let docs = resources.template("docs://{+path}").unwrap();
+    assert_eq!(docs.scopes(), ["docs:read", "docs:list"]);
     let ctx = ToolContext::default();
     let read = resources.resource("json://d").unwrap().read(&ctx).await.unwrap();
     assert_eq!(
@@ -108,5 +128,6 @@ async fn main() {
     let messages = prompts.get("review").unwrap().get(&args, &ctx).await.unwrap();
     assert_eq!(messages, [PromptMessage::user("c None None kind")]);
     assert!(prompts.get("hello").is_some());
+    assert_eq!(prompts.get("review").unwrap().scopes(), ["review"]);
     assert_eq!(prompts.len(), 3);
 }
