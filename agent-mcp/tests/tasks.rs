@@ -711,3 +711,38 @@ async fn a_task_still_running_after_the_shutdown_grace_is_recorded_failed() {
     assert!(message.contains("server shut down"), "{failed}");
     let _ = std::fs::remove_file(&path);
 }
+
+#[tokio::test]
+async fn our_client_calls_an_on_demand_tool_on_either_protocol() {
+    for version in ["2026-07-28", "2025-11-25"] {
+        let runs = Runs::default();
+        let running = serve_on_loopback(on_demand_server(&runs), HttpOptions::default()).await;
+        let options = HttpClientOptions::new()
+            .with_protocol_version(version)
+            .with_elicitation(|_message, _schema| async {
+                Some(serde_json::Map::from_iter([(
+                    "name".to_owned(),
+                    json!("Grace"),
+                )]))
+            });
+        let client =
+            McpClient::connect_http_with(&format!("http://{}/mcp", running.addr), &options)
+                .await
+                .unwrap();
+        // On 2026-07-28 the question comes on the call and the answered round becomes a
+        // task; on 2025-11-25 the call is a task at once, asking inside it. Either way the
+        // client's tool answers with the name given.
+        let output = client
+            .toolset()
+            .unwrap()
+            .call(
+                "greet_later",
+                &json!({"greeting": "Welcome"}),
+                &ToolContext::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(output[0].as_text(), Some("Welcome, Grace"), "{version}");
+        assert_eq!(runs.finished.get(), 1, "{version}");
+    }
+}

@@ -367,7 +367,8 @@ pub(crate) struct CallInput {
 /// What `McpPeer::continue_as_task` does in a round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TaskTurn {
-    /// The call stays a plain call (its client does not support tasks): nothing.
+    /// The call stays a plain call (what is called is not `on_demand`, or its client
+    /// does not support tasks): nothing.
     Never,
     /// A plain call of a `task = "on_demand"` tool from a client that supports tasks:
     /// the call is answered with a task, in which the tool runs again.
