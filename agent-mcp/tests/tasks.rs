@@ -195,6 +195,12 @@ fn authenticated() -> HttpOptions {
     ))
 }
 
+/// Asserts that `reply` is an error whose message says `words`.
+fn refused_saying(reply: &Value, words: &str) {
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(words), "{reply}");
+}
+
 /// The error message of `answer`, which must be the -32602 of an unknown task.
 fn unknown(answer: &Value) -> String {
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
@@ -258,15 +264,8 @@ async fn a_callers_unfinished_tasks_are_bounded() {
     mallory.start("confirm", json!({})).await;
     // A third unfinished task is refused, saying why; no task is made.
     for _ in 0..3 {
-        let refused = mallory
-            .request(
-                "tools/call",
-                "confirm",
-                json!({"name": "confirm", "arguments": {}}),
-            )
-            .await;
-        let message = refused["error"]["message"].as_str().unwrap_or_default();
-        assert!(message.contains("unfinished tasks"), "{refused}");
+        let refused = mallory.call("confirm", json!({}), None).await;
+        refused_saying(&refused, "unfinished tasks");
     }
     // Another caller has an allowance of its own.
     alice.start("confirm", json!({})).await;
@@ -482,8 +481,7 @@ async fn the_state_of_a_composing_call_is_refused_tampered_or_from_another_calle
     let answer = json!({"name": named("Mallory")});
     let refused_because = |reply: &Value| {
         assert_eq!(reply["error"]["code"], -32602, "{reply}");
-        let message = reply["error"]["message"].as_str().unwrap_or_default();
-        assert!(message.contains("`requestState` was refused"), "{message}");
+        refused_saying(reply, "`requestState` was refused");
     };
     // Another caller with alice's state, and alice with a changed state, other
     // arguments, or a state made up: refused, no task started.
@@ -496,36 +494,19 @@ async fn the_state_of_a_composing_call_is_refused_tampered_or_from_another_calle
             )
             .await,
     );
-    let text = state.as_str().unwrap();
-    let flipped = if text.ends_with('A') { 'B' } else { 'A' };
-    let tampered = json!(format!("{}{flipped}", &text[..text.len() - 1]));
-    refused_because(
-        &alice
-            .call(
-                "greet_later",
-                arguments.clone(),
-                Some((answer.clone(), &tampered)),
-            )
-            .await,
-    );
-    refused_because(
-        &alice
-            .call(
-                "greet_later",
-                json!({"greeting": "Bye"}),
-                Some((answer.clone(), &state)),
-            )
-            .await,
-    );
-    refused_because(
-        &alice
-            .call(
-                "greet_later",
-                arguments.clone(),
-                Some((answer.clone(), &json!("made-up"))),
-            )
-            .await,
-    );
+    // One character changed mid-way (the last may carry only padding bits).
+    let mut tampered = state.as_str().unwrap().to_owned().into_bytes();
+    let middle = tampered.len() / 2;
+    tampered[middle] = if tampered[middle] == b'A' { b'B' } else { b'A' };
+    let tampered = json!(String::from_utf8(tampered).unwrap());
+    for (arguments, state) in [
+        (arguments.clone(), &tampered),
+        (json!({"greeting": "Bye"}), &state),
+        (arguments.clone(), &json!("made-up")),
+    ] {
+        let round = Some((answer.clone(), state));
+        refused_because(&alice.call("greet_later", arguments, round).await);
+    }
     assert_eq!(runs.finished.get(), 0, "no task ran");
     // The refusals did not use alice's state up: her own round starts her task.
     let started = alice
@@ -655,19 +636,10 @@ async fn a_shutdown_lets_running_tasks_finish_and_starts_or_resumes_none_meanwhi
         "the shutdown waits for the task"
     );
     // Meanwhile no task starts, and the waiting one takes no answer (it keeps waiting).
-    let refused = client
-        .request(
-            "tools/call",
-            "held",
-            json!({"name": "held", "arguments": {}}),
-        )
-        .await;
-    let message = refused["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("shutting down"), "{refused}");
+    refused_saying(&client.call("held", json!({}), None).await, "shutting down");
     let answer = json!({"taskId": waiting, "inputResponses": {"ok": {"action": "accept", "content": {"ok": true}}}});
     let refused = client.request("tasks/update", &waiting, answer).await;
-    let message = refused["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("shutting down"), "{refused}");
+    refused_saying(&refused, "shutting down");
 
     gate.release.set();
     within("the shutdown ends once the task finished", shutdown).await;
