@@ -1,6 +1,8 @@
 //! Tasks (the `io.modelcontextprotocol/tasks` extension, SEP-2663): a call of a tool
 //! that opts in (`#[tool(task)]`, [`TaskSupport`]) answers at once with a task its
-//! client polls (`tasks/get`), answers (`tasks/update`) and may cancel (`tasks/cancel`).
+//! client polls (`tasks/get`), answers (`tasks/update`) and may cancel (`tasks/cancel`);
+//! an `on_demand` tool's call becomes one where its tool says so, after asking on the
+//! call. The rounds run here are tracked, so a shutdown can wait for them.
 //!
 //! What serving tasks means for a tool's author is documented on the public `tasks`
 //! module (`crate::tasks`).
