@@ -1,6 +1,7 @@
 //! The conformance suite's task tools (the `io.modelcontextprotocol/tasks` extension,
 //! SEP-2663, the `tasks-*` scenarios): each is an ordinary `#[tool]` with the `task` key,
-//! run as a task for clients that declare the extension.
+//! run as a task for clients that declare the extension (from the start, or, for
+//! `task = "on_demand"`, from where the tool says `continue_as_task`).
 
 use serde_json::json;
 use std::time::Duration;
@@ -88,6 +89,26 @@ async fn multi_input(peer: State<McpPeer>) -> Result<String, ToolError> {
     Ok(format!("answered: {}", json!(answers)))
 }
 
+/// Asks the user's name on the call itself, then greets them as a task: the call is
+/// answered with its question first, and becomes a task only once it has the answer.
+#[tool(task = "on_demand")]
+async fn test_tool_with_task(peer: State<McpPeer>) -> Result<String, ToolError> {
+    let answer = peer
+        .ask(InputRequest::elicit(
+            "user_name",
+            "What is your name?",
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"],
+            }),
+        ))
+        .await?;
+    peer.continue_as_task().await?;
+    let name = answer["content"]["name"].as_str().unwrap_or("stranger");
+    Ok(format!("Hello, {name}, from a task!"))
+}
+
 /// The task tools.
 pub fn tools() -> ToolSet {
     tools![
@@ -96,6 +117,7 @@ pub fn tools() -> ToolSet {
         failing_job,
         protocol_error_job,
         confirm_delete,
-        multi_input
+        multi_input,
+        test_tool_with_task
     ]
 }

@@ -103,6 +103,7 @@ SERVER_SCENARIOS_EXTENSION=(
   tasks-dispatch-and-envelope
   tasks-status-notifications
   tasks-required-task-error
+  tasks-mrtr-composition
 )
 
 cargo build --quiet -p agent-examples --example conformance-server

@@ -323,7 +323,7 @@ pub mod prelude {
 /// | `on_error = "return_to_model" \| "fail_run"` | [`ErrorPolicy`](tool::ErrorPolicy) |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | [`ToolAnnotations`](tool::ToolAnnotations) hints |
 /// | `max_in_flight = N`, `exclusive = "group"`, `sequential` | [`ToolConcurrency`](tool::ToolConcurrency) |
-/// | `task` or `task = "required"` | [`TaskSupport`](tool::TaskSupport): an MCP server runs calls as tasks its client polls |
+/// | `task`, `task = "required"` or `task = "on_demand"` | [`TaskSupport`](tool::TaskSupport): an MCP server runs calls as tasks its client polls |
 /// | `validate_output = path` | `fn(&[Content]) -> Result<(), String>` |
 /// | `validate_progress = path` | `fn(&serde_json::Value) -> Result<(), String>` |
 /// | `register` | adds the tool to the binary's registry: see [`ToolSet::registered`] |

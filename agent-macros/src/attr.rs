@@ -259,13 +259,16 @@ pub enum OnError {
     FailRun,
 }
 
-/// `task` (a task when the caller supports tasks) or `task = "required"` (only as a task).
+/// `task` (a task when the caller supports tasks), `task = "required"` (only as a task)
+/// or `task = "on_demand"` (a task from where the tool says so).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskAttr {
     /// `task` or `task = "optional"`.
     Optional,
     /// `task = "required"`.
     Required,
+    /// `task = "on_demand"`.
+    OnDemand,
 }
 
 impl FromMeta for TaskAttr {
@@ -277,9 +280,11 @@ impl FromMeta for TaskAttr {
         match value {
             "optional" => Ok(Self::Optional),
             "required" => Ok(Self::Required),
+            "on_demand" => Ok(Self::OnDemand),
             other => Err(darling::Error::custom(format!(
                 "unknown task support `{other}`: write `task` (a task when the caller \
-                 supports tasks, a plain call otherwise) or `task = \"required\"` (only as a task)"
+                 supports tasks, a plain call otherwise), `task = \"required\"` (only as a task) \
+                 or `task = \"on_demand\"` (a task from where the tool says so)"
             ))),
         }
     }

@@ -422,6 +422,9 @@ fn keys(tool: &Tool) -> (Option<TokenStream>, Option<TokenStream>) {
         Some(TaskAttr::Required) => {
             keys.push(quote!(.with_task(#k::__private::TaskSupport::Required)));
         }
+        Some(TaskAttr::OnDemand) => {
+            keys.push(quote!(.with_task(#k::__private::TaskSupport::OnDemand)));
+        }
     }
     if !tool.requirements.is_empty() {
         let requirements = &tool.requirements;

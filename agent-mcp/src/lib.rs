@@ -156,6 +156,50 @@ pub mod tasks {
     //! context, as a multi-round-trip call does (see [`InputRequest`](crate::InputRequest)).
     //! So what a tool does before its last question must be safe to repeat.
     //!
+    //! # Asking on the call first
+    //!
+    //! A tool that needs its caller's answers before its long work can ask on the call
+    //! itself and become a task only once it has them: write `task = "on_demand"`, ask
+    //! with [`McpPeer::ask`](crate::McpPeer::ask), and say where the task begins with
+    //! [`McpPeer::continue_as_task`](crate::McpPeer::continue_as_task):
+    //!
+    //! ```no_run
+    //! use serde_json::json;
+    //! use toolwright_core::{State, ToolError, tool};
+    //! use toolwright_mcp::{InputRequest, McpPeer};
+    //!
+    //! /// Exports the archive of a year, once the user has chosen the format.
+    //! #[tool(task = "on_demand")]
+    //! async fn export_archive(year: u16, peer: State<McpPeer>) -> Result<String, ToolError> {
+    //!     let schema = json!({
+    //!         "type": "object",
+    //!         "properties": {"format": {"type": "string", "enum": ["zip", "tar"]}},
+    //!         "required": ["format"],
+    //!     });
+    //!     let answer = peer
+    //!         .ask(InputRequest::elicit("format", "Which format?", schema))
+    //!         .await?;
+    //!     // From here on, the call runs as a task.
+    //!     peer.continue_as_task().await?;
+    //!     let format = answer["content"]["format"].as_str().unwrap_or("zip");
+    //!     Ok(format!("archive-{year}.{format}"))
+    //! }
+    //! ```
+    //!
+    //! For a client of MCP 2026-07-28 that declared the extension, the first call is
+    //! answered with the question (`InputRequiredResult`) and no task; the client calls
+    //! again with its answer, the tool reaches `continue_as_task`, and that call is
+    //! answered with a task (`CreateTaskResult`), in which **the tool runs again from
+    //! the start** with the answers given on the call (they are not asked again), and
+    //! `continue_as_task` returns `Ok`. So, as with every question, what a tool does
+    //! before `continue_as_task` must be safe to repeat. Sending that round again (the
+    //! same `requestState`) is answered with the same task: the call becomes one task,
+    //! however often its last round is retried. The tool may go on asking inside the
+    //! task, as above. For a client that does not support tasks the call stays a plain
+    //! call (`continue_as_task` returns `Ok` and the tool goes on); on a session of an
+    //! older protocol, which has no questions on the call, the call is a task from the
+    //! start and the tool asks inside it.
+    //!
     //! A tool result, an error result included, completes the task (`completed`); a call
     //! that fails at the protocol level (a capability the client lacks, an internal error)
     //! fails it (`failed`, with the JSON-RPC error); `tasks/cancel` cancels the running
@@ -168,7 +212,10 @@ pub mod tasks {
     //! [`TaskOptions::store`], so that a task outlives its server. A task's call runs in the process that started it: when that process stops,
     //! a task it was running reads as `failed` (call the tool again), while one waiting on
     //! its client's answers, and every finished one, are served by whichever server opens
-    //! the store next. A task belongs to the principal that started it; to anyone else it
+    //! the store next. At shutdown ([`McpServer::shutdown_tasks`](crate::McpServer::shutdown_tasks),
+    //! which [`McpHttpServer`](crate::McpHttpServer) calls with its shutdown grace) the
+    //! server lets the tasks it runs finish for up to the grace, then stops the rest and
+    //! records them `failed`, saying so, and starts or resumes no task meanwhile. A task belongs to the principal that started it; to anyone else it
     //! does not exist. Each caller has at most [`TaskOptions::max_per_caller`] unfinished
     //! tasks.
     //!

@@ -2,7 +2,10 @@
 //! HTTP as a 2026-07-28 client speaks it: a task kept in the SQLite run store outlives
 //! its server, finished or waiting on its caller's answers; a task belongs to the caller
 //! that started it, and nobody else can read, answer or cancel it; a forged id is a
-//! clear error; and a caller's unfinished tasks are bounded.
+//! clear error; a caller's unfinished tasks are bounded; a `task = "on_demand"` tool
+//! asks on the call and becomes a task once answered (once, however often that round is
+//! retried); and a shutdown lets running tasks finish within its grace, recording those
+//! it stops as failed.
 
 #[path = "support/events.rs"]
 mod events;
@@ -11,17 +14,19 @@ mod raw_http;
 #[path = "support/task_tools.rs"]
 mod task_tools;
 
-use events::eventually;
+use events::{Counter, Flag, eventually, within};
 use raw_http::{Running, serve_on_loopback};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use task_tools::{confirm, double};
-use toolwright_core::{Principal, ToolContext, tools};
+use toolwright_core::run::{RunStatus, RunStore};
+use toolwright_core::{Principal, State, ToolContext, ToolError, tool, tools};
 use toolwright_mcp::rmcp::model::TaskStatus;
-use toolwright_mcp::tasks::{TaskOptions, TaskStart};
+use toolwright_mcp::tasks::{MemoryTaskStore, TaskOptions, TaskStart, TaskStore};
 use toolwright_mcp::{
-    HttpAuth, HttpClientOptions, HttpOptions, McpClient, McpServer, ServerOptions, StaticTokens,
+    HttpAuth, HttpClientOptions, HttpOptions, InputRequest, McpClient, McpPeer, McpServer,
+    ServerOptions, StaticTokens,
 };
 use toolwright_store::SqliteStore;
 
@@ -39,6 +44,7 @@ fn server(tasks: TaskOptions) -> McpServer {
 struct Client {
     addr: SocketAddr,
     token: Option<String>,
+    capabilities: Value,
 }
 
 impl Client {
@@ -46,7 +52,14 @@ impl Client {
         Self {
             addr: running.addr,
             token: token.map(|t| format!("Bearer {t}")),
+            capabilities: json!({"elicitation": {}, "extensions": {TASKS: {}}}),
         }
+    }
+
+    /// The same client, declaring elicitation only (not the tasks extension).
+    fn without_tasks(mut self) -> Self {
+        self.capabilities = json!({"elicitation": {}});
+        self
     }
 
     /// The JSON-RPC answer (`result` or `error`) to `method` with `params`, named (the
@@ -55,7 +68,7 @@ impl Client {
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": VERSION,
             "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {TASKS: {}}},
+            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
         });
         let mut headers = vec![
             ("MCP-Protocol-Version", VERSION),
@@ -169,6 +182,12 @@ fn authenticated() -> HttpOptions {
     ))
 }
 
+/// Asserts that `reply` is an error whose message says `words`.
+fn refused_saying(reply: &Value, words: &str) {
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(words), "{reply}");
+}
+
 /// The error message of `answer`, which must be the -32602 of an unknown task.
 fn unknown(answer: &Value) -> String {
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
@@ -232,15 +251,8 @@ async fn a_callers_unfinished_tasks_are_bounded() {
     mallory.start("confirm", json!({})).await;
     // A third unfinished task is refused, saying why; no task is made.
     for _ in 0..3 {
-        let refused = mallory
-            .request(
-                "tools/call",
-                "confirm",
-                json!({"name": "confirm", "arguments": {}}),
-            )
-            .await;
-        let message = refused["error"]["message"].as_str().unwrap_or_default();
-        assert!(message.contains("unfinished tasks"), "{refused}");
+        let refused = mallory.call("confirm", json!({}), None).await;
+        refused_saying(&refused, "unfinished tasks");
     }
     // Another caller has an allowance of its own.
     alice.start("confirm", json!({})).await;
@@ -322,4 +334,374 @@ async fn our_client_answers_and_cancels_a_task_by_hand() {
     assert_eq!(task.get().await.unwrap().status(), TaskStatus::Cancelled);
     let error = task.wait().await.unwrap_err();
     assert!(error.to_string().contains("cancelled"), "{error}");
+}
+
+/// How often each part of `greet_later` ran: the part before `continue_as_task` (on
+/// the call, then again in the task), and the part after it (in the task only).
+#[derive(Clone, Default)]
+struct Runs {
+    asked: Counter,
+    finished: Counter,
+}
+
+fn name_form(key: &str) -> InputRequest {
+    let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    InputRequest::elicit(key, "Your name?", schema)
+}
+
+/// Asks a name on the call, then greets as a task.
+#[tool(task = "on_demand")]
+async fn greet_later(
+    /// Said before the name.
+    greeting: String,
+    peer: State<McpPeer>,
+    runs: State<Runs>,
+) -> Result<String, ToolError> {
+    runs.asked.add();
+    let answer = peer.ask(name_form("name")).await?;
+    peer.continue_as_task().await?;
+    runs.finished.add();
+    Ok(format!(
+        "{greeting}, {}",
+        answer["content"]["name"].as_str().unwrap_or("?")
+    ))
+}
+
+/// Asks a name on the call, then a nickname inside the task.
+#[tool(task = "on_demand")]
+async fn greet_twice(peer: State<McpPeer>) -> Result<String, ToolError> {
+    let name = peer.ask(name_form("name")).await?;
+    peer.continue_as_task().await?;
+    let nickname = peer.ask(name_form("nickname")).await?;
+    Ok(format!(
+        "{} alias {}",
+        name["content"]["name"].as_str().unwrap_or("?"),
+        nickname["content"]["name"].as_str().unwrap_or("?")
+    ))
+}
+
+fn on_demand_server(runs: &Runs) -> McpServer {
+    McpServer::new(tools![greet_later, greet_twice].with_state(runs.clone()))
+}
+
+fn named(name: &str) -> Value {
+    json!({"action": "accept", "content": {"name": name}})
+}
+
+impl Client {
+    /// Calls `tool` with `arguments` and, when given, a round's answers and state.
+    async fn call(&self, tool: &str, arguments: Value, round: Option<(Value, &Value)>) -> Value {
+        let mut params = json!({"name": tool, "arguments": arguments});
+        if let Some((responses, state)) = round {
+            params["inputResponses"] = responses;
+            params["requestState"] = state.clone();
+        }
+        self.request("tools/call", tool, params).await
+    }
+}
+
+#[tokio::test]
+async fn an_on_demand_tool_asks_on_the_call_and_becomes_a_task_once_answered() {
+    let runs = Runs::default();
+    let running = serve_on_loopback(on_demand_server(&runs), HttpOptions::default()).await;
+    let client = Client::new(&running, None);
+    let arguments = json!({"greeting": "Hello"});
+    // Round 1: the question, on the call; no task.
+    let asked = client.call("greet_later", arguments.clone(), None).await;
+    let asked = &asked["result"];
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    assert!(asked.get("taskId").is_none(), "{asked}");
+    assert_eq!(
+        asked["inputRequests"]["name"]["method"],
+        "elicitation/create"
+    );
+    // Round 2: the answer; the call becomes a task, without the round's state.
+    let answer = json!({"name": named("Alice")});
+    let started = client
+        .call(
+            "greet_later",
+            arguments.clone(),
+            Some((answer.clone(), &asked["requestState"])),
+        )
+        .await;
+    let started = &started["result"];
+    assert_eq!(started["resultType"], "task", "{started}");
+    assert!(started.get("requestState").is_none(), "{started}");
+    assert!(started.get("inputRequests").is_none(), "{started}");
+    let id = started["taskId"].as_str().unwrap().to_owned();
+    // The task runs the tool again, with the answer given on the call.
+    let done = client.until(&id, "completed").await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Hello, Alice",
+        "{done}"
+    );
+    assert_eq!(
+        runs.asked.get(),
+        3,
+        "asked on rounds 1 and 2, and again in the task"
+    );
+    assert_eq!(runs.finished.get(), 1, "the work after the switch ran once");
+
+    // Round 2 sent again (its reply was lost, say): the same task, not a second one.
+    let again = client
+        .call(
+            "greet_later",
+            arguments,
+            Some((answer, &asked["requestState"])),
+        )
+        .await;
+    assert_eq!(again["result"]["resultType"], "task", "{again}");
+    assert_eq!(again["result"]["taskId"], id.as_str(), "{again}");
+    assert_eq!(again["result"]["status"], "completed", "{again}");
+    assert_eq!(runs.finished.get(), 1, "no second task ran");
+}
+
+#[tokio::test]
+async fn the_state_of_a_composing_call_is_refused_tampered_or_from_another_caller() {
+    let runs = Runs::default();
+    let running = serve_on_loopback(on_demand_server(&runs), authenticated()).await;
+    let alice = Client::new(&running, Some("alice-token"));
+    let mallory = Client::new(&running, Some("mallory-token"));
+    let arguments = json!({"greeting": "Hi"});
+    let asked = alice.call("greet_later", arguments.clone(), None).await;
+    let state = asked["result"]["requestState"].clone();
+    let answer = json!({"name": named("Mallory")});
+    let refused_because = |reply: &Value| {
+        assert_eq!(reply["error"]["code"], -32602, "{reply}");
+        refused_saying(reply, "`requestState` was refused");
+    };
+    // Another caller with alice's state, and alice with a changed state, other
+    // arguments, or a state made up: refused, no task started.
+    refused_because(
+        &mallory
+            .call(
+                "greet_later",
+                arguments.clone(),
+                Some((answer.clone(), &state)),
+            )
+            .await,
+    );
+    // One character changed mid-way (the last may carry only padding bits).
+    let mut tampered = state.as_str().unwrap().to_owned().into_bytes();
+    let middle = tampered.len() / 2;
+    tampered[middle] = if tampered[middle] == b'A' { b'B' } else { b'A' };
+    let tampered = json!(String::from_utf8(tampered).unwrap());
+    for (arguments, state) in [
+        (arguments.clone(), &tampered),
+        (json!({"greeting": "Bye"}), &state),
+        (arguments.clone(), &json!("made-up")),
+    ] {
+        let round = Some((answer.clone(), state));
+        refused_because(&alice.call("greet_later", arguments, round).await);
+    }
+    assert_eq!(runs.finished.get(), 0, "no task ran");
+    // The refusals did not use alice's state up: her own round starts her task.
+    let started = alice
+        .call(
+            "greet_later",
+            arguments,
+            Some((json!({"name": named("Alice")}), &state)),
+        )
+        .await;
+    let id = started["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = alice.until(&id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "Hi, Alice", "{done}");
+    // Which mallory can neither read nor have answered for her state.
+    unknown(&mallory.get(&id).await);
+}
+
+#[tokio::test]
+async fn an_on_demand_tool_asks_inside_its_task_keeping_the_answers_from_the_call() {
+    let running =
+        serve_on_loopback(on_demand_server(&Runs::default()), HttpOptions::default()).await;
+    let client = Client::new(&running, None);
+    let asked = client.call("greet_twice", json!({}), None).await;
+    let started = client
+        .call(
+            "greet_twice",
+            json!({}),
+            Some((
+                json!({"name": named("Ada")}),
+                &asked["result"]["requestState"],
+            )),
+        )
+        .await;
+    let id = started["result"]["taskId"].as_str().unwrap().to_owned();
+    // Only the question asked inside the task is open.
+    let waiting = client.until(&id, "input_required").await;
+    let open: Vec<&String> = waiting["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(open, ["nickname"], "{waiting}");
+    client
+        .request(
+            "tasks/update",
+            &id,
+            json!({"taskId": id, "inputResponses": {"nickname": named("Countess")}}),
+        )
+        .await;
+    let done = client.until(&id, "completed").await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Ada alias Countess",
+        "{done}"
+    );
+}
+
+#[tokio::test]
+async fn an_on_demand_tool_called_without_tasks_stays_a_plain_call() {
+    let runs = Runs::default();
+    let running = serve_on_loopback(on_demand_server(&runs), HttpOptions::default()).await;
+    let client = Client::new(&running, None).without_tasks();
+    let arguments = json!({"greeting": "Hey"});
+    let asked = client.call("greet_later", arguments.clone(), None).await;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let answered = client
+        .call(
+            "greet_later",
+            arguments,
+            Some((
+                json!({"name": named("Bo")}),
+                &asked["result"]["requestState"],
+            )),
+        )
+        .await;
+    let result = &answered["result"];
+    assert_eq!(result["resultType"], "complete", "{answered}");
+    assert_eq!(result["content"][0]["text"], "Hey, Bo", "{answered}");
+    assert_eq!(runs.finished.get(), 1);
+}
+
+/// When `held` has started, and when it may finish.
+#[derive(Clone, Default)]
+struct Gate {
+    started: Counter,
+    release: Flag,
+}
+
+/// Works until released, as a task.
+#[tool(task)]
+async fn held(gate: State<Gate>) -> &'static str {
+    gate.started.add();
+    gate.release.wait("the test releases the task").await;
+    "released"
+}
+
+/// A server of `held` and `confirm`, keeping its tasks in `store`.
+fn shutdown_server(gate: &Gate, store: TaskOptions) -> McpServer {
+    let mut options = ServerOptions::default();
+    options.tasks = store;
+    McpServer::with_options(tools![held, confirm].with_state(gate.clone()), options)
+}
+
+/// Whether `future` is still pending when polled once.
+async fn pending<F: Future + Unpin>(future: &mut F) -> bool {
+    tokio::select! {
+        biased;
+        _ = future => false,
+        () = std::future::ready(()) => true,
+    }
+}
+
+#[tokio::test]
+async fn a_shutdown_lets_running_tasks_finish_and_starts_or_resumes_none_meanwhile() {
+    let gate = Gate::default();
+    let store = Arc::new(MemoryTaskStore::default());
+    let server = shutdown_server(&gate, TaskOptions::default().store(store.clone()));
+    let running = serve_on_loopback(server.clone(), HttpOptions::default()).await;
+    let client = Client::new(&running, None);
+    let waiting = client.start("confirm", json!({})).await;
+    client.until(&waiting, "input_required").await;
+    let working = client.start("held", json!({})).await;
+    gate.started.reaches(1, "the task starts").await;
+
+    let shutdown = server.shutdown_tasks(events::PATIENCE);
+    let mut shutdown = std::pin::pin!(shutdown);
+    assert!(
+        pending(&mut shutdown).await,
+        "the shutdown waits for the task"
+    );
+    // Meanwhile no task starts, and the waiting one takes no answer (it keeps waiting).
+    refused_saying(&client.call("held", json!({}), None).await, "shutting down");
+    let answer = json!({"taskId": waiting, "inputResponses": {"ok": {"action": "accept", "content": {"ok": true}}}});
+    let refused = client.request("tasks/update", &waiting, answer).await;
+    refused_saying(&refused, "shutting down");
+
+    gate.release.set();
+    within("the shutdown ends once the task finished", shutdown).await;
+    let finished = store.load(&working).await.unwrap().unwrap();
+    assert_eq!(finished.status(), TaskStatus::Completed);
+    let kept = store.load(&waiting).await.unwrap().unwrap();
+    assert_eq!(kept.status(), TaskStatus::InputRequired);
+    assert_eq!(gate.started.get(), 1, "the refused call started nothing");
+}
+
+#[tokio::test]
+async fn a_task_still_running_after_the_shutdown_grace_is_recorded_failed() {
+    let path = store_path("shutdown");
+    let gate = Gate::default();
+    let id = {
+        let store = Arc::new(SqliteStore::open(&path).await.unwrap());
+        let tasks = TaskOptions::default().run_store(store.clone());
+        let running =
+            serve_on_loopback(shutdown_server(&gate, tasks), HttpOptions::default()).await;
+        let client = Client::new(&running, None);
+        let id = client.start("held", json!({})).await;
+        gate.started.reaches(1, "the task starts").await;
+        // The HTTP server shuts down, with its grace (100 ms here), and records the
+        // task it stopped as failed (in its run, as `TaskOptions::run_store` says).
+        drop(running);
+        let run = format!("mcp-task:{id}");
+        eventually("the stopped task is recorded failed", async || {
+            let record = store.load(&run).await.unwrap().unwrap();
+            record.status == RunStatus::Failed
+        })
+        .await;
+        id
+    };
+    // A server opening the store later reads the task as failed, saying why; nothing
+    // runs it.
+    let running = serve_on_store(&path).await;
+    let client = Client::new(&running, None);
+    let failed = client.get(&id).await["result"].clone();
+    assert_eq!(failed["status"], "failed", "{failed}");
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("server shut down"), "{failed}");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test]
+async fn our_client_calls_an_on_demand_tool_on_either_protocol() {
+    for version in ["2026-07-28", "2025-11-25"] {
+        let runs = Runs::default();
+        let running = serve_on_loopback(on_demand_server(&runs), HttpOptions::default()).await;
+        let options = HttpClientOptions::new()
+            .with_protocol_version(version)
+            .with_elicitation(|_message, _schema| async {
+                Some(serde_json::Map::from_iter([(
+                    "name".to_owned(),
+                    json!("Grace"),
+                )]))
+            });
+        let client =
+            McpClient::connect_http_with(&format!("http://{}/mcp", running.addr), &options)
+                .await
+                .unwrap();
+        // On 2026-07-28 the question comes on the call and the answered round becomes a
+        // task; on 2025-11-25 the call is a task at once, asking inside it. Either way the
+        // client's tool answers with the name given.
+        let output = client
+            .toolset()
+            .unwrap()
+            .call(
+                "greet_later",
+                &json!({"greeting": "Welcome"}),
+                &ToolContext::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(output[0].as_text(), Some("Welcome, Grace"), "{version}");
+        assert_eq!(runs.finished.get(), 1, "{version}");
+    }
 }

@@ -136,7 +136,7 @@ impl ToolAnnotations {
 /// (the `io.modelcontextprotocol/tasks` extension) answers the call of such a tool with a
 /// task its client polls, when the client supports tasks; elsewhere the call runs as any
 /// other. `#[tool(task)]` says [`Optional`](Self::Optional), `#[tool(task = "required")]`
-/// [`Required`](Self::Required).
+/// [`Required`](Self::Required), `#[tool(task = "on_demand")]` [`OnDemand`](Self::OnDemand).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -149,6 +149,10 @@ pub enum TaskSupport {
     Optional,
     /// A call runs only as a task: a caller that does not support tasks is refused.
     Required,
+    /// A call starts as a plain call, where the tool may ask its caller first, and
+    /// becomes a task when the tool says so (`toolwright_mcp::McpPeer::continue_as_task`),
+    /// for a caller that supports tasks; for one that does not, it stays a plain call.
+    OnDemand,
 }
 
 /// How calls of one tool may overlap.

@@ -95,8 +95,8 @@ impl McpHttpServer {
         self
     }
 
-    /// At shutdown, wait up to `grace` (10 seconds by default) for requests in flight
-    /// before ending them.
+    /// At shutdown, wait up to `grace` (10 seconds by default) for requests in flight,
+    /// and tasks running (see [`McpServer::shutdown_tasks`]), before ending them.
     pub fn with_shutdown_grace(mut self, grace: Duration) -> Self {
         self.grace = grace;
         self
@@ -165,9 +165,13 @@ impl McpHttpServer {
             });
         }
         // Stop accepting (the listener is dropped), let connections finish what they
-        // are answering, then end the sessions and with them every call still running.
+        // are answering and tasks finish their rounds, then end the sessions and with
+        // them every call still running.
         drop(self.listener);
-        let _ = tokio::time::timeout(self.grace, graceful.shutdown()).await;
+        let (_, ()) = tokio::join!(
+            tokio::time::timeout(self.grace, graceful.shutdown()),
+            self.server.shutdown_tasks(self.grace),
+        );
         sessions.cancel();
         Ok(())
     }

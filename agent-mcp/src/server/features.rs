@@ -516,6 +516,7 @@ impl McpServer {
             arguments: &arguments,
             responses: request.input_responses.take().unwrap_or_default(),
             state: request.request_state.take(),
+            task: input::TaskTurn::Never,
         };
         // The prompt's own failure is the round's result: it may have failed because it
         // asked, and then its questions are the answer.

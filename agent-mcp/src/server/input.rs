@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use toolwright_core::{
@@ -235,7 +236,7 @@ impl InputOptions {
 /// The server's seal for request states, and the states it has taken.
 pub(crate) struct InputSeal {
     codec: RequestStateCodec,
-    ttl: Duration,
+    pub(crate) ttl: Duration,
     /// Nonces of the states taken, with when each expires (ms since the epoch).
     taken: Mutex<HashMap<String, u64>>,
 }
@@ -262,6 +263,14 @@ impl InputSeal {
             &bytes,
             &SealOptions::new().associated_data(binding).ttl(self.ttl),
         )
+    }
+
+    /// The nonce of `state`, if it is a state this server sealed for `binding` and not
+    /// expired, whether or not it was taken already.
+    fn peek_nonce(&self, state: &str, binding: &[u8]) -> Option<String> {
+        let bytes = self.codec.open_with(state, binding).ok()?;
+        let payload: StatePayload = serde_json::from_slice(&bytes).ok()?;
+        Some(payload.nonce)
     }
 
     fn open(&self, state: &str, binding: &[u8]) -> Result<StatePayload, String> {
@@ -349,6 +358,23 @@ pub(crate) struct CallInput {
     reviewer: String,
     call_id: String,
     binding: Vec<u8>,
+    /// Where this round stands with tasks: what `McpPeer::continue_as_task` does.
+    task: TaskTurn,
+    /// The tool asked, on a plain call that may become a task, to go on as a task.
+    task_wanted: AtomicBool,
+}
+
+/// What `McpPeer::continue_as_task` does in a round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskTurn {
+    /// The call stays a plain call (what is called is not `on_demand`, or its client
+    /// does not support tasks): nothing.
+    Never,
+    /// A plain call of a `task = "on_demand"` tool from a client that supports tasks:
+    /// the call is answered with a task, in which the tool runs again.
+    Offered,
+    /// The round runs inside a task already: nothing.
+    Inside,
 }
 
 impl CallInput {
@@ -371,7 +397,38 @@ impl CallInput {
             reviewer,
             call_id,
             binding: Vec::new(),
+            task: TaskTurn::Inside,
+            task_wanted: AtomicBool::new(false),
         }
+    }
+
+    /// The answers given so far, by key (the approval's apart).
+    pub(crate) fn answers(&self) -> &Map<String, Value> {
+        &self.answers
+    }
+
+    /// Whether the tool asked to go on as a task (see [`continue_as_task`](Self::continue_as_task)).
+    pub(crate) fn task_wanted(&self) -> bool {
+        self.task_wanted.load(Ordering::Acquire)
+    }
+
+    /// `McpPeer::continue_as_task`: on a plain call that may become a task, records the
+    /// wish and fails with an error the tool returns, so that the server answers with a
+    /// task and runs the tool again inside it; elsewhere, nothing.
+    pub(crate) fn continue_as_task(&self) -> Result<(), ToolError> {
+        if self.task != TaskTurn::Offered {
+            return Ok(());
+        }
+        let pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        if !pending.is_empty() {
+            // The call is answered with its questions; a task would leave them unasked.
+            return Err(waiting(pending.keys().map(String::as_str)));
+        }
+        self.task_wanted.store(true, Ordering::Release);
+        Err(ToolError::denied(
+            "this call goes on as a task: the server answers with the task and runs the \
+             tool again inside it",
+        ))
     }
 
     /// The questions this round asked that have no answer yet, by key: the method and
@@ -514,30 +571,83 @@ pub(crate) fn asks_by_result(context: &RequestContext<RoleServer>) -> bool {
 
 /// A `tools/call` of protocol 2026-07-28 or later: its state opened and checked, its
 /// tool run with its answers, and its answer an `InputRequiredResult` when the tool (or
-/// its approval) asked something still unanswered.
+/// its approval) asked something still unanswered. With `task` [`TaskTurn::Offered`]
+/// (a `task = "on_demand"` tool, a client that supports tasks), a round whose tool says
+/// `continue_as_task` is answered with a task started with the round's answers; a retry
+/// of that round (its state sent again) is answered with the same task.
 pub(crate) async fn call(
     server: &McpServer,
     mut request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
+    task: TaskTurn,
 ) -> Result<CallToolResponse, McpError> {
     let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
     let responses = request.input_responses.take().unwrap_or_default();
     let state = request.request_state.take();
     let name = request.name.to_string();
+    let offered = task == TaskTurn::Offered;
+    // The round's state, when it started a task already: this is a retry of that round.
+    let nonce = match (&state, offered) {
+        (Some(state), true) => server
+            .shared
+            .input
+            .peek_nonce(state, &bound(&context, &name, &arguments)),
+        _ => None,
+    };
+    if let Some(nonce) = &nonce
+        && let Some(started) = server.task_started_by(nonce, &context).await?
+    {
+        return Ok(started.into());
+    }
+    let task_call = offered.then(|| {
+        (
+            context.clone(),
+            request.arguments.clone().unwrap_or_default(),
+        )
+    });
     let round = Round {
         what: &name,
         arguments: &arguments,
         responses,
         state,
+        task,
     };
     let answered = in_rounds(server, context, round, async |input, context| {
-        server.run_call_with(request, context, Some(input)).await
+        let result = server
+            .run_call_with(request, context, Some(input.clone()))
+            .await?;
+        Ok((result, input))
     })
     .await?;
     Ok(match answered {
-        Answered::Complete(result) => result.into(),
+        Answered::Complete((_, input)) if input.task_wanted() => {
+            // Only an offered round can want a task.
+            let (context, arguments) = task_call.ok_or_else(|| {
+                McpError::internal_error("a task was wanted where none was offered", None)
+            })?;
+            let expires = now_ms().saturating_add(
+                u64::try_from(server.shared.input.ttl.as_millis()).unwrap_or(u64::MAX),
+            );
+            server
+                .start_task_from(
+                    name,
+                    arguments,
+                    &input,
+                    context,
+                    nonce.map(|n| (n, expires)),
+                )
+                .await?
+                .into()
+        }
+        Answered::Complete((result, _)) => result.into(),
         Answered::InputRequired(asked) => asked.into(),
     })
+}
+
+/// What the state of `context`'s call of `what` with `arguments` is bound to.
+fn bound(context: &RequestContext<RoleServer>, what: &str, arguments: &Value) -> Vec<u8> {
+    let reviewer = access::principal(context).map_or_else(|| "anonymous".to_owned(), |p| p.subject);
+    binding(&reviewer, what, arguments)
 }
 
 /// What one round of a multi-round-trip request brings: the name of what it asks for
@@ -548,6 +658,8 @@ pub(crate) struct Round<'a> {
     pub(crate) arguments: &'a Value,
     pub(crate) responses: rmcp::model::InputResponses,
     pub(crate) state: Option<String>,
+    /// Whether the call may become a task from where its tool says so.
+    pub(crate) task: TaskTurn,
 }
 
 /// How a round ended: with the request's result, or with questions for the client.
@@ -616,6 +728,8 @@ pub(crate) async fn in_rounds<T>(
         reviewer,
         call_id: super::request_id_text(&context.id),
         binding,
+        task: round.task,
+        task_wanted: AtomicBool::new(false),
     });
     let result = run(input.clone(), context).await?;
     let pending = input.take_pending();

@@ -881,10 +881,13 @@ impl ServerHandler for McpServer {
                     return self.start_task(request, context).await.map(Into::into);
                 }
                 Some(tasks::TaskCall::Refused(error)) => return Err(error),
+                Some(tasks::TaskCall::OnDemand) => {
+                    return input::call(self, request, context, input::TaskTurn::Offered).await;
+                }
                 None => {}
             }
             if input::asks_by_result(&context) {
-                input::call(self, request, context).await
+                input::call(self, request, context, input::TaskTurn::Never).await
             } else {
                 self.run_call(request, context).await.map(Into::into)
             }

@@ -267,6 +267,27 @@ impl McpPeer {
         }
     }
 
+    /// From here on, the call runs as a task: for a `#[tool(task = "on_demand")]` tool,
+    /// which asks its caller on the call itself (with [`ask`](Self::ask)) and becomes a
+    /// task only once it has its answers. See the [`tasks`](crate::tasks) module.
+    ///
+    /// On a plain call of MCP 2026-07-28 or later, from a client that supports tasks,
+    /// this fails with an error the tool returns (`?`): the server answers the call with
+    /// a task (`CreateTaskResult`) holding the answers given so far, and **runs the tool
+    /// again from the start inside the task**, where its questions have their answers and
+    /// this returns `Ok`. Everywhere else it returns `Ok` and the tool goes on: inside a
+    /// task, on a call from a client that does not support tasks (the call stays a plain
+    /// call), and on a session of an older protocol (where such a tool's call is a task
+    /// from the start, asking inside it).
+    ///
+    /// A call that still waits on answers is answered with its questions, not a task.
+    pub async fn continue_as_task(&self) -> Result<(), ToolError> {
+        match &self.input {
+            Some(input) => input.continue_as_task(),
+            None => Ok(()),
+        }
+    }
+
     /// The peer of one self-contained request (protocol 2026-07-28), which answers for
     /// its client from what the request carries.
     pub(crate) fn for_request(mut self, client: Arc<RequestClient>) -> Self {

@@ -1,13 +1,15 @@
 //! Tasks (the `io.modelcontextprotocol/tasks` extension, SEP-2663): a call of a tool
 //! that opts in (`#[tool(task)]`, [`TaskSupport`]) answers at once with a task its
-//! client polls (`tasks/get`), answers (`tasks/update`) and may cancel (`tasks/cancel`).
+//! client polls (`tasks/get`), answers (`tasks/update`) and may cancel (`tasks/cancel`);
+//! an `on_demand` tool's call becomes one where its tool says so, after asking on the
+//! call. The rounds run here are tracked, so a shutdown can wait for them.
 //!
 //! What serving tasks means for a tool's author is documented on the public `tasks`
 //! module (`crate::tasks`).
 
 use super::McpServer;
 use super::access;
-use super::input::{APPROVAL_KEY, CallInput};
+use super::input::{APPROVAL_KEY, CallInput, asks_by_result};
 use async_trait::async_trait;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
@@ -24,6 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use toolwright_core::run::{ApprovalRecord, RunRecord, RunStatus, RunStore, StoreError};
 use toolwright_core::tool::TaskSupport;
 
@@ -265,6 +268,8 @@ struct Live {
     cancel: CancellationToken,
     /// Whether a round of its call runs in this process now.
     running: AtomicBool,
+    /// Its round was stopped by the server's shutdown, not by its client.
+    shut_down: AtomicBool,
 }
 
 impl Live {
@@ -273,6 +278,7 @@ impl Live {
             record: tokio::sync::Mutex::new(record),
             cancel: CancellationToken::new(),
             running: AtomicBool::new(false),
+            shut_down: AtomicBool::new(false),
         })
     }
 }
@@ -281,6 +287,14 @@ impl Live {
 pub(crate) struct Tasks {
     options: TaskOptions,
     live: Mutex<HashMap<String, Arc<Live>>>,
+    /// The rounds running in this process, which a shutdown waits for.
+    rounds: TaskTracker,
+    /// Set when the server starts shutting down: no task starts or resumes after it.
+    closing: AtomicBool,
+    /// The tasks started by rounds of plain calls, by the nonce of the round's
+    /// `requestState`, with when that state expires (ms since the epoch), so that a
+    /// retried round is answered with its task rather than starting another.
+    by_state: Mutex<HashMap<String, (String, u64)>>,
 }
 
 impl Tasks {
@@ -288,6 +302,71 @@ impl Tasks {
         Self {
             options,
             live: Mutex::default(),
+            rounds: TaskTracker::new(),
+            closing: AtomicBool::new(false),
+            by_state: Mutex::default(),
+        }
+    }
+
+    /// Refuses to start or resume a task once the server is shutting down: nothing
+    /// would be left to run it.
+    fn refuse_when_closing(&self) -> Result<(), McpError> {
+        if self.closing.load(Ordering::Acquire) {
+            return Err(McpError::internal_error(
+                "the server is shutting down and starts no task; call again once it is back",
+                None,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Remembers that the round with the state named `nonce` started task `id`.
+    fn remember_state(&self, nonce: String, id: String, expires: u64) {
+        let now = now_ms();
+        let mut by_state = self.by_state.lock().unwrap_or_else(PoisonError::into_inner);
+        by_state.retain(|_, (_, until)| *until > now);
+        by_state.insert(nonce, (id, expires));
+    }
+
+    /// The task the round with the state named `nonce` started, while that state lives.
+    fn started_by(&self, nonce: &str) -> Option<String> {
+        let by_state = self.by_state.lock().unwrap_or_else(PoisonError::into_inner);
+        by_state
+            .get(nonce)
+            .filter(|(_, until)| *until > now_ms())
+            .map(|(id, _)| id.clone())
+    }
+
+    /// Lets the rounds running here finish for up to `grace`, then stops those still
+    /// running and records their tasks as failed. No task starts or resumes from the
+    /// moment this is called.
+    async fn shut_down(&self, grace: Duration) {
+        self.closing.store(true, Ordering::Release);
+        self.rounds.close();
+        if tokio::time::timeout(grace, self.rounds.wait())
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        let running: Vec<Arc<Live>> = self
+            .live()
+            .values()
+            .filter(|live| live.running.load(Ordering::Acquire))
+            .cloned()
+            .collect();
+        for live in running {
+            live.shut_down.store(true, Ordering::Release);
+            live.cancel.cancel();
+            // Recorded here rather than left to the round, which may not get to run
+            // again before the process ends; the round, if it does, records the same.
+            let mut record = live.record.lock().await;
+            if record.status == TaskStatus::Working {
+                stopped(&mut record);
+                if let Err(error) = self.save(&mut record).await {
+                    tracing::warn!(target: "toolwright_mcp::tasks", task = %record.id, %error.message, "a task stopped by the shutdown could not be saved");
+                }
+            }
         }
     }
 
@@ -345,6 +424,17 @@ impl Tasks {
     }
 }
 
+/// Records `record`'s task as failed by the server's shutdown.
+fn stopped(record: &mut TaskRecord) {
+    record.status = TaskStatus::Failed;
+    record.input_requests = None;
+    record.error = Some(error_object(&McpError::internal_error(
+        "the server shut down before this task finished; call the tool again",
+        None,
+    )));
+    record.touch();
+}
+
 fn unknown_task(id: &str) -> McpError {
     McpError::invalid_params(
         format!(
@@ -364,6 +454,9 @@ fn owner(context: &RequestContext<RoleServer>) -> String {
 pub(crate) enum TaskCall {
     /// Run it as a task.
     Task,
+    /// Run it as a plain call that becomes a task where the tool says so
+    /// (`McpPeer::continue_as_task`).
+    OnDemand,
     /// The tool runs only as a task, and this client does not support tasks.
     Refused(McpError),
 }
@@ -374,7 +467,12 @@ pub(crate) fn plan(support: TaskSupport, context: &RequestContext<RoleServer>) -
         .client_capabilities()
         .is_some_and(|caps| caps.supports_tasks());
     match support {
-        TaskSupport::Optional | TaskSupport::Required if declared => Some(TaskCall::Task),
+        // Asking on the call needs multi-round-trip calls; on an older session the tool
+        // asks inside the task, so there the call is a task at once.
+        TaskSupport::OnDemand if declared && asks_by_result(context) => Some(TaskCall::OnDemand),
+        TaskSupport::Optional | TaskSupport::Required | TaskSupport::OnDemand if declared => {
+            Some(TaskCall::Task)
+        }
         TaskSupport::Required => Some(TaskCall::Refused(
             McpError::missing_required_client_capability(
                 ClientCapabilities::builder().enable_tasks().build(),
@@ -384,6 +482,14 @@ pub(crate) fn plan(support: TaskSupport, context: &RequestContext<RoleServer>) -
     }
 }
 
+/// What a task starts with: the answers and approval its call gathered before it
+/// became a task.
+#[derive(Default)]
+struct Begun {
+    answers: Map<String, Value>,
+    approval: Option<ApprovalRecord>,
+}
+
 impl McpServer {
     /// Starts `request` as a task: stored before its id is answered, then run.
     pub(crate) async fn start_task(
@@ -391,13 +497,77 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CreateTaskResult, McpError> {
+        let arguments = request.arguments.unwrap_or_default();
+        self.create_task(
+            request.name.to_string(),
+            arguments,
+            Begun::default(),
+            context,
+        )
+        .await
+    }
+
+    /// Starts the call of `tool` with `arguments` as a task, from the round of a plain
+    /// call whose tool said `continue_as_task` (`input`): the task keeps the round's
+    /// answers and approval, so the tool, run again inside it, is not asked again.
+    /// `state` is the nonce of the round's `requestState` with when it expires: a retry
+    /// of the round is answered with this task.
+    pub(crate) async fn start_task_from(
+        &self,
+        tool: String,
+        arguments: JsonObject,
+        input: &CallInput,
+        context: RequestContext<RoleServer>,
+        state: Option<(String, u64)>,
+    ) -> Result<CreateTaskResult, McpError> {
+        let begun = Begun {
+            answers: input.answers().clone(),
+            approval: input.approval(),
+        };
+        let created = self.create_task(tool, arguments, begun, context).await?;
+        if let Some((nonce, expires)) = state {
+            self.shared
+                .tasks
+                .remember_state(nonce, created.task.task_id.clone(), expires);
+        }
+        Ok(created)
+    }
+
+    /// The task a round with the state named `nonce` started, as its retry is answered:
+    /// `None` when it started none (or it is gone).
+    pub(crate) async fn task_started_by(
+        &self,
+        nonce: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<CreateTaskResult>, McpError> {
         let tasks = &self.shared.tasks;
+        let Some(id) = tasks.started_by(nonce) else {
+            return Ok(None);
+        };
+        // The state is bound to its caller, so this is the caller's task.
+        let Ok(live) = tasks.find(&id, &owner(context)).await else {
+            return Ok(None);
+        };
+        let record = live.record.lock().await;
+        Ok(Some(CreateTaskResult::new(record.detailed().task)))
+    }
+
+    /// Stores a task for the call of `tool`, then runs it.
+    async fn create_task(
+        &self,
+        tool: String,
+        arguments: JsonObject,
+        begun: Begun,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CreateTaskResult, McpError> {
+        let tasks = &self.shared.tasks;
+        tasks.refuse_when_closing()?;
         let owner = owner(&context);
-        if !access::may_use(&context, &request.name) {
+        if !access::may_use(&context, &tool) {
             let catalog = self.shared.catalog();
             return Err(access::unknown_tool(
                 catalog.runner.tools(),
-                &request.name,
+                &tool,
                 &context,
             ));
         }
@@ -427,8 +597,8 @@ impl McpServer {
             let record = TaskRecord {
                 id: id.clone(),
                 owner,
-                tool: request.name.to_string(),
-                arguments: request.arguments.clone().unwrap_or_default(),
+                tool,
+                arguments,
                 status: TaskStatus::Working,
                 created_at: timestamp(now),
                 last_updated_at: timestamp(now),
@@ -438,8 +608,8 @@ impl McpServer {
                 input_requests: None,
                 result: None,
                 error: None,
-                answers: Map::new(),
-                approval: None,
+                answers: begun.answers,
+                approval: begun.approval,
                 revision: 0,
             };
             let live = Live::new(record);
@@ -464,7 +634,8 @@ impl McpServer {
         // The round outlives the request that started it, and is cancelled with the task.
         context.ct = live.cancel.child_token();
         live.running.store(true, Ordering::Release);
-        tokio::spawn(async move {
+        let rounds = self.shared.tasks.rounds.clone();
+        rounds.spawn(async move {
             let (request, input) = {
                 let record = live.record.lock().await;
                 let mut answers = record.answers.clone();
@@ -488,7 +659,9 @@ impl McpServer {
             let tasks = &server.shared.tasks;
             let mut record = live.record.lock().await;
             let pending = input.take_pending();
-            if live.cancel.is_cancelled() {
+            if live.shut_down.load(Ordering::Acquire) {
+                stopped(&mut record);
+            } else if live.cancel.is_cancelled() {
                 record.status = TaskStatus::Cancelled;
             } else {
                 match outcome {
@@ -526,6 +699,21 @@ impl McpServer {
         });
     }
 
+    /// Lets the tasks running in this process finish, for up to `grace`; then stops
+    /// those still running and records each as `failed`, saying the server shut down,
+    /// so that no stored task reads `working` with nothing left to run it. From the
+    /// moment this is called, no task starts (a call that would start one is refused)
+    /// and none resumes (its answers are refused, and it keeps waiting on them for the
+    /// next server that opens the store). Tasks waiting on their client's answers, and
+    /// finished ones, are left as they are.
+    ///
+    /// [`McpHttpServer`](crate::McpHttpServer) does this when it shuts down, with its
+    /// shutdown grace; a server mounted in an application's own router
+    /// ([`router`](Self::router)) calls it at the application's shutdown.
+    pub async fn shutdown_tasks(&self, grace: Duration) {
+        self.shared.tasks.shut_down(grace).await;
+    }
+
     pub(crate) async fn get_task_state(
         &self,
         params: GetTaskParams,
@@ -551,6 +739,8 @@ impl McpServer {
         if record.status != TaskStatus::InputRequired {
             return Ok(());
         }
+        // Before any answer is taken: the task keeps waiting, for the next server.
+        tasks.refuse_when_closing()?;
         let mut pending = record.input_requests.take().unwrap_or_default();
         // Only answers to questions still open are taken; others are ignored.
         for (key, answer) in params.input_responses {
