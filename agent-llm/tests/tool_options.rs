@@ -26,7 +26,10 @@ async fn forecast(city: String, days: Option<u8>) -> String {
 /// Move money between two accounts.
 #[tool(strict)]
 async fn transfer(from: String, to: String, cents: u64, memo: Option<String>) -> String {
-    format!("moved {cents} from {from} to {to} ({})", memo.unwrap_or_default())
+    format!(
+        "moved {cents} from {from} to {to} ({})",
+        memo.unwrap_or_default()
+    )
 }
 
 /// Search the notes.
@@ -66,10 +69,7 @@ fn chat_name(tool: &Value) -> Option<&str> {
 }
 
 /// Sends one request offering the three tools and returns the body sent and the answer.
-async fn exchange(
-    server: &MockServer,
-    client: &dyn LlmClient,
-) -> (Value, AssistantMessage) {
+async fn exchange(server: &MockServer, client: &dyn LlmClient) -> (Value, AssistantMessage) {
     let tools = definitions();
     let messages = [Message::user("Move 5 euros to Bob")];
     let answer = client
@@ -122,7 +122,9 @@ async fn anthropic_sends_examples_and_makes_only_the_strict_tool_strict() {
     assert_eq!(transfer["strict"], json!(true));
     assert_eq!(
         transfer["input_schema"],
-        Dialect::AnthropicStrict.render_parameters(&definitions[1]).unwrap()
+        Dialect::AnthropicStrict
+            .render_parameters(&definitions[1])
+            .unwrap()
     );
     assert!(transfer.get("input_examples").is_none(), "{transfer}");
 
@@ -146,11 +148,19 @@ async fn a_strict_anthropic_client_keeps_the_tool_that_says_strict_false_plain()
     assert!(search.get("strict").is_none(), "{search}");
     assert_eq!(
         search["input_schema"],
-        Dialect::Anthropic.render_parameters(&definitions[2]).unwrap()
+        Dialect::Anthropic
+            .render_parameters(&definitions[2])
+            .unwrap()
     );
     // The tools that do not say follow the client.
-    assert_eq!(sent_tool(&body, "forecast", anthropic_name)["strict"], json!(true));
-    assert_eq!(sent_tool(&body, "transfer", anthropic_name)["strict"], json!(true));
+    assert_eq!(
+        sent_tool(&body, "forecast", anthropic_name)["strict"],
+        json!(true)
+    );
+    assert_eq!(
+        sent_tool(&body, "transfer", anthropic_name)["strict"],
+        json!(true)
+    );
     // Examples are sent in either mode.
     assert_eq!(
         sent_tool(&body, "forecast", anthropic_name)["input_examples"],
@@ -189,10 +199,16 @@ async fn openai_chat_honours_each_tools_strict_over_the_clients() {
         let (body, answer) = exchange(&server, &chat(&server, client_strict)).await;
 
         let transfer = &sent_tool(&body, "transfer", chat_name)["function"];
-        assert_eq!(transfer["strict"], json!(true), "client strict: {client_strict}");
+        assert_eq!(
+            transfer["strict"],
+            json!(true),
+            "client strict: {client_strict}"
+        );
         assert_eq!(
             transfer["parameters"],
-            Dialect::OpenAiStrict.render_parameters(&definitions[1]).unwrap()
+            Dialect::OpenAiStrict
+                .render_parameters(&definitions[1])
+                .unwrap()
         );
         // Strict mode's nullable optional, mapped back to absent.
         assert_eq!(
@@ -241,10 +257,16 @@ async fn openai_responses_honours_each_tools_strict_over_the_clients() {
 
         let transfer = sent_tool(&body, "transfer", anthropic_name);
         assert_eq!(transfer["type"], json!("function"));
-        assert_eq!(transfer["strict"], json!(true), "client strict: {client_strict}");
+        assert_eq!(
+            transfer["strict"],
+            json!(true),
+            "client strict: {client_strict}"
+        );
         assert_eq!(
             transfer["parameters"],
-            Dialect::OpenAiStrict.render_parameters(&definitions[1]).unwrap()
+            Dialect::OpenAiStrict
+                .render_parameters(&definitions[1])
+                .unwrap()
         );
         assert_eq!(
             answer.tool_calls[0].arguments,

@@ -66,7 +66,7 @@ pub struct ToolAttr {
     /// `tags = ["billing"]`: labels of a registered tool, for filtering the registry.
     pub tags: Option<Vec<LitStr>>,
     /// `strict` or `strict = false`: the tool's own strict-mode choice.
-    pub strict: Option<bool>,
+    pub strict: Option<StrictAttr>,
     /// `example(city = "Paris", days = 3)`, any number of times.
     #[darling(multiple)]
     pub example: Vec<ExampleAttr>,
@@ -310,6 +310,35 @@ impl FromMeta for TaskAttr {
     }
 }
 
+/// `strict` (`true`) or `strict = true | false`.
+#[derive(Debug, Clone, Copy)]
+pub struct StrictAttr(pub bool);
+
+impl FromMeta for StrictAttr {
+    fn from_word() -> darling::Result<Self> {
+        Ok(Self(true))
+    }
+
+    fn from_bool(value: bool) -> darling::Result<Self> {
+        Ok(Self(value))
+    }
+
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        match expr {
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Bool(value),
+                ..
+            }) => Ok(Self(value.value)),
+            Expr::Group(group) => Self::from_expr(&group.expr),
+            _ => Err(darling::Error::custom(
+                "write `strict` (this tool in its provider's strict mode) or `strict = false` \
+                 (never in strict mode)",
+            )
+            .with_span(expr)),
+        }
+    }
+}
+
 /// `require_approval` (every call) or `require_approval = path` (decided per call).
 #[derive(Debug, Clone)]
 pub enum ApprovalAttr {
@@ -495,9 +524,7 @@ fn json_value(input: ParseStream<'_>, out: &mut String) -> syn::Result<()> {
             Ok(())
         }
         Ok(Lit::Int(int)) => number(&int.token(), int.suffix(), int.base10_digits(), out),
-        Ok(Lit::Float(float)) => {
-            number(&float.token(), float.suffix(), float.base10_digits(), out)
-        }
+        Ok(Lit::Float(float)) => number(&float.token(), float.suffix(), float.base10_digits(), out),
         Ok(other) => Err(syn::Error::new(other.span(), JSON_VALUES)),
         Err(error) => Err(syn::Error::new(error.span(), JSON_VALUES)),
     }

@@ -191,7 +191,7 @@ pub fn check(
     check_registration(&attr, place, &mut errors);
     let params = params(sig, param_attrs, &arguments, &mut errors);
     check_arguments_section(func, &params, &arguments, &mut errors);
-    let examples = examples(&attr.example, &params, &sig.ident, &mut errors);
+    let examples = examples(&attr.example, &params, sig, &mut errors);
     let (output, output_kind, returns_result, return_span) = return_type(sig, &mut errors);
     errors.finish()?;
     Ok(Tool {
@@ -235,7 +235,7 @@ pub fn check(
             .collect(),
         register: attr.register.as_ref().map(SpannedValue::span),
         tags: attr.tags.unwrap_or_default(),
-        strict: attr.strict,
+        strict: attr.strict.map(|strict| strict.0),
         examples,
     })
 }
@@ -247,16 +247,25 @@ pub fn check(
 fn examples(
     examples: &[ExampleAttr],
     params: &[Param],
-    fn_name: &Ident,
+    sig: &syn::Signature,
     errors: &mut Errors,
 ) -> Option<String> {
     if examples.is_empty() {
         return None;
     }
+    let fn_name = &sig.ident;
     let model: Vec<(String, &ModelParam)> = params
         .iter()
         .filter_map(|param| param.model.as_ref())
         .map(|model| (model.field.unraw().to_string(), model))
+        .collect();
+    // The fn's other parameters are the ones the runtime supplies.
+    let injected: Vec<String> = sig
+        .inputs
+        .iter()
+        .filter_map(ast::param_ident)
+        .map(|ident| ident.unraw().to_string())
+        .filter(|name| !model.iter().any(|(n, _)| n == name))
         .collect();
     let names: Vec<&str> = model.iter().map(|(name, _)| name.as_str()).collect();
     let mut json = String::from("[");
@@ -266,9 +275,22 @@ fn examples(
         }
         json.push('{');
         let mut given: Vec<String> = Vec::new();
+        let mut misnamed = false;
         for field in &example.fields {
             let name = field.name.unraw().to_string();
+            if injected.contains(&name) {
+                misnamed = true;
+                errors.error(
+                    &field.name,
+                    format!(
+                        "`{name}` is supplied by the runtime, not sent by the model: leave it \
+                         out of the example"
+                    ),
+                );
+                continue;
+            }
             let Some((_, param)) = model.iter().find(|(n, _)| *n == name) else {
+                misnamed = true;
                 let hint = match crate::attr::did_you_mean(&name, &names) {
                     Some(near) => format!("did you mean `{near}`? "),
                     None => String::new(),
@@ -278,7 +300,11 @@ fn examples(
                 } else {
                     format!(
                         "its parameters are {}",
-                        names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                        names
+                            .iter()
+                            .map(|n| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )
                 };
                 errors.error(
@@ -317,9 +343,13 @@ fn examples(
             })
             .map(|(name, _)| name.as_str())
             .collect();
-        if !missing.is_empty() {
+        // A misspelled name is most likely the missing one: its error is the one to read.
+        if !missing.is_empty() && !misnamed {
             let list = missing.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>();
-            let add = missing.iter().map(|n| format!("`{n} = ...`")).collect::<Vec<_>>();
+            let add = missing
+                .iter()
+                .map(|n| format!("`{n} = ...`"))
+                .collect::<Vec<_>>();
             errors.error_at(
                 example.span,
                 format!(

@@ -41,7 +41,13 @@ struct Checker<'a> {
 type Problem = (String, String);
 
 impl Checker<'_> {
-    fn check(&self, schema: &Value, value: &Value, path: &mut String, depth: usize) -> Option<Problem> {
+    fn check(
+        &self,
+        schema: &Value,
+        value: &Value,
+        path: &mut String,
+        depth: usize,
+    ) -> Option<Problem> {
         let fail = |path: &String, problem: String| Some((path.clone(), problem));
         if depth > MAX_SCHEMA_DEPTH {
             return fail(path, "the schema nests too deeply to check".into());
@@ -56,7 +62,10 @@ impl Checker<'_> {
             let Some(def) = local_ref_name(target)
                 .and_then(|name| self.defs.and_then(|defs| defs.get(name.as_ref())))
             else {
-                return fail(path, format!("the schema's `$ref` `{target}` names no definition"));
+                return fail(
+                    path,
+                    format!("the schema's `$ref` `{target}` names no definition"),
+                );
             };
             if let Some(problem) = self.check(def, value, path, depth + 1) {
                 return Some(problem);
@@ -71,7 +80,10 @@ impl Checker<'_> {
         if let Some(Value::Array(allowed)) = schema.get("enum")
             && !allowed.contains(value)
         {
-            return fail(path, format!("{} is not one of {}", value, Value::Array(allowed.clone())));
+            return fail(
+                path,
+                format!("{} is not one of {}", value, Value::Array(allowed.clone())),
+            );
         }
         if let Some(expected) = schema.get("const")
             && expected != value
@@ -92,7 +104,13 @@ impl Checker<'_> {
     }
 
     /// `allOf`: every one; `anyOf`: at least one; `oneOf`: exactly one.
-    fn alternatives(&self, schema: &Map<String, Value>, value: &Value, path: &mut String, depth: usize) -> Option<Problem> {
+    fn alternatives(
+        &self,
+        schema: &Map<String, Value>,
+        value: &Value,
+        path: &mut String,
+        depth: usize,
+    ) -> Option<Problem> {
         if let Some(Value::Array(all)) = schema.get("allOf") {
             for sub in all {
                 if let Some(problem) = self.check(sub, value, path, depth + 1) {
@@ -107,13 +125,15 @@ impl Checker<'_> {
             let mut problems = Vec::new();
             let matching = options
                 .iter()
-                .filter(|sub| match self.check(sub, value, &mut path.clone(), depth + 1) {
-                    None => true,
-                    Some(problem) => {
-                        problems.push(problem);
-                        false
-                    }
-                })
+                .filter(
+                    |sub| match self.check(sub, value, &mut path.clone(), depth + 1) {
+                        None => true,
+                        Some(problem) => {
+                            problems.push(problem);
+                            false
+                        }
+                    },
+                )
                 .count();
             if matching == 0 {
                 // One alternative's own complaint reads better than "none matched",
@@ -121,21 +141,36 @@ impl Checker<'_> {
                 if let [problem] = problems.as_slice() {
                     return Some(problem.clone());
                 }
-                return Some((path.clone(), format!("{value} matches none of the `{key}` alternatives")));
+                return Some((
+                    path.clone(),
+                    format!("{value} matches none of the `{key}` alternatives"),
+                ));
             }
             if exactly_one && matching > 1 {
-                return Some((path.clone(), format!("{value} matches more than one of the `oneOf` alternatives")));
+                return Some((
+                    path.clone(),
+                    format!("{value} matches more than one of the `oneOf` alternatives"),
+                ));
             }
         }
         None
     }
 
-    fn object(&self, schema: &Map<String, Value>, object: &Map<String, Value>, path: &mut String, depth: usize) -> Option<Problem> {
+    fn object(
+        &self,
+        schema: &Map<String, Value>,
+        object: &Map<String, Value>,
+        path: &mut String,
+        depth: usize,
+    ) -> Option<Problem> {
         let properties = schema.get("properties").and_then(Value::as_object);
         if let Some(Value::Array(required)) = schema.get("required") {
             for name in required.iter().filter_map(Value::as_str) {
                 if !object.contains_key(name) {
-                    return Some((path.clone(), format!("the required property `{name}` is missing")));
+                    return Some((
+                        path.clone(),
+                        format!("the required property `{name}` is missing"),
+                    ));
                 }
             }
         }
@@ -146,7 +181,10 @@ impl Checker<'_> {
                 None => match (map_values, schema.get("additionalProperties")) {
                     (Some(values), _) => values,
                     (None, Some(Value::Bool(false))) => {
-                        return Some((path.clone(), format!("`{key}` is not a property the tool has")));
+                        return Some((
+                            path.clone(),
+                            format!("`{key}` is not a property the tool has"),
+                        ));
                     }
                     (None, Some(sub @ Value::Object(_))) => sub,
                     _ => continue,
@@ -164,7 +202,13 @@ impl Checker<'_> {
         None
     }
 
-    fn array(&self, schema: &Map<String, Value>, items: &[Value], path: &mut String, depth: usize) -> Option<Problem> {
+    fn array(
+        &self,
+        schema: &Map<String, Value>,
+        items: &[Value],
+        path: &mut String,
+        depth: usize,
+    ) -> Option<Problem> {
         let prefix = schema
             .get("prefixItems")
             .and_then(Value::as_array)
@@ -231,8 +275,14 @@ fn bounds(schema: &Map<String, Value>, value: &Value) -> Option<String> {
             let checks = [
                 ("minimum", limit("minimum").filter(|m| n < *m)),
                 ("maximum", limit("maximum").filter(|m| n > *m)),
-                ("exclusiveMinimum", limit("exclusiveMinimum").filter(|m| n <= *m)),
-                ("exclusiveMaximum", limit("exclusiveMaximum").filter(|m| n >= *m)),
+                (
+                    "exclusiveMinimum",
+                    limit("exclusiveMinimum").filter(|m| n <= *m),
+                ),
+                (
+                    "exclusiveMaximum",
+                    limit("exclusiveMaximum").filter(|m| n >= *m),
+                ),
             ];
             checks
                 .into_iter()
@@ -254,9 +304,9 @@ fn bounds(schema: &Map<String, Value>, value: &Value) -> Option<String> {
                 ("minItems", size("minItems").filter(|m| count < *m)),
                 ("maxItems", size("maxItems").filter(|m| count > *m)),
             ];
-            checks
-                .into_iter()
-                .find_map(|(key, broken)| broken.map(|m| format!("{count} items break `{key}: {m}`")))
+            checks.into_iter().find_map(|(key, broken)| {
+                broken.map(|m| format!("{count} items break `{key}: {m}`"))
+            })
         }
         _ => None,
     }
@@ -284,20 +334,54 @@ mod tests {
         });
         let ok = json!({"city": "Oslo", "days": 3, "unit": "celsius", "tags": ["a"], "limits": {"x": 1.5}});
         assert_eq!(mismatch(&schema, &ok), None);
-        assert_eq!(mismatch(&schema, &json!({"city": "Oslo", "unit": null})), None);
+        assert_eq!(
+            mismatch(&schema, &json!({"city": "Oslo", "unit": null})),
+            None
+        );
         for (value, expected) in [
-            (json!({"days": 3}), "the required property `city` is missing"),
-            (json!({"city": "Oslo", "days": "three"}), "at `/days`: expected integer, found \"three\""),
-            (json!({"city": "Oslo", "days": 2.5}), "at `/days`: expected integer, found 2.5"),
-            (json!({"city": "Oslo", "days": 40}), "at `/days`: 40 breaks `maximum: 16`"),
-            (json!({"city": "Oslo", "unit": "kelvin"}), "at `/unit`: \"kelvin\" matches none of the `anyOf` alternatives"),
-            (json!({"city": "Oslo", "tags": ["a", 1]}), "at `/tags/1`: expected string, found 1"),
-            (json!({"city": "Oslo", "limits": {"x": "high"}}), "at `/limits/x`: expected number, found \"high\""),
-            (json!({"city": "Oslo", "weeks": 1}), "`weeks` is not a property the tool has"),
-            (json!({"city": ""}), "at `/city`: \"\" breaks `minLength: 1`"),
+            (
+                json!({"days": 3}),
+                "the required property `city` is missing",
+            ),
+            (
+                json!({"city": "Oslo", "days": "three"}),
+                "at `/days`: expected integer, found \"three\"",
+            ),
+            (
+                json!({"city": "Oslo", "days": 2.5}),
+                "at `/days`: expected integer, found 2.5",
+            ),
+            (
+                json!({"city": "Oslo", "days": 40}),
+                "at `/days`: 40 breaks `maximum: 16`",
+            ),
+            (
+                json!({"city": "Oslo", "unit": "kelvin"}),
+                "at `/unit`: \"kelvin\" matches none of the `anyOf` alternatives",
+            ),
+            (
+                json!({"city": "Oslo", "tags": ["a", 1]}),
+                "at `/tags/1`: expected string, found 1",
+            ),
+            (
+                json!({"city": "Oslo", "limits": {"x": "high"}}),
+                "at `/limits/x`: expected number, found \"high\"",
+            ),
+            (
+                json!({"city": "Oslo", "weeks": 1}),
+                "`weeks` is not a property the tool has",
+            ),
+            (
+                json!({"city": ""}),
+                "at `/city`: \"\" breaks `minLength: 1`",
+            ),
             (json!(["Oslo"]), "expected object, found [\"Oslo\"]"),
         ] {
-            assert_eq!(mismatch(&schema, &value).as_deref(), Some(expected), "{value}");
+            assert_eq!(
+                mismatch(&schema, &value).as_deref(),
+                Some(expected),
+                "{value}"
+            );
         }
     }
 
