@@ -60,7 +60,8 @@ fn sent_tool<'a>(body: &'a Value, name: &str, name_of: fn(&Value) -> Option<&str
         .unwrap_or_else(|| panic!("no tool `{name}` in {body}"))
 }
 
-fn anthropic_name(tool: &Value) -> Option<&str> {
+/// The name of a tool written flat (Anthropic's, and OpenAI Responses').
+fn flat_name(tool: &Value) -> Option<&str> {
     tool["name"].as_str()
 }
 
@@ -110,7 +111,7 @@ async fn anthropic_sends_examples_and_makes_only_the_strict_tool_strict() {
     let (body, answer) = exchange(&server, &anthropic(&server, None)).await;
     let definitions = definitions();
 
-    let forecast = sent_tool(&body, "forecast", anthropic_name);
+    let forecast = sent_tool(&body, "forecast", flat_name);
     assert_eq!(
         forecast["input_examples"],
         json!([{"city": "Paris", "days": 3}, {"city": "Oslo"}])
@@ -118,7 +119,7 @@ async fn anthropic_sends_examples_and_makes_only_the_strict_tool_strict() {
     assert!(forecast.get("strict").is_none(), "{forecast}");
 
     // The client is not strict; the tool is, in the strict dialect.
-    let transfer = sent_tool(&body, "transfer", anthropic_name);
+    let transfer = sent_tool(&body, "transfer", flat_name);
     assert_eq!(transfer["strict"], json!(true));
     assert_eq!(
         transfer["input_schema"],
@@ -128,7 +129,7 @@ async fn anthropic_sends_examples_and_makes_only_the_strict_tool_strict() {
     );
     assert!(transfer.get("input_examples").is_none(), "{transfer}");
 
-    let search = sent_tool(&body, "search", anthropic_name);
+    let search = sent_tool(&body, "search", flat_name);
     assert!(search.get("strict").is_none(), "{search}");
 
     // The strict tool's `null` for its optional comes back as absent.
@@ -144,7 +145,7 @@ async fn a_strict_anthropic_client_keeps_the_tool_that_says_strict_false_plain()
     let (body, _) = exchange(&server, &anthropic(&server, Some(true))).await;
     let definitions = definitions();
 
-    let search = sent_tool(&body, "search", anthropic_name);
+    let search = sent_tool(&body, "search", flat_name);
     assert!(search.get("strict").is_none(), "{search}");
     assert_eq!(
         search["input_schema"],
@@ -154,16 +155,16 @@ async fn a_strict_anthropic_client_keeps_the_tool_that_says_strict_false_plain()
     );
     // The tools that do not say follow the client.
     assert_eq!(
-        sent_tool(&body, "forecast", anthropic_name)["strict"],
+        sent_tool(&body, "forecast", flat_name)["strict"],
         json!(true)
     );
     assert_eq!(
-        sent_tool(&body, "transfer", anthropic_name)["strict"],
+        sent_tool(&body, "transfer", flat_name)["strict"],
         json!(true)
     );
     // Examples are sent in either mode.
     assert_eq!(
-        sent_tool(&body, "forecast", anthropic_name)["input_examples"],
+        sent_tool(&body, "forecast", flat_name)["input_examples"],
         json!([{"city": "Paris", "days": 3}, {"city": "Oslo"}])
     );
 }
@@ -181,6 +182,49 @@ fn chat_transfer_call() -> Value {
     })
 }
 
+/// What an OpenAI request offering the three tools carries, whatever the client's own
+/// strictness: `transfer` strict (and its `null` optional mapped back to absent),
+/// `search` plain, `forecast` as the client says, and no examples. `function` finds a
+/// tool's function object by name.
+fn assert_strict_per_tool(
+    body: &Value,
+    answer: &AssistantMessage,
+    client_strict: bool,
+    function: for<'a> fn(&'a Value, &str) -> &'a Value,
+) {
+    let definitions = definitions();
+    let transfer = function(body, "transfer");
+    assert_eq!(
+        transfer["strict"],
+        json!(true),
+        "client strict: {client_strict}"
+    );
+    assert_eq!(
+        transfer["parameters"],
+        Dialect::OpenAiStrict
+            .render_parameters(&definitions[1])
+            .unwrap()
+    );
+    // Strict mode's nullable optional, mapped back to absent.
+    assert_eq!(
+        answer.tool_calls[0].arguments,
+        json!({"from": "alice", "to": "bob", "cents": 500})
+    );
+
+    let search = function(body, "search");
+    assert!(search.get("strict").is_none(), "{search}");
+    assert_eq!(
+        search["parameters"],
+        Dialect::OpenAi.render_parameters(&definitions[2]).unwrap()
+    );
+
+    let forecast = function(body, "forecast");
+    assert_eq!(forecast.get("strict") == Some(&json!(true)), client_strict);
+    // OpenAI has no field for examples.
+    assert!(!body.to_string().contains("input_examples"), "{body}");
+    assert!(!body.to_string().contains("Oslo"), "{body}");
+}
+
 fn chat(server: &MockServer, strict: bool) -> OpenAiClient {
     OpenAiClient::builder("gpt-test")
         .api_key("k")
@@ -193,41 +237,13 @@ fn chat(server: &MockServer, strict: bool) -> OpenAiClient {
 
 #[tokio::test]
 async fn openai_chat_honours_each_tools_strict_over_the_clients() {
-    let definitions = definitions();
     for client_strict in [false, true] {
         let server = MockServer::start([Reply::json(200, chat_transfer_call())]).await;
         let (body, answer) = exchange(&server, &chat(&server, client_strict)).await;
 
-        let transfer = &sent_tool(&body, "transfer", chat_name)["function"];
-        assert_eq!(
-            transfer["strict"],
-            json!(true),
-            "client strict: {client_strict}"
-        );
-        assert_eq!(
-            transfer["parameters"],
-            Dialect::OpenAiStrict
-                .render_parameters(&definitions[1])
-                .unwrap()
-        );
-        // Strict mode's nullable optional, mapped back to absent.
-        assert_eq!(
-            answer.tool_calls[0].arguments,
-            json!({"from": "alice", "to": "bob", "cents": 500})
-        );
-
-        let search = &sent_tool(&body, "search", chat_name)["function"];
-        assert!(search.get("strict").is_none(), "{search}");
-        assert_eq!(
-            search["parameters"],
-            Dialect::OpenAi.render_parameters(&definitions[2]).unwrap()
-        );
-
-        let forecast = &sent_tool(&body, "forecast", chat_name)["function"];
-        assert_eq!(forecast.get("strict") == Some(&json!(true)), client_strict);
-        // Chat Completions has no field for examples.
-        assert!(!body.to_string().contains("input_examples"), "{body}");
-        assert!(!body.to_string().contains("Oslo"), "{body}");
+        assert_strict_per_tool(&body, &answer, client_strict, |body, name| {
+            &sent_tool(body, name, chat_name)["function"]
+        });
     }
 }
 
@@ -243,7 +259,6 @@ fn responses(server: &MockServer, strict: bool) -> OpenAiResponsesClient {
 
 #[tokio::test]
 async fn openai_responses_honours_each_tools_strict_over_the_clients() {
-    let definitions = definitions();
     let reply = json!({
         "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-test",
         "output": [{"id": "fc_1", "type": "function_call", "status": "completed",
@@ -255,35 +270,13 @@ async fn openai_responses_honours_each_tools_strict_over_the_clients() {
         let server = MockServer::start([Reply::json(200, reply.clone())]).await;
         let (body, answer) = exchange(&server, &responses(&server, client_strict)).await;
 
-        let transfer = sent_tool(&body, "transfer", anthropic_name);
-        assert_eq!(transfer["type"], json!("function"));
         assert_eq!(
-            transfer["strict"],
-            json!(true),
-            "client strict: {client_strict}"
+            sent_tool(&body, "transfer", flat_name)["type"],
+            json!("function")
         );
-        assert_eq!(
-            transfer["parameters"],
-            Dialect::OpenAiStrict
-                .render_parameters(&definitions[1])
-                .unwrap()
-        );
-        assert_eq!(
-            answer.tool_calls[0].arguments,
-            json!({"from": "alice", "to": "bob", "cents": 500})
-        );
-
-        let search = sent_tool(&body, "search", anthropic_name);
-        assert!(search.get("strict").is_none(), "{search}");
-        assert_eq!(
-            search["parameters"],
-            Dialect::OpenAi.render_parameters(&definitions[2]).unwrap()
-        );
-
-        let forecast = sent_tool(&body, "forecast", anthropic_name);
-        assert_eq!(forecast.get("strict") == Some(&json!(true)), client_strict);
-        assert!(!body.to_string().contains("input_examples"), "{body}");
-        assert!(!body.to_string().contains("Oslo"), "{body}");
+        assert_strict_per_tool(&body, &answer, client_strict, |body, name| {
+            sent_tool(body, name, flat_name)
+        });
     }
 }
 

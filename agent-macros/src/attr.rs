@@ -471,30 +471,14 @@ fn json_value(input: ParseStream<'_>, out: &mut String) -> syn::Result<()> {
         let content;
         bracketed!(content in input);
         let items = Punctuated::<JsonText, Token![,]>::parse_terminated(&content)?;
-        out.push('[');
-        for (i, item) in items.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str(&item.0);
-        }
-        out.push(']');
+        push_joined(out, '[', items.iter().map(|item| &item.0), ']');
         return Ok(());
     }
     if input.peek(token::Brace) {
         let content;
         braced!(content in input);
         let entries = Punctuated::<JsonEntry, Token![,]>::parse_terminated(&content)?;
-        out.push('{');
-        for (i, entry) in entries.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            json_string(&entry.key, out);
-            out.push(':');
-            out.push_str(&entry.value);
-        }
-        out.push('}');
+        push_joined(out, '{', entries.iter().map(|entry| &entry.0), '}');
         return Ok(());
     }
     if input.peek(Token![-]) {
@@ -528,6 +512,23 @@ fn json_value(input: ParseStream<'_>, out: &mut String) -> syn::Result<()> {
         Ok(other) => Err(syn::Error::new(other.span(), JSON_VALUES)),
         Err(error) => Err(syn::Error::new(error.span(), JSON_VALUES)),
     }
+}
+
+/// `parts` between `open` and `close`, separated by commas.
+fn push_joined<'a>(
+    out: &mut String,
+    open: char,
+    parts: impl Iterator<Item = &'a String>,
+    close: char,
+) {
+    out.push(open);
+    for (i, part) in parts.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(part);
+    }
+    out.push(close);
 }
 
 /// A number: its digits as JSON has them (a Rust suffix such as `u8` would say the
@@ -578,11 +579,9 @@ impl Parse for JsonText {
     }
 }
 
-/// One `"key": value` of a JSON object (the key may also be written bare, `key: value`).
-struct JsonEntry {
-    key: String,
-    value: String,
-}
+/// One `"key": value` of a JSON object (the key may also be written bare, `key: value`),
+/// as JSON text.
+struct JsonEntry(String);
 
 impl Parse for JsonEntry {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
@@ -600,8 +599,10 @@ impl Parse for JsonEntry {
                 .to_string()
         };
         input.parse::<Token![:]>()?;
-        let mut value = String::new();
-        json_value(input, &mut value)?;
-        Ok(Self { key, value })
+        let mut entry = String::new();
+        json_string(&key, &mut entry);
+        entry.push(':');
+        json_value(input, &mut entry)?;
+        Ok(Self(entry))
     }
 }
