@@ -15,7 +15,9 @@ use toolwright_core::{
     tool, tools,
     toolset::ToolDefinition,
 };
-use toolwright_llm::{AnthropicClient, GeminiClient, OpenAiClient, OpenAiResponsesClient};
+use toolwright_llm::{
+    AnthropicClient, Builder, Client, GeminiClient, OpenAiClient, OpenAiResponsesClient, Provider,
+};
 
 /// Forecast for a city.
 #[tool(example(city = "Paris", days = 3), example(city = "Oslo"))]
@@ -225,12 +227,12 @@ fn assert_strict_per_tool(
     assert!(!body.to_string().contains("Oslo"), "{body}");
 }
 
-fn chat(server: &MockServer, strict: bool) -> OpenAiClient {
-    OpenAiClient::builder("gpt-test")
+/// A client of `builder`'s provider sending to `server`.
+fn local<P: Provider>(builder: Builder<P>, server: &MockServer) -> Client<P> {
+    builder
         .api_key("k")
         .base_url(format!("{}/v1", server.url))
         .retry(fast_retry(1))
-        .strict_tools(strict)
         .build()
         .unwrap()
 }
@@ -239,22 +241,19 @@ fn chat(server: &MockServer, strict: bool) -> OpenAiClient {
 async fn openai_chat_honours_each_tools_strict_over_the_clients() {
     for client_strict in [false, true] {
         let server = MockServer::start([Reply::json(200, chat_transfer_call())]).await;
-        let (body, answer) = exchange(&server, &chat(&server, client_strict)).await;
+        let (body, answer) = exchange(
+            &server,
+            &local(
+                OpenAiClient::builder("gpt-test").strict_tools(client_strict),
+                &server,
+            ),
+        )
+        .await;
 
         assert_strict_per_tool(&body, &answer, client_strict, |body, name| {
             &sent_tool(body, name, chat_name)["function"]
         });
     }
-}
-
-fn responses(server: &MockServer, strict: bool) -> OpenAiResponsesClient {
-    OpenAiResponsesClient::builder("gpt-test")
-        .api_key("k")
-        .base_url(format!("{}/v1", server.url))
-        .retry(fast_retry(1))
-        .strict_tools(strict)
-        .build()
-        .unwrap()
 }
 
 #[tokio::test]
@@ -268,7 +267,14 @@ async fn openai_responses_honours_each_tools_strict_over_the_clients() {
     });
     for client_strict in [false, true] {
         let server = MockServer::start([Reply::json(200, reply.clone())]).await;
-        let (body, answer) = exchange(&server, &responses(&server, client_strict)).await;
+        let (body, answer) = exchange(
+            &server,
+            &local(
+                OpenAiResponsesClient::builder("gpt-test").strict_tools(client_strict),
+                &server,
+            ),
+        )
+        .await;
 
         assert_eq!(
             sent_tool(&body, "transfer", flat_name)["type"],
