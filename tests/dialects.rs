@@ -245,6 +245,7 @@ fn definition_of<T: JsonSchema>(name: &str) -> ToolDefinition {
         parameters: ArgsSchema::of::<T>().schema().clone(),
         output_schema: None,
         annotations: ToolAnnotations::default(),
+        ..Default::default()
     }
 }
 
@@ -911,6 +912,7 @@ fn checking_and_rendering_survive_hostile_schemas() {
         parameters: deep,
         output_schema: None,
         annotations: ToolAnnotations::default(),
+        ..Default::default()
     };
     for dialect in Dialect::ALL {
         assert!(!check(dialect, &definition.parameters).is_empty());
@@ -1394,6 +1396,7 @@ fn hand_written(parameters: Value) -> ToolDefinition {
         parameters,
         output_schema: None,
         annotations: ToolAnnotations::default(),
+        ..Default::default()
     }
 }
 

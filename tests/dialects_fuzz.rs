@@ -148,6 +148,7 @@ proptest! {
             parameters,
             output_schema: None,
             annotations: ToolAnnotations::default(),
+            ..Default::default()
         };
         for dialect in Dialect::ALL {
             let _ = check(dialect, &definition.parameters);

@@ -328,9 +328,106 @@ pub mod prelude {
 /// | `validate_progress = path` | `fn(&serde_json::Value) -> Result<(), String>` |
 /// | `register` | adds the tool to the binary's registry: see [`ToolSet::registered`] |
 /// | `tags = ["billing"]` | labels of a registered tool, for [`RegisteredTool::has_tag`](toolset::RegisteredTool::has_tag) filters |
+/// | `example(name = value, ...)`, repeatable | an example input: see [Examples](#input-examples) |
+/// | `strict` or `strict = false` | this tool in its provider's strict mode, or not: see [Strict mode](#strict-mode) |
 /// | `crate = path` | where `toolwright_core` is, for crates that re-export it |
 ///
 /// Mistakes are compile errors at the offending tokens that say what to write instead.
+///
+/// # Input examples
+///
+/// `example(...)` gives the model an example of a call: one `name = value` per
+/// parameter, named as the fn names it (a renamed one is sent under its schema name).
+/// Write as many as help; each is one [`Tool::input_examples`] entry.
+///
+/// ```
+/// use toolwright_core::{Tool, tool};
+/// use serde_json::json;
+///
+/// /// Forecast for a city.
+/// #[tool(
+///     example(city = "Paris", days = 3, unit = "celsius"),
+///     example(city = "Oslo"),
+///     example(city = "Lima", days = 1, hours = [6, 12, 18]),
+/// )]
+/// async fn forecast(
+///     city: String,
+///     #[arg(default = 1)] days: u8,
+///     unit: Option<String>,
+///     #[arg(default)] hours: Vec<u8>,
+/// ) -> String {
+///     format!("{city}: sunny for {days} days")
+/// }
+///
+/// assert_eq!(
+///     forecast {}.input_examples(),
+///     [
+///         json!({"city": "Paris", "days": 3, "unit": "celsius"}),
+///         json!({"city": "Oslo"}),
+///         json!({"city": "Lima", "days": 1, "hours": [6, 12, 18]}),
+///     ]
+/// );
+/// ```
+///
+/// The values are JSON literals, not Rust expressions: strings, numbers, `true`,
+/// `false`, `null`, `[...]` and `{"key": value}`. An example shows the model what to
+/// *send*, so it is written the way the model writes it: an enum variant by its name in
+/// the schema (`unit = "celsius"`, not `Unit::Celsius`), a struct as an object, an
+/// absent optional left out. That also keeps what a reader checks in one place: the
+/// example beside the schema, as the provider will show both. (Rust values would need
+/// `Serialize` run at start-up and would hide the wire form behind the type's serde
+/// attributes.)
+///
+/// What the macro can check, it does, at compile time: every name is a parameter the
+/// model fills, none is given twice, every required parameter (neither `Option` nor
+/// `#[arg(default)]`) is given, and every value is a JSON literal. Whether each value
+/// fits its parameter's schema (a string where a number is expected, a value outside
+/// an enum) is checked by [`assert_dialects`](dialect::assert_dialects), which a test of
+/// yours calls once for the whole set:
+///
+/// ```should_panic
+/// use toolwright_core::{dialect::assert_dialects, tool, tools};
+///
+/// /// Forecast for a city.
+/// #[tool(example(city = "Paris", days = "three"))]
+/// async fn forecast(city: String, days: u8) -> String {
+///     format!("{city}: sunny for {days} days")
+/// }
+///
+/// // Panics: tool `forecast` has an example that does not match its schema:
+/// // example 1 {"city":"Paris","days":"three"}: at `/days`: expected integer, found "three"
+/// assert_dialects(&tools![forecast]);
+/// ```
+///
+/// Anthropic shows examples to the model (the tool's `input_examples`); the other
+/// providers have no such field, and their requests leave examples out. (Anthropic
+/// launched the field as a beta: where the API still asks for its header, add it to the
+/// client with `.header("anthropic-beta", "advanced-tool-use-2025-11-20")`.) A tool
+/// written by hand gives examples by implementing [`Tool::input_examples`].
+///
+/// # Strict mode
+///
+/// A client sends its tools in the provider's strict mode or not, as a whole
+/// (`strict_tools(...)` on the OpenAI and Anthropic clients; OpenAI's default is
+/// strict, Anthropic's is not). `strict` puts one tool in strict mode whatever the
+/// client says: `strict: true` on its definition and its schema in the strict dialect
+/// (every object closed, optionals required and nullable), with the model's `null` for
+/// an optional mapped back to absent. `strict = false` keeps one tool out of it, for a
+/// schema strict mode cannot express. A tool that says neither follows the client.
+/// OpenAI (Chat Completions and Responses) and Anthropic honour it per tool; Gemini has
+/// no strict mode and ignores it.
+///
+/// ```
+/// use toolwright_core::{Tool, tool};
+///
+/// /// Transfer money between two accounts.
+/// #[tool(strict)]
+/// async fn transfer(from: String, to: String, cents: u64, memo: Option<String>) -> String {
+///     format!("moved {cents} from {from} to {to}")
+/// }
+///
+/// assert_eq!(transfer {}.strict(), Some(true));
+/// ```
 pub use toolwright_macros::tool;
 
 pub use async_trait::async_trait;

@@ -597,6 +597,7 @@ async fn a_tool_that_cannot_be_strict_is_an_error_and_nothing_is_sent() {
         parameters: schema,
         output_schema: None,
         annotations: Default::default(),
+        ..Default::default()
     });
     let server = MockServer::start([Reply::json(200, text("unused"))]).await;
     let messages = [Message::user("Hi")];

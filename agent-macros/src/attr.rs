@@ -5,8 +5,13 @@ use crate::errors::Errors;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use darling::util::{Flag, SpannedValue};
+use proc_macro2::{Literal, Span};
 use quote::ToTokens;
-use syn::{Expr, LitInt, LitStr, Path};
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, Ident, Lit, LitInt, LitStr, Meta, Path, Token, braced, bracketed, token};
 
 /// The keys of `#[tool(...)]`. Unknown keys get darling's did-you-mean, repeated keys
 /// are errors; the meaning of each value is checked in `valid.rs`.
@@ -60,6 +65,11 @@ pub struct ToolAttr {
     pub register: Option<SpannedValue<RegisterAttr>>,
     /// `tags = ["billing"]`: labels of a registered tool, for filtering the registry.
     pub tags: Option<Vec<LitStr>>,
+    /// `strict` or `strict = false`: the tool's own strict-mode choice.
+    pub strict: Option<StrictAttr>,
+    /// `example(city = "Paris", days = 3)`, any number of times.
+    #[darling(multiple)]
+    pub example: Vec<ExampleAttr>,
     /// `crate = path`: where toolwright_core is, for crates that re-export it.
     #[darling(rename = "crate")]
     pub krate: Option<Path>,
@@ -116,8 +126,13 @@ pub const TOOL_KEYS: &[&str] = &[
     "validate_progress",
     "register",
     "tags",
+    "strict",
+    "example",
     "crate",
 ];
+
+/// The keys of `#[tool(...)]` that may be given more than once.
+const REPEATABLE_KEYS: &[&str] = &["example"];
 
 /// The keys of `#[arg(...)]`.
 pub const ARG_KEYS: &[&str] = &["description", "rename", "default", "header"];
@@ -167,7 +182,7 @@ fn parse_keys<T: FromMeta + Default>(
                 None => path.to_token_stream().to_string().replace(' ', ""),
             };
             if known.contains(&key.as_str()) {
-                if seen.contains(&key) {
+                if seen.contains(&key) && !REPEATABLE_KEYS.contains(&key.as_str()) {
                     errors.error(
                         path,
                         format!("`{key}` is given twice in `{attr}`: keep one"),
@@ -205,7 +220,7 @@ fn parse_keys<T: FromMeta + Default>(
 }
 
 /// The known key closest to `key`, if one is close enough to be a typo.
-fn did_you_mean<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
+pub fn did_you_mean<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
     let squash = |s: &str| s.replace(['_', '-'], "").to_lowercase();
     if let Some(k) = known.iter().find(|k| squash(k) == squash(key)) {
         return Some(k);
@@ -300,6 +315,35 @@ impl FromMeta for TaskAttr {
     }
 }
 
+/// `strict` (`true`) or `strict = true | false`.
+#[derive(Debug, Clone, Copy)]
+pub struct StrictAttr(pub bool);
+
+impl FromMeta for StrictAttr {
+    fn from_word() -> darling::Result<Self> {
+        Ok(Self(true))
+    }
+
+    fn from_bool(value: bool) -> darling::Result<Self> {
+        Ok(Self(value))
+    }
+
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        match expr {
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Bool(value),
+                ..
+            }) => Ok(Self(value.value)),
+            Expr::Group(group) => Self::from_expr(&group.expr),
+            _ => Err(darling::Error::custom(
+                "write `strict` (this tool in its provider's strict mode) or `strict = false` \
+                 (never in strict mode)",
+            )
+            .with_span(expr)),
+        }
+    }
+}
+
 /// `require_approval` (every call) or `require_approval = path` (decided per call).
 #[derive(Debug, Clone)]
 pub enum ApprovalAttr {
@@ -367,5 +411,203 @@ impl FromMeta for DefaultAttr {
 
     fn from_expr(expr: &Expr) -> darling::Result<Self> {
         Ok(Self::Expr(Box::new(expr.clone())))
+    }
+}
+
+/// `example(name = value, ...)`: one example input. Each value is a JSON literal (a
+/// string, a number, `true`, `false`, `null`, `[...]`, or `{"key": value}`), written as
+/// the model would send it; the macro turns it into JSON text here, and `valid.rs`
+/// checks the names against the fn's parameters.
+#[derive(Debug, Clone)]
+pub struct ExampleAttr {
+    /// The `example` token, where a missing parameter is reported.
+    pub span: Span,
+    /// The arguments, in the order written.
+    pub fields: Vec<ExampleField>,
+}
+
+/// One `name = value` of an example.
+#[derive(Debug, Clone)]
+pub struct ExampleField {
+    /// The parameter's name as the fn spells it.
+    pub name: Ident,
+    /// The value as JSON text.
+    pub json: String,
+}
+
+impl FromMeta for ExampleAttr {
+    fn from_meta(item: &Meta) -> darling::Result<Self> {
+        let span = item.path().span();
+        let Meta::List(list) = item else {
+            return Err(darling::Error::custom(
+                "write an example as `example(name = value, ...)`, one `name = value` per \
+                 parameter, each value a JSON literal: `example(city = \"Paris\", days = 3)`",
+            )
+            .with_span(item));
+        };
+        let fields = list
+            .parse_args_with(Punctuated::<ExampleField, Token![,]>::parse_terminated)
+            .map_err(darling::Error::from)?;
+        Ok(Self {
+            span,
+            fields: fields.into_iter().collect(),
+        })
+    }
+}
+
+impl Parse for ExampleField {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let name = Ident::parse_any(input)?;
+        input.parse::<Token![=]>()?;
+        let mut json = String::new();
+        json_value(input, &mut json)?;
+        Ok(Self { name, json })
+    }
+}
+
+/// What an example's value may be, for the error on anything else.
+const JSON_VALUES: &str = "an example's values are JSON, as the model sends them: a string, \
+     a number, `true`, `false`, `null`, `[...]` or `{\"key\": value}` (an enum variant is \
+     its name in the schema, such as `\"celsius\"`)";
+
+/// Reads one JSON literal written in Rust tokens and appends it to `out` as JSON text.
+fn json_value(input: ParseStream<'_>, out: &mut String) -> syn::Result<()> {
+    if input.peek(token::Bracket) {
+        let content;
+        bracketed!(content in input);
+        let items = Punctuated::<JsonText, Token![,]>::parse_terminated(&content)?;
+        push_joined(out, '[', items.iter().map(|item| &item.0), ']');
+        return Ok(());
+    }
+    if input.peek(token::Brace) {
+        let content;
+        braced!(content in input);
+        let entries = Punctuated::<JsonEntry, Token![,]>::parse_terminated(&content)?;
+        push_joined(out, '{', entries.iter().map(|entry| &entry.0), '}');
+        return Ok(());
+    }
+    if input.peek(Token![-]) {
+        let minus = input.parse::<Token![-]>()?;
+        out.push('-');
+        return match input.parse::<Lit>() {
+            Ok(Lit::Int(int)) => number(&int.token(), int.suffix(), int.base10_digits(), out),
+            Ok(Lit::Float(float)) => {
+                number(&float.token(), float.suffix(), float.base10_digits(), out)
+            }
+            _ => Err(syn::Error::new(minus.span, JSON_VALUES)),
+        };
+    }
+    if input.peek(Ident::peek_any) {
+        let ident = Ident::parse_any(input)?;
+        return match ident.to_string().as_str() {
+            word @ ("true" | "false" | "null") => {
+                out.push_str(word);
+                Ok(())
+            }
+            _ => Err(syn::Error::new(ident.span(), JSON_VALUES)),
+        };
+    }
+    match input.parse::<Lit>() {
+        Ok(Lit::Str(text)) => {
+            json_string(&text.value(), out);
+            Ok(())
+        }
+        Ok(Lit::Int(int)) => number(&int.token(), int.suffix(), int.base10_digits(), out),
+        Ok(Lit::Float(float)) => number(&float.token(), float.suffix(), float.base10_digits(), out),
+        Ok(other) => Err(syn::Error::new(other.span(), JSON_VALUES)),
+        Err(error) => Err(syn::Error::new(error.span(), JSON_VALUES)),
+    }
+}
+
+/// `parts` between `open` and `close`, separated by commas.
+fn push_joined<'a>(
+    out: &mut String,
+    open: char,
+    parts: impl Iterator<Item = &'a String>,
+    close: char,
+) {
+    out.push(open);
+    for (i, part) in parts.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(part);
+    }
+    out.push(close);
+}
+
+/// A number: its digits as JSON has them (a Rust suffix such as `u8` would say the
+/// value has a Rust type, which it does not: it is what the model sends).
+fn number(token: &Literal, suffix: &str, digits: &str, out: &mut String) -> syn::Result<()> {
+    if !suffix.is_empty() {
+        return Err(syn::Error::new(
+            token.span(),
+            format!(
+                "write the number without the `{suffix}` suffix: an example's values are \
+                 JSON, as the model sends them"
+            ),
+        ));
+    }
+    // A float's digits may end in `.` (`1.`), which JSON does not allow.
+    out.push_str(digits);
+    if digits.ends_with('.') {
+        out.push('0');
+    }
+    Ok(())
+}
+
+/// A JSON string literal of `text`.
+pub fn json_string(text: &str, out: &mut String) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// One element of a JSON array, as JSON text.
+struct JsonText(String);
+
+impl Parse for JsonText {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let mut json = String::new();
+        json_value(input, &mut json)?;
+        Ok(Self(json))
+    }
+}
+
+/// One `"key": value` of a JSON object (the key may also be written bare, `key: value`),
+/// as JSON text.
+struct JsonEntry(String);
+
+impl Parse for JsonEntry {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let key = if input.peek(LitStr) {
+            input.parse::<LitStr>()?.value()
+        } else {
+            Ident::parse_any(input)
+                .map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "write an object's entries as `\"key\": value`, as in JSON",
+                    )
+                })?
+                .unraw()
+                .to_string()
+        };
+        input.parse::<Token![:]>()?;
+        let mut entry = String::new();
+        json_string(&key, &mut entry);
+        entry.push(':');
+        json_value(input, &mut entry)?;
+        Ok(Self(entry))
     }
 }

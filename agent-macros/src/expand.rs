@@ -438,6 +438,14 @@ fn keys(tool: &Tool) -> (Option<TokenStream>, Option<TokenStream>) {
         let f = quote_spanned!(path.span()=> let __agent_fn: #p::ValidateProgressFn = #path;);
         keys.push(quote!(.with_validate_progress({ #f __agent_fn })));
     }
+    if let Some(strict) = tool.strict {
+        let strict = resolved(strict);
+        keys.push(quote!(.with_strict(#strict)));
+    }
+    if let Some(examples) = &tool.examples {
+        let examples = crate::spans::string(examples);
+        keys.push(quote!(.with_examples(#examples)));
+    }
     let keys = (!keys.is_empty())
         .then(|| quote!(const KEYS: &'static #p::ToolKeys = &#p::ToolKeys::NONE #(#keys)*;));
     (keys, items)

@@ -3,7 +3,9 @@
 //! own tokens and says what to write instead.
 
 use crate::ast::{self, ParamKind, RawFn, Return};
-use crate::attr::{ApprovalAttr, ArgAttr, DefaultAttr, Exposure, OnError, TaskAttr, ToolAttr};
+use crate::attr::{
+    ApprovalAttr, ArgAttr, DefaultAttr, ExampleAttr, Exposure, OnError, TaskAttr, ToolAttr,
+};
 use crate::docs::{self, Docs};
 use crate::errors::Errors;
 use crate::spans::Trees;
@@ -94,6 +96,11 @@ pub struct Tool {
     pub register: Option<Span>,
     /// `tags = [...]`.
     pub tags: Vec<LitStr>,
+    /// `strict` or `strict = false`.
+    pub strict: Option<bool>,
+    /// `example(...)`, every one, as one JSON array of argument objects; `None` when
+    /// the tool gives none.
+    pub examples: Option<String>,
 }
 
 /// A tool's description.
@@ -184,6 +191,7 @@ pub fn check(
     check_registration(&attr, place, &mut errors);
     let params = params(sig, param_attrs, &arguments, &mut errors);
     check_arguments_section(func, &params, &arguments, &mut errors);
+    let examples = examples(&attr.example, &params, sig, &mut errors);
     let (output, output_kind, returns_result, return_span) = return_type(sig, &mut errors);
     errors.finish()?;
     Ok(Tool {
@@ -227,7 +235,133 @@ pub fn check(
             .collect(),
         register: attr.register.as_ref().map(SpannedValue::span),
         tags: attr.tags.unwrap_or_default(),
+        strict: attr.strict.map(|strict| strict.0),
+        examples,
     })
+}
+
+/// Every example names parameters the model fills, each once, and gives every one the
+/// tool requires (neither `Option` nor `#[arg(default)]`): an example the tool would
+/// refuse teaches the model a mistake. The examples become one JSON array, each key the
+/// parameter's name in the schema.
+fn examples(
+    examples: &[ExampleAttr],
+    params: &[Param],
+    sig: &syn::Signature,
+    errors: &mut Errors,
+) -> Option<String> {
+    if examples.is_empty() {
+        return None;
+    }
+    let fn_name = &sig.ident;
+    let model: Vec<(String, &ModelParam)> = params
+        .iter()
+        .filter_map(|param| param.model.as_ref())
+        .map(|model| (model.field.unraw().to_string(), model))
+        .collect();
+    // The fn's other parameters are the ones the runtime supplies.
+    let injected: Vec<String> = sig
+        .inputs
+        .iter()
+        .filter_map(ast::param_ident)
+        .map(|ident| ident.unraw().to_string())
+        .filter(|name| !model.iter().any(|(n, _)| n == name))
+        .collect();
+    let names: Vec<&str> = model.iter().map(|(name, _)| name.as_str()).collect();
+    let mut json = String::from("[");
+    for (index, example) in examples.iter().enumerate() {
+        if index > 0 {
+            json.push(',');
+        }
+        json.push('{');
+        let mut given: Vec<String> = Vec::new();
+        let mut misnamed = false;
+        for field in &example.fields {
+            let name = field.name.unraw().to_string();
+            if injected.contains(&name) {
+                misnamed = true;
+                errors.error(
+                    &field.name,
+                    format!(
+                        "`{name}` is supplied by the runtime, not sent by the model: leave it \
+                         out of the example"
+                    ),
+                );
+                continue;
+            }
+            let Some((_, param)) = model.iter().find(|(n, _)| *n == name) else {
+                misnamed = true;
+                let hint = match crate::attr::did_you_mean(&name, &names) {
+                    Some(near) => format!("did you mean `{near}`? "),
+                    None => String::new(),
+                };
+                let listed = if names.is_empty() {
+                    "it takes none from the model".to_owned()
+                } else {
+                    format!(
+                        "its parameters are {}",
+                        names
+                            .iter()
+                            .map(|n| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                errors.error(
+                    &field.name,
+                    format!(
+                        "this example names `{name}`, which is not a parameter the model \
+                         fills in `{fn_name}`: {hint}{listed}"
+                    ),
+                );
+                continue;
+            };
+            if given.contains(&name) {
+                errors.error(
+                    &field.name,
+                    format!("`{name}` is given twice in this example: keep one"),
+                );
+                continue;
+            }
+            if !given.is_empty() {
+                json.push(',');
+            }
+            given.push(name);
+            let wire = match &param.rename {
+                Some(lit) => lit.value(),
+                None => param.field.unraw().to_string(),
+            };
+            crate::attr::json_string(&wire, &mut json);
+            json.push(':');
+            json.push_str(&field.json);
+        }
+        json.push('}');
+        let missing: Vec<&str> = model
+            .iter()
+            .filter(|(name, param)| {
+                !param.optional && param.default.is_none() && !given.contains(name)
+            })
+            .map(|(name, _)| name.as_str())
+            .collect();
+        // A misspelled name is most likely the missing one: its error is the one to read.
+        if !missing.is_empty() && !misnamed {
+            let list = missing.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>();
+            let add = missing
+                .iter()
+                .map(|n| format!("`{n} = ...`"))
+                .collect::<Vec<_>>();
+            errors.error_at(
+                example.span,
+                format!(
+                    "this example leaves out {}, which `{fn_name}` requires: add {}",
+                    list.join(" and "),
+                    add.join(", ")
+                ),
+            );
+        }
+    }
+    json.push(']');
+    Some(json)
 }
 
 /// A tool is a plain, safe, non-generic `async fn`.

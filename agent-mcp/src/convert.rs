@@ -325,6 +325,7 @@ mod tests {
                 open_world: Some(false),
                 ..ToolAnnotations::default()
             },
+            ..ToolDefinition::default()
         };
         let scalar_output = ToolDefinition {
             output_schema: Some(json!({"type": "number"})),
@@ -357,6 +358,7 @@ mod tests {
                 read_only: Some(true),
                 ..ToolAnnotations::default()
             },
+            ..ToolDefinition::default()
         };
         let wire = serde_json::to_value(tool_to_mcp(&definition, None)).unwrap();
         assert_eq!(wire["inputSchema"]["$schema"], json!(JSON_SCHEMA_2020_12));

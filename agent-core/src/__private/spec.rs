@@ -83,6 +83,9 @@ pub struct ToolKeys {
     requirements: &'static [&'static str],
     validate_output: Option<ValidateOutputFn>,
     validate_progress: Option<ValidateProgressFn>,
+    strict: Option<bool>,
+    /// The examples as one JSON array of argument objects; empty for none.
+    examples: &'static str,
 }
 
 impl ToolKeys {
@@ -103,6 +106,8 @@ impl ToolKeys {
         requirements: &[],
         validate_output: None,
         validate_progress: None,
+        strict: None,
+        examples: "",
     };
 
     /// A fn with a `&ToolContext`, `State<T>` or `Progress` parameter.
@@ -182,6 +187,19 @@ impl ToolKeys {
     /// `validate_progress`.
     pub const fn with_validate_progress(mut self, validate: ValidateProgressFn) -> Self {
         self.validate_progress = Some(validate);
+        self
+    }
+
+    /// `strict` or `strict = false`.
+    pub const fn with_strict(mut self, strict: bool) -> Self {
+        self.strict = Some(strict);
+        self
+    }
+
+    /// `example(...)`, every one: a JSON array of argument objects, which the macro
+    /// wrote from the user's literals (so it parses).
+    pub const fn with_examples(mut self, examples: &'static str) -> Self {
+        self.examples = examples;
         self
     }
 }
@@ -738,6 +756,20 @@ impl ToolSpec {
     pub fn task_support(&self) -> TaskSupport {
         self.keys.task
     }
+
+    /// See [`Tool::input_examples`]: read from their JSON on each call (a definition is
+    /// built once per registration, the only caller).
+    pub fn input_examples(&self) -> Vec<Value> {
+        if self.keys.examples.is_empty() {
+            return Vec::new();
+        }
+        serde_json::from_str(self.keys.examples).unwrap_or_default()
+    }
+
+    /// See [`Tool::strict`].
+    pub fn strict(&self) -> Option<bool> {
+        self.keys.strict
+    }
 }
 
 /// Adds a property to an object schema, and its name to `required` unless `optional`.
@@ -879,6 +911,14 @@ macro_rules! spec_methods {
 
         fn task_support(&self) -> TaskSupport {
             $spec(self).task_support()
+        }
+
+        fn input_examples(&self) -> Vec<Value> {
+            $spec(self).input_examples()
+        }
+
+        fn strict(&self) -> Option<bool> {
+            $spec(self).strict()
         }
     };
 }

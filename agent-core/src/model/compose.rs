@@ -166,6 +166,14 @@ impl Tool for Composed {
     fn task_support(&self) -> TaskSupport {
         self.tool.task_support()
     }
+
+    fn input_examples(&self) -> Vec<Value> {
+        self.tool.input_examples()
+    }
+
+    fn strict(&self) -> Option<bool> {
+        self.tool.strict()
+    }
 }
 
 #[cfg(test)]

@@ -539,6 +539,7 @@ mod tests {
             parameters,
             output_schema: None,
             annotations: ToolAnnotations::default(),
+            ..Default::default()
         })
     }
 

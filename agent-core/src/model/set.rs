@@ -16,7 +16,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// What a model is told about a tool. Built once, when the tool is registered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolDefinition {
     /// The tool's name.
     pub name: String,
@@ -33,6 +33,13 @@ pub struct ToolDefinition {
     /// Effect hints.
     #[serde(default)]
     pub annotations: ToolAnnotations,
+    /// Example inputs ([`Tool::input_examples`]), for providers that show them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input_examples: Vec<Value>,
+    /// The tool's own strict-mode choice ([`Tool::strict`]); `None` leaves it to the
+    /// client. [`Dialect::render`](crate::dialect::Dialect::render) honours it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
 }
 
 impl ToolDefinition {
@@ -54,6 +61,8 @@ impl ToolDefinition {
             parameters,
             output_schema: tool.output_schema(),
             annotations,
+            input_examples: tool.input_examples(),
+            strict: tool.strict(),
         })
     }
 }
@@ -391,6 +400,7 @@ impl OutputSchema {
             parameters: normalize_root(self.schema.clone()),
             output_schema: None,
             annotations: Default::default(),
+            ..Default::default()
         }
     }
 }

@@ -267,6 +267,24 @@ pub trait Tool: Send + Sync {
     fn task_support(&self) -> TaskSupport {
         TaskSupport::Forbidden
     }
+
+    /// Example inputs: each an object of arguments, as the model would send them. A
+    /// provider with a field for them (Anthropic's `input_examples`) shows them to the
+    /// model beside the schema; the others leave them out.
+    /// [`assert_dialects`](crate::dialect::assert_dialects) checks each against
+    /// [`schema`](Self::schema). None, by default.
+    fn input_examples(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
+    /// Whether the tool is sent in its provider's strict mode (`strict: true`, the
+    /// schema in the strict dialect): `Some(true)` or `Some(false)` overrides the
+    /// client's own setting for this tool, `None` (the default) keeps it. OpenAI (Chat
+    /// Completions and Responses) and Anthropic honour it per tool; Gemini has no
+    /// strict mode and ignores it.
+    fn strict(&self) -> Option<bool> {
+        None
+    }
 }
 
 /// A tool whose work is done by the application, a queue or another service: the run
@@ -357,6 +375,8 @@ pub trait ToolVia<Route>: Send + Sync {
     fn validate_progress(&self, progress: &Value) -> Result<(), String>;
     fn uses_context(&self) -> bool;
     fn task_support(&self) -> TaskSupport;
+    fn input_examples(&self) -> Vec<Value>;
+    fn strict(&self) -> Option<bool>;
 }
 
 impl<T> Tool for T
@@ -447,5 +467,13 @@ where
 
     fn task_support(&self) -> TaskSupport {
         ToolVia::task_support(self)
+    }
+
+    fn input_examples(&self) -> Vec<Value> {
+        ToolVia::input_examples(self)
+    }
+
+    fn strict(&self) -> Option<bool> {
+        ToolVia::strict(self)
     }
 }

@@ -119,6 +119,16 @@ pub trait TypedTool: Send + Sync {
     fn task_support(&self) -> TaskSupport {
         TaskSupport::Forbidden
     }
+
+    /// See [`Tool::input_examples`].
+    fn input_examples(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
+    /// See [`Tool::strict`].
+    fn strict(&self) -> Option<bool> {
+        None
+    }
 }
 
 /// The [`ToolRoute`] of every [`TypedTool`]: its `Tool` methods are the ones below.
@@ -207,6 +217,14 @@ impl<T: TypedTool> ToolVia<ViaTyped> for T {
 
     fn task_support(&self) -> TaskSupport {
         TypedTool::task_support(self)
+    }
+
+    fn input_examples(&self) -> Vec<Value> {
+        TypedTool::input_examples(self)
+    }
+
+    fn strict(&self) -> Option<bool> {
+        TypedTool::strict(self)
     }
 }
 

@@ -3,18 +3,33 @@
 
 use super::Dialect;
 use super::check::anthropic_budget;
+use super::example::mismatch;
 use super::vocab::{ANTHROPIC_MAX_OPTIONAL, ANTHROPIC_MAX_STRICT_TOOLS, ANTHROPIC_MAX_UNIONS};
-use crate::model::set::{ToolSet, is_valid_tool_name};
+use crate::model::set::{ToolDefinition, ToolSet, is_valid_tool_name};
+use serde_json::Value;
 
 /// Every problem rendering the tools of `set` in `dialects` would hit, one line each
 /// (`tool `x` cannot be rendered for gemini: ...`); empty when all render cleanly.
 ///
 /// Besides each tool's schema, the set as a whole is checked against per-request
 /// limits (Anthropic strict tool use: 20 strict tools, 24 optional and 16 union-typed
-/// parameters across them), since a set is what is sent in one request.
+/// parameters across them), since a set is what is sent in one request. A tool's own
+/// [`strict`](crate::tool::Tool::strict) choice is honoured: it is checked in the
+/// dialect a client of that provider sends it in.
+///
+/// Each tool's [`input_examples`](crate::tool::Tool::input_examples) are checked
+/// against its own schema (`tool `x` has an example that does not match its schema:
+/// example 2 {...}: at `/days`: expected integer, found "three"`), and, for a provider
+/// that shows them, against the schema as rendered for it.
 pub fn dialect_report(set: &ToolSet, dialects: &[Dialect]) -> Vec<String> {
     let mut problems = Vec::new();
+    for tool in set {
+        if let Some(definition) = set.definition(tool.name()) {
+            example_problems(definition, None, &mut problems);
+        }
+    }
     for dialect in dialects {
+        let mut strict_tools = 0;
         let mut optional = 0;
         let mut unions = 0;
         for tool in set {
@@ -33,20 +48,29 @@ pub fn dialect_report(set: &ToolSet, dialects: &[Dialect]) -> Vec<String> {
                     definition.name
                 ));
             }
-            match dialect.render_parameters(definition) {
+            // A tool that says `strict` is sent in the dialect it picks, so that is the
+            // one its schema must fit (a client in `anthropic` sends it strict).
+            let sent_in = dialect.for_tool(definition);
+            match sent_in.render_parameters(definition) {
                 Ok(parameters) => {
-                    if *dialect == Dialect::AnthropicStrict {
+                    if sent_in == Dialect::AnthropicStrict {
                         let (o, u) = anthropic_budget(&parameters);
+                        strict_tools += 1;
                         optional += o;
                         unions += u;
+                    }
+                    if sent_in.shows_input_examples() && sent_in != Dialect::Anthropic {
+                        // The provider checks the examples against the schema it was
+                        // sent, which a strict dialect rewrote.
+                        example_problems(definition, Some((sent_in, &parameters)), &mut problems);
                     }
                 }
                 Err(error) => problems.push(error.to_string()),
             }
         }
-        if *dialect == Dialect::AnthropicStrict {
+        if matches!(dialect, Dialect::Anthropic | Dialect::AnthropicStrict) {
             let limits = [
-                (set.len(), ANTHROPIC_MAX_STRICT_TOOLS, "strict tools"),
+                (strict_tools, ANTHROPIC_MAX_STRICT_TOOLS, "strict tools"),
                 (optional, ANTHROPIC_MAX_OPTIONAL, "optional parameters"),
                 (
                     unions,
@@ -55,15 +79,44 @@ pub fn dialect_report(set: &ToolSet, dialects: &[Dialect]) -> Vec<String> {
                 ),
             ];
             for (count, limit, what) in limits {
-                if count > limit {
-                    problems.push(format!(
-                        "the set has {count} {what}; Anthropic strict tool use allows {limit} per request"
-                    ));
+                let problem = format!(
+                    "the set has {count} {what}; Anthropic strict tool use allows {limit} per request"
+                );
+                // Checked for both Anthropic dialects: the same count is one problem.
+                if count > limit && !problems.contains(&problem) {
+                    problems.push(problem);
                 }
             }
         }
     }
     problems
+}
+
+/// A problem per example of `definition` that does not match its own schema, or, with
+/// `rendered`, the schema as a dialect rendered it (an example already reported against
+/// the tool's own schema is not reported again).
+fn example_problems(
+    definition: &ToolDefinition,
+    rendered: Option<(Dialect, &Value)>,
+    problems: &mut Vec<String>,
+) {
+    for (index, example) in definition.input_examples.iter().enumerate() {
+        if rendered.is_some() && mismatch(&definition.parameters, example).is_some() {
+            continue;
+        }
+        let (schema, sent) = match rendered {
+            Some((dialect, schema)) => (schema, format!(" as sent to {dialect}")),
+            None => (&definition.parameters, String::new()),
+        };
+        if let Some(problem) = mismatch(schema, example) {
+            problems.push(format!(
+                "tool `{}` has an example that does not match its schema{sent}: example {} {}: {problem}",
+                definition.name,
+                index + 1,
+                example
+            ));
+        }
+    }
 }
 
 /// Panics, listing every problem, unless every tool of `set` renders cleanly for every

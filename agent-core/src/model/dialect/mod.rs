@@ -20,11 +20,9 @@
 //!
 //! let definition = ToolDefinition {
 //!     name: "forecast".into(),
-//!     title: None,
 //!     description: "Weather forecast for a city.".into(),
 //!     parameters: ArgsSchema::of::<Args>().schema().clone(),
-//!     output_schema: None,
-//!     annotations: Default::default(),
+//!     ..Default::default()
 //! };
 //! let rendered = Dialect::OpenAiStrict.render(&definition).unwrap();
 //! let parameters = &rendered["function"]["parameters"];
@@ -40,6 +38,7 @@
 mod arguments;
 mod assert;
 mod check;
+mod example;
 mod shape;
 mod transform;
 mod vocab;
@@ -107,11 +106,38 @@ impl Dialect {
         }
     }
 
-    /// The provider's tool definition for `definition`: OpenAI's
+    /// The dialect a client sending in `self` renders `definition` in: the tool's own
+    /// [`strict`](ToolDefinition::strict) choice picks the strict or the plain dialect
+    /// of the same provider (OpenAI and Anthropic), and the client's dialect holds for a
+    /// tool that does not say. Gemini and MCP have no strict mode: `self`.
+    pub fn for_tool(self, definition: &ToolDefinition) -> Dialect {
+        match (self, definition.strict) {
+            (Self::OpenAi | Self::OpenAiStrict, Some(true)) => Self::OpenAiStrict,
+            (Self::OpenAi | Self::OpenAiStrict, Some(false)) => Self::OpenAi,
+            (Self::Anthropic | Self::AnthropicStrict, Some(true)) => Self::AnthropicStrict,
+            (Self::Anthropic | Self::AnthropicStrict, Some(false)) => Self::Anthropic,
+            (dialect, _) => dialect,
+        }
+    }
+
+    /// Whether the provider's tool definition has a field for
+    /// [`input_examples`](ToolDefinition::input_examples): Anthropic's, which takes them
+    /// as written. The others have none, and leave them out.
+    pub fn shows_input_examples(self) -> bool {
+        matches!(self, Self::Anthropic | Self::AnthropicStrict)
+    }
+
+    /// The provider's tool definition for `definition`, in the dialect
+    /// [`for_tool`](Self::for_tool) picks: OpenAI's
     /// `{"type": "function", "function": {...}}`, Anthropic's
-    /// `{name, description, input_schema}`, a Gemini `functionDeclarations` entry, or
-    /// an MCP tool. Fails when the schema cannot be expressed in this dialect.
+    /// `{name, description, input_schema}` (with `input_examples` when the tool has
+    /// some), a Gemini `functionDeclarations` entry, or an MCP tool. Fails when the
+    /// schema cannot be expressed in that dialect.
     pub fn render(self, definition: &ToolDefinition) -> Result<Value, DialectError> {
+        let dialect = self.for_tool(definition);
+        if dialect != self {
+            return dialect.render(definition);
+        }
         // MCP accepts a wider alphabet (dots); the model providers do not. `ToolSet`
         // already refuses such names, but definitions can be built by hand.
         if self != Self::Mcp && !is_valid_tool_name(&definition.name) {
@@ -143,6 +169,12 @@ impl Dialect {
                 if self == Self::AnthropicStrict {
                     tool.insert("strict".into(), Value::Bool(true));
                 }
+                if !definition.input_examples.is_empty() {
+                    tool.insert(
+                        "input_examples".into(),
+                        Value::Array(definition.input_examples.clone()),
+                    );
+                }
                 Value::Object(tool)
             }
             Self::Gemini => {
@@ -173,9 +205,13 @@ impl Dialect {
         definitions.into_iter().map(|d| self.render(d)).collect()
     }
 
-    /// Just the argument schema of `definition`, in this dialect. Checked with
-    /// [`check`] before it is returned.
+    /// Just the argument schema of `definition`, in the dialect
+    /// [`for_tool`](Self::for_tool) picks. Checked with [`check`] before it is returned.
     pub fn render_parameters(self, definition: &ToolDefinition) -> Result<Value, DialectError> {
+        let dialect = self.for_tool(definition);
+        if dialect != self {
+            return dialect.render_parameters(definition);
+        }
         let error = |reason: String| DialectError {
             tool: definition.name.clone(),
             dialect: self,
@@ -208,8 +244,10 @@ impl Dialect {
     ///   object again.
     ///
     /// Anything else is returned unchanged, so decoding still reports real mistakes.
+    /// The dialect is the one [`for_tool`](Self::for_tool) picks, as in
+    /// [`render`](Self::render).
     pub fn normalize_arguments(self, definition: &ToolDefinition, args: Value) -> Value {
-        arguments::normalize(self, &definition.parameters, args)
+        arguments::normalize(self.for_tool(definition), &definition.parameters, args)
     }
 
     /// Whether maps (objects with arbitrary keys) are sent as lists of
