@@ -2,7 +2,9 @@
 //! server and once with rmcp's own `#[tool_router]`/`#[tool]` macros.
 
 use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolRequestParams;
 use rmcp::tool_router;
+use serde_json::{Value, json};
 use toolwright_core::tool;
 
 /// What both servers answer for Beijing, 3 days, Celsius.
@@ -55,4 +57,13 @@ impl RmcpServer {
     async fn forecast(&self, Parameters(args): Parameters<ForecastArgs>) -> String {
         forecast(&args.city, args.days, args.unit)
     }
+}
+
+/// The forecast for Beijing, 3 days, in Celsius.
+#[allow(dead_code, reason = "http_load writes its calls' JSON itself")]
+pub fn call_params() -> CallToolRequestParams {
+    let Value::Object(arguments) = json!({"city": "Beijing", "days": 3, "unit": "celsius"}) else {
+        unreachable!("a literal object")
+    };
+    CallToolRequestParams::new("forecast").with_arguments(arguments)
 }
