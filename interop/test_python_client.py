@@ -56,6 +56,14 @@ EXPECTED_TOOLS = {
     "test_input_required_result_multi_round",
     "test_input_required_result_tampered_state",
     "test_input_required_result_capabilities",
+    # interop/conformance_task_tools.rs: tools that run as MCP tasks.
+    "greet",
+    "slow_compute",
+    "failing_job",
+    "protocol_error_job",
+    "confirm_delete",
+    "multi_input",
+    "test_tool_with_task",
 }
 
 
