@@ -5,17 +5,18 @@
 
 #[path = "support/events.rs"]
 mod events;
+#[path = "support/raw_stream.rs"]
+mod raw_stream;
 
 use events::{Flag, PATIENCE, idle_count, idle_since, within};
 use futures::FutureExt;
+use raw_stream::{Raw, Via};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
-use tokio::io::{
-    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
-};
+use tokio::io::AsyncWriteExt;
 use toolwright_core::{
     AgentResult, Content, Tool, ToolContext, ToolError, ToolSet, async_trait, tool::TypedTool,
 };
@@ -215,81 +216,6 @@ fn tools(probes: &Probes) -> ToolSet {
     tools
 }
 
-/// How the server end is served.
-#[derive(Clone, Copy, Debug)]
-enum Via {
-    /// `toolwright_mcp::serve_io`, with its fast path.
-    Stream,
-    /// rmcp's own `serve`, the reference for what a client must see.
-    Rmcp,
-}
-
-/// A client writing and reading raw JSON-RPC lines.
-struct Raw {
-    write: WriteHalf<DuplexStream>,
-    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
-    served: tokio::task::JoinHandle<()>,
-}
-
-impl Raw {
-    fn open(tools: ToolSet, via: Via) -> Self {
-        let (client, server_end) = tokio::io::duplex(1 << 16);
-        let (input, output) = tokio::io::split(server_end);
-        let served = tokio::spawn(async move {
-            let server = McpServer::new(tools);
-            match via {
-                Via::Stream => {
-                    let _ = toolwright_mcp::serve_io(server, input, output).await;
-                }
-                Via::Rmcp => {
-                    if let Ok(running) = server.serve((input, output)).await {
-                        let _ = running.waiting().await;
-                    }
-                }
-            }
-        });
-        let (read, write) = tokio::io::split(client);
-        Self {
-            write,
-            lines: BufReader::new(read).lines(),
-            served,
-        }
-    }
-
-    /// A session initialized with `capabilities`.
-    async fn initialized(tools: ToolSet, via: Via, capabilities: Value) -> Self {
-        let mut raw = Self::open(tools, via);
-        raw.send(
-            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": capabilities,
-            "clientInfo": {"name": "raw", "version": "0"}}}),
-        )
-        .await;
-        let reply = raw.next().await;
-        assert!(reply.contains("\"serverInfo\""), "{reply}");
-        raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-        raw
-    }
-
-    async fn send(&mut self, message: &Value) {
-        self.send_line(&message.to_string()).await;
-    }
-
-    async fn send_line(&mut self, line: &str) {
-        self.write.write_all(line.as_bytes()).await.unwrap();
-        self.write.write_all(b"\n").await.unwrap();
-    }
-
-    /// The next line from the server.
-    async fn next(&mut self) -> String {
-        within("a line from the server", self.lines.next_line())
-            .await
-            .unwrap()
-            .expect("the server still writes")
-    }
-}
-
 fn call(id: Value, name: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": name, "arguments": arguments}})
@@ -299,64 +225,11 @@ fn parse(line: &str) -> Value {
     serde_json::from_str(line).unwrap()
 }
 
-/// rmcp's "received request" events, by request id: the requests rmcp's service loop
-/// handled.
-#[derive(Clone, Default)]
-struct RmcpRequests(Arc<Mutex<Vec<String>>>);
-
-struct Fields<'a> {
-    message: &'a mut String,
-    id: &'a mut String,
-}
-
-impl tracing::field::Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        match field.name() {
-            "message" => *self.message = format!("{value:?}"),
-            "id" => *self.id = format!("{value:?}"),
-            _ => {}
-        }
-    }
-}
-
-impl tracing::Subscriber for RmcpRequests {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        let (mut message, mut id) = (String::new(), String::new());
-        event.record(&mut Fields {
-            message: &mut message,
-            id: &mut id,
-        });
-        if message == "received request" {
-            self.0.lock().unwrap().push(id);
-        }
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
-}
-
 /// The replies to `lines`, one request at a time, in a session served `via`, and the
 /// ids of the requests rmcp's service loop handled meanwhile.
 async fn replies(via: Via, lines: &[Value]) -> (Vec<String>, Vec<String>) {
-    let mut raw = Raw::initialized(tools(&Probes::default()), via, json!({})).await;
-    // Every task runs on this test's thread, so this subscriber sees rmcp's events.
-    let rmcp_requests = RmcpRequests::default();
-    let guard = tracing::subscriber::set_default(rmcp_requests.clone());
-    let mut replies = Vec::new();
-    for line in lines {
-        raw.send(line).await;
-        replies.push(raw.next().await);
-    }
-    drop(guard);
-    let handled = rmcp_requests.0.lock().unwrap().clone();
-    (replies, handled)
+    let server = McpServer::new(tools(&Probes::default()));
+    raw_stream::replies(server, via, lines).await
 }
 
 #[tokio::test]
@@ -424,7 +297,12 @@ async fn calls_are_answered_without_rmcp_in_the_bytes_rmcp_writes() {
 #[tokio::test]
 async fn a_client_that_does_not_read_is_not_read_from() {
     const CALLS: i64 = 5_000;
-    let raw = Raw::initialized(tools(&Probes::default()), Via::Stream, json!({})).await;
+    let raw = Raw::initialized(
+        McpServer::new(tools(&Probes::default())),
+        Via::Stream,
+        json!({}),
+    )
+    .await;
     let (mut write, mut lines) = (raw.write, raw.lines);
     let idle_before = idle_count();
     let writer = tokio::spawn(async move {
@@ -461,7 +339,12 @@ async fn a_client_that_does_not_read_is_not_read_from() {
 /// with lines far longer than one write of the pipe, none is cut into by another.
 #[tokio::test]
 async fn straight_answers_and_rmcps_lines_never_interleave() {
-    let mut raw = Raw::initialized(tools(&Probes::default()), Via::Stream, json!({})).await;
+    let mut raw = Raw::initialized(
+        McpServer::new(tools(&Probes::default())),
+        Via::Stream,
+        json!({}),
+    )
+    .await;
     let long = "x".repeat(48 * 1024);
     let mut sent = Vec::new();
     let mut lines = Vec::new();
@@ -512,7 +395,7 @@ async fn a_tools_call_before_initialize_goes_to_rmcp_which_answers_as_it_always_
     let early = call(json!(1), "echo", json!({"text": "too early"}));
     let mut answers = Vec::new();
     for via in [Via::Stream, Via::Rmcp] {
-        let mut raw = Raw::open(tools(&Probes::default()), via);
+        let mut raw = Raw::open(McpServer::new(tools(&Probes::default())), via);
         raw.send(&early).await;
         answers.push(raw.next().await);
     }
@@ -547,7 +430,7 @@ async fn calls_run_side_by_side_with_rmcps_client() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_blocking_its_thread_does_not_hold_up_other_calls() {
     let probes = Probes::default();
-    let mut raw = Raw::initialized(tools(&probes), Via::Stream, json!({})).await;
+    let mut raw = Raw::initialized(McpServer::new(tools(&probes)), Via::Stream, json!({})).await;
     raw.send(&call(json!("slow"), "blocks", json!({}))).await;
     probes.blocking.wait("the tool blocked its thread").await;
     raw.send(&call(json!("quick"), "echo", json!({"text": "quick"})))
@@ -566,7 +449,7 @@ async fn a_tool_blocking_its_thread_does_not_hold_up_other_calls() {
 #[tokio::test]
 async fn a_call_asks_its_client_and_the_answer_comes_back_through_the_stream() {
     let mut raw = Raw::initialized(
-        tools(&Probes::default()),
+        McpServer::new(tools(&Probes::default())),
         Via::Stream,
         json!({"sampling": {}}),
     )
@@ -593,7 +476,12 @@ async fn a_call_asks_its_client_and_the_answer_comes_back_through_the_stream() {
 
 #[tokio::test]
 async fn progress_and_logs_go_out_before_the_response() {
-    let mut raw = Raw::initialized(tools(&Probes::default()), Via::Stream, json!({})).await;
+    let mut raw = Raw::initialized(
+        McpServer::new(tools(&Probes::default())),
+        Via::Stream,
+        json!({}),
+    )
+    .await;
     raw.send(&json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
         "params": {"name": "reports", "_meta": {"progressToken": 77}}}))
         .await;
@@ -622,7 +510,7 @@ async fn progress_and_logs_go_out_before_the_response() {
 #[tokio::test]
 async fn notifications_cancelled_cancels_a_call_and_its_response_is_not_sent() {
     let probes = Probes::default();
-    let mut raw = Raw::initialized(tools(&probes), Via::Stream, json!({})).await;
+    let mut raw = Raw::initialized(McpServer::new(tools(&probes)), Via::Stream, json!({})).await;
     raw.send(&call(json!("w"), "waits", json!({}))).await;
     probes.started.wait("the call started").await;
     raw.send(
@@ -644,7 +532,7 @@ async fn notifications_cancelled_cancels_a_call_and_its_response_is_not_sent() {
 #[tokio::test]
 async fn a_call_reusing_the_id_of_one_running_goes_to_rmcp() {
     let probes = Probes::default();
-    let mut raw = Raw::initialized(tools(&probes), Via::Stream, json!({})).await;
+    let mut raw = Raw::initialized(McpServer::new(tools(&probes)), Via::Stream, json!({})).await;
     raw.send(&call(json!("dup"), "waits", json!({}))).await;
     probes.started.wait("the first call started").await;
     raw.send(&call(json!("dup"), "echo", json!({"text": "second"})))
@@ -667,7 +555,8 @@ async fn a_call_reusing_the_id_of_one_running_goes_to_rmcp() {
 async fn a_client_that_closes_its_end_after_writing_still_gets_its_answers() {
     let mut answers = Vec::new();
     for via in [Via::Stream, Via::Rmcp] {
-        let mut raw = Raw::initialized(tools(&Probes::default()), via, json!({})).await;
+        let mut raw =
+            Raw::initialized(McpServer::new(tools(&Probes::default())), via, json!({})).await;
         raw.send(&call(json!(14), "echo", json!({"text": "piped"})))
             .await;
         raw.write.shutdown().await.unwrap();
@@ -680,7 +569,7 @@ async fn a_client_that_closes_its_end_after_writing_still_gets_its_answers() {
 #[tokio::test]
 async fn calls_still_running_when_input_ends_are_cancelled_after_a_grace() {
     let probes = Probes::default();
-    let mut raw = Raw::initialized(tools(&probes), Via::Stream, json!({})).await;
+    let mut raw = Raw::initialized(McpServer::new(tools(&probes)), Via::Stream, json!({})).await;
     raw.send(&call(json!(13), "waits", json!({}))).await;
     raw.send(&call(json!(15), "held", json!({}))).await;
     probes.started.wait("the waiting call started").await;
@@ -747,7 +636,8 @@ async fn unusual_lines_get_rmcps_answers_and_the_session_goes_on() {
     ];
     let mut seen = Vec::new();
     for via in [Via::Rmcp, Via::Stream] {
-        let mut raw = Raw::initialized(tools(&Probes::default()), via, json!({})).await;
+        let mut raw =
+            Raw::initialized(McpServer::new(tools(&Probes::default())), via, json!({})).await;
         let mut replies = Vec::new();
         for (i, line) in unusual.iter().enumerate() {
             raw.send_line(line).await;
@@ -778,7 +668,12 @@ async fn unusual_lines_get_rmcps_answers_and_the_session_goes_on() {
 /// Arbitrary lines never stop the session.
 #[tokio::test]
 async fn garbage_never_stops_the_session() {
-    let mut raw = Raw::initialized(tools(&Probes::default()), Via::Stream, json!({})).await;
+    let mut raw = Raw::initialized(
+        McpServer::new(tools(&Probes::default())),
+        Via::Stream,
+        json!({}),
+    )
+    .await;
     let garbage = [
         "\u{0}\u{1}\u{2}",
         "{",

@@ -1,17 +1,21 @@
-//! `tools/call` answered on a stream transport without rmcp's service loop.
+//! `tools/call`, `resources/read` and `prompts/get` answered on a stream transport
+//! without rmcp's service loop.
 //!
 //! rmcp parses every message into its own types, routes it through its service loop and
-//! a task of its own, and serializes the answer back; for a `tools/call` that is most of
-//! a round trip's cost. The stream transport reads a plain call straight from its line
-//! (the one parse of that line), runs it through the same [`McpServer::run_call`]
-//! rmcp's handler runs, and writes its response here, in the bytes rmcp writes.
-//! Everything else, including any call that looks unusual, still goes to rmcp.
+//! a task of its own, and serializes the answer back; for these requests that is most of
+//! a round trip's cost. The stream transport reads such a request in its plain shape
+//! straight from its line (the one parse of that line), runs it through the same server
+//! code rmcp's handler runs ([`McpServer::run_call`], and the handler's own
+//! `read_resource` and `get_prompt`), and writes its response here, in the bytes rmcp
+//! writes. Everything else, including any request that looks unusual, still goes to rmcp.
 
 use crate::server::McpServer;
 use futures::StreamExt;
+use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, NumberOrString,
-    ProgressToken, RequestId, ResultType, ServerJsonRpcMessage, ServerResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, GetPromptRequestParams,
+    NumberOrString, ProgressToken, ReadResourceRequestParams, RequestId, ResultType,
+    ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde::Deserialize;
@@ -36,30 +40,41 @@ impl StreamCalls {
     }
 }
 
-/// A `tools/call` request taken from its line.
-pub(crate) struct Call {
+/// A request answered here, taken from its line.
+pub(crate) struct Request {
     id: RequestId,
-    params: CallToolRequestParams,
+    asked: Asked,
     progress: Option<ProgressToken>,
 }
 
+/// What a [`Request`] asks for.
+enum Asked {
+    /// `tools/call`.
+    Call(CallToolRequestParams),
+    /// `resources/read`.
+    Resource(ReadResourceRequestParams),
+    /// `prompts/get`.
+    Prompt(GetPromptRequestParams),
+}
+
 /// What a line read as [`CallLine`] is.
-// Matched as soon as it is returned, once a line; boxing the call would cost every call
-// an allocation.
+// Matched as soon as it is returned, once a line; boxing the request would cost every
+// request an allocation.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Read {
-    /// A `tools/call` request in the plain shape answered here.
-    Call(Call),
+    /// A request in a plain shape answered here.
+    Request(Request),
     /// Another message; valid JSON (it was read), for rmcp.
     Other,
 }
 
 /// The one shape of message answered here, read straight from its line: the members a
-/// `tools/call` request has, nothing else (`deny_unknown_fields`), so that any other
-/// message fails at its first other member, and is then read as a `Value` and checked
-/// as before. Reading the call into its own shape, rather than into a `Value` taken
-/// apart afterwards, costs less than half (8.5k instructions against 19k): a `Value`
-/// allocates every key and hashes it into a map.
+/// `tools/call`, `resources/read` or `prompts/get` request has, nothing else
+/// (`deny_unknown_fields`), so that any other message fails at its first other member,
+/// and is then read as a `Value` and checked as before. Reading the request into its own
+/// shape, rather than into a `Value` taken apart afterwards, costs less than half (8.5k
+/// instructions against 19k for a call): a `Value` allocates every key and hashes it
+/// into a map.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CallLine<'a> {
@@ -77,11 +92,10 @@ struct CallLineParams {
     /// A call's tool; a `prompts/get`'s prompt.
     #[serde(default)]
     name: Option<String>,
-    /// Not a call's: read so that a `resources/read` line (`{"uri": ...}`), once read
-    /// here, need not be read again as a `Value` before rmcp reads it (a fifth of such
-    /// a request's cost on this transport, callgrind).
+    /// A `resources/read`'s resource.
     #[serde(default)]
     uri: Option<String>,
+    /// A call's arguments; a `prompts/get`'s.
     #[serde(default)]
     arguments: Option<Map<String, Value>>,
     #[serde(rename = "_meta", default)]
@@ -95,11 +109,11 @@ struct CallLineMeta {
     progress_token: Option<Value>,
 }
 
-/// `line` as a `tools/call` request in its plainest form, or as another valid message;
+/// `line` as a request answered here in its plainest form, or as another valid message;
 /// `None` when it is neither (not JSON, or a shape read otherwise), for the caller to
 /// read as a `Value`. It reads JSON as a `Value` would, under the same nesting limit,
 /// so a line it reads is one a `Value` would have read too.
-pub(crate) fn read_call(line: &[u8]) -> Option<Read> {
+pub(crate) fn read_request(line: &[u8]) -> Option<Read> {
     // The line's UTF-8 checked once, rather than each string's on its own as reading
     // bytes does: a sixth of the read (callgrind). A line that is not UTF-8 is not JSON,
     // and reading it as a `Value` says so.
@@ -110,23 +124,38 @@ pub(crate) fn read_call(line: &[u8]) -> Option<Read> {
         method,
         params,
     } = serde_json::from_str(line).ok()?;
-    let call = (jsonrpc == "2.0" && method == "tools/call" && params.uri.is_none())
-        .then(|| {
-            let progress = match params.meta.and_then(|meta| meta.progress_token) {
-                None => None,
-                Some(token) => Some(ProgressToken(request_id(&token)?)),
-            };
-            let mut call = CallToolRequestParams::new(params.name?);
-            call.arguments = params.arguments;
-            Some(Call {
-                id: request_id(&id)?,
-                params: call,
-                progress,
-            })
+    // Each method with the members its request has; a member of another's (a `uri` in a
+    // call, `arguments` in a read) is left to rmcp.
+    let asked = match (method, params.name, params.uri, params.arguments) {
+        _ if jsonrpc != "2.0" => None,
+        ("tools/call", Some(name), None, arguments) => {
+            let mut call = CallToolRequestParams::new(name);
+            call.arguments = arguments;
+            Some(Asked::Call(call))
+        }
+        ("prompts/get", Some(name), None, arguments) => {
+            let mut prompt = GetPromptRequestParams::new(name);
+            prompt.arguments = arguments;
+            Some(Asked::Prompt(prompt))
+        }
+        ("resources/read", None, Some(uri), None) => {
+            Some(Asked::Resource(ReadResourceRequestParams::new(uri)))
+        }
+        _ => None,
+    };
+    let request = asked.and_then(|asked| {
+        let progress = match params.meta.and_then(|meta| meta.progress_token) {
+            None => None,
+            Some(token) => Some(ProgressToken(request_id(&token)?)),
+        };
+        Some(Request {
+            id: request_id(&id)?,
+            asked,
+            progress,
         })
-        .flatten();
+    });
     // An id or token rmcp would not read is left to rmcp, and its error.
-    Some(call.map_or(Read::Other, Read::Call))
+    Some(request.map_or(Read::Other, Read::Request))
 }
 
 /// The request `notifications/cancelled` names, when `message` is one.
@@ -146,21 +175,21 @@ fn request_id(id: &Value) -> Option<RequestId> {
     }
 }
 
-/// The fast calls of one session that have not answered yet.
+/// The fast requests (calls, reads, prompts) of one session that have not answered yet.
 pub(crate) struct InFlight {
-    /// Each running call's token, and the number it was started under: a call
+    /// Each running request's token, and the number it was started under: a request
     /// cancelled by its client is removed, so its answer is dropped, as rmcp drops the
     /// answer of a request it cancelled, even when the client reused the id since.
     calls: HashMap<RequestId, (CancellationToken, u64)>,
     started: u64,
 }
 
-/// A fast call started: what [`run`](Self::run) needs. Kept apart from the future that
-/// runs it so the transport makes that future where it keeps it: the future is
+/// A fast request started: what [`run`](Self::run) needs. Kept apart from the future
+/// that runs it so the transport makes that future where it keeps it: the future is
 /// kilobytes, and each move of it a copy.
 pub(crate) struct Started {
     server: Arc<McpServer>,
-    params: CallToolRequestParams,
+    asked: Asked,
     context: RequestContext<RoleServer>,
     id: RequestId,
     started: u64,
@@ -168,9 +197,21 @@ pub(crate) struct Started {
 }
 
 impl Started {
-    /// Runs the call.
+    /// Runs the request, through the code rmcp's handler runs for it.
     pub(crate) async fn run(self) -> Finished {
-        let result = self.server.run_call(self.params, self.context).await;
+        let server = &*self.server;
+        let result = match self.asked {
+            Asked::Call(params) => server
+                .run_call(params, self.context)
+                .await
+                .map(Answer::Call),
+            Asked::Resource(params) => ServerHandler::read_resource(server, params, self.context)
+                .await
+                .map(|read| Answer::Other(Box::new(read.into()))),
+            Asked::Prompt(params) => ServerHandler::get_prompt(server, params, self.context)
+                .await
+                .map(|prompt| Answer::Other(Box::new(prompt.into()))),
+        };
         Finished {
             id: self.id,
             started: self.started,
@@ -187,23 +228,33 @@ pub(crate) struct Tracking {
     started: u64,
 }
 
-/// A fast call that has answered.
+/// A fast request that has answered.
 pub(crate) struct Finished {
     id: RequestId,
     started: u64,
-    /// Its tool cannot reach the client (see [`Response::quiet`]).
+    /// It cannot have reached the client (see [`Response::quiet`]).
     quiet: bool,
-    result: Result<CallToolResult, ErrorData>,
+    result: Result<Answer, ErrorData>,
 }
 
-/// The response line of a fast call.
+/// A fast request's result.
+enum Answer {
+    /// A call's, most often written by [`write_result`] itself.
+    Call(CallToolResult),
+    /// A read's or a prompt's, written through rmcp's types. Boxed: rmcp's result enum
+    /// is several times a call's result, and would grow every call's state with it.
+    Other(Box<ServerResult>),
+}
+
+/// The response line of a fast request.
 pub(crate) struct Response {
     /// The line, newline included.
     pub(crate) line: Vec<u8>,
-    /// The call wrote nothing through the session before answering: its tool does not
-    /// read its context (so it has no progress to report and no log to write), or does
-    /// not exist. Its response needs not wait behind rmcp's lines, so it may be written
-    /// as soon as it is ready.
+    /// The request wrote nothing through the session before answering: a call whose
+    /// tool does not read its context (so it has no progress to report and no log to
+    /// write), or does not exist. Its response needs not wait behind rmcp's lines, so it
+    /// may be written as soon as it is ready. A read or a prompt may log through its
+    /// context, and is never quiet.
     pub(crate) quiet: bool,
 }
 
@@ -215,51 +266,52 @@ impl InFlight {
         }
     }
 
-    /// What runs `call`, and what tracks it should it not answer at its first poll; or
-    /// `None` when a call with its id is running already (a client's mistake), or its
-    /// tool may run as a task (both left to
-    /// rmcp).
-    pub(crate) fn start(&mut self, fast: &StreamCalls, call: Call) -> Option<(Started, Tracking)> {
-        // Cheap while no call is tracked, the usual case: no hash of an empty map.
-        if self.calls.contains_key(&call.id) {
+    /// What runs `request`, and what tracks it should it not answer at its first poll;
+    /// or `None` when a request with its id is running already (a client's mistake), or
+    /// it calls a tool that may run as a task (both left to rmcp).
+    pub(crate) fn start(
+        &mut self,
+        fast: &StreamCalls,
+        request: Request,
+    ) -> Option<(Started, Tracking)> {
+        // Cheap while no request is tracked, the usual case: no hash of an empty map.
+        if self.calls.contains_key(&request.id) {
             return None;
         }
-        // A task tool's call may become a task, which rmcp's path starts.
-        if fast
-            .server
-            .tools()
-            .get(&call.params.name)
-            .is_some_and(|tool| tool.task_support() != TaskSupport::Forbidden)
-        {
-            return None;
-        }
+        let quiet = match &request.asked {
+            Asked::Call(params) => {
+                let tools = fast.server.tools();
+                let tool = tools.get(&params.name);
+                // A task tool's call may become a task, which rmcp's path starts.
+                if tool.is_some_and(|tool| tool.task_support() != TaskSupport::Forbidden) {
+                    return None;
+                }
+                tool.is_none_or(|tool| !tool.uses_context())
+            }
+            Asked::Resource(_) | Asked::Prompt(_) => false,
+        };
         self.started += 1;
-        // A token of the call's own, as rmcp gives a request. Not a child of a session
-        // token, as rmcp's are: every running call's is in `calls`, cancelled from there
-        // when the session ends, which spares each call the parent's lock twice.
-        let mut context = RequestContext::new(call.id.clone(), fast.peer.clone());
+        // A token of the request's own, as rmcp gives a request. Not a child of a session
+        // token, as rmcp's are: every running request's is in `calls`, cancelled from
+        // there when the session ends, which spares each the parent's lock twice.
+        let mut context = RequestContext::new(request.id.clone(), fast.peer.clone());
         let tracking = Tracking {
-            id: call.id.clone(),
+            id: request.id.clone(),
             ct: context.ct.clone(),
             started: self.started,
         };
         // A tool that does not read its context cannot report progress: no token, and so
         // no reporter for the call.
-        let quiet = fast
-            .server
-            .tools()
-            .get(&call.params.name)
-            .is_none_or(|tool| !tool.uses_context());
-        if let Some(progress) = call.progress
+        if let Some(progress) = request.progress
             && !quiet
         {
             context.meta.set_progress_token(progress);
         }
         let started = Started {
             server: fast.server.clone(),
-            params: call.params,
+            asked: request.asked,
             context,
-            id: call.id,
+            id: request.id,
             started: tracking.started,
             quiet,
         };
@@ -299,7 +351,7 @@ impl InFlight {
         Some(Self::answer(finished))
     }
 
-    /// The response of a call that answered at its first poll (never tracked).
+    /// The response of a request that answered at its first poll (never tracked).
     pub(crate) fn answer(finished: Finished) -> Response {
         let mut line = match finished.result {
             // The envelope rmcp's `JsonRpcResponse` writes, around the result as rmcp
@@ -310,7 +362,10 @@ impl InFlight {
                 serde_json::to_writer(&mut line, &finished.id)
                     .and_then(|()| {
                         line.extend_from_slice(br#","result":"#);
-                        write_result(&mut line, result)
+                        match result {
+                            Answer::Call(result) => write_result(&mut line, result),
+                            Answer::Other(result) => write_server_result(&mut line, *result),
+                        }
                     })
                     .map(|()| {
                         line.push(b'}');
@@ -386,7 +441,12 @@ fn write_result(line: &mut Vec<u8>, result: CallToolResult) -> serde_json::Resul
 /// Writes `result` through rmcp's own types, as its handler does for a peer on a
 /// protocol before 2026-07-28.
 fn write_as_rmcp(line: &mut Vec<u8>, result: CallToolResult) -> serde_json::Result<()> {
-    let mut result = ServerResult::from(CallToolResponse::from(result));
+    write_server_result(line, ServerResult::from(CallToolResponse::from(result)))
+}
+
+/// Writes `result` as rmcp's handler writes any result for a peer on a protocol before
+/// 2026-07-28.
+fn write_server_result(line: &mut Vec<u8>, mut result: ServerResult) -> serde_json::Result<()> {
     result.strip_result_type_for_legacy_peer();
     result.strip_non_object_output_for_legacy_peer();
     serde_json::to_writer(line, &result)
@@ -425,48 +485,98 @@ mod tests {
 
     #[test]
     fn a_plain_call_is_read_with_its_id_name_arguments_and_token() {
-        let Some(Read::Call(call)) = read_call(CALL.as_bytes()) else {
+        let Some(Read::Request(request)) = read_request(CALL.as_bytes()) else {
             panic!("a plain call")
         };
-        assert_eq!(call.id, NumberOrString::Number(7));
-        assert_eq!(call.params.name, "echo");
+        assert_eq!(request.id, NumberOrString::Number(7));
+        let Asked::Call(call) = request.asked else {
+            panic!("a call")
+        };
+        assert_eq!(call.name, "echo");
         assert_eq!(
-            Value::Object(call.params.arguments.unwrap()),
+            Value::Object(call.arguments.unwrap()),
             serde_json::json!({"text": "hi", "n": [1, 2.5, null, true]})
         );
         assert_eq!(
-            call.progress,
+            request.progress,
             Some(ProgressToken(NumberOrString::String("p".into())))
         );
     }
 
     #[test]
+    fn a_plain_read_and_a_plain_prompt_are_read_with_their_members() {
+        let read = br#"{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"a://b","_meta":{"progressToken":2}}}"#;
+        let Some(Read::Request(request)) = read_request(read) else {
+            panic!("a plain read")
+        };
+        assert_eq!(request.id, NumberOrString::String("r".into()));
+        assert_eq!(
+            request.progress,
+            Some(ProgressToken(NumberOrString::Number(2)))
+        );
+        assert!(matches!(request.asked, Asked::Resource(read) if read.uri == "a://b"));
+        let prompt = br#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"p","arguments":{"who":"x"}}}"#;
+        let Some(Read::Request(request)) = read_request(prompt) else {
+            panic!("a plain prompt")
+        };
+        let Asked::Prompt(prompt) = request.asked else {
+            panic!("a prompt")
+        };
+        assert_eq!(prompt.name, "p");
+        assert_eq!(
+            Value::Object(prompt.arguments.unwrap()),
+            serde_json::json!({"who": "x"})
+        );
+        let bare = br#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"p"}}"#;
+        assert!(matches!(read_request(bare), Some(Read::Request(_))));
+    }
+
+    #[test]
     fn other_messages_are_not_calls_and_deep_nesting_is_refused_as_a_value_refuses_it() {
         let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"name":"x"}}"#;
-        assert!(matches!(read_call(ping), Some(Read::Other)));
-        let read =
-            br#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"a://b"}}"#;
-        assert!(matches!(read_call(read), Some(Read::Other)));
-        // A call with no tool name, or with a member no call has, is left to rmcp.
-        let nameless = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}"#;
-        assert!(matches!(read_call(nameless), Some(Read::Other)));
+        assert!(matches!(read_request(ping), Some(Read::Other)));
+        // A request with a member it lacks, or one it does not have, is left to rmcp.
+        for other in [
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"p","uri":"a://b"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"a://b","name":"n"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"a://b","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"a://b"}}"#,
+            r#"{"jsonrpc":"1.0","id":3,"method":"resources/read","params":{"uri":"a://b"}}"#,
+        ] {
+            assert!(
+                matches!(read_request(other.as_bytes()), Some(Read::Other)),
+                "{other}"
+            );
+        }
+        // Members of a later protocol's request are not read here at all.
+        let later = br#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"p","requestState":"s"}}"#;
+        assert!(read_request(later).is_none());
         let with_uri = CALL.replace(r#""name":"echo""#, r#""name":"echo","uri":"a://b""#);
-        assert!(matches!(read_call(with_uri.as_bytes()), Some(Read::Other)));
+        assert!(matches!(
+            read_request(with_uri.as_bytes()),
+            Some(Read::Other)
+        ));
         let nested_uri = format!(
             r#"{{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{{"uri":{}{}}}}}"#,
             "[".repeat(200),
             "]".repeat(200)
         );
-        assert!(read_call(nested_uri.as_bytes()).is_none());
+        assert!(read_request(nested_uri.as_bytes()).is_none());
         let float_id = CALL.replace(r#""id":7"#, r#""id":7.5"#);
-        assert!(matches!(read_call(float_id.as_bytes()), Some(Read::Other)));
+        assert!(matches!(
+            read_request(float_id.as_bytes()),
+            Some(Read::Other)
+        ));
         let nested = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"a":{}{}}}}}}}"#,
             "[".repeat(200),
             "]".repeat(200)
         );
         assert!(serde_json::from_slice::<Value>(nested.as_bytes()).is_err());
-        assert!(read_call(nested.as_bytes()).is_none());
+        assert!(read_request(nested.as_bytes()).is_none());
     }
 
     /// The result as rmcp's handler writes it to a peer on a protocol before 2026-07-28.
@@ -551,7 +661,7 @@ mod tests {
             line.extend_from_slice(insert.as_bytes());
             line.extend_from_slice(&CALL.as_bytes()[(at + cut).min(CALL.len())..]);
             for candidate in [&line, &junk] {
-                if read_call(candidate).is_some() {
+                if read_request(candidate).is_some() {
                     prop_assert!(serde_json::from_slice::<Value>(candidate).is_ok());
                 }
             }

@@ -42,12 +42,12 @@ pub async fn serve_stdio_with(server: McpServer) -> io::Result<()> {
 /// answered with a JSON-RPC parse error (`-32700`), where rmcp alone would drop it in
 /// silence, and the session goes on.
 ///
-/// Once the session has initialized, a `tools/call` request is answered here, read
-/// straight from its line, rather than through rmcp's message types and service loop
-/// (the larger part of a round trip's cost): the call runs exactly as rmcp would run
-/// it, its progress, log messages and requests to the client go out through the
-/// session as before, and its response is the JSON rmcp would write.
-/// `notifications/cancelled` cancels such a call. Calls run concurrently, and input is
+/// Once the session has initialized, `tools/call`, `resources/read` and `prompts/get`
+/// requests are answered here, read straight from their line, rather than through
+/// rmcp's message types and service loop (the larger part of a round trip's cost): each
+/// runs exactly as rmcp would run it, its progress, log messages and requests to the
+/// client go out through the session as before, and its response is the JSON rmcp would
+/// write. `notifications/cancelled` cancels such a request. They run concurrently, and input is
 /// read while they run. The answer of a call whose tool reads no context is written as
 /// soon as it is ready, before the next line is read: a client that reads no answers is
 /// soon not read from either, rather than having them pile up in memory. A call's
@@ -142,8 +142,8 @@ impl<W: AsyncWrite + Unpin> Answers<W> {
     }
 }
 
-/// Client to rmcp: whole lines that are JSON pass, except the `tools/call` requests (and
-/// their cancellations) answered here; the rest are answered here as parse errors.
+/// Client to rmcp: whole lines that are JSON pass, except the requests (and their
+/// cancellations) answered here; the rest are answered here as parse errors.
 async fn pump_inbound<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
     input: R,
     mut to_rmcp: WriteHalf<DuplexStream>,
@@ -189,14 +189,14 @@ async fn pump_inbound<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
             continue;
         }
         let fast_path = fast.get();
-        // A line read as a call's shape is JSON within the limits; the rest are read as
-        // a `Value`. Before the session is initialized, every line is.
+        // A line read as a fast request's shape is JSON within the limits; the rest are
+        // read as a `Value`. Before the session is initialized, every line is.
         let read = match fast_path {
-            Some(fast_path) if !too_long => match calls::read_call(line) {
-                Some(Read::Call(call)) => match in_flight.start(fast_path, call) {
-                    Some((call, tracking)) => {
+            Some(fast_path) if !too_long => match calls::read_request(line) {
+                Some(Read::Request(request)) => match in_flight.start(fast_path, request) {
+                    Some((started, tracking)) => {
                         let mut slot = spare.take().unwrap_or_else(|| Box::pin(None));
-                        slot.as_mut().set(Some(call.run()));
+                        slot.as_mut().set(Some(started.run()));
                         match first_poll(&mut slot).await {
                             Some(finished) => {
                                 slot.as_mut().set(None);
