@@ -28,48 +28,43 @@ struct Probes {
 
 const PIXEL: &str = "aGk=";
 
+/// What each fixed resource but the two below holds: its URI, MIME type and contents.
+const FIXED: [(&str, Option<&str>); 6] = [
+    ("text://greeting", None),
+    ("config://app", Some("application/json")),
+    ("logo://png", Some("image/png")),
+    ("empty://nothing", None),
+    ("broken://always", None),
+    // No principal on stdio: a scoped resource is readable, on both paths alike.
+    ("secret://plans", None),
+];
+
+fn contents_of(uri: &str) -> Result<Vec<ResourceContent>, FeatureError> {
+    Ok(match uri {
+        "text://greeting" => vec![ResourceContent::text("hello \"there\" ✓ \u{1}")],
+        "config://app" => vec![ResourceContent::json(&json!({"debug": false}))?],
+        "logo://png" => vec![ResourceContent::blob(PIXEL, "image/png")],
+        "broken://always" => return Err(FeatureError::failed("the disk is gone")),
+        "secret://plans" => vec![ResourceContent::text("the plans")],
+        _ => Vec::new(),
+    })
+}
+
 fn resources(probes: &Probes) -> ResourceSet {
     let mut set = ResourceSet::new();
-    set.add_resource(FnResource::new(
-        "text://greeting",
-        ResourceInfo::named("greeting"),
-        |_ctx| async { Ok(vec![ResourceContent::text("hello \"there\" ✓ \u{1}")]) },
-    ))
-    .unwrap();
-    set.add_resource(FnResource::new(
-        "config://app",
-        ResourceInfo::named("app-config").with_mime_type("application/json"),
-        |_ctx| async { Ok(vec![ResourceContent::json(&json!({"debug": false}))?]) },
-    ))
-    .unwrap();
-    set.add_resource(FnResource::new(
-        "logo://png",
-        ResourceInfo::named("logo").with_mime_type("image/png"),
-        |_ctx| async { Ok(vec![ResourceContent::blob(PIXEL, "image/png")]) },
-    ))
-    .unwrap();
-    set.add_resource(FnResource::new(
-        "empty://nothing",
-        ResourceInfo::named("nothing"),
-        |_ctx| async { Ok(Vec::new()) },
-    ))
-    .unwrap();
-    set.add_resource(FnResource::new(
-        "broken://always",
-        ResourceInfo::named("broken"),
-        |_ctx| async { Err(FeatureError::failed("the disk is gone")) },
-    ))
-    .unwrap();
-    // No principal on stdio: a scoped resource is readable, on both paths alike.
-    set.add_resource(
-        FnResource::new(
-            "secret://plans",
-            ResourceInfo::named("plans"),
-            |_ctx| async { Ok(vec![ResourceContent::text("the plans")]) },
-        )
-        .with_scopes(["admin"]),
-    )
-    .unwrap();
+    for (uri, mime_type) in FIXED {
+        let mut info = ResourceInfo::named(uri.split(':').next().unwrap());
+        if let Some(mime_type) = mime_type {
+            info = info.with_mime_type(mime_type);
+        }
+        let read = FnResource::new(uri, info, move |_ctx| async move { contents_of(uri) });
+        let read = if uri.starts_with("secret:") {
+            read.with_scopes(["admin"])
+        } else {
+            read
+        };
+        set.add_resource(read).unwrap();
+    }
     set.add_resource(FnResource::new(
         "logs://one",
         ResourceInfo::named("logs"),
