@@ -11,13 +11,14 @@
 
 use crate::server::McpServer;
 use futures::StreamExt;
-use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, GetPromptRequestParams,
-    NumberOrString, ProgressToken, ReadResourceRequestParams, RequestId, ResultType,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest,
+    ErrorData, GetPromptRequest, GetPromptRequestParams, NumberOrString, ProgressToken,
+    ReadResourceRequest, ReadResourceRequestParams, RequestId, RequestMetaObject, ResultType,
     ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::{ServerHandler, Service};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -32,11 +33,19 @@ use toolwright_core::tool::TaskSupport;
 pub(crate) struct StreamCalls {
     server: Arc<McpServer>,
     peer: Peer<RoleServer>,
+    /// The session opened without `initialize` (protocol 2026-07-28): every request
+    /// carries its own version and client context in `_meta`, which rmcp's request
+    /// handler checks, and whose version shapes the answer.
+    inline: bool,
 }
 
 impl StreamCalls {
-    pub(crate) fn new(server: Arc<McpServer>, peer: Peer<RoleServer>) -> Self {
-        Self { server, peer }
+    pub(crate) fn new(server: Arc<McpServer>, peer: Peer<RoleServer>, inline: bool) -> Self {
+        Self {
+            server,
+            peer,
+            inline,
+        }
     }
 }
 
@@ -45,6 +54,8 @@ pub(crate) struct Request {
     id: RequestId,
     asked: Asked,
     progress: Option<ProgressToken>,
+    /// Its `_meta`, progress token included.
+    meta: RequestMetaObject,
 }
 
 /// What a [`Request`] asks for.
@@ -98,15 +109,9 @@ struct CallLineParams {
     /// A call's arguments; a `prompts/get`'s.
     #[serde(default)]
     arguments: Option<Map<String, Value>>,
+    /// A progress token; on protocol 2026-07-28, the request's version and client.
     #[serde(rename = "_meta", default)]
-    meta: Option<CallLineMeta>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CallLineMeta {
-    #[serde(rename = "progressToken", default)]
-    progress_token: Option<Value>,
+    meta: Option<RequestMetaObject>,
 }
 
 /// `line` as a request answered here in its plainest form, or as another valid message;
@@ -144,14 +149,16 @@ pub(crate) fn read_request(line: &[u8]) -> Option<Read> {
         _ => None,
     };
     let request = asked.and_then(|asked| {
-        let progress = match params.meta.and_then(|meta| meta.progress_token) {
+        let meta = params.meta.unwrap_or_default();
+        let progress = match meta.get("progressToken") {
             None => None,
-            Some(token) => Some(ProgressToken(request_id(&token)?)),
+            Some(token) => Some(ProgressToken(request_id(token)?)),
         };
         Some(Request {
             id: request_id(&id)?,
             asked,
             progress,
+            meta,
         })
     });
     // An id or token rmcp would not read is left to rmcp, and its error.
@@ -194,23 +201,44 @@ pub(crate) struct Started {
     id: RequestId,
     started: u64,
     quiet: bool,
+    inline: bool,
 }
 
 impl Started {
     /// Runs the request, through the code rmcp's handler runs for it.
     pub(crate) async fn run(self) -> Finished {
         let server = &*self.server;
-        let result = match self.asked {
-            Asked::Call(params) => server
-                .run_call(params, self.context)
+        let result = if self.inline {
+            // rmcp's own request handler: it checks the request's `_meta`, dispatches,
+            // and shapes the result and errors for the version the request names. Boxed:
+            // its future holds every handler's, and would grow every call's state.
+            let request = match self.asked {
+                Asked::Call(params) => ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+                Asked::Resource(params) => {
+                    ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params))
+                }
+                Asked::Prompt(params) => {
+                    ClientRequest::GetPromptRequest(GetPromptRequest::new(params))
+                }
+            };
+            Box::pin(Service::handle_request(server, request, self.context))
                 .await
-                .map(Answer::Call),
-            Asked::Resource(params) => ServerHandler::read_resource(server, params, self.context)
-                .await
-                .map(|read| Answer::Other(Box::new(read.into()))),
-            Asked::Prompt(params) => ServerHandler::get_prompt(server, params, self.context)
-                .await
-                .map(|prompt| Answer::Other(Box::new(prompt.into()))),
+                .map(|result| Answer::Shaped(Box::new(result)))
+        } else {
+            match self.asked {
+                Asked::Call(params) => server
+                    .run_call(params, self.context)
+                    .await
+                    .map(Answer::Call),
+                Asked::Resource(params) => {
+                    ServerHandler::read_resource(server, params, self.context)
+                        .await
+                        .map(|read| Answer::Other(Box::new(read.into())))
+                }
+                Asked::Prompt(params) => ServerHandler::get_prompt(server, params, self.context)
+                    .await
+                    .map(|prompt| Answer::Other(Box::new(prompt.into()))),
+            }
         };
         Finished {
             id: self.id,
@@ -244,6 +272,9 @@ enum Answer {
     /// A read's or a prompt's, written through rmcp's types. Boxed: rmcp's result enum
     /// is several times a call's result, and would grow every call's state with it.
     Other(Box<ServerResult>),
+    /// Any result of a session without `initialize`, shaped already by rmcp's request
+    /// handler for the request's version.
+    Shaped(Box<ServerResult>),
 }
 
 /// The response line of a fast request.
@@ -278,6 +309,11 @@ impl InFlight {
         if self.calls.contains_key(&request.id) {
             return None;
         }
+        // A request of an initialized session names no more than a progress token in its
+        // `_meta`; one naming a version or a client is rmcp's to check.
+        if !fast.inline && request.meta.len() > usize::from(request.progress.is_some()) {
+            return None;
+        }
         let quiet = match &request.asked {
             Asked::Call(params) => {
                 let tools = fast.server.tools();
@@ -300,11 +336,13 @@ impl InFlight {
             ct: context.ct.clone(),
             started: self.started,
         };
-        // A tool that does not read its context cannot report progress: no token, and so
-        // no reporter for the call.
-        if let Some(progress) = request.progress
+        if fast.inline {
+            context.meta = request.meta;
+        } else if let Some(progress) = request.progress
             && !quiet
         {
+            // A tool that does not read its context cannot report progress: no token,
+            // and so no reporter for the call.
             context.meta.set_progress_token(progress);
         }
         let started = Started {
@@ -314,6 +352,7 @@ impl InFlight {
             id: request.id,
             started: tracking.started,
             quiet,
+            inline: fast.inline,
         };
         Some((started, tracking))
     }
@@ -365,6 +404,7 @@ impl InFlight {
                         match result {
                             Answer::Call(result) => write_result(&mut line, result),
                             Answer::Other(result) => write_server_result(&mut line, *result),
+                            Answer::Shaped(result) => serde_json::to_writer(&mut line, &result),
                         }
                     })
                     .map(|()| {

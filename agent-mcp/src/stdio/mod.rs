@@ -47,7 +47,10 @@ pub async fn serve_stdio_with(server: McpServer) -> io::Result<()> {
 /// rmcp's message types and service loop (the larger part of a round trip's cost): each
 /// runs exactly as rmcp would run it, its progress, log messages and requests to the
 /// client go out through the session as before, and its response is the JSON rmcp would
-/// write. `notifications/cancelled` cancels such a request. They run concurrently, and input is
+/// write. So are they in a session a 2026-07-28 client opened without `initialize`,
+/// after the request that opened it: each runs through rmcp's own request handler, which
+/// checks the version and client its `_meta` names and shapes the answer for that
+/// version. `notifications/cancelled` cancels such a request. They run concurrently, and input is
 /// read while they run. The answer of a call whose tool reads no context is written as
 /// soon as it is ready, before the next line is read: a client that reads no answers is
 /// soon not read from either, rather than having them pile up in memory. A call's
@@ -90,16 +93,16 @@ where
             .serve(tokio::io::split(theirs))
             .await
             .map_err(|e| io::Error::other(format!("MCP initialization failed: {e}")))?;
-        // A session opened by `initialize` on a protocol before 2026-07-28. One opened by
-        // a request with its own metadata (no `initialize`) checks that metadata on
-        // every request, and newer protocols shape results otherwise: all their
-        // requests stay with rmcp.
-        let legacy = running
-            .peer()
-            .peer_info()
-            .is_some_and(|info| info.protocol_version < ProtocolVersion::V_2026_07_28);
-        if legacy {
-            let _ = fast.set(StreamCalls::new(server, running.peer().clone()));
+        // A session opened by `initialize` on a protocol before 2026-07-28, or by a
+        // request with its own metadata (no `initialize`, no client info kept), whose
+        // requests each name their version and client. One that says it opened with
+        // `initialize` on a later protocol stays with rmcp.
+        let inline = match running.peer().peer_info() {
+            Some(info) => (info.protocol_version < ProtocolVersion::V_2026_07_28).then_some(false),
+            None => Some(true),
+        };
+        if let Some(inline) = inline {
+            let _ = fast.set(StreamCalls::new(server, running.peer().clone(), inline));
         }
         running
             .waiting()

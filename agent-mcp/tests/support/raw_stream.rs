@@ -7,7 +7,8 @@
 use super::events::within;
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::ThreadId;
 use tokio::io::{
     AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
 };
@@ -87,10 +88,36 @@ impl Raw {
     }
 }
 
-/// rmcp's "received request" events, by request id: the requests rmcp's service loop
-/// handled.
-#[derive(Clone, Default)]
-pub struct RmcpRequests(pub Arc<Mutex<Vec<String>>>);
+/// rmcp's "received request" events: the requests rmcp's service loop handled, by the
+/// thread that handled them and their id. One subscriber for the whole test binary,
+/// installed as the global default: a subscriber set per thread (`set_default`) while
+/// other tests' threads hit the same callsites misses events now and then, as tracing
+/// caches a callsite's interest for all threads.
+#[derive(Default)]
+struct RmcpRequests(Mutex<Vec<(ThreadId, String)>>);
+
+static RMCP_REQUESTS: OnceLock<Arc<RmcpRequests>> = OnceLock::new();
+
+/// The ids of the requests rmcp's service loop handled on this thread since last asked
+/// (every task of a `#[tokio::test]` runs on its thread).
+fn handled_here() -> Vec<String> {
+    let requests = RMCP_REQUESTS.get_or_init(|| {
+        let requests = Arc::new(RmcpRequests::default());
+        tracing::subscriber::set_global_default(Recorder(requests.clone()))
+            .expect("no other global subscriber in this test binary");
+        requests
+    });
+    // A callsite first hit on another thread while the subscriber was being installed
+    // may have cached "no interest": asked again, now that it is in place.
+    tracing::callsite::rebuild_interest_cache();
+    let here = std::thread::current().id();
+    let mut all = requests.0.lock().unwrap();
+    let (mine, others) = all.drain(..).partition(|(thread, _)| *thread == here);
+    *all = others;
+    mine.into_iter().map(|(_, id)| id).collect()
+}
+
+struct Recorder(Arc<RmcpRequests>);
 
 struct Fields<'a> {
     message: &'a mut String,
@@ -107,7 +134,7 @@ impl tracing::field::Visit for Fields<'_> {
     }
 }
 
-impl tracing::Subscriber for RmcpRequests {
+impl tracing::Subscriber for Recorder {
     fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
         true
     }
@@ -123,7 +150,8 @@ impl tracing::Subscriber for RmcpRequests {
             id: &mut id,
         });
         if message == "received request" {
-            self.0.lock().unwrap().push(id);
+            let here = std::thread::current().id();
+            (self.0).0.lock().unwrap().push((here, id));
         }
     }
     fn enter(&self, _: &tracing::span::Id) {}
@@ -133,16 +161,18 @@ impl tracing::Subscriber for RmcpRequests {
 /// The replies to `lines`, one request at a time, in a session of `server` served `via`,
 /// and the ids of the requests rmcp's service loop handled meanwhile.
 pub async fn replies(server: McpServer, via: Via, lines: &[Value]) -> (Vec<String>, Vec<String>) {
-    let mut raw = Raw::initialized(server, via, json!({})).await;
-    // Every task runs on this test's thread, so this subscriber sees rmcp's events.
-    let rmcp_requests = RmcpRequests::default();
-    let guard = tracing::subscriber::set_default(rmcp_requests.clone());
+    handled_here();
+    replies_in(Raw::initialized(server, via, json!({})).await, lines).await
+}
+
+/// The replies to `lines`, one request at a time, in `raw`'s session, and the ids of the
+/// requests rmcp's service loop handled meanwhile.
+pub async fn replies_in(mut raw: Raw, lines: &[Value]) -> (Vec<String>, Vec<String>) {
+    handled_here();
     let mut replies = Vec::new();
     for line in lines {
         raw.send(line).await;
         replies.push(raw.next().await);
     }
-    drop(guard);
-    let handled = rmcp_requests.0.lock().unwrap().clone();
-    (replies, handled)
+    (replies, handled_here())
 }
