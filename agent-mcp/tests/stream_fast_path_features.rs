@@ -92,37 +92,38 @@ fn resources(probes: &Probes) -> ResourceSet {
         },
     ))
     .unwrap();
-    let users = FnTemplate::new(
-        "users://{id}/profile",
-        ResourceInfo::named("profile").with_mime_type("text/plain"),
+    let orders = FnTemplate::new(
+        "orders://{n}",
+        ResourceInfo::named("order").with_mime_type("text/plain"),
         |_uri, params, _ctx| async move {
-            let id = params.get("id").cloned().unwrap_or_default();
-            if id == "ghost" {
-                return Err(FeatureError::not_found(format!("no user `{id}`")));
+            match params.get("n").map(String::as_str) {
+                Some("lost") => Err(FeatureError::not_found("order `lost` is not on file")),
+                n => Ok(vec![ResourceContent::text(format!("order {n:?}"))]),
             }
-            Ok(vec![ResourceContent::text(format!("profile of {id}"))])
         },
     )
     .unwrap();
-    set.add_template(users).unwrap();
+    set.add_template(orders).unwrap();
     set
 }
 
 fn prompts() -> PromptSet {
     let mut set = PromptSet::new();
+    let arguments = vec![
+        PromptArgument::required("name", "Whom to greet"),
+        PromptArgument::optional("tone", "How"),
+    ];
     set.add(FnPrompt::new(
-        "review",
-        "Asks for a review of some code.",
-        vec![
-            PromptArgument::required("code", "The code"),
-            PromptArgument::optional("focus", "What to look at"),
-        ],
+        "greet",
+        "Greets someone.",
+        arguments,
         |args, _ctx| async move {
-            let focus = args.get("focus").map_or("anything", String::as_str);
+            let tone = args.get("tone").map_or("plainly", String::as_str);
+            let greeting = format!("Greet {} {tone}.", args["name"]);
             Ok(vec![
-                PromptMessage::user(format!("Review for {focus}:\n{}", args["code"])),
+                PromptMessage::user(greeting),
                 PromptMessage::user(Content::image(PIXEL, "image/png")),
-                PromptMessage::assistant("Sure."),
+                PromptMessage::assistant("Hello!"),
             ])
         },
     ))
@@ -173,30 +174,26 @@ async fn reads_and_prompts_are_answered_without_rmcp_in_the_bytes_rmcp_writes() 
         read(json!(1), "text://greeting"),
         read(json!("r-2"), "config://app"),
         read(json!(3), "logo://png"),
-        read(json!(4), "users://alice/profile"),
+        read(json!(4), "orders://7"),
         read(json!(-5), "secret://plans"),
         json!({"jsonrpc": "2.0", "id": 6, "method": "resources/read",
             "params": {"uri": "text://greeting", "_meta": {"progressToken": "p"}}}),
         // Errors: nothing there, nothing in it, a template's own not-found, a failure.
         read(json!(7), "nowhere://at-all"),
         read(json!(8), "empty://nothing"),
-        read(json!(9), "users://ghost/profile"),
+        read(json!(9), "orders://lost"),
         read(json!(10), "broken://always"),
-        prompt(
-            json!(11),
-            "review",
-            json!({"code": "fn main() {}", "focus": "style"}),
-        ),
+        prompt(json!(11), "greet", json!({"name": "Ada", "tone": "warmly"})),
         json!({"jsonrpc": "2.0", "id": "p-12", "method": "prompts/get",
-            "params": {"name": "review", "arguments": {"code": "x"}}}),
-        prompt(json!(13), "review", json!({})),
-        prompt(json!(14), "review", json!({"code": 5})),
+            "params": {"name": "greet", "arguments": {"name": "x"}}}),
+        prompt(json!(13), "greet", json!({})),
+        prompt(json!(14), "greet", json!({"name": 5})),
         prompt(json!(15), "nope", json!({})),
         prompt(json!(16), "fails", json!({})),
         json!({"jsonrpc": "2.0", "id": 17, "method": "prompts/get",
             "params": {"name": "fails", "arguments": null}}),
         // The id of a request that has answered is free again.
-        read(json!(1), "users://bob/profile"),
+        read(json!(1), "orders://8"),
     ];
     let (ours, theirs, handled_by_rmcp) = both(&lines).await;
     assert_eq!(ours, theirs);
@@ -208,7 +205,7 @@ async fn reads_and_prompts_are_answered_without_rmcp_in_the_bytes_rmcp_writes() 
     assert_eq!(ours[1]["id"], "r-2");
     assert_eq!(text(1), r#"{"debug":false}"#);
     assert_eq!(ours[2]["result"]["contents"][0]["blob"], PIXEL);
-    assert_eq!(text(3), "profile of alice");
+    assert_eq!(text(3), r#"order Some("7")"#);
     assert_eq!(ours[4]["id"], -5);
     assert_eq!(text(5), text(0));
     // A 2025 session keeps rmcp's resource-not-found code.
@@ -224,7 +221,7 @@ async fn reads_and_prompts_are_answered_without_rmcp_in_the_bytes_rmcp_writes() 
     assert_eq!(ours[10]["result"]["messages"].as_array().unwrap().len(), 3);
     assert_eq!(
         ours[10]["result"]["messages"][0]["content"]["text"],
-        "Review for style:\nfn main() {}"
+        "Greet Ada warmly."
     );
     assert_eq!(ours[11]["id"], "p-12");
     for invalid in &ours[12..15] {
@@ -232,7 +229,7 @@ async fn reads_and_prompts_are_answered_without_rmcp_in_the_bytes_rmcp_writes() 
     }
     assert!(ours[16]["error"].is_object(), "{}", ours[16]);
     assert_eq!(ours[17]["id"], 1);
-    assert_eq!(text(17), "profile of bob");
+    assert_eq!(text(17), r#"order Some("8")"#);
 }
 
 #[tokio::test]
@@ -243,7 +240,7 @@ async fn lines_not_read_in_full_are_left_to_rmcp_and_answered_as_before() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": 7}}),
         json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {}}),
         json!({"jsonrpc": "2.0", "id": 4, "method": "prompts/get",
-            "params": {"name": "review", "arguments": ["code"]}}),
+            "params": {"name": "greet", "arguments": ["name"]}}),
         json!({"jsonrpc": "2.0", "id": 5, "method": "resources/read",
             "params": {"uri": "text://greeting", "extra": true}}),
         json!({"jsonrpc": "2.0", "id": 6, "method": "resources/read",
@@ -270,7 +267,7 @@ async fn a_line_that_is_not_json_is_a_parse_error_and_the_session_goes_on() {
     let mut raw = Raw::initialized(server(&Probes::default()), Via::Stream, json!({})).await;
     for line in [
         r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"text://greeting"}"#,
-        r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"review",}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"greet",}}"#,
     ] {
         raw.send_line(line).await;
         let reply = parse(&raw.next().await);
@@ -278,7 +275,7 @@ async fn a_line_that_is_not_json_is_a_parse_error_and_the_session_goes_on() {
         assert_eq!(reply["id"], Value::Null);
     }
     let deep = format!(
-        r#"{{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{{"name":"review","arguments":{{"code":{}{}}}}}}}"#,
+        r#"{{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{{"name":"greet","arguments":{{"name":{}{}}}}}}}"#,
         "[".repeat(200),
         "]".repeat(200)
     );
@@ -318,7 +315,7 @@ async fn a_cancelled_read_sees_its_cancellation_and_is_not_answered() {
         .wait("the read saw its cancellation")
         .await;
     // The next line is the next request's answer: the cancelled read has none.
-    raw.send(&prompt(json!(2), "review", json!({"code": "x"})))
+    raw.send(&prompt(json!(2), "greet", json!({"name": "x"})))
         .await;
     assert_eq!(parse(&raw.next().await)["id"], 2);
 }
