@@ -6,8 +6,9 @@
 //! a round trip's cost. The stream transport reads such a request in its plain shape
 //! straight from its line (the one parse of that line), runs it through the same server
 //! code rmcp's handler runs ([`McpServer::run_call`], and the handler's own
-//! `read_resource` and `get_prompt`), and writes its response here, in the bytes rmcp
-//! writes. Everything else, including any request that looks unusual, still goes to rmcp.
+//! `read_resource` and `get_prompt`; for a session opened without `initialize`, rmcp's
+//! own request handler), and writes its response here, in the bytes rmcp writes.
+//! Everything else, including any request that looks unusual, still goes to rmcp.
 
 use crate::server::McpServer;
 use futures::StreamExt;
