@@ -234,6 +234,7 @@ pub mod tasks {
 /// [`ResourceSet`](resources::ResourceSet) and served with [`McpServer::with_resources`].
 pub mod resources {
     pub use crate::client::features::{RemoteResource, RemoteTemplate};
+    pub use crate::server::registry::RegisteredResource;
     pub use crate::server::resources::{
         Audience, FeatureError, FeatureErrorKind, FnResource, FnTemplate, Icon, Resource,
         ResourceAnnotations, ResourceBody, ResourceContent, ResourceInfo, ResourceSet,
@@ -249,6 +250,7 @@ pub mod prompts {
     pub use crate::server::prompts::{
         FnPrompt, Prompt, PromptArgument, PromptArguments, PromptMessage, PromptRole, PromptSet,
     };
+    pub use crate::server::registry::RegisteredPrompt;
     pub use crate::server::resources::FeatureError;
 }
 pub use stdio::{serve_io, serve_stdio, serve_stdio_with};
