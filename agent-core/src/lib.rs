@@ -471,6 +471,11 @@ pub use async_trait::async_trait;
 /// use; `#[toolbox(register = path::to::constructor)]` makes it with a `fn() -> Self`
 /// instead. `tags = [...]` on the toolbox labels all its tools, on a method that one.
 /// A method cannot be registered alone: its tool needs the value the impl makes.
+///
+/// With toolwright-mcp, methods marked `#[resource]` or `#[prompt]` share the value the
+/// same way (`LibraryTitlesResource`, `LibraryReviewPrompt`): the impl gains
+/// `into_resources` and `into_prompts`, and `#[toolbox(register)]` registers them too.
+/// See toolwright-mcp's `resource` macro.
 pub use toolwright_macros::toolbox;
 
 /// Collects tools written with `#[tool]` into a [`ToolSet`]: `tools![add, math::divide]`,

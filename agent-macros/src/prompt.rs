@@ -3,10 +3,12 @@
 //! arrives as a string and is read into the parameter's type.
 
 use crate::errors::Errors;
-use crate::resource_fn::{self, FeatureFn, Member, MemberKind, Method, last_ident, type_args};
+use crate::resource_fn::{
+    self, FeatureFn, Member, MemberKind, Method, Register, last_ident, type_args,
+};
 use crate::spans::spanned_at;
 use darling::FromMeta;
-use darling::util::Flag;
+use darling::util::SpannedValue;
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -22,7 +24,7 @@ struct PromptAttr {
     /// `scopes = ["admin"]`: what a caller's principal needs to see and get it.
     scopes: Option<Vec<LitStr>>,
     /// `register`: add it to the binary's registry (`PromptSet::registered`).
-    register: Flag,
+    register: Option<SpannedValue<Register>>,
     /// `crate = path`: where toolwright_mcp is, for crates that re-export it.
     #[darling(rename = "crate")]
     krate: Option<Path>,
@@ -43,8 +45,8 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             let func = &feature.func;
             let ty = resource_fn::item_type(&feature, "prompt", &format!(" (`{name}`)"));
             let ident = feature.item_ident();
-            let registration = attr.register.is_present().then(|| {
-                MemberKind::Prompt.registration(&p, attr.register.span(), &name, quote!(#ident {}))
+            let registration = attr.register.as_ref().map(|register| {
+                MemberKind::Prompt.registration(&p, register.span(), &name, quote!(#ident {}))
             });
             quote! {
                 #func
@@ -81,13 +83,7 @@ pub fn method(
     errors: &mut Errors,
 ) -> Option<Member> {
     let (attr, _) = resource_fn::attr::<PromptAttr>(args, errors);
-    if attr.register.is_present() {
-        errors.error_at(
-            attr.register.span(),
-            "a `#[prompt]` method is registered with its impl, which makes the value it \
-             shares: write `#[toolbox(register)]` on the impl block",
-        );
-    }
+    resource_fn::refuse_method_register(attr.register.as_ref(), "prompt", errors);
     let p = resource_fn::private(attr.krate.as_ref());
     let feature = resource_fn::parse_method(method, "prompt", info, errors);
     let (imp, name) = build(&attr, &feature, &p, errors)?;
@@ -174,7 +170,7 @@ fn build(
         &feature.params,
         &format!("prompt `{name}`"),
         quote!(#p::PromptArguments),
-        &p,
+        p,
     );
     let get = resource_fn::async_method(
         "get",

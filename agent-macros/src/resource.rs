@@ -5,12 +5,12 @@
 
 use crate::errors::Errors;
 use crate::resource_fn::{
-    self, FeatureFn, Member, MemberKind, Method, Output, last_ident, type_args,
+    self, FeatureFn, Member, MemberKind, Method, Output, Register, last_ident, type_args,
 };
 use crate::spans::spanned_at;
 use crate::uri_template::UriTemplate;
 use darling::FromMeta;
-use darling::util::Flag;
+use darling::util::SpannedValue;
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -40,7 +40,7 @@ struct ResourceAttr {
     /// `scopes = ["files:read"]`: what a caller's principal needs to see and read it.
     scopes: Option<Vec<LitStr>>,
     /// `register`: add it to the binary's registry (`ResourceSet::registered`).
-    register: Flag,
+    register: Option<SpannedValue<Register>>,
     /// `crate = path`: where toolwright_mcp is, for crates that re-export it.
     #[darling(rename = "crate")]
     krate: Option<Path>,
@@ -149,13 +149,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             };
             let item = item_impl(&ident, &made.key, add, &p);
             let imp = &made.imp;
-            let registration = attr.register.is_present().then(|| {
-                made.kind().registration(
-                    &p,
-                    attr.register.span(),
-                    &made.key.value(),
-                    quote!(#ident {}),
-                )
+            let registration = attr.register.as_ref().map(|register| {
+                made.kind()
+                    .registration(&p, register.span(), &made.key.value(), quote!(#ident {}))
             });
             quote! {
                 #func
@@ -187,13 +183,7 @@ pub fn method(
     errors: &mut Errors,
 ) -> Option<Member> {
     let (attr, attr_ok) = resource_fn::attr::<ResourceAttr>(args, errors);
-    if attr.register.is_present() {
-        errors.error_at(
-            attr.register.span(),
-            "a `#[resource]` method is registered with its impl, which makes the value it \
-             shares: write `#[toolbox(register)]` on the impl block",
-        );
-    }
+    resource_fn::refuse_method_register(attr.register.as_ref(), "resource", errors);
     let p = resource_fn::private(attr.krate.as_ref());
     let feature = resource_fn::parse_method(method, "resource", info, errors);
     let made = build(&attr, attr_ok, &feature, &p, errors)?;

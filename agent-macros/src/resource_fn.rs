@@ -9,6 +9,7 @@ use crate::errors::Errors;
 use crate::spans::macro_ident;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
+use darling::util::SpannedValue;
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -37,6 +38,50 @@ struct ArgAttr {
     /// `complete = path`: a `fn(&str) -> Vec<String>` suggesting the values that begin
     /// like what the client typed (`completion/complete`).
     complete: Option<Path>,
+}
+
+/// `register` on a `#[resource]` or `#[prompt]`: a word, no value.
+#[derive(Debug, Clone, Copy)]
+pub struct Register;
+
+impl Register {
+    fn error() -> darling::Error {
+        darling::Error::custom(
+            "`register` takes no value: write it alone, as in `#[prompt(register)]` or \
+             `#[resource(register, uri = \"...\")]`",
+        )
+    }
+}
+
+impl FromMeta for Register {
+    fn from_word() -> darling::Result<Self> {
+        Ok(Self)
+    }
+
+    fn from_expr(expr: &syn::Expr) -> darling::Result<Self> {
+        Err(Self::error().with_span(expr))
+    }
+
+    fn from_list(_: &[NestedMeta]) -> darling::Result<Self> {
+        Err(Self::error())
+    }
+}
+
+/// `register` on a method is refused at the key: the impl is registered as a whole.
+pub fn refuse_method_register(
+    register: Option<&SpannedValue<Register>>,
+    what: &str,
+    errors: &mut Errors,
+) {
+    if let Some(register) = register {
+        errors.error_at(
+            register.span(),
+            format!(
+                "a `#[{what}]` method is registered with its impl, which makes the value it \
+                 shares: write `#[toolbox(register)]` on the impl block"
+            ),
+        );
+    }
 }
 
 /// The fn, its parameter attributes removed so that it compiles as written.
@@ -419,7 +464,8 @@ pub fn unparsed(item: TokenStream, error: syn::Error, mut errors: Errors) -> Tok
 }
 
 /// What an invalid item expands to: the fn as written, the errors, and the type, which
-/// a set takes and ignores, so the user sees their mistakes and no follow-on errors.
+/// a set takes and ignores, so the user sees their mistakes and no follow-on errors. A
+/// method (in an impl without `#[toolbox]`) is emitted alone: an impl holds no type.
 pub fn fallback(
     feature: &FeatureFn,
     what: &str,
@@ -429,6 +475,9 @@ pub fn fallback(
     p: &TokenStream,
 ) -> TokenStream {
     let func = &feature.func;
+    if func.sig.receiver().is_some() {
+        return quote!(#errors #func);
+    }
     let ty = item_type(feature, what, ", which did not compile");
     let ident = macro_ident(&func.sig.ident);
     let item_trait = Ident::new(item_trait, func.sig.ident.span());
@@ -598,12 +647,12 @@ impl MemberKind {
         }
     }
 
-    /// The set's method adding a shared value of it.
-    pub fn add_arc(self) -> TokenStream {
+    /// toolwright-mcp's hidden fn adding a value of it, whose key was checked, to a set.
+    pub fn adder(self) -> TokenStream {
         match self {
-            Self::Resource => quote!(add_resource_arc),
-            Self::Template => quote!(add_template_arc),
-            Self::Prompt => quote!(add_arc),
+            Self::Resource => quote!(add_resource),
+            Self::Template => quote!(add_template),
+            Self::Prompt => quote!(add_prompt),
         }
     }
 

@@ -200,6 +200,16 @@ fn take_members(imp: &mut ItemImpl, self_name: &str, errors: &mut Errors) -> Mem
         };
         let attr = method.attrs.remove(index);
         let is_prompt = last_ident_is(&attr, "prompt");
+        let (first, suffix) = if is_prompt {
+            (!members.prompts, "Prompt")
+        } else {
+            (!members.resources, "Resource")
+        };
+        if first {
+            members.paths.push(attr.path().clone());
+        }
+        members.prompts |= is_prompt;
+        members.resources |= !is_prompt;
         if let Some(other) = method
             .attrs
             .iter()
@@ -212,16 +222,6 @@ fn take_members(imp: &mut ItemImpl, self_name: &str, errors: &mut Errors) -> Mem
             );
             continue;
         }
-        let (first, suffix) = if is_prompt {
-            (!members.prompts, "Prompt")
-        } else {
-            (!members.resources, "Resource")
-        };
-        if first {
-            members.paths.push(attr.path().clone());
-        }
-        members.prompts |= is_prompt;
-        members.resources |= !is_prompt;
         let args = match &attr.meta {
             Meta::Path(_) => TokenStream::new(),
             Meta::List(list) => list.tokens.clone(),
@@ -534,11 +534,9 @@ fn into_member_sets(toolbox: &Toolbox, made: &[Member]) -> TokenStream {
         let set = format_ident!("{}", set);
         let adds = of_kind.iter().map(|m| {
             let item_ty = &m.item_ty;
-            let add = m.kind.add_arc();
+            let add = m.kind.adder();
             // Two of one URI or name were refused at compile time, so nothing is refused.
-            quote! {
-                let _ = __set.#add(::std::sync::Arc::new(#item_ty(::std::sync::Arc::clone(&self))));
-            }
+            quote!(#p::#add(&mut __set, #item_ty(::std::sync::Arc::clone(&self)));)
         });
         out.extend(quote! {
             impl #self_ty {

@@ -304,32 +304,23 @@ impl ResourceSet {
     /// those left out are not checked, so two crates may each register a `config://app`
     /// that different sets take.
     pub fn registered_where(
-        mut keep: impl FnMut(&RegisteredResource) -> bool,
+        keep: impl FnMut(&RegisteredResource) -> bool,
     ) -> Result<ResourceSet, FeatureError> {
-        let mut chosen: Vec<&'static RegisteredResource> = RegisteredResource::all()
-            .filter(|entry| keep(entry))
-            .collect();
-        // URI order, then place, so the set and any error read the same on every run.
-        chosen.sort_by_key(|entry| {
-            (
-                entry.uri,
-                entry.is_template(),
-                entry.site.file,
-                entry.site.line,
-            )
-        });
-        if let Some((earlier, entry)) = first_repeat(&chosen, |e| (e.uri, e.is_template())) {
-            let what = if entry.is_template() {
-                "two registered resource templates are written"
-            } else {
-                "two registered resources are at"
-            };
-            return Err(FeatureError::invalid_arguments(format!(
-                "{what} `{}`, one at {} and one at {}: each is offered once; give one another \
-                 URI, or take one of them with ResourceSet::registered_where",
-                entry.uri, earlier.site, entry.site
-            )));
-        }
+        let key = |e: &RegisteredResource| (e.uri, e.is_template());
+        let chosen = choose(RegisteredResource::all(), keep, key, |e| e.site).map_err(
+            |(earlier, entry)| {
+                let what = if entry.is_template() {
+                    "two registered resource templates are written"
+                } else {
+                    "two registered resources are at"
+                };
+                FeatureError::invalid_arguments(format!(
+                    "{what} `{}`, one at {} and one at {}: each is offered once; give one \
+                     another URI, or take one of them with ResourceSet::registered_where",
+                    entry.uri, earlier.site, entry.site
+                ))
+            },
+        )?;
         let mut set = ResourceSet::new();
         for entry in chosen {
             entry.add_to(&mut set)?;
@@ -357,20 +348,18 @@ impl PromptSet {
     /// accepted prompts with the same name are an error naming where each was
     /// registered; prompts left out are not checked.
     pub fn registered_where(
-        mut keep: impl FnMut(&RegisteredPrompt) -> bool,
+        keep: impl FnMut(&RegisteredPrompt) -> bool,
     ) -> Result<PromptSet, FeatureError> {
-        let mut chosen: Vec<&'static RegisteredPrompt> = RegisteredPrompt::all()
-            .filter(|entry| keep(entry))
-            .collect();
-        chosen.sort_by_key(|entry| (entry.name, entry.site.file, entry.site.line));
-        if let Some((earlier, entry)) = first_repeat(&chosen, |e| e.name) {
-            return Err(FeatureError::invalid_arguments(format!(
-                "two registered prompts are named `{}`, one at {} and one at {}: give one \
-                 another name with #[prompt(name = \"...\")], or take one of them with \
-                 PromptSet::registered_where",
-                entry.name, earlier.site, entry.site
-            )));
-        }
+        let chosen = choose(RegisteredPrompt::all(), keep, |e| e.name, |e| e.site).map_err(
+            |(earlier, entry)| {
+                FeatureError::invalid_arguments(format!(
+                    "two registered prompts are named `{}`, one at {} and one at {}: give one \
+                     another name with #[prompt(name = \"...\")], or take one of them with \
+                     PromptSet::registered_where",
+                    entry.name, earlier.site, entry.site
+                ))
+            },
+        )?;
         let mut set = PromptSet::new();
         for entry in chosen {
             set.add_arc(entry.prompt())?;
@@ -385,16 +374,29 @@ impl PromptSet {
     }
 }
 
-/// The first entry whose key an earlier entry has, with that earlier entry.
-fn first_repeat<'a, T, K: std::hash::Hash + Eq>(
-    entries: &[&'a T],
+/// The entries `keep` accepts, or the first two that share a key.
+type Chosen<T> = Result<Vec<&'static T>, (&'static T, &'static T)>;
+
+/// The entries `keep` accepts, in `key` order, then by place, so the set and any error
+/// read the same on every run; or the first two that share a key.
+fn choose<T, K: Ord + std::hash::Hash>(
+    all: impl Iterator<Item = &'static T>,
+    mut keep: impl FnMut(&T) -> bool,
     key: impl Fn(&T) -> K,
-) -> Option<(&'a T, &'a T)> {
-    let mut first: HashMap<K, &'a T> = HashMap::new();
-    for entry in entries {
+    site: impl Fn(&T) -> Site,
+) -> Chosen<T> {
+    let mut chosen: Vec<&'static T> = all.filter(|entry| keep(entry)).collect();
+    chosen.sort_by(|a, b| {
+        let (sa, sb) = (site(a), site(b));
+        key(a)
+            .cmp(&key(b))
+            .then_with(|| (sa.file, sa.line).cmp(&(sb.file, sb.line)))
+    });
+    let mut first: HashMap<K, &'static T> = HashMap::new();
+    for entry in &chosen {
         if let Some(earlier) = first.insert(key(entry), entry) {
-            return Some((earlier, entry));
+            return Err((earlier, entry));
         }
     }
-    None
+    Ok(chosen)
 }
