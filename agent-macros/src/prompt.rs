@@ -97,8 +97,10 @@ pub fn method(
         kind: MemberKind::Prompt,
         key: name,
         key_span,
-        tokens: quote!(#ty const _: () = { #imp };),
+        ty,
+        imp,
         p,
+        cfgs: feature.cfgs(),
     })
 }
 

@@ -189,14 +189,16 @@ pub fn method(
     let made = build(&attr, attr_ok, &feature, &p, errors)?;
     let (what, detail) = made.what();
     let ty = resource_fn::item_type(&feature, what, &detail);
-    let imp = &made.imp;
+    let kind = made.kind();
     Some(Member {
         item_ty: feature.item_ident(),
-        kind: made.kind(),
+        kind,
         key: made.key.value(),
         key_span: made.key.span(),
-        tokens: quote!(#ty const _: () = { #imp };),
+        ty,
+        imp: made.imp,
         p,
+        cfgs: feature.cfgs(),
     })
 }
 

@@ -112,6 +112,16 @@ impl FeatureFn {
             None => macro_ident(&self.func.sig.ident),
         }
     }
+
+    /// The fn's `#[cfg]`s.
+    pub fn cfgs(&self) -> Vec<syn::Attribute> {
+        self.func
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("cfg"))
+            .cloned()
+            .collect()
+    }
 }
 
 /// Reads the fn under `#[what]`, reporting every rule it breaks.
@@ -620,10 +630,14 @@ pub struct Member {
     pub key: String,
     /// Where the key was written (the URI literal, or the method's name).
     pub key_span: proc_macro2::Span,
-    /// The item type and its trait impl.
-    pub tokens: TokenStream,
+    /// The item type's definition.
+    pub ty: TokenStream,
+    /// Its trait impl.
+    pub imp: TokenStream,
     /// toolwright-mcp's hidden module, as the method's `crate = path` names it.
     pub p: TokenStream,
+    /// The method's `#[cfg]`s, for everything made of it.
+    pub cfgs: Vec<syn::Attribute>,
 }
 
 /// The three kinds of item a method can be.

@@ -383,8 +383,13 @@ fn emit(imp: &ItemImpl, toolbox: &mut Toolbox) -> TokenStream {
             Target::Method { tool_ty, method },
         ));
     }
-    for member in &toolbox.members.made {
-        out.extend(member.tokens.clone());
+    for Member { cfgs, ty, imp, .. } in &toolbox.members.made {
+        out.extend(quote! {
+            #(#cfgs)*
+            #ty
+            #(#cfgs)*
+            const _: () = { #imp };
+        });
     }
     out.extend(into_toolset(toolbox, &toolbox.tools));
     out.extend(into_member_sets(toolbox, &toolbox.members.made));
@@ -535,8 +540,12 @@ fn into_member_sets(toolbox: &Toolbox, made: &[Member]) -> TokenStream {
         let adds = of_kind.iter().map(|m| {
             let item_ty = &m.item_ty;
             let add = m.kind.adder();
+            let cfgs = &m.cfgs;
             // Two of one URI or name were refused at compile time, so nothing is refused.
-            quote!(#p::#add(&mut __set, #item_ty(::std::sync::Arc::clone(&self)));)
+            quote! {
+                #(#cfgs)*
+                #p::#add(&mut __set, #item_ty(::std::sync::Arc::clone(&self)));
+            }
         });
         out.extend(quote! {
             impl #self_ty {
@@ -600,12 +609,14 @@ fn registrations(toolbox: &Toolbox) -> Option<TokenStream> {
     );
     let members = toolbox.members.made.iter().map(|m| {
         let item_ty = &m.item_ty;
-        m.kind.registration(
+        let cfgs = &m.cfgs;
+        let registration = m.kind.registration(
             &m.p,
             register.span(),
             &m.key,
             quote!(#item_ty(__agent_toolbox())),
-        )
+        );
+        quote!(#(#cfgs)* #registration)
     });
     Some(quote! {
         const _: () = {

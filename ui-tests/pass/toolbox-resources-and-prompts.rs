@@ -52,6 +52,13 @@ impl Counter {
         Ok(n.to_string())
     }
 
+    /// Compiled out: no item, no registration.
+    #[cfg(any())]
+    #[resource(uri = "counter://never")]
+    async fn never(&self) -> String {
+        String::new()
+    }
+
     /// Asks to count.
     #[toolwright_mcp::prompt(name = "count")]
     async fn count(
@@ -89,6 +96,7 @@ fn main() {
     assert!(registered.resource("config://app").is_some());
     assert!(registered.resource("counter://served").is_some());
     assert!(registered.template("counter://numbers/{n}").is_some());
+    assert!(registered.resource("counter://never").is_none());
     let registered = PromptSet::registered().unwrap();
     assert!(registered.get("review").is_some());
     assert!(registered.get("count").is_some());
