@@ -4,7 +4,7 @@
 
 use crate::errors::Errors;
 use crate::resource_fn::{
-    self, FeatureFn, Member, MemberKind, Method, Register, last_ident, type_args,
+    self, FeatureAttr, FeatureFn, Member, MemberKind, Method, Register, last_ident, type_args,
 };
 use crate::spans::spanned_at;
 use darling::FromMeta;
@@ -28,6 +28,16 @@ struct PromptAttr {
     /// `crate = path`: where toolwright_mcp is, for crates that re-export it.
     #[darling(rename = "crate")]
     krate: Option<Path>,
+}
+
+impl FeatureAttr for PromptAttr {
+    fn register(&self) -> Option<&SpannedValue<Register>> {
+        self.register.as_ref()
+    }
+
+    fn krate(&self) -> Option<&Path> {
+        self.krate.as_ref()
+    }
 }
 
 /// Expands `#[prompt(...)]` on a free fn.
@@ -82,10 +92,8 @@ pub fn method(
     info: Method,
     errors: &mut Errors,
 ) -> Option<Member> {
-    let (attr, _) = resource_fn::attr::<PromptAttr>(args, errors);
-    resource_fn::refuse_method_register(attr.register.as_ref(), "prompt", errors);
-    let p = resource_fn::private(attr.krate.as_ref());
-    let feature = resource_fn::parse_method(method, "prompt", info, errors);
+    let (attr, _, p, feature) =
+        resource_fn::method_parts::<PromptAttr>(args, method, "prompt", info, errors);
     let (imp, name) = build(&attr, &feature, &p, errors)?;
     let ty = resource_fn::item_type(&feature, "prompt", &format!(" `{name}`"));
     let key_span = match &attr.name {

@@ -5,7 +5,8 @@
 
 use crate::errors::Errors;
 use crate::resource_fn::{
-    self, FeatureFn, Member, MemberKind, Method, Output, Register, last_ident, type_args,
+    self, FeatureAttr, FeatureFn, Member, MemberKind, Method, Output, Register, last_ident,
+    type_args,
 };
 use crate::spans::spanned_at;
 use crate::uri_template::UriTemplate;
@@ -44,6 +45,16 @@ struct ResourceAttr {
     /// `crate = path`: where toolwright_mcp is, for crates that re-export it.
     #[darling(rename = "crate")]
     krate: Option<Path>,
+}
+
+impl FeatureAttr for ResourceAttr {
+    fn register(&self) -> Option<&SpannedValue<Register>> {
+        self.register.as_ref()
+    }
+
+    fn krate(&self) -> Option<&Path> {
+        self.krate.as_ref()
+    }
 }
 
 /// What the fn's value is served as.
@@ -182,10 +193,8 @@ pub fn method(
     info: Method,
     errors: &mut Errors,
 ) -> Option<Member> {
-    let (attr, attr_ok) = resource_fn::attr::<ResourceAttr>(args, errors);
-    resource_fn::refuse_method_register(attr.register.as_ref(), "resource", errors);
-    let p = resource_fn::private(attr.krate.as_ref());
-    let feature = resource_fn::parse_method(method, "resource", info, errors);
+    let (attr, attr_ok, p, feature) =
+        resource_fn::method_parts::<ResourceAttr>(args, method, "resource", info, errors);
     let made = build(&attr, attr_ok, &feature, &p, errors)?;
     let (what, detail) = made.what();
     let ty = resource_fn::item_type(&feature, what, &detail);

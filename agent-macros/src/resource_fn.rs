@@ -67,13 +67,26 @@ impl FromMeta for Register {
     }
 }
 
-/// `register` on a method is refused at the key: the impl is registered as a whole.
-pub fn refuse_method_register(
-    register: Option<&SpannedValue<Register>>,
+/// The keys every `#[resource]` and `#[prompt]` has that a method reads.
+pub trait FeatureAttr: FromMeta + Default {
+    /// `register`.
+    fn register(&self) -> Option<&SpannedValue<Register>>;
+    /// `crate = path`.
+    fn krate(&self) -> Option<&Path>;
+}
+
+/// A method of a `#[toolbox]` impl under `#[what(args)]`: its keys (and whether they
+/// parsed), toolwright-mcp's hidden module, and the method read. `register` is refused
+/// at the key: the impl is registered as a whole.
+pub fn method_parts<A: FeatureAttr>(
+    args: TokenStream,
+    method: &mut ImplItemFn,
     what: &str,
+    info: Method,
     errors: &mut Errors,
-) {
-    if let Some(register) = register {
+) -> (A, bool, TokenStream, FeatureFn) {
+    let (attr, attr_ok) = self::attr::<A>(args, errors);
+    if let Some(register) = attr.register() {
         errors.error_at(
             register.span(),
             format!(
@@ -82,6 +95,9 @@ pub fn refuse_method_register(
             ),
         );
     }
+    let p = private(attr.krate());
+    let feature = parse_method(method, what, info, errors);
+    (attr, attr_ok, p, feature)
 }
 
 /// The fn, its parameter attributes removed so that it compiles as written.
@@ -146,7 +162,7 @@ pub fn parse(item: TokenStream, what: &str, errors: &mut Errors) -> syn::Result<
 
 /// Reads a method of a `#[toolbox]` impl under `#[what]`, taking the parameter
 /// attributes off the method itself, so the impl compiles as written.
-pub fn parse_method(
+fn parse_method(
     method: &mut ImplItemFn,
     what: &str,
     info: Method,
