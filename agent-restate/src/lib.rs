@@ -38,6 +38,9 @@
 //! `approve` checks the decision before it resolves the promise: a call id that is not
 //! waiting is refused (404), a call decided already is refused (409), corrected
 //! arguments that do not fit the tool's schema are refused (422, naming the field).
+//! Of reviewers deciding at the same moment, exactly one is answered 200 and the run
+//! takes that decision; the others are answered 409, as is anyone deciding after the
+//! approval timeout denied the call.
 //! The decision is recorded in [`RunState::approvals`] as
 //! [`RunState::approve_by`] and [`Agent::approve_with`] record it, with the decider,
 //! the reason, the time and the model's arguments when they were corrected. A decision

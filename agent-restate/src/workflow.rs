@@ -26,6 +26,18 @@ fn approval_promise(call_id: &str) -> String {
     format!("approval:{call_id}")
 }
 
+/// What an approval promise holds: the decision and the invocation that resolved it.
+///
+/// Restate keeps the first resolution of a promise and drops later ones without telling
+/// their sender, so two reviewers deciding at once would both be told they decided. Each
+/// `approve` reads the promise back after resolving it and succeeds only if the
+/// resolution there is its own.
+#[derive(Serialize, Deserialize)]
+struct Resolution {
+    decision: Decision,
+    invocation: String,
+}
+
 /// What starts a run: the user's message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StartRun {
@@ -161,17 +173,17 @@ impl AgentRuns {
         let name = approval_promise(&call.call.id);
         let Some(timeout) = self.approval_timeout else {
             return restate_sdk::select! {
-                decided = ctx.promise::<Json<Decision>>(&name) => Ok(Some(decided?.into_inner())),
+                decided = ctx.promise::<Json<Resolution>>(&name) => Ok(Some(decided?.into_inner().decision)),
                 cancelled = ctx.promise::<Json<()>>(CANCEL) => cancelled.map(|_| None),
             };
         };
         restate_sdk::select! {
-            decided = ctx.promise::<Json<Decision>>(&name) => Ok(Some(decided?.into_inner())),
+            decided = ctx.promise::<Json<Resolution>>(&name) => Ok(Some(decided?.into_inner().decision)),
             cancelled = ctx.promise::<Json<()>>(CANCEL) => cancelled.map(|_| None),
             expired = ctx.sleep(timeout) => {
                 expired?;
                 let at_ms = ctx.run(|| async { Ok(now_ms()) }).name("now").await?;
-                Ok(Some(Decision {
+                let denial = Decision {
                     call_id: call.call.id.clone(),
                     decision: ApprovalVerdict::Denied,
                     decider: Decider::new(TIMER).reason(format!(
@@ -180,7 +192,16 @@ impl AgentRuns {
                     )),
                     arguments: None,
                     at_ms,
-                }))
+                };
+                // Resolved like a reviewer's decision, so that exactly one of the two
+                // holds: a reviewer deciding from now on is told it was decided, and one
+                // who decided just before the timer wins over it.
+                ctx.resolve_promise(&name, Json(Resolution {
+                    decision: denial,
+                    invocation: ctx.invocation_id().to_owned(),
+                }));
+                let kept = ctx.promise::<Json<Resolution>>(&name).await?;
+                Ok(Some(kept.into_inner().decision))
             },
         }
     }
@@ -194,6 +215,10 @@ fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+fn decided_already(call_id: &str) -> TerminalError {
+    TerminalError::new_with_code(409, format!("call `{call_id}` was decided already"))
 }
 
 fn refused(code: u16, error: AgentError) -> TerminalError {
@@ -283,19 +308,11 @@ impl AgentRuns {
             .iter()
             .any(|record| record.call_id == call_id)
         {
-            return Err(TerminalError::new_with_code(
-                409,
-                format!("call `{call_id}` was decided already"),
-            )
-            .into());
+            return Err(decided_already(&call_id).into());
         }
         let name = approval_promise(&call_id);
-        if ctx.peek_promise::<Json<Decision>>(&name).await?.is_some() {
-            return Err(TerminalError::new_with_code(
-                409,
-                format!("call `{call_id}` was decided already"),
-            )
-            .into());
+        if ctx.peek_promise::<Json<Resolution>>(&name).await?.is_some() {
+            return Err(decided_already(&call_id).into());
         }
         if !state
             .pending()
@@ -325,8 +342,20 @@ impl AgentRuns {
         let record = state.approvals.last().cloned().ok_or_else(|| {
             TerminalError::new_with_code(500, "the decision left no record".to_owned())
         })?;
-        ctx.resolve_promise(&name, Json(decision));
-        Ok(Json(record))
+        let invocation = ctx.invocation_id().to_owned();
+        ctx.resolve_promise(
+            &name,
+            Json(Resolution {
+                decision,
+                invocation: invocation.clone(),
+            }),
+        );
+        let kept = ctx.peek_promise::<Json<Resolution>>(&name).await?;
+        if kept.is_some_and(|kept| kept.into_inner().invocation == invocation) {
+            Ok(Json(record))
+        } else {
+            Err(decided_already(&call_id).into())
+        }
     }
 
     /// Cancels a run waiting for a decision.

@@ -523,6 +523,51 @@ async fn approvals_are_checked_and_one_sent_with_no_worker_up_completes() {
     assert_eq!(effects(&dir), 1);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_reviewers_deciding_at_once_exactly_one_is_told_they_decided() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let (_worker, dir, run) = paused_run(&restate, "race", None).await;
+    // Sent together, so that every request passes the "decided already?" check before
+    // any of them resolves the promise.
+    let reviewers = ["alice", "bob", "carol", "dave", "erin", "frank"];
+    let answers = futures::future::join_all(reviewers.iter().enumerate().map(|(i, who)| {
+        let verdict = if i % 2 == 0 { "approved" } else { "denied" };
+        restate.call(
+            &run,
+            "approve",
+            json!({"call_id": "c1", "decision": verdict, "decider": {"who": who, "reason": "mine"}}),
+        )
+    }))
+    .await;
+    let told: Vec<&str> = reviewers
+        .iter()
+        .zip(&answers)
+        .filter(|(_, (status, _))| *status == 200)
+        .map(|(who, _)| *who)
+        .collect();
+    assert_eq!(
+        told.len(),
+        1,
+        "one decision holds, one reviewer is told so: {answers:?}"
+    );
+    for (status, body) in answers.iter().filter(|(status, _)| *status != 200) {
+        assert_eq!(*status, 409, "the others are told it was decided: {body}");
+    }
+    let report = restate.outcome(&run).await;
+    assert_eq!(
+        report["approvals"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+    assert_eq!(
+        report["approvals"][0]["who"], told[0],
+        "the decision the run took is the one its sender was told of: {report}"
+    );
+    let approved = report["approvals"][0]["decision"] == "approved";
+    assert_eq!(effects(&dir), usize::from(approved), "{report}");
+}
+
 /// A TCP proxy on a free port, forwarding each connection to the first of `backends`
 /// that accepts it: the one deployment Restate knows, with two workers behind it.
 async fn proxy(backends: [u16; 2]) -> u16 {
