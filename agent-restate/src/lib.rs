@@ -29,6 +29,7 @@
 //! |---|---|
 //! | `POST /AgentRun/{run_id}/run` `{"input": "..."}` | starts the run; answers its [`RunReport`] when it ends (`/run/send` answers at once) |
 //! | `POST /AgentRun/{run_id}/approve` [`Decision`] | decides a call waiting for approval |
+//! | `POST /AgentRun/{run_id}/supply` [`SuppliedOutput`] | supplies the output of a call waiting for it (an [`ExternalTool`](toolwright_core::tool::ExternalTool)'s, or one an `on_tool_called` hook paused) |
 //! | `POST /AgentRun/{run_id}/cancel` | cancels a run waiting for a decision |
 //! | `POST /AgentRun/{run_id}/status` | the run's [`RunReport`] as last recorded |
 //!
@@ -47,6 +48,11 @@
 //! sent while no worker is up waits in Restate and is applied when one comes back. With
 //! [`AgentRuns::approval_timeout`], a durable timer denies the call when nobody decides
 //! in time.
+//!
+//! A call waiting for its output (an external tool's, or one a hook paused for a person)
+//! pauses the run the same way, on a durable promise that `supply` resolves: a call id
+//! not waiting for output is refused (404), an output supplied twice is refused (409),
+//! and an output sent while no worker is up is taken when one comes back.
 //!
 //! # What a tool must do
 //!
@@ -83,7 +89,7 @@ mod workflow;
 pub use restate_sdk;
 #[cfg(feature = "mcp")]
 pub use tasks::{RestateTaskStore, SaveOutcome, TaskRecords};
-pub use workflow::{AgentRuns, Decision, RunReport, StartRun};
+pub use workflow::{AgentRuns, Decision, RunReport, StartRun, SuppliedOutput};
 
 #[cfg(doc)]
 use toolwright_core::{Agent, RunState};
