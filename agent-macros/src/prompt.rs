@@ -94,12 +94,8 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         let func = &feature.func;
         let ty = resource_fn::item_type(func, "prompt", &format!(" (`{name}`)"));
         let ident = macro_ident(&func.sig.ident);
-        let complete = resource_fn::complete_method(
-            &feature.params,
-            &format!("prompt `{name}`"),
-            quote!(#p::PromptArguments),
-            &p,
-        );
+        let complete =
+            resource_fn::complete_method(&feature.params, quote!(#p::PromptArguments), &p);
         let get = resource_fn::async_method(
             "get",
             &[

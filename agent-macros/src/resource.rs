@@ -381,12 +381,7 @@ fn templated(
     );
     let ident = macro_ident(&func.sig.ident);
     let item = item_impl(&ident, template, quote!(add_template), p);
-    let complete = resource_fn::complete_method(
-        &feature.params,
-        &format!("the template `{}`", template.value()),
-        quote!(#p::UriParams),
-        p,
-    );
+    let complete = resource_fn::complete_method(&feature.params, quote!(#p::UriParams), p);
     let read = resource_fn::async_method(
         "read",
         &[
