@@ -70,23 +70,24 @@ pub(crate) struct Admitted {
 
 impl Admission {
     /// Admits a POST if there is room for it, or answers 503. The permit is to be held
-    /// until its response (a streamed one included) has been sent.
-    pub(crate) fn admit(&self, headers: &HeaderMap) -> Result<Admitted, Response> {
+    /// until its response (a streamed one included) has been sent. (The refusal is
+    /// boxed: a response is large, and rarely made.)
+    pub(crate) fn admit(&self, headers: &HeaderMap) -> Result<Admitted, Box<Response>> {
         let Ok(permit) = self.requests.clone().try_acquire_owned() else {
-            return Err(self.busy(format!(
+            return Err(Box::new(self.busy(format!(
                 "{} requests are in flight, the most this server answers at once",
                 self.max_requests
-            )));
+            ))));
         };
         let opens_session = !headers.contains_key(SESSION_HEADER);
         let place = match (&self.sessions, opens_session) {
             (Some(sessions), true) => match sessions.reserve() {
                 Some(place) => Some(place),
                 None => {
-                    return Err(self.busy(format!(
+                    return Err(Box::new(self.busy(format!(
                         "{} sessions are open, the most this server keeps",
                         self.max_sessions
-                    )));
+                    ))));
                 }
             },
             _ => None,

@@ -182,7 +182,7 @@ impl Endpoint {
         }
         let admitted = match self.admission.admit(request.headers()) {
             Ok(admitted) => admitted,
-            Err(refused) => return refused,
+            Err(refused) => return *refused,
         };
         let session = self.find_session(request.headers());
         let owner = match self.authenticate(&mut request, session.as_deref()).await {
