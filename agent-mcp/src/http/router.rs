@@ -99,7 +99,8 @@ impl McpServer {
                     None => server.for_new_session(),
                 })
             },
-            // Without sessions rmcp never asks its manager for one: an empty table.
+            // Without sessions rmcp never asks its session manager for one: an empty
+            // table with no room stands in.
             sessions.clone().unwrap_or_else(|| {
                 Arc::new(HttpSessions::new(
                     0,
