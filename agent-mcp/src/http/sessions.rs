@@ -183,6 +183,8 @@ impl Drop for Place {
 }
 
 impl HttpSessions {
+    /// An empty table for at most `max_sessions` sessions, closing those idle for
+    /// `idle`, until `cancel` (the server's shutdown).
     pub(crate) fn new(
         max_sessions: usize,
         idle: Duration,
