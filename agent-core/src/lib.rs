@@ -400,10 +400,9 @@ pub mod prelude {
 /// ```
 ///
 /// Anthropic shows examples to the model (the tool's `input_examples`); the other
-/// providers have no such field, and their requests leave examples out. (Anthropic
-/// launched the field as a beta: where the API still asks for its header, add it to the
-/// client with `.header("anthropic-beta", "advanced-tool-use-2025-11-20")`.) A tool
-/// written by hand gives examples by implementing [`Tool::input_examples`].
+/// providers have no such field, and their requests leave examples out. (The field is an
+/// Anthropic beta: toolwright-llm's client adds its `anthropic-beta` header to each
+/// request that sends examples.) A tool written by hand gives examples by implementing [`Tool::input_examples`].
 ///
 /// # Strict mode
 ///

@@ -176,12 +176,7 @@ fn build(
     let p_at = spanned_at(p.clone(), span);
     let messages = quote_spanned!(span=> #p_at::IntoMessages::into_messages(__value));
     let ident = feature.item_ident();
-    let complete = resource_fn::complete_method(
-        &feature.params,
-        &format!("prompt `{name}`"),
-        quote!(#p::PromptArguments),
-        p,
-    );
+    let complete = resource_fn::complete_method(&feature.params, quote!(#p::PromptArguments), p);
     let get = resource_fn::async_method(
         "get",
         &[

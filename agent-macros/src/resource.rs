@@ -480,12 +480,7 @@ fn templated(
     let call = resource_fn::call(feature, &args, output);
     let contents = contents(output, &kind, attr, p);
     let ident = feature.item_ident();
-    let complete = resource_fn::complete_method(
-        &feature.params,
-        &format!("the template `{}`", template.value()),
-        quote!(#p::UriParams),
-        p,
-    );
+    let complete = resource_fn::complete_method(&feature.params, quote!(#p::UriParams), p);
     let read = resource_fn::async_method(
         "read",
         &[

@@ -521,15 +521,15 @@ pub fn fallback(
     }
 }
 
-/// The `complete` method: each parameter's name to its completer's suggestions for
-/// `__value` (none without one), any other name an error naming them. `resolved` is the
-/// type of the values already chosen.
-pub fn complete_method(
-    params: &[Param],
-    what: &str,
-    resolved: TokenStream,
-    p: &TokenStream,
-) -> TokenStream {
+/// The `complete` method: each parameter with a completer to its suggestions for
+/// `__value`, any other name none. Nothing when no parameter has a completer: the
+/// trait's own method suggests nothing, without a future of its own per item. The server
+/// refuses names that are not parameters before asking. `resolved` is the type of the
+/// values already chosen.
+pub fn complete_method(params: &[Param], resolved: TokenStream, p: &TokenStream) -> TokenStream {
+    if params.iter().all(|param| param.complete.is_none()) {
+        return TokenStream::new();
+    }
     async_method(
         "complete",
         &[
@@ -538,41 +538,25 @@ pub fn complete_method(
             ("__resolved", resolved),
         ],
         quote!(::core::result::Result<::std::vec::Vec<::std::string::String>, #p::FeatureError>),
-        complete_arms(params, what, p),
+        complete_arms(params, p),
     )
 }
 
-fn complete_arms(params: &[Param], what: &str, p: &TokenStream) -> TokenStream {
-    let inputs: Vec<&Param> = params.iter().filter(|p| !p.ctx).collect();
-    let arms = inputs.iter().map(|param| {
-        let name = param.ident.to_string();
-        let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
-        match &param.complete {
-            Some(complete) => {
-                let call = quote_spanned!(complete.span()=> #p::suggestions(#complete, __value));
-                quote!(#name => ::core::result::Result::Ok(#call),)
-            }
-            None => quote!(#name => ::core::result::Result::Ok(::std::vec::Vec::new()),),
-        }
-    });
-    let names: Vec<String> = inputs
+fn complete_arms(params: &[Param], p: &TokenStream) -> TokenStream {
+    let arms = params
         .iter()
-        .map(|param| format!("`{}`", param.ident))
-        .collect();
-    let names = if names.is_empty() {
-        "none".to_owned()
-    } else {
-        names.join(", ")
-    };
-    // A format string: the template's own braces are escaped.
-    let what = what.replace('{', "{{").replace('}', "}}");
-    let message = format!("{what} has no `{{__other}}` to complete; it has: {names}");
+        .filter(|param| !param.ctx)
+        .filter_map(|param| {
+            let complete = param.complete.as_ref()?;
+            let name = param.ident.to_string();
+            let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
+            let call = quote_spanned!(complete.span()=> #p::suggestions(#complete, __value));
+            Some(quote!(#name => ::core::result::Result::Ok(#call),))
+        });
     quote! {
         match __name {
             #(#arms)*
-            __other => ::core::result::Result::Err(#p::FeatureError::invalid_arguments(
-                ::std::format!(#message),
-            )),
+            _ => ::core::result::Result::Ok(::std::vec::Vec::new()),
         }
     }
 }
