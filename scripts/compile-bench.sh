@@ -14,6 +14,12 @@
 #   BASELINE=/path/to/checkout scripts/compile-bench.sh    # also ours over that checkout
 #   CLOCK=cpu scripts/compile-bench.sh                     # CPU seconds, not wall time
 #   MACROS_OPT=1 scripts/compile-bench.sh                  # also ours with optimized macros
+#   KIND=features scripts/compile-bench.sh                 # 200 resources and prompts instead
+#
+# KIND=features: TOOLS items, half resource templates (`notes_{i}://{id}`, a typed id)
+# and half prompts (a topic and an optional tone), written with our `#[resource]`/
+# `#[prompt]` + `resources![]`/`prompts![]`, with rmcp's `#[prompt_router]`/`#[prompt]`
+# and a hand-written `read_resource` (rmcp has no resource macro), and as plain fns.
 set -euo pipefail
 # Failures inside $(...) stop the script too (bash does not apply -e there by default):
 # a build that fails must never be recorded as a time.
@@ -137,6 +143,151 @@ RS
   } > "$dir/src/lib.rs"
 }
 
+# The KIND=features crates: `gen_features ours` writes the resources and prompts with our
+# macros over toolwright-mcp, `gen_features plain` the same fns with no macro. The edited
+# fn (the first resource) keeps the `forecast_0` crates' edit pattern: ` in {days} days: 0`.
+gen_features() {
+  local name=$1 dir=$out/$1 mcp=${2:-$repo}/agent-mcp
+  local res='' tpl='' prm='' doc='///'
+  if [ "$name" = plain ]; then doc='//'; else res='#[resource(template = "notes'; prm='#[prompt]'; fi
+  mkdir -p "$dir/src"
+  cat > "$dir/Cargo.toml" <<TOML
+[package]
+name = "bench-$name"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[workspace]
+
+[dependencies]
+toolwright-mcp = { path = "$mcp" }
+serde = { version = "1", features = ["derive"] }
+TOML
+  local half=$((tools / 2))
+  {
+    [ "$name" != plain ] && echo 'use toolwright_mcp::{prompt, prompts, resource, resources, prompts::PromptSet, resources::ResourceSet};'
+    for i in $(seq 0 $((half - 1))); do
+      [ "$name" != plain ] && tpl="${res}${i}://{days}\")]"
+      cat <<RS
+/// Notes number $i, by day.
+$tpl
+pub async fn notes_$i(days: u32) -> String {
+    format!("notes in {days} days: $i°")
+}
+RS
+    done
+    for i in $(seq 0 $((tools - half - 1))); do
+      cat <<RS
+/// Asks for a summary number $i.
+$prm
+pub async fn summary_$i(
+    $doc What to summarize
+    topic: String,
+    $doc How it should sound
+    tone: Option<String>,
+) -> String {
+    format!("Summarize {topic} ($i), {}.", tone.as_deref().unwrap_or("plainly"))
+}
+RS
+    done
+    if [ "$name" != plain ]; then
+      printf 'pub fn all_resources() -> ResourceSet {\n    resources![\n'
+      for i in $(seq 0 $((half - 1))); do printf '        notes_%s,\n' "$i"; done
+      printf '    ]\n}\n'
+      printf 'pub fn all_prompts() -> PromptSet {\n    prompts![\n'
+      for i in $(seq 0 $((tools - half - 1))); do printf '        summary_%s,\n' "$i"; done
+      printf '    ]\n}\n'
+    fi
+  } > "$dir/src/lib.rs"
+}
+
+# rmcp's counterpart of the KIND=features crate: the prompts through `#[prompt_router]`,
+# each with its arguments struct; the resources matched by hand in `read_resource`.
+gen_rmcp_features() {
+  local dir=$out/rmcp
+  local half=$((tools / 2))
+  mkdir -p "$dir/src"
+  cat > "$dir/Cargo.toml" <<TOML
+[package]
+name = "bench-rmcp"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[workspace]
+
+[dependencies]
+rmcp = { version = "3", default-features = false, features = ["server", "macros"] }
+serde = { version = "1", features = ["derive"] }
+TOML
+  {
+    cat <<'RS'
+use rmcp::handler::server::router::prompt::PromptRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{ErrorData, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents, Role, ServerCapabilities, ServerConfig};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, prompt_handler, prompt_router, schemars};
+RS
+    for i in $(seq 0 $((half - 1))); do
+      cat <<RS
+/// Notes number $i, by day.
+pub async fn notes_$i(days: u32) -> String {
+    format!("notes in {days} days: $i°")
+}
+RS
+    done
+    for i in $(seq 0 $((tools - half - 1))); do
+      cat <<RS
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct Summary${i}Args {
+    /// What to summarize
+    pub topic: String,
+    /// How it should sound
+    pub tone: Option<String>,
+}
+RS
+    done
+    echo '#[derive(Clone)]'
+    echo 'pub struct Server { prompt_router: PromptRouter<Self> }'
+    echo '#[prompt_router]'
+    echo 'impl Server {'
+    for i in $(seq 0 $((tools - half - 1))); do
+      cat <<RS
+    /// Asks for a summary number $i.
+    #[rmcp::prompt]
+    async fn summary_$i(&self, Parameters(Summary${i}Args { topic, tone }): Parameters<Summary${i}Args>) -> Vec<PromptMessage> {
+        vec![PromptMessage::new_text(Role::User, format!("Summarize {topic} ($i), {}.", tone.as_deref().unwrap_or("plainly")))]
+    }
+RS
+    done
+    echo '}'
+    cat <<'RS'
+#[prompt_handler(router = self.prompt_router)]
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_resources().enable_prompts().build())
+    }
+    async fn read_resource(&self, request: ReadResourceRequestParams, _context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let not_found = || ErrorData::resource_not_found(format!("no resource at `{uri}`"), None);
+        let (scheme, rest) = uri.split_once("://").ok_or_else(not_found)?;
+        let days: u32 = rest.parse().map_err(|_| not_found())?;
+        let text = match scheme {
+RS
+    for i in $(seq 0 $((half - 1))); do
+      printf '            "notes%s" => notes_%s(days).await,\n' "$i" "$i"
+    done
+    cat <<'RS'
+            _ => return Err(not_found()),
+        };
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri.clone())]).into())
+    }
+}
+RS
+  } > "$dir/src/lib.rs"
+}
+
 # Runs "$@" quietly; when it fails, prints its output and stops the script, so a failed
 # build is an error, never a time.
 run_or_fail() {
@@ -181,7 +332,7 @@ measure() {
   # length (five digits, from the first edit on, made before any timing), so nothing
   # after it moves (`$RANDOM` is expanded by the eval, once per run: a real edit each run).
   local edit="sed -i -E 's/ in \\{days\\} days: 0[0-9]*°/ in {days} days: 0'\$((10000 + RANDOM % 90000))'°/' src/lib.rs"
-  (cd "$dir" && eval "$edit" && cargo build -q 2>&1) || { echo "build of $name failed" >&2; exit 1; }
+  (cd "$dir" && eval "$edit" && cargo build -q >&2 2>&1) || { echo "build of $name failed" >&2; exit 1; }
   local clean incr shifted
   clean=$(cd "$dir" && median_seconds "cargo clean -q -p $pkg" cargo build -q)
   incr=$(cd "$dir" && median_seconds "$edit" cargo build -q)
@@ -192,13 +343,23 @@ measure() {
 }
 
 command -v bc >/dev/null || { echo "needs bc (apt-get install bc)" >&2; exit 1; }
-gen_forecasts ours
-gen_forecasts plain
-# BASELINE=/path/to/another/checkout: the same `#[tool]` crate over that checkout's
-# toolwright-core too, measured in the same run (before/after a change, side by side).
-[ -n "${BASELINE:-}" ] && gen_forecasts base "$BASELINE"
-[ "${MACROS_OPT:-0}" = 1 ] && gen_forecasts ours-opt
-gen_rmcp
+if [ "${KIND:-tools}" = features ]; then
+  # Their own folder: GEN_ONLY's callers find the tools crates where they always were.
+  out="$out/features"
+  gen_features ours
+  gen_features plain
+  [ -n "${BASELINE:-}" ] && gen_features base "$BASELINE"
+  [ "${MACROS_OPT:-0}" = 1 ] && { echo "MACROS_OPT is for the tools crates" >&2; exit 1; }
+  gen_rmcp_features
+else
+  gen_forecasts ours
+  gen_forecasts plain
+  # BASELINE=/path/to/another/checkout: the same `#[tool]` crate over that checkout's
+  # toolwright-core too, measured in the same run (before/after a change, side by side).
+  [ -n "${BASELINE:-}" ] && gen_forecasts base "$BASELINE"
+  [ "${MACROS_OPT:-0}" = 1 ] && gen_forecasts ours-opt
+  gen_rmcp
+fi
 # GEN_ONLY=1: write the crates and stop (scripts/compile-profile.sh profiles them).
 [ "${GEN_ONLY:-0}" = 1 ] && { echo "$out"; exit 0; }
 figures=$(measure ours bench-ours)
@@ -220,7 +381,7 @@ else
   read -r rmcp_clean rmcp_incr rmcp_shifted <<<"$figures"
 fi
 ratio() { if [ "$2" = nan ]; then echo nan; else echo "$1 / $2" | bc -l; fi; }
-echo "tools=$tools runs=$runs (median ${CLOCK:-wall} seconds)"
+echo "kind=${KIND:-tools} items=$tools runs=$runs (median ${CLOCK:-wall} seconds)"
 printf '%-28s %8s %8s %8s %12s %12s\n' "" "ours" "plain" "rmcp" "ours/plain" "ours/rmcp"
 row() {
   printf '%-28s %8.2f %8.2f %8.2f %12.2f %12.2f\n' "$1" "$2" "$3" "$4" "$(ratio "$2" "$3")" "$(ratio "$2" "$4")"

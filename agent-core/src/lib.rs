@@ -400,10 +400,9 @@ pub mod prelude {
 /// ```
 ///
 /// Anthropic shows examples to the model (the tool's `input_examples`); the other
-/// providers have no such field, and their requests leave examples out. (Anthropic
-/// launched the field as a beta: where the API still asks for its header, add it to the
-/// client with `.header("anthropic-beta", "advanced-tool-use-2025-11-20")`.) A tool
-/// written by hand gives examples by implementing [`Tool::input_examples`].
+/// providers have no such field, and their requests leave examples out. (The field is an
+/// Anthropic beta: toolwright-llm's client adds its `anthropic-beta` header to each
+/// request that sends examples.) A tool written by hand gives examples by implementing [`Tool::input_examples`].
 ///
 /// # Strict mode
 ///
@@ -471,6 +470,11 @@ pub use async_trait::async_trait;
 /// use; `#[toolbox(register = path::to::constructor)]` makes it with a `fn() -> Self`
 /// instead. `tags = [...]` on the toolbox labels all its tools, on a method that one.
 /// A method cannot be registered alone: its tool needs the value the impl makes.
+///
+/// With toolwright-mcp, methods marked `#[resource]` or `#[prompt]` share the value the
+/// same way (`LibraryTitlesResource`, `LibraryReviewPrompt`): the impl gains
+/// `into_resources` and `into_prompts`, and `#[toolbox(register)]` registers them too.
+/// See toolwright-mcp's `resource` macro.
 pub use toolwright_macros::toolbox;
 
 /// Collects tools written with `#[tool]` into a [`ToolSet`]: `tools![add, math::divide]`,

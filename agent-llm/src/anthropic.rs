@@ -90,6 +90,11 @@ impl Client<Anthropic> {
     /// The name of the tool search server tool.
     pub const TOOL_SEARCH_NAME: &'static str = "tool_search_tool_bm25";
 
+    /// The beta of tool search and `input_examples`, which a request using either
+    /// carries in its `anthropic-beta` header (added to the value set with
+    /// [`header`](Builder::header), if any).
+    pub const ADVANCED_TOOL_USE_BETA: &'static str = "advanced-tool-use-2025-11-20";
+
     /// The model [`from_env`](Self::from_env) uses when `ANTHROPIC_MODEL` is unset.
     pub const DEFAULT_MODEL: &'static str = "claude-sonnet-4-5";
 
@@ -146,9 +151,8 @@ impl Builder<Anthropic> {
     /// default): they are sent with `"defer_loading": true` beside the
     /// [`TOOL_SEARCH_TYPE`](AnthropicClient::TOOL_SEARCH_TYPE) server tool. `false`, for
     /// a model or a compatible server without it, has the agent offer its own search
-    /// tool instead. The search was launched as a beta: where the API still asks for its
-    /// header, add it with
-    /// [`header`](Builder::header)`("anthropic-beta", "advanced-tool-use-2025-11-20")`.
+    /// tool instead. A request that sends deferred tools carries the search's beta,
+    /// [`ADVANCED_TOOL_USE_BETA`](AnthropicClient::ADVANCED_TOOL_USE_BETA).
     pub fn native_tool_search(mut self, native: bool) -> Self {
         self.provider.tool_search = native;
         self
@@ -194,6 +198,18 @@ impl Provider for Anthropic {
         let mut headers = key_header("x-api-key", api_key.map(str::to_owned));
         headers.push(("anthropic-version".to_owned(), self.version.clone()));
         headers
+    }
+
+    fn request_header(&self, request: &LlmRequest<'_>) -> Option<(&'static str, &'static str)> {
+        let examples = || {
+            request
+                .tools
+                .iter()
+                .chain(request.deferred)
+                .any(|tool| !tool.input_examples.is_empty())
+        };
+        (!request.deferred.is_empty() || examples())
+            .then_some(("anthropic-beta", AnthropicClient::ADVANCED_TOOL_USE_BETA))
     }
 
     fn body(

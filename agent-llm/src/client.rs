@@ -130,6 +130,13 @@ impl<P: Provider> Client<P> {
         Ok(Bytes::from(bytes))
     }
 
+    /// The headers of a request that needs one beyond the client's own, else `None`
+    /// (every request's headers, shared).
+    fn request_headers(&self, request: &LlmRequest<'_>) -> Option<reqwest::header::HeaderMap> {
+        let (name, value) = self.provider.request_header(request)?;
+        Some(self.transport.headers_with(name, value))
+    }
+
     fn body(&self, request: &LlmRequest<'_>, stream: bool) -> AgentResult<Value> {
         let mut settings = self.settings.merge(request.settings);
         let with_answer: Vec<Arc<ToolDefinition>>;
@@ -228,7 +235,11 @@ impl<P: Provider> Client<P> {
 impl<P: Provider> LlmClient for Client<P> {
     async fn complete(&self, request: LlmRequest<'_>) -> AgentResult<AssistantMessage> {
         let body = self.body_bytes(&request, false)?;
-        let response = self.transport.post_json(&self.url, body).await?;
+        let headers = self.request_headers(&request);
+        let response = self
+            .transport
+            .post_json(&self.url, body, headers.as_ref())
+            .await?;
         self.parse_response(&request, &response)
     }
 
@@ -241,9 +252,10 @@ impl<P: Provider> LlmClient for Client<P> {
                     message: format!("{}: {other}", P::NAME),
                 },
             })?;
+            let headers = self.request_headers(&request);
             let response = self
                 .transport
-                .post_for_stream(&self.stream_url, body)
+                .post_for_stream(&self.stream_url, body, headers.as_ref())
                 .await?;
             let parser = self.provider.stream_parser();
             let events = events(P::NAME, response.bytes_stream(), parser, out);

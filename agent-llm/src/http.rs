@@ -141,9 +141,14 @@ impl Transport {
 
     /// Posts `body` to `url` and returns the parsed JSON of a 2xx answer, retrying as
     /// the policy says (a body that times out is retried too).
-    pub async fn post_json(&self, url: &Endpoint, body: Bytes) -> Result<Value, LlmError> {
+    pub async fn post_json(
+        &self,
+        url: &Endpoint,
+        body: Bytes,
+        headers: Option<&HeaderMap>,
+    ) -> Result<Value, LlmError> {
         self.with_retries(|| async {
-            let response = match self.send_once(url, &body).await {
+            let response = match self.send_once(url, &body, headers).await {
                 Ok(response) => response,
                 Err(decision) => return decision,
             };
@@ -164,9 +169,14 @@ impl Transport {
 
     /// Posts `body` to `url` and returns the response of a 2xx answer, its body unread
     /// (a stream), retrying as the policy says until the answer starts.
-    pub async fn post_for_stream(&self, url: &Endpoint, body: Bytes) -> Result<Response, LlmError> {
+    pub async fn post_for_stream(
+        &self,
+        url: &Endpoint,
+        body: Bytes,
+        headers: Option<&HeaderMap>,
+    ) -> Result<Response, LlmError> {
         self.with_retries(|| async {
-            match self.send_once(url, &body).await {
+            match self.send_once(url, &body, headers).await {
                 Ok(response) => RetryDecision::Done(Ok(response)),
                 Err(decision) => decision,
             }
@@ -207,18 +217,36 @@ impl Transport {
         })
     }
 
-    /// One POST: the response when it is a 2xx, else what to do about the failure.
+    /// Every request's headers, with `value` added to header `name`: appended to the
+    /// value the caller set (comma-separated, as betas are listed) unless it holds it.
+    pub fn headers_with(&self, name: &'static str, value: &'static str) -> HeaderMap {
+        let mut headers = self.headers.clone();
+        let merged = match headers.get(name).and_then(|v| v.to_str().ok()) {
+            Some(set) if set.split(',').any(|item| item.trim() == value) => return headers,
+            Some(set) => HeaderValue::from_str(&format!("{set},{value}")).ok(),
+            None => Some(HeaderValue::from_static(value)),
+        };
+        if let Some(merged) = merged {
+            headers.insert(name, merged);
+        }
+        headers
+    }
+
+    /// One POST, with `headers` instead of every request's when given: the response
+    /// when it is a 2xx, else what to do about the failure.
     async fn send_once<T>(
         &self,
         url: &Endpoint,
         body: &Bytes,
+        headers: Option<&HeaderMap>,
     ) -> Result<Response, RetryDecision<T, LlmError>> {
+        let headers = headers.unwrap_or(&self.headers);
         let sent = match &url.parsed {
             Some(parsed) => {
                 // What the request builder would make, less its URL parse and
                 // header-by-header merge.
                 let mut request = Request::new(Method::POST, parsed.clone());
-                *request.headers_mut() = self.headers.clone();
+                *request.headers_mut() = headers.clone();
                 if self.timeout_per_request {
                     *request.timeout_mut() = Some(self.timeout);
                 }
@@ -229,7 +257,7 @@ impl Transport {
             None => {
                 self.client
                     .post(url.as_str())
-                    .headers(self.headers.clone())
+                    .headers(headers.clone())
                     .timeout(self.timeout)
                     .body(body.clone())
                     .send()

@@ -42,6 +42,14 @@ pub trait Provider: Clone + Send + Sync + fmt::Debug + 'static {
     /// The headers that carry `api_key` (and any the API always wants).
     fn headers(&self, api_key: Option<&str>) -> Vec<(String, String)>;
 
+    /// A header `request` needs beyond those (the beta of a feature it uses), as name and
+    /// value; the client adds the value to a header of that name the caller set,
+    /// comma-separated. `None`, the default, for none.
+    fn request_header(&self, request: &LlmRequest<'_>) -> Option<(&'static str, &'static str)> {
+        let _ = request;
+        None
+    }
+
     /// The request body for `request` with the merged `settings` mapped to the API's
     /// own fields (their `extra` fields are added by the client). Fails when a tool
     /// cannot be rendered in the dialect.

@@ -321,3 +321,51 @@ async fn gemini_ignores_strict_and_leaves_examples_out() {
     }
     assert!(!body.to_string().contains("Oslo"), "{body}");
 }
+
+/// The `anthropic-beta` header of the one request `client` sends with `tools`.
+async fn anthropic_beta(tools: &[Arc<ToolDefinition>], extra: Option<&str>) -> Option<String> {
+    let server = MockServer::start([Reply::json(200, anthropic_transfer_call())]).await;
+    let mut builder = AnthropicClient::builder("claude-test")
+        .api_key("k")
+        .base_url(&server.url)
+        .retry(fast_retry(1));
+    if let Some(beta) = extra {
+        builder = builder.header("anthropic-beta", beta);
+    }
+    let client = builder.build().unwrap();
+    let messages = [Message::user("Move 5 euros to Bob")];
+    client
+        .complete(LlmRequest::new(&messages, tools))
+        .await
+        .unwrap();
+    server
+        .only_request()
+        .header("anthropic-beta")
+        .map(str::to_owned)
+}
+
+#[tokio::test]
+async fn anthropic_requests_with_examples_carry_their_beta_and_others_do_not() {
+    let beta = AnthropicClient::ADVANCED_TOOL_USE_BETA;
+    let all = definitions();
+    assert_eq!(anthropic_beta(&all, None).await.as_deref(), Some(beta));
+    // Added to the caller's own betas, once.
+    assert_eq!(
+        anthropic_beta(&all, Some("structured-outputs-2025-11-13")).await,
+        Some(format!("structured-outputs-2025-11-13,{beta}"))
+    );
+    assert_eq!(
+        anthropic_beta(&all, Some(beta)).await.as_deref(),
+        Some(beta)
+    );
+    // `transfer` and `search` have no examples: no beta is asked for.
+    let plain = &all[1..];
+    assert!(plain.iter().all(|tool| tool.input_examples.is_empty()));
+    assert_eq!(anthropic_beta(plain, None).await, None);
+    assert_eq!(
+        anthropic_beta(plain, Some("structured-outputs-2025-11-13"))
+            .await
+            .as_deref(),
+        Some("structured-outputs-2025-11-13")
+    );
+}

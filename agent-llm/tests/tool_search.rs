@@ -150,6 +150,13 @@ async fn anthropic_searches_natively_then_calls_a_deferred_tool() {
     assert!(deferred[42]["input_schema"]["properties"]["city"].is_object());
     // The built-in search is not offered beside the provider's.
     assert!(tools(first).iter().all(|t| t["name"] != SEARCH_TOOL));
+    // Each request with deferred tools asks for the search's beta.
+    for request in &requests {
+        assert_eq!(
+            request.header("anthropic-beta"),
+            Some(AnthropicClient::ADVANCED_TOOL_USE_BETA)
+        );
+    }
 
     // The search's call and result go back before the call they led to.
     let second = &requests[1].body;

@@ -3,13 +3,16 @@
 //! arrives as a string and is read into the parameter's type.
 
 use crate::errors::Errors;
-use crate::resource_fn::{self, last_ident, type_args};
-use crate::spans::{macro_ident, spanned_at};
+use crate::resource_fn::{
+    self, FeatureAttr, FeatureFn, Member, MemberKind, Method, Register, last_ident, type_args,
+};
+use crate::spans::spanned_at;
 use darling::FromMeta;
+use darling::util::SpannedValue;
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{LitStr, Path};
+use syn::{ImplItemFn, LitStr, Path};
 
 /// The keys of `#[prompt(...)]`.
 #[derive(Debug, Default, FromMeta)]
@@ -20,12 +23,24 @@ struct PromptAttr {
     title: Option<LitStr>,
     /// `scopes = ["admin"]`: what a caller's principal needs to see and get it.
     scopes: Option<Vec<LitStr>>,
+    /// `register`: add it to the binary's registry (`PromptSet::registered`).
+    register: Option<SpannedValue<Register>>,
     /// `crate = path`: where toolwright_mcp is, for crates that re-export it.
     #[darling(rename = "crate")]
     krate: Option<Path>,
 }
 
-/// Expands `#[prompt(...)]`.
+impl FeatureAttr for PromptAttr {
+    fn register(&self) -> Option<&SpannedValue<Register>> {
+        self.register.as_ref()
+    }
+
+    fn krate(&self) -> Option<&Path> {
+        self.krate.as_ref()
+    }
+}
+
+/// Expands `#[prompt(...)]` on a free fn.
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let (attr, _) = resource_fn::attr::<PromptAttr>(args, &mut errors);
@@ -34,9 +49,78 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(feature) => feature,
         Err(e) => return resource_fn::unparsed(item, e, errors),
     };
-    let output = resource_fn::output(&feature.func, "prompt", &p, &mut errors);
-    let scopes = resource_fn::scopes_method(attr.scopes.as_ref(), &mut errors);
+    let made = build(&attr, &feature, &p, &mut errors);
+    match (errors.finish(), made) {
+        (Ok(()), Some((imp, name))) => {
+            let func = &feature.func;
+            let ty = resource_fn::item_type(&feature, "prompt", &format!(" (`{name}`)"));
+            let ident = feature.item_ident();
+            let registration = attr.register.as_ref().map(|register| {
+                MemberKind::Prompt.registration(&p, register.span(), &name, quote!(#ident {}))
+            });
+            quote! {
+                #func
+                #ty
+                const _: () = {
+                    #imp
+                    impl #p::PromptItem for #ident {
+                        const KEY: &'static str = #name;
+                        fn add_to(self, set: &mut #p::PromptSet) {
+                            #p::add_prompt(set, self);
+                        }
+                    }
+                };
+                #registration
+            }
+        }
+        (result, _) => resource_fn::fallback(
+            &feature,
+            "prompt",
+            "PromptItem",
+            "PromptSet",
+            result.err().unwrap_or_default(),
+            &p,
+        ),
+    }
+}
 
+/// `#[prompt(...)]` on a method of a `#[toolbox]` impl, whose attribute `args` the
+/// toolbox took off: the item type and its impl, or `None` with the errors reported.
+pub fn method(
+    args: TokenStream,
+    method: &mut ImplItemFn,
+    info: Method,
+    errors: &mut Errors,
+) -> Option<Member> {
+    let (attr, _, p, feature) =
+        resource_fn::method_parts::<PromptAttr>(args, method, "prompt", info, errors);
+    let (imp, name) = build(&attr, &feature, &p, errors)?;
+    let ty = resource_fn::item_type(&feature, "prompt", &format!(" `{name}`"));
+    let key_span = match &attr.name {
+        Some(name) => name.span(),
+        None => feature.func.sig.ident.span(),
+    };
+    Some(Member {
+        item_ty: feature.item_ident(),
+        kind: MemberKind::Prompt,
+        key: name,
+        key_span,
+        ty,
+        imp,
+        p,
+        cfgs: feature.cfgs(),
+    })
+}
+
+/// The `Prompt` impl for the item type, and the prompt's name.
+fn build(
+    attr: &PromptAttr,
+    feature: &FeatureFn,
+    p: &TokenStream,
+    errors: &mut Errors,
+) -> Option<(TokenStream, String)> {
+    let output = resource_fn::output(&feature.func, "prompt", p, errors);
+    let scopes = resource_fn::scopes_method(attr.scopes.as_ref(), errors);
     let mut args = Vec::new();
     let mut reads = Vec::new();
     let mut arguments = Vec::new();
@@ -71,87 +155,59 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         });
     }
 
-    let generated = output.map(|output| {
-        let fn_name = feature.func.sig.ident.to_string();
-        let name = attr
-            .name
-            .as_ref()
-            .map(LitStr::value)
-            .unwrap_or_else(|| fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned());
-        if name.is_empty() {
-            errors.error(&attr.name, "a prompt's name cannot be empty");
-        }
-        let title = match attr.title.as_ref() {
-            Some(title) => quote!(::core::option::Option::Some(#title)),
-            None => quote!(::core::option::Option::None),
-        };
-        let description = resource_fn::description(&feature.func);
-        let call = resource_fn::call(&feature.func, &args, &output);
-        let span = output.value.span();
-        // The whole call at the return type, so that an unmet bound is reported there.
-        let p_at = spanned_at(p.clone(), span);
-        let messages = quote_spanned!(span=> #p_at::IntoMessages::into_messages(__value));
-        let func = &feature.func;
-        let ty = resource_fn::item_type(func, "prompt", &format!(" (`{name}`)"));
-        let ident = macro_ident(&func.sig.ident);
-        let complete = resource_fn::complete_method(
-            &feature.params,
-            &format!("prompt `{name}`"),
-            quote!(#p::PromptArguments),
-            &p,
-        );
-        let get = resource_fn::async_method(
-            "get",
-            &[
-                ("__args", quote!(#p::PromptArguments)),
-                ("__ctx", quote!(#p::ToolContext)),
-            ],
-            quote!(::core::result::Result<::std::vec::Vec<#p::PromptMessage>, #p::FeatureError>),
-            quote!(#(#reads)* #call ::core::result::Result::Ok(#messages)),
-        );
-        quote! {
-            #func
-            #ty
-            const _: () = {
-                impl #p::Prompt for #ident {
-                    fn name(&self) -> &str {
-                        #name
-                    }
-                    fn title(&self) -> ::core::option::Option<&str> {
-                        #title
-                    }
-                    fn description(&self) -> ::core::option::Option<&str> {
-                        static DESCRIPTION: ::std::sync::OnceLock<::core::option::Option<::std::string::String>> =
-                            ::std::sync::OnceLock::new();
-                        DESCRIPTION.get_or_init(|| #description).as_deref()
-                    }
-                    fn arguments(&self) -> &[#p::PromptArgument] {
-                        static ARGUMENTS: ::std::sync::OnceLock<::std::vec::Vec<#p::PromptArgument>> =
-                            ::std::sync::OnceLock::new();
-                        ARGUMENTS.get_or_init(|| ::std::vec![#(#arguments),*])
-                    }
-                    #complete
-                    #scopes
-                    #get
-                }
-                impl #p::PromptItem for #ident {
-                    const KEY: &'static str = #name;
-                    fn add_to(self, set: &mut #p::PromptSet) {
-                        #p::add_prompt(set, self);
-                    }
-                }
-            };
-        }
-    });
-    match (errors.finish(), generated) {
-        (Ok(()), Some(generated)) => generated,
-        (result, _) => resource_fn::fallback(
-            &feature.func,
-            "prompt",
-            "PromptItem",
-            "PromptSet",
-            result.err().unwrap_or_default(),
-            &p,
-        ),
+    let output = output?;
+    let fn_name = feature.func.sig.ident.to_string();
+    let name = attr
+        .name
+        .as_ref()
+        .map(LitStr::value)
+        .unwrap_or_else(|| fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned());
+    if name.is_empty() {
+        errors.error(&attr.name, "a prompt's name cannot be empty");
     }
+    let title = match attr.title.as_ref() {
+        Some(title) => quote!(::core::option::Option::Some(#title)),
+        None => quote!(::core::option::Option::None),
+    };
+    let description = resource_fn::description(&feature.func);
+    let call = resource_fn::call(feature, &args, &output);
+    let span = output.value.span();
+    // The whole call at the return type, so that an unmet bound is reported there.
+    let p_at = spanned_at(p.clone(), span);
+    let messages = quote_spanned!(span=> #p_at::IntoMessages::into_messages(__value));
+    let ident = feature.item_ident();
+    let complete = resource_fn::complete_method(&feature.params, quote!(#p::PromptArguments), p);
+    let get = resource_fn::async_method(
+        "get",
+        &[
+            ("__args", quote!(#p::PromptArguments)),
+            ("__ctx", quote!(#p::ToolContext)),
+        ],
+        quote!(::core::result::Result<::std::vec::Vec<#p::PromptMessage>, #p::FeatureError>),
+        quote!(#(#reads)* #call ::core::result::Result::Ok(#messages)),
+    );
+    let imp = quote! {
+            impl #p::Prompt for #ident {
+                fn name(&self) -> &str {
+                    #name
+                }
+                fn title(&self) -> ::core::option::Option<&str> {
+                    #title
+                }
+                fn description(&self) -> ::core::option::Option<&str> {
+                    static DESCRIPTION: ::std::sync::OnceLock<::core::option::Option<::std::string::String>> =
+                        ::std::sync::OnceLock::new();
+                    DESCRIPTION.get_or_init(|| #description).as_deref()
+                }
+                fn arguments(&self) -> &[#p::PromptArgument] {
+                    static ARGUMENTS: ::std::sync::OnceLock<::std::vec::Vec<#p::PromptArgument>> =
+                        ::std::sync::OnceLock::new();
+                    ARGUMENTS.get_or_init(|| ::std::vec![#(#arguments),*])
+                }
+                #complete
+                #scopes
+                #get
+            }
+    };
+    Some((imp, name))
 }

@@ -4,14 +4,18 @@
 //! the template is checked by the very parser the server uses.
 
 use crate::errors::Errors;
-use crate::resource_fn::{self, FeatureFn, Output, last_ident, type_args};
-use crate::spans::{macro_ident, spanned_at};
+use crate::resource_fn::{
+    self, FeatureAttr, FeatureFn, Member, MemberKind, Method, Output, Register, last_ident,
+    type_args,
+};
+use crate::spans::spanned_at;
 use crate::uri_template::UriTemplate;
 use darling::FromMeta;
+use darling::util::SpannedValue;
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Ident, LitFloat, LitInt, LitStr, Path, Type};
+use syn::{Ident, ImplItemFn, LitFloat, LitInt, LitStr, Path, Type};
 
 /// The keys of `#[resource(...)]`.
 #[derive(Debug, Default, FromMeta)]
@@ -36,9 +40,21 @@ struct ResourceAttr {
     icons: Option<Vec<LitStr>>,
     /// `scopes = ["files:read"]`: what a caller's principal needs to see and read it.
     scopes: Option<Vec<LitStr>>,
+    /// `register`: add it to the binary's registry (`ResourceSet::registered`).
+    register: Option<SpannedValue<Register>>,
     /// `crate = path`: where toolwright_mcp is, for crates that re-export it.
     #[darling(rename = "crate")]
     krate: Option<Path>,
+}
+
+impl FeatureAttr for ResourceAttr {
+    fn register(&self) -> Option<&SpannedValue<Register>> {
+        self.register.as_ref()
+    }
+
+    fn krate(&self) -> Option<&Path> {
+        self.krate.as_ref()
+    }
 }
 
 /// What the fn's value is served as.
@@ -90,7 +106,37 @@ fn is_u8(ty: &Type) -> bool {
     last_ident(ty).is_some_and(|i| i == "u8")
 }
 
-/// Expands `#[resource(...)]`.
+/// What `#[resource]` makes of a fn or a method: the impl of `Resource` or
+/// `ResourceTemplate` for the item type, and where it is read.
+struct Made {
+    /// The trait impl.
+    imp: TokenStream,
+    /// Its URI or template.
+    key: LitStr,
+    /// Whether it is a template.
+    template: bool,
+}
+
+impl Made {
+    /// What it is and where, for the item type's doc.
+    fn what(&self) -> (&'static str, String) {
+        if self.template {
+            ("resource template", format!(" `{}`", self.key.value()))
+        } else {
+            ("resource", format!(" at `{}`", self.key.value()))
+        }
+    }
+
+    fn kind(&self) -> MemberKind {
+        if self.template {
+            MemberKind::Template
+        } else {
+            MemberKind::Resource
+        }
+    }
+}
+
+/// Expands `#[resource(...)]` on a free fn.
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     // When the keys do not parse, what they lack is not reported too.
@@ -100,12 +146,83 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(feature) => feature,
         Err(e) => return resource_fn::unparsed(item, e, errors),
     };
-    let output = resource_fn::output(&feature.func, "resource", &p, &mut errors);
-    let generated = match (&attr.uri, &attr.template) {
-        (Some(uri), None) => fixed(&attr, uri, &feature, output.as_ref(), &p, &mut errors),
-        (None, Some(template)) => {
-            templated(&attr, template, &feature, output.as_ref(), &p, &mut errors)
+    let made = build(&attr, attr_ok, &feature, &p, &mut errors);
+    match (errors.finish(), made) {
+        (Ok(()), Some(made)) => {
+            let (what, detail) = made.what();
+            let func = &feature.func;
+            let ty = resource_fn::item_type(&feature, what, &detail);
+            let ident = feature.item_ident();
+            let add = if made.template {
+                quote!(add_template)
+            } else {
+                quote!(add_resource)
+            };
+            let item = item_impl(&ident, &made.key, add, &p);
+            let imp = &made.imp;
+            let registration = attr.register.as_ref().map(|register| {
+                made.kind()
+                    .registration(&p, register.span(), &made.key.value(), quote!(#ident {}))
+            });
+            quote! {
+                #func
+                #ty
+                const _: () = {
+                    #imp
+                    #item
+                };
+                #registration
+            }
         }
+        (result, _) => resource_fn::fallback(
+            &feature,
+            "resource",
+            "ResourceItem",
+            "ResourceSet",
+            result.err().unwrap_or_default(),
+            &p,
+        ),
+    }
+}
+
+/// `#[resource(...)]` on a method of a `#[toolbox]` impl, whose attribute `args` the
+/// toolbox took off: the item type and its impl, or `None` with the errors reported.
+pub fn method(
+    args: TokenStream,
+    method: &mut ImplItemFn,
+    info: Method,
+    errors: &mut Errors,
+) -> Option<Member> {
+    let (attr, attr_ok, p, feature) =
+        resource_fn::method_parts::<ResourceAttr>(args, method, "resource", info, errors);
+    let made = build(&attr, attr_ok, &feature, &p, errors)?;
+    let (what, detail) = made.what();
+    let ty = resource_fn::item_type(&feature, what, &detail);
+    let kind = made.kind();
+    Some(Member {
+        item_ty: feature.item_ident(),
+        kind,
+        key: made.key.value(),
+        key_span: made.key.span(),
+        ty,
+        imp: made.imp,
+        p,
+        cfgs: feature.cfgs(),
+    })
+}
+
+/// The trait impl for a fixed URI or a template, as the keys say.
+fn build(
+    attr: &ResourceAttr,
+    attr_ok: bool,
+    feature: &FeatureFn,
+    p: &TokenStream,
+    errors: &mut Errors,
+) -> Option<Made> {
+    let output = resource_fn::output(&feature.func, "resource", p, errors);
+    match (&attr.uri, &attr.template) {
+        (Some(uri), None) => fixed(attr, uri, feature, output.as_ref(), p, errors),
+        (None, Some(template)) => templated(attr, template, feature, output.as_ref(), p, errors),
         (Some(_), Some(template)) => {
             errors.error(
                 template,
@@ -115,23 +232,16 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
         (None, None) if !attr_ok => None,
         (None, None) => {
+            let at = match &feature.method {
+                Some(_) => feature.func.sig.ident.span(),
+                None => Span::call_site(),
+            };
             errors.error_at(
-                Span::call_site(),
+                at,
                 "a `#[resource]` needs where it is read: `#[resource(uri = \"config://app\")]` or `#[resource(template = \"file:///{+path}\")]`",
             );
             None
         }
-    };
-    match (errors.finish(), generated) {
-        (Ok(()), Some(generated)) => generated,
-        (result, _) => resource_fn::fallback(
-            &feature.func,
-            "resource",
-            "ResourceItem",
-            "ResourceSet",
-            result.err().unwrap_or_default(),
-            &p,
-        ),
     }
 }
 
@@ -255,7 +365,7 @@ fn fixed(
     output: Option<&Output>,
     p: &TokenStream,
     errors: &mut Errors,
-) -> Option<TokenStream> {
+) -> Option<Made> {
     let mut args = Vec::new();
     for param in &feature.params {
         if param.ctx {
@@ -283,22 +393,17 @@ fn fixed(
     let output = output?;
     let kind = kind(&output.value);
     let info = info(attr, feature, &kind, &listing, p);
-    let call = resource_fn::call(&feature.func, &args, output);
+    let call = resource_fn::call(feature, &args, output);
     let contents = contents(output, &kind, attr, p);
-    let func = &feature.func;
-    let ty = resource_fn::item_type(func, "resource", &format!(" at `{}`", uri.value()));
-    let ident = macro_ident(&func.sig.ident);
-    let item = item_impl(&ident, uri, quote!(add_resource), p);
+    let ident = feature.item_ident();
     let read = resource_fn::async_method(
         "read",
         &[("__ctx", quote!(#p::ToolContext))],
         contents_type(p),
         quote!(#call #contents),
     );
-    Some(quote! {
-        #func
-        #ty
-        const _: () = {
+    Some(Made {
+        imp: quote! {
             impl #p::Resource for #ident {
                 fn uri(&self) -> &str {
                     #uri
@@ -307,8 +412,9 @@ fn fixed(
                 #scopes
                 #read
             }
-            #item
-        };
+        },
+        key: uri.clone(),
+        template: false,
     })
 }
 
@@ -319,7 +425,7 @@ fn templated(
     output: Option<&Output>,
     p: &TokenStream,
     errors: &mut Errors,
-) -> Option<TokenStream> {
+) -> Option<Made> {
     let parsed = match UriTemplate::parse(&template.value()) {
         Ok(parsed) => parsed,
         Err(e) => {
@@ -371,22 +477,10 @@ fn templated(
     let output = output?;
     let kind = kind(&output.value);
     let info = info(attr, feature, &kind, &listing, p);
-    let call = resource_fn::call(&feature.func, &args, output);
+    let call = resource_fn::call(feature, &args, output);
     let contents = contents(output, &kind, attr, p);
-    let func = &feature.func;
-    let ty = resource_fn::item_type(
-        func,
-        "resource template",
-        &format!(" `{}`", template.value()),
-    );
-    let ident = macro_ident(&func.sig.ident);
-    let item = item_impl(&ident, template, quote!(add_template), p);
-    let complete = resource_fn::complete_method(
-        &feature.params,
-        &format!("the template `{}`", template.value()),
-        quote!(#p::UriParams),
-        p,
-    );
+    let ident = feature.item_ident();
+    let complete = resource_fn::complete_method(&feature.params, quote!(#p::UriParams), p);
     let read = resource_fn::async_method(
         "read",
         &[
@@ -397,10 +491,8 @@ fn templated(
         contents_type(p),
         quote!(#(#reads)* #call #contents),
     );
-    Some(quote! {
-        #func
-        #ty
-        const _: () = {
+    Some(Made {
+        imp: quote! {
             impl #p::ResourceTemplate for #ident {
                 #complete
                 fn template(&self) -> &#p::UriTemplate {
@@ -411,8 +503,9 @@ fn templated(
                 #scopes
                 #read
             }
-            #item
-        };
+        },
+        key: template.clone(),
+        template: true,
     })
 }
 

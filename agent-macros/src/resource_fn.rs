@@ -1,18 +1,21 @@
 //! What `#[resource]` and `#[prompt]` share: the fn they go on (async, no generics, no
-//! receiver, plain parameters), its parameters with their doc comments, the context
-//! parameter, its return type with any `Result` taken apart, and the stand-in emitted
-//! when the macro reports errors.
+//! receiver for a free fn and `&self` for a method of a `#[toolbox]` impl, plain
+//! parameters), its parameters with their doc comments, the context parameter, its
+//! return type with any `Result` taken apart, the link-time registration, and the
+//! stand-in emitted when the macro reports errors.
 
 use crate::docs::{self, Docs};
 use crate::errors::Errors;
 use crate::spans::macro_ident;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
+use darling::util::SpannedValue;
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{
-    FnArg, GenericArgument, Ident, ItemFn, LitStr, Meta, Pat, Path, PathArguments, ReturnType, Type,
+    FnArg, GenericArgument, Ident, ImplItemFn, ItemFn, LitStr, Meta, Pat, Path, PathArguments,
+    ReceiverKind, ReturnType, Signature, Type,
 };
 
 /// One parameter of the fn.
@@ -37,18 +40,168 @@ struct ArgAttr {
     complete: Option<Path>,
 }
 
+/// `register` on a `#[resource]` or `#[prompt]`: a word, no value.
+#[derive(Debug, Clone, Copy)]
+pub struct Register;
+
+impl Register {
+    fn error() -> darling::Error {
+        darling::Error::custom(
+            "`register` takes no value: write it alone, as in `#[prompt(register)]` or \
+             `#[resource(register, uri = \"...\")]`",
+        )
+    }
+}
+
+impl FromMeta for Register {
+    fn from_word() -> darling::Result<Self> {
+        Ok(Self)
+    }
+
+    fn from_expr(expr: &syn::Expr) -> darling::Result<Self> {
+        Err(Self::error().with_span(expr))
+    }
+
+    fn from_list(_: &[NestedMeta]) -> darling::Result<Self> {
+        Err(Self::error())
+    }
+}
+
+/// The keys every `#[resource]` and `#[prompt]` has that a method reads.
+pub trait FeatureAttr: FromMeta + Default {
+    /// `register`.
+    fn register(&self) -> Option<&SpannedValue<Register>>;
+    /// `crate = path`.
+    fn krate(&self) -> Option<&Path>;
+}
+
+/// A method of a `#[toolbox]` impl under `#[what(args)]`: its keys (and whether they
+/// parsed), toolwright-mcp's hidden module, and the method read. `register` is refused
+/// at the key: the impl is registered as a whole.
+pub fn method_parts<A: FeatureAttr>(
+    args: TokenStream,
+    method: &mut ImplItemFn,
+    what: &str,
+    info: Method,
+    errors: &mut Errors,
+) -> (A, bool, TokenStream, FeatureFn) {
+    let (attr, attr_ok) = self::attr::<A>(args, errors);
+    if let Some(register) = attr.register() {
+        errors.error_at(
+            register.span(),
+            format!(
+                "a `#[{what}]` method is registered with its impl, which makes the value it \
+                 shares: write `#[toolbox(register)]` on the impl block"
+            ),
+        );
+    }
+    let p = private(attr.krate());
+    let feature = parse_method(method, what, info, errors);
+    (attr, attr_ok, p, feature)
+}
+
 /// The fn, its parameter attributes removed so that it compiles as written.
 pub struct FeatureFn {
-    /// The fn.
+    /// The fn (for a method, a copy: the impl keeps the method itself).
     pub func: ItemFn,
     /// Its parameters.
     pub params: Vec<Param>,
+    /// Set when it is a `&self` method of a `#[toolbox]` impl.
+    pub method: Option<Method>,
+}
+
+/// A `&self` method of a `#[toolbox]` impl, made an item whose type holds an `Arc` of
+/// the impl's value.
+pub struct Method {
+    /// The impl's type.
+    pub self_ty: Type,
+    /// The item type made for the method (`LibraryReadmeResource`).
+    pub item_ty: Ident,
+}
+
+impl FeatureFn {
+    /// The type the item's impls are for: the braced struct named like a free fn, or
+    /// a method's item type.
+    pub fn item_ident(&self) -> Ident {
+        match &self.method {
+            Some(method) => method.item_ty.clone(),
+            None => macro_ident(&self.func.sig.ident),
+        }
+    }
+
+    /// The fn's `#[cfg]`s.
+    pub fn cfgs(&self) -> Vec<syn::Attribute> {
+        self.func
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("cfg"))
+            .cloned()
+            .collect()
+    }
 }
 
 /// Reads the fn under `#[what]`, reporting every rule it breaks.
 pub fn parse(item: TokenStream, what: &str, errors: &mut Errors) -> syn::Result<FeatureFn> {
     let mut func: ItemFn = syn::parse2(item)?;
-    let sig = &func.sig;
+    if let Some(receiver) = func.sig.receiver() {
+        errors.error(
+            receiver,
+            format!(
+                "a `#[{what}]` fn takes no `self`: for a method sharing its impl's value, \
+                 mark the impl block `#[toolbox]`, or make this a free `async fn`"
+            ),
+        );
+    }
+    let params = parse_sig(&mut func.sig, what, errors);
+    Ok(FeatureFn {
+        func,
+        params,
+        method: None,
+    })
+}
+
+/// Reads a method of a `#[toolbox]` impl under `#[what]`, taking the parameter
+/// attributes off the method itself, so the impl compiles as written.
+fn parse_method(
+    method: &mut ImplItemFn,
+    what: &str,
+    info: Method,
+    errors: &mut Errors,
+) -> FeatureFn {
+    match method.sig.receiver() {
+        Some(r) if matches!(&r.kind, ReceiverKind::Reference(_, _, None)) => {}
+        Some(r) => errors.error(
+            r,
+            format!(
+                "a `#[{what}]` method shares the toolbox's value, which it cannot change or \
+                 take: write `&self` (for state that changes, hold a `Mutex` or an atomic)"
+            ),
+        ),
+        None => errors.error(
+            &method.sig.ident,
+            format!(
+                "a `#[{what}]` method of a `#[toolbox]` impl takes `&self`: add `&self` as \
+                 the first parameter, or move the fn out of the impl"
+            ),
+        ),
+    }
+    let params = parse_sig(&mut method.sig, what, errors);
+    let func = ItemFn {
+        attrs: method.attrs.clone(),
+        vis: method.vis.clone(),
+        modifiers: method.modifiers.clone(),
+        sig: method.sig.clone(),
+        block: Box::new(method.block.clone()),
+    };
+    FeatureFn {
+        func,
+        params,
+        method: Some(info),
+    }
+}
+
+/// The parameters of `sig` other than `self`, their attributes taken off.
+fn parse_sig(sig: &mut Signature, what: &str, errors: &mut Errors) -> Vec<Param> {
     if sig.asyncness.is_none() {
         errors.error(
             sig.fn_token,
@@ -65,69 +218,63 @@ pub fn parse(item: TokenStream, what: &str, errors: &mut Errors) -> syn::Result<
         );
     }
     let mut params = Vec::new();
-    for input in func.sig.inputs.iter_mut() {
-        match input {
-            FnArg::Receiver(receiver) => errors.error(
-                &*receiver,
-                format!("a `#[{what}]` is a free fn: take no `self`"),
-            ),
-            FnArg::Typed(typed) => {
-                let doc = match docs::param_docs(&typed.attrs) {
-                    Ok(doc) => doc,
-                    Err(_) => {
-                        errors.error(
-                            &typed.attrs[0],
-                            "a parameter's doc comment must be written out (`/// ...`), not computed",
-                        );
-                        None
-                    }
-                };
-                let mut complete = None;
-                for attr in typed.attrs.iter().filter(|a| a.path().is_ident("arg")) {
-                    let parsed = match &attr.meta {
-                        Meta::List(list) => NestedMeta::parse_meta_list(list.tokens.clone())
-                            .map_err(darling::Error::from)
-                            .and_then(|list| ArgAttr::from_list(&list)),
-                        _ => Err(darling::Error::custom("write `#[arg(complete = some_fn)]`")
-                            .with_span(attr)),
-                    };
-                    match parsed {
-                        Ok(arg) => complete = arg.complete.or(complete),
-                        Err(e) => errors.darling(e),
-                    }
-                }
-                typed
-                    .attrs
-                    .retain(|a| !docs::is_doc(a) && !a.path().is_ident("arg"));
-                match &*typed.pat {
-                    Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
-                        let ctx = is_ctx(&typed.ty);
-                        if ctx && let Some(complete) = &complete {
-                            errors.error(
-                                complete,
-                                "the `&ToolContext` is not an argument: it has nothing to complete",
-                            );
-                        }
-                        params.push(Param {
-                            ident: pat.ident.clone(),
-                            ty: (*typed.ty).clone(),
-                            doc,
-                            ctx,
-                            complete,
-                        });
-                    }
-                    other => errors.error(
-                        other,
-                        format!("a `#[{what}]` parameter is a plain name: `name: Type`"),
-                    ),
-                }
+    for input in sig.inputs.iter_mut() {
+        let FnArg::Typed(typed) = input else { continue };
+        let doc = match docs::param_docs(&typed.attrs) {
+            Ok(doc) => doc,
+            Err(_) => {
+                errors.error(
+                    &typed.attrs[0],
+                    "a parameter's doc comment must be written out (`/// ...`), not computed",
+                );
+                None
             }
+        };
+        let mut complete = None;
+        for attr in typed.attrs.iter().filter(|a| a.path().is_ident("arg")) {
+            let parsed =
+                match &attr.meta {
+                    Meta::List(list) => NestedMeta::parse_meta_list(list.tokens.clone())
+                        .map_err(darling::Error::from)
+                        .and_then(|list| ArgAttr::from_list(&list)),
+                    _ => Err(darling::Error::custom("write `#[arg(complete = some_fn)]`")
+                        .with_span(attr)),
+                };
+            match parsed {
+                Ok(arg) => complete = arg.complete.or(complete),
+                Err(e) => errors.darling(e),
+            }
+        }
+        typed
+            .attrs
+            .retain(|a| !docs::is_doc(a) && !a.path().is_ident("arg"));
+        match &*typed.pat {
+            Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
+                let ctx = is_ctx(&typed.ty);
+                if ctx && let Some(complete) = &complete {
+                    errors.error(
+                        complete,
+                        "the `&ToolContext` is not an argument: it has nothing to complete",
+                    );
+                }
+                params.push(Param {
+                    ident: pat.ident.clone(),
+                    ty: (*typed.ty).clone(),
+                    doc,
+                    ctx,
+                    complete,
+                });
+            }
+            other => errors.error(
+                other,
+                format!("a `#[{what}]` parameter is a plain name: `name: Type`"),
+            ),
         }
     }
     if params.iter().filter(|p| p.ctx).count() > 1 {
-        errors.error(&func.sig.inputs, "take the `&ToolContext` once");
+        errors.error(&sig.inputs, "take the `&ToolContext` once");
     }
-    Ok(FeatureFn { func, params })
+    params
 }
 
 /// The attribute's keys, and whether they parsed (when they did not, the errors are
@@ -238,17 +385,22 @@ pub fn output(func: &ItemFn, what: &str, p: &TokenStream, errors: &mut Errors) -
     })
 }
 
-/// The call of the fn, bound to `__value`, returning early with its error.
-pub fn call(func: &ItemFn, args: &[TokenStream], output: &Output) -> TokenStream {
-    let ident = &func.sig.ident;
+/// The call of the fn (of the shared value, for a method), bound to `__value`,
+/// returning early with its error.
+pub fn call(feature: &FeatureFn, args: &[TokenStream], output: &Output) -> TokenStream {
+    let ident = &feature.func.sig.ident;
+    let callee = match &feature.method {
+        Some(_) => quote!(self.0.#ident),
+        None => quote!(#ident),
+    };
     match &output.error {
         Some(error) => quote! {
-            let __value = match #ident(#(#args),*).await {
+            let __value = match #callee(#(#args),*).await {
                 ::core::result::Result::Ok(__value) => __value,
                 ::core::result::Result::Err(__error) => return ::core::result::Result::Err(#error),
             };
         },
-        None => quote! { let __value = #ident(#(#args),*).await; },
+        None => quote! { let __value = #callee(#(#args),*).await; },
     }
 }
 
@@ -274,15 +426,59 @@ pub fn opt(value: Option<String>) -> TokenStream {
     }
 }
 
-/// The type beside the fn, named like it.
-pub fn item_type(func: &ItemFn, what: &str, detail: &str) -> TokenStream {
+/// The item's type: for a free fn a braced struct beside it, named like it; for a
+/// method a tuple struct holding the shared value, with the method's visibility.
+pub fn item_type(feature: &FeatureFn, what: &str, detail: &str) -> TokenStream {
+    let func = &feature.func;
     let vis = &func.vis;
-    let ident = macro_ident(&func.sig.ident);
-    let doc = format!("The {what} `{}`{detail}.", func.sig.ident);
+    let ident = feature.item_ident();
+    match &feature.method {
+        None => {
+            let doc = format!("The {what} `{}`{detail}.", func.sig.ident);
+            quote! {
+                #[doc = #doc]
+                #[derive(Debug, Clone, Copy, Default)]
+                #vis struct #ident {}
+            }
+        }
+        Some(Method { self_ty, item_ty }) => {
+            let doc = format!(
+                "The {what}{detail}: the method `{}` made a {what} by `#[toolbox]`. Build it \
+                 with `{item_ty}(Arc::new(value))`, or take every one of the impl with \
+                 `into_resources` / `into_prompts`.",
+                func.sig.ident
+            );
+            quote! {
+                #[doc = #doc]
+                #[derive(Clone)]
+                #vis struct #ident(#vis ::std::sync::Arc<#self_ty>);
+            }
+        }
+    }
+}
+
+/// `register`: an entry of toolwright-mcp's registry for the item `make` builds, made
+/// by `constructor` (`RegisteredResource::fixed`, ...) with `key` (its URI, template or
+/// name). `line!()` is spanned at `span`, the key that asked for it, so the registry
+/// names that line.
+pub fn registration(
+    p: &TokenStream,
+    span: proc_macro2::Span,
+    constructor: TokenStream,
+    key: &str,
+    item_trait: TokenStream,
+    make: TokenStream,
+) -> TokenStream {
+    let line = quote_spanned!(span=> ::core::line!());
     quote! {
-        #[doc = #doc]
-        #[derive(Debug, Clone, Copy, Default)]
-        #vis struct #ident {}
+        const _: () = {
+            fn __toolwright_make() -> ::std::sync::Arc<dyn #item_trait> {
+                ::std::sync::Arc::new(#make)
+            }
+            #p::inventory::submit! {
+                #p::#constructor(#key, ::core::module_path!(), ::core::file!(), #line, __toolwright_make)
+            }
+        };
     }
 }
 
@@ -294,16 +490,21 @@ pub fn unparsed(item: TokenStream, error: syn::Error, mut errors: Errors) -> Tok
 }
 
 /// What an invalid item expands to: the fn as written, the errors, and the type, which
-/// a set takes and ignores, so the user sees their mistakes and no follow-on errors.
+/// a set takes and ignores, so the user sees their mistakes and no follow-on errors. A
+/// method (in an impl without `#[toolbox]`) is emitted alone: an impl holds no type.
 pub fn fallback(
-    func: &ItemFn,
+    feature: &FeatureFn,
     what: &str,
     item_trait: &str,
     set: &str,
     errors: TokenStream,
     p: &TokenStream,
 ) -> TokenStream {
-    let ty = item_type(func, what, ", which did not compile");
+    let func = &feature.func;
+    if func.sig.receiver().is_some() {
+        return quote!(#errors #func);
+    }
+    let ty = item_type(feature, what, ", which did not compile");
     let ident = macro_ident(&func.sig.ident);
     let item_trait = Ident::new(item_trait, func.sig.ident.span());
     let set = Ident::new(set, func.sig.ident.span());
@@ -320,15 +521,15 @@ pub fn fallback(
     }
 }
 
-/// The `complete` method: each parameter's name to its completer's suggestions for
-/// `__value` (none without one), any other name an error naming them. `resolved` is the
-/// type of the values already chosen.
-pub fn complete_method(
-    params: &[Param],
-    what: &str,
-    resolved: TokenStream,
-    p: &TokenStream,
-) -> TokenStream {
+/// The `complete` method: each parameter with a completer to its suggestions for
+/// `__value`, any other name none. Nothing when no parameter has a completer: the
+/// trait's own method suggests nothing, without a future of its own per item. The server
+/// refuses names that are not parameters before asking. `resolved` is the type of the
+/// values already chosen.
+pub fn complete_method(params: &[Param], resolved: TokenStream, p: &TokenStream) -> TokenStream {
+    if params.iter().all(|param| param.complete.is_none()) {
+        return TokenStream::new();
+    }
     async_method(
         "complete",
         &[
@@ -337,41 +538,25 @@ pub fn complete_method(
             ("__resolved", resolved),
         ],
         quote!(::core::result::Result<::std::vec::Vec<::std::string::String>, #p::FeatureError>),
-        complete_arms(params, what, p),
+        complete_arms(params, p),
     )
 }
 
-fn complete_arms(params: &[Param], what: &str, p: &TokenStream) -> TokenStream {
-    let inputs: Vec<&Param> = params.iter().filter(|p| !p.ctx).collect();
-    let arms = inputs.iter().map(|param| {
-        let name = param.ident.to_string();
-        let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
-        match &param.complete {
-            Some(complete) => {
-                let call = quote_spanned!(complete.span()=> #p::suggestions(#complete, __value));
-                quote!(#name => ::core::result::Result::Ok(#call),)
-            }
-            None => quote!(#name => ::core::result::Result::Ok(::std::vec::Vec::new()),),
-        }
-    });
-    let names: Vec<String> = inputs
+fn complete_arms(params: &[Param], p: &TokenStream) -> TokenStream {
+    let arms = params
         .iter()
-        .map(|param| format!("`{}`", param.ident))
-        .collect();
-    let names = if names.is_empty() {
-        "none".to_owned()
-    } else {
-        names.join(", ")
-    };
-    // A format string: the template's own braces are escaped.
-    let what = what.replace('{', "{{").replace('}', "}}");
-    let message = format!("{what} has no `{{__other}}` to complete; it has: {names}");
+        .filter(|param| !param.ctx)
+        .filter_map(|param| {
+            let complete = param.complete.as_ref()?;
+            let name = param.ident.to_string();
+            let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
+            let call = quote_spanned!(complete.span()=> #p::suggestions(#complete, __value));
+            Some(quote!(#name => ::core::result::Result::Ok(#call),))
+        });
     quote! {
         match __name {
             #(#arms)*
-            __other => ::core::result::Result::Err(#p::FeatureError::invalid_arguments(
-                ::std::format!(#message),
-            )),
+            _ => ::core::result::Result::Ok(::std::vec::Vec::new()),
         }
     }
 }
@@ -431,5 +616,73 @@ pub fn scopes_method(scopes: Option<&Vec<LitStr>>, errors: &mut Errors) -> Token
                 ::std::sync::OnceLock::new();
             SCOPES.get_or_init(|| ::std::vec![#(::std::string::String::from(#scopes)),*])
         }
+    }
+}
+
+/// What a `#[resource]` or `#[prompt]` method of a `#[toolbox]` impl makes: the
+/// toolbox adds it to the impl's set and, for `#[toolbox(register)]`, to the registry.
+pub struct Member {
+    /// Its item type, holding the shared value.
+    pub item_ty: Ident,
+    /// What it is.
+    pub kind: MemberKind,
+    /// Its URI, template or name.
+    pub key: String,
+    /// Where the key was written (the URI literal, or the method's name).
+    pub key_span: proc_macro2::Span,
+    /// The item type's definition.
+    pub ty: TokenStream,
+    /// Its trait impl.
+    pub imp: TokenStream,
+    /// toolwright-mcp's hidden module, as the method's `crate = path` names it.
+    pub p: TokenStream,
+    /// The method's `#[cfg]`s, for everything made of it.
+    pub cfgs: Vec<syn::Attribute>,
+}
+
+/// The three kinds of item a method can be.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum MemberKind {
+    /// A resource at one URI.
+    Resource,
+    /// A resource template.
+    Template,
+    /// A prompt.
+    Prompt,
+}
+
+impl MemberKind {
+    /// The trait it implements, in toolwright-mcp's hidden module.
+    pub fn item_trait(self, p: &TokenStream) -> TokenStream {
+        match self {
+            Self::Resource => quote!(#p::Resource),
+            Self::Template => quote!(#p::ResourceTemplate),
+            Self::Prompt => quote!(#p::Prompt),
+        }
+    }
+
+    /// toolwright-mcp's hidden fn adding a value of it, whose key was checked, to a set.
+    pub fn adder(self) -> TokenStream {
+        match self {
+            Self::Resource => quote!(add_resource),
+            Self::Template => quote!(add_template),
+            Self::Prompt => quote!(add_prompt),
+        }
+    }
+
+    /// Its registration (see [`registration`]).
+    pub fn registration(
+        self,
+        p: &TokenStream,
+        span: proc_macro2::Span,
+        key: &str,
+        make: TokenStream,
+    ) -> TokenStream {
+        let constructor = match self {
+            Self::Resource => quote!(RegisteredResource::fixed),
+            Self::Template => quote!(RegisteredResource::template),
+            Self::Prompt => quote!(RegisteredPrompt::new),
+        };
+        registration(p, span, constructor, key, self.item_trait(p), make)
     }
 }

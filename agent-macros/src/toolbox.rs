@@ -6,14 +6,21 @@
 //! (the type's name, then the method's in UpperCamelCase, then `Tool`); it is a tuple
 //! struct with the method's visibility, built as `LibrarySearchTool(Arc::new(library))`.
 //!
+//! Methods marked `#[resource]` or `#[prompt]` (of toolwright-mcp) become items the same
+//! way: `LibraryReadmeResource`, `LibraryReviewPrompt`, each holding the `Arc`, and the
+//! impl gains `into_resources` / `into_prompts` for the kinds it has.
+//!
 //! Registration needs a value of the type, which a method alone cannot make: the impl is
 //! registered as a whole, `#[toolbox(register)]` with `Default::default()` or
-//! `#[toolbox(register = path::to::constructor)]`, and every tool of it shares the one
-//! value, made on first use.
+//! `#[toolbox(register = path::to::constructor)]`, and every tool, resource and prompt of
+//! it shares the one value, made on first use.
 
 use crate::ast::{self, RawFn};
 use crate::errors::Errors;
 use crate::expand::{self, Target};
+use crate::prompt;
+use crate::resource;
+use crate::resource_fn::{Member, MemberKind, Method};
 use crate::spans::{Trees, macro_made, spanned_at};
 use crate::valid::{self, Place, Tool};
 use darling::FromMeta;
@@ -81,6 +88,21 @@ struct Toolbox {
     tools: Vec<ToolMethod>,
     register: Option<SpannedValue<ToolboxRegister>>,
     tags: Vec<LitStr>,
+    /// The `#[resource]` and `#[prompt]` methods, made.
+    members: Members,
+}
+
+/// The `#[resource]` and `#[prompt]` methods of the impl.
+#[derive(Default)]
+struct Members {
+    /// Each attribute's path, the first of each kind (see [`keep_tool_import`]).
+    paths: Vec<Path>,
+    /// Whether the impl has a `#[resource]` method, a `#[prompt]` method (made or not:
+    /// an invalid impl still gains the methods its callers name).
+    resources: bool,
+    prompts: bool,
+    /// The methods that were made.
+    made: Vec<Member>,
 }
 
 /// Expands `#[toolbox]`.
@@ -103,6 +125,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         Some(path) => quote!(#path),
         None => quote!(::toolwright_core),
     };
+    let members = take_members(&mut imp, &self_name, &mut errors);
     let (tool_path, tools) = take_tools(&mut imp, &krate, &self_name, &mut errors);
     check_registration(&attr, &tools, &mut errors);
     let mut toolbox = Toolbox {
@@ -113,6 +136,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         tools,
         register: attr.register,
         tags: attr.tags.unwrap_or_default(),
+        members,
     };
     match errors.finish() {
         Ok(()) => emit(&imp, &mut toolbox),
@@ -161,6 +185,89 @@ fn check_impl(imp: &ItemImpl, errors: &mut Errors) -> String {
             String::new()
         }
     }
+}
+
+/// Takes the `#[resource]` and `#[prompt]` attributes off the methods and makes each
+/// an item; a method is one tool, resource or prompt, and two items of a kind may not
+/// share a URI or name.
+fn take_members(imp: &mut ItemImpl, self_name: &str, errors: &mut Errors) -> Members {
+    let mut members = Members::default();
+    let self_ty = (*imp.self_ty).clone();
+    for item in &mut imp.items {
+        let ImplItem::Fn(method) = item else { continue };
+        let Some(index) = method.attrs.iter().position(is_member_attr) else {
+            continue;
+        };
+        let attr = method.attrs.remove(index);
+        let is_prompt = last_ident_is(&attr, "prompt");
+        let (first, suffix) = if is_prompt {
+            (!members.prompts, "Prompt")
+        } else {
+            (!members.resources, "Resource")
+        };
+        if first {
+            members.paths.push(attr.path().clone());
+        }
+        members.prompts |= is_prompt;
+        members.resources |= !is_prompt;
+        if let Some(other) = method
+            .attrs
+            .iter()
+            .find(|a| is_tool_attr(a) || is_member_attr(a))
+        {
+            errors.error(
+                other,
+                "a method is one tool, resource or prompt: keep one of these attributes, and \
+                 write another method for the other",
+            );
+            continue;
+        }
+        let args = match &attr.meta {
+            Meta::Path(_) => TokenStream::new(),
+            Meta::List(list) => list.tokens.clone(),
+            Meta::NameValue(_) => {
+                errors.error(
+                    &attr,
+                    "write `#[resource(key = value, ...)]` or `#[prompt]`",
+                );
+                continue;
+            }
+        };
+        let info = Method {
+            self_ty: self_ty.clone(),
+            item_ty: format_ident!(
+                "{}{}{}",
+                self_name,
+                upper_camel(&method.sig.ident.to_string()),
+                suffix
+            ),
+        };
+        let made = if is_prompt {
+            prompt::method(args, method, info, errors)
+        } else {
+            resource::method(args, method, info, errors)
+        };
+        let Some(made) = made else { continue };
+        let clash = |other: &Member| {
+            other.key == made.key
+                && (other.kind == MemberKind::Prompt) == (made.kind == MemberKind::Prompt)
+        };
+        if members.made.iter().any(clash) {
+            let what = match made.kind {
+                MemberKind::Prompt => "prompts named",
+                MemberKind::Resource | MemberKind::Template => "resources at",
+            };
+            errors.error_at(
+                made.key_span,
+                format!(
+                    "this toolbox has two {what} `{}`: each is offered once; give one another",
+                    made.key
+                ),
+            );
+        }
+        members.made.push(made);
+    }
+    members
 }
 
 /// Takes the `#[tool]` attributes off the methods (before rustc resolves them) and
@@ -276,7 +383,16 @@ fn emit(imp: &ItemImpl, toolbox: &mut Toolbox) -> TokenStream {
             Target::Method { tool_ty, method },
         ));
     }
+    for Member { cfgs, ty, imp, .. } in &toolbox.members.made {
+        out.extend(quote! {
+            #(#cfgs)*
+            #ty
+            #(#cfgs)*
+            const _: () = { #imp };
+        });
+    }
     out.extend(into_toolset(toolbox, &toolbox.tools));
+    out.extend(into_member_sets(toolbox, &toolbox.members.made));
     out.extend(registrations(toolbox));
     out
 }
@@ -286,21 +402,26 @@ fn emit(imp: &ItemImpl, toolbox: &mut Toolbox) -> TokenStream {
 fn emit_fallback(errors: TokenStream, imp: &ItemImpl, toolbox: &Toolbox) -> TokenStream {
     let keep_import = keep_tool_import(toolbox);
     let into_toolset = into_toolset(toolbox, &[]);
+    let into_member_sets = into_member_sets(toolbox, &[]);
     quote! {
         #errors
         #keep_import
         #imp
         #into_toolset
+        #into_member_sets
     }
 }
 
-/// A `use` of the first `#[tool]` attribute's path: the attributes are consumed before
-/// rustc resolves them, and the user's `use toolwright_core::tool` must not look unused.
-fn keep_tool_import(toolbox: &Toolbox) -> Option<TokenStream> {
+/// A `use` of the first `#[tool]`, `#[resource]` and `#[prompt]` attribute's path: the
+/// attributes are consumed before rustc resolves them, and the user's
+/// `use toolwright_core::tool` must not look unused.
+fn keep_tool_import(toolbox: &Toolbox) -> TokenStream {
     toolbox
         .tool_path
-        .as_ref()
+        .iter()
+        .chain(&toolbox.members.paths)
         .map(|path| macro_made(quote!(const _: () = { use #path as _; };)))
+        .collect()
 }
 
 /// The tool type of one method: a tuple struct holding the shared value.
@@ -369,6 +490,77 @@ fn into_toolset(toolbox: &Toolbox, tools: &[ToolMethod]) -> TokenStream {
     }
 }
 
+/// `into_resources` and `into_prompts`, each when the impl has a method of its kind,
+/// with the given members (none for the fallback).
+fn into_member_sets(toolbox: &Toolbox, made: &[Member]) -> TokenStream {
+    let self_ty = &toolbox.self_ty;
+    let mut out = TokenStream::new();
+    let kinds = [
+        (
+            toolbox.members.resources,
+            false,
+            "into_resources",
+            "ResourceSet",
+            "resource",
+        ),
+        (
+            toolbox.members.prompts,
+            true,
+            "into_prompts",
+            "PromptSet",
+            "prompt",
+        ),
+    ];
+    for (present, prompts, name, set, what) in kinds {
+        if !present {
+            continue;
+        }
+        let of_kind: Vec<&Member> = made
+            .iter()
+            .filter(|m| (m.kind == MemberKind::Prompt) == prompts)
+            .collect();
+        // The first made member's path to toolwright-mcp (its `crate = path`), else the
+        // default.
+        let p = of_kind
+            .first()
+            .map(|m| m.p.clone())
+            .unwrap_or_else(|| quote!(::toolwright_mcp::__private));
+        let listed = if of_kind.is_empty() {
+            "none".to_owned()
+        } else {
+            of_kind
+                .iter()
+                .map(|m| format!("`{}`", m.key))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let doc = format!("The `#[{what}]` methods of this impl as a `{set}`: {listed}.");
+        let name = format_ident!("{}", name);
+        let set = format_ident!("{}", set);
+        let adds = of_kind.iter().map(|m| {
+            let item_ty = &m.item_ty;
+            let add = m.kind.adder();
+            let cfgs = &m.cfgs;
+            // Two of one URI or name were refused at compile time, so nothing is refused.
+            quote! {
+                #(#cfgs)*
+                #p::#add(&mut __set, #item_ty(::std::sync::Arc::clone(&self)));
+            }
+        });
+        out.extend(quote! {
+            impl #self_ty {
+                #[doc = #doc]
+                pub fn #name(self: ::std::sync::Arc<Self>) -> #p::#set {
+                    let mut __set = #p::#set::default();
+                    #(#adds)*
+                    __set
+                }
+            }
+        });
+    }
+    out
+}
+
 /// For `#[toolbox(register)]`: the shared value, made on first use, and one registration
 /// per tool.
 fn registrations(toolbox: &Toolbox) -> Option<TokenStream> {
@@ -415,6 +607,17 @@ fn registrations(toolbox: &Toolbox) -> Option<TokenStream> {
             }
         },
     );
+    let members = toolbox.members.made.iter().map(|m| {
+        let item_ty = &m.item_ty;
+        let cfgs = &m.cfgs;
+        let registration = m.kind.registration(
+            &m.p,
+            register.span(),
+            &m.key,
+            quote!(#item_ty(__agent_toolbox())),
+        );
+        quote!(#(#cfgs)* #registration)
+    });
     Some(quote! {
         const _: () = {
             fn __agent_toolbox() -> #p::Arc<#self_ty> {
@@ -425,16 +628,24 @@ fn registrations(toolbox: &Toolbox) -> Option<TokenStream> {
                 }))
             }
             #(#entries)*
+            #(#members)*
         };
     })
 }
 
 /// `#[tool]` or `#[toolwright_core::tool]`.
 fn is_tool_attr(attr: &syn::Attribute) -> bool {
-    attr.path()
-        .segments
-        .last()
-        .is_some_and(|s| s.ident == "tool")
+    last_ident_is(attr, "tool")
+}
+
+/// `#[resource]` or `#[prompt]`, by any path.
+fn is_member_attr(attr: &syn::Attribute) -> bool {
+    last_ident_is(attr, "resource") || last_ident_is(attr, "prompt")
+}
+
+/// Whether the attribute's path ends in `name`.
+fn last_ident_is(attr: &syn::Attribute, name: &str) -> bool {
+    attr.path().segments.last().is_some_and(|s| s.ident == name)
 }
 
 /// `get_weather` → `GetWeather`.

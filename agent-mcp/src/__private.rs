@@ -8,12 +8,13 @@ use toolwright_core::Content;
 pub use crate::server::prompts::{
     Prompt, PromptArgument, PromptArguments, PromptMessage, PromptSet,
 };
+pub use crate::server::registry::{RegisteredPrompt, RegisteredResource};
 pub use crate::server::resources::{
     Audience, FeatureError, Icon, Resource, ResourceContent, ResourceInfo, ResourceSet,
     ResourceTemplate,
 };
 pub use crate::server::uri_template::{UriParams, UriTemplate};
-pub use toolwright_core::__private::{ConstMessage, same_name};
+pub use toolwright_core::__private::{ConstMessage, inventory, same_name};
 pub use toolwright_core::ToolContext;
 pub use toolwright_macros::{prompts_impl, resources_impl};
 

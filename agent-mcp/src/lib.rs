@@ -58,7 +58,9 @@
 //! read, RFC 6570 `{name}` and `{+name}`) with [`McpServer::with_resources`], and
 //! [`prompts`](mod@prompts) with [`McpServer::with_prompts`]; both complete their arguments
 //! (`completion/complete`). Write them as async fns with [`macro@resource`] and
-//! [`macro@prompt`], and collect them with [`resources!`] and [`prompts!`]. A 2025
+//! [`macro@prompt`], and collect them with [`resources!`] and [`prompts!`] (or register
+//! them with `register` and build [`ResourceSet::registered`](resources::ResourceSet::registered)
+//! and [`PromptSet::registered`](prompts::PromptSet::registered)). A 2025
 //! session may subscribe to a resource, and a
 //! 2026-07-28 client names resources on its `subscriptions/listen` stream; either hears
 //! `notifications/resources/updated` when the application calls
@@ -234,6 +236,7 @@ pub mod tasks {
 /// [`ResourceSet`](resources::ResourceSet) and served with [`McpServer::with_resources`].
 pub mod resources {
     pub use crate::client::features::{RemoteResource, RemoteTemplate};
+    pub use crate::server::registry::RegisteredResource;
     pub use crate::server::resources::{
         Audience, FeatureError, FeatureErrorKind, FnResource, FnTemplate, Icon, Resource,
         ResourceAnnotations, ResourceBody, ResourceContent, ResourceInfo, ResourceSet,
@@ -249,6 +252,7 @@ pub mod prompts {
     pub use crate::server::prompts::{
         FnPrompt, Prompt, PromptArgument, PromptArguments, PromptMessage, PromptRole, PromptSet,
     };
+    pub use crate::server::registry::RegisteredPrompt;
     pub use crate::server::resources::FeatureError;
 }
 pub use stdio::{serve_io, serve_stdio, serve_stdio_with};
@@ -312,9 +316,63 @@ pub use stdio::{serve_io, serve_stdio, serve_stdio_with};
 /// | `priority = 0.8` | how much it matters, from `0.0` (optional) to `1.0` (required) |
 /// | `icons = ["https://..."]` | icons a client may show beside it |
 /// | `scopes = ["files:read"]` | what a caller's principal needs to see and read it (on an authenticating transport, as for tools) |
+/// | `register` | adds it to the binary's registry: see [`ResourceSet::registered`](resources::ResourceSet::registered) |
 /// | `crate = path` | where `toolwright_mcp` is, for crates that re-export it |
 ///
 /// Mistakes are compile errors at the offending tokens that say what to write instead.
+///
+/// # Methods that share state
+///
+/// In an impl block marked `#[toolbox]` (of toolwright-core), `#[resource]` and
+/// [`macro@prompt`] methods take `&self`, so they can hold a database pool or a cache,
+/// as toolbox tools do. For method `titles` of `impl Library` the item type is
+/// `LibraryTitlesResource` (a prompt's: `LibraryReviewPrompt`), a tuple struct holding an
+/// `Arc<Library>`; the impl gains `fn into_resources(self: Arc<Self>) -> ResourceSet`
+/// and `fn into_prompts(self: Arc<Self>) -> PromptSet` for the kinds it has. Two methods
+/// at one URI, or two prompts with one name, do not compile.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use toolwright_core::toolbox;
+/// use toolwright_mcp::{prompt, resource};
+///
+/// struct Library {
+///     books: Vec<&'static str>,
+///     reads: AtomicU64,
+/// }
+///
+/// #[toolbox]
+/// impl Library {
+///     /// Every title.
+///     #[resource(uri = "library://titles")]
+///     async fn titles(&self) -> Vec<&'static str> {
+///         self.reads.fetch_add(1, Ordering::Relaxed);
+///         self.books.clone()
+///     }
+///
+///     /// Asks for a review of a book.
+///     #[prompt]
+///     async fn review(
+///         &self,
+///         /// The book's number.
+///         n: usize,
+///     ) -> String {
+///         format!("Review {}.", self.books.get(n).unwrap_or(&"nothing"))
+///     }
+/// }
+///
+/// let library = Arc::new(Library { books: vec!["Dune"], reads: AtomicU64::new(0) });
+/// let resources = library.clone().into_resources();
+/// assert!(resources.resource("library://titles").is_some());
+/// let prompts = library.clone().into_prompts();
+/// assert!(prompts.get("review").is_some());
+/// // Each item type is named after the type and the method:
+/// let _titles = LibraryTitlesResource(library);
+/// ```
+///
+/// `#[toolbox(register)]` registers them with its tools, over the one value it makes; a
+/// method cannot be registered alone.
 pub use toolwright_macros::resource;
 
 /// Turns an `async fn` into a [`Prompt`](prompts::Prompt). Its parameters are the
@@ -350,7 +408,9 @@ pub use toolwright_macros::resource;
 /// a [`PromptMessage`](prompts::PromptMessage), a `Vec` of them, or a `Result` of one of
 /// those (errors as for [`resource`]). Keys: `name = "..."` (default: the fn's name),
 /// `title = "..."`, `scopes = ["..."]` (what a caller's principal needs to see and get
-/// it), `crate = path`.
+/// it), `register` (adds it to the binary's registry: see
+/// [`PromptSet::registered`](prompts::PromptSet::registered)), `crate = path`. In a
+/// `#[toolbox]` impl a prompt may be a `&self` method: see [`resource`].
 pub use toolwright_macros::prompt;
 
 /// The set of the named `#[resource]` fns, fixed and templated, as a

@@ -280,7 +280,10 @@ async fn a_2025_session_lists_reads_and_completes() {
         .unwrap_err(),
     );
     assert_eq!(code, ErrorCode::INVALID_PARAMS);
-    assert!(message.contains("no variable `name`"), "{message}");
+    assert!(
+        message.contains("has no `name` to complete; it has: `id`"),
+        "{message}"
+    );
     client.cancel().await.unwrap();
 }
 

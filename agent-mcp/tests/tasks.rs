@@ -705,3 +705,99 @@ async fn our_client_calls_an_on_demand_tool_on_either_protocol() {
         assert_eq!(runs.finished.get(), 1, "{version}");
     }
 }
+
+/// The record of task `id` once its revision is past `revision`.
+async fn saved_past(store: &MemoryTaskStore, id: &str, revision: u64) -> u64 {
+    let mut now = 0;
+    eventually(
+        &format!("task {id} saved past revision {revision}"),
+        async || {
+            now = store.load(id).await.unwrap().unwrap().revision();
+            now > revision
+        },
+    )
+    .await;
+    now
+}
+
+#[tokio::test]
+async fn servers_sharing_a_store_answer_for_a_task_running_on_one_of_them() {
+    let gate = Gate::default();
+    let store = Arc::new(MemoryTaskStore::default());
+    // A short lease, so that it lapses several times while the task runs; long enough
+    // that a loaded machine renews it in time (every 500 ms).
+    let options = || {
+        TaskOptions::default()
+            .store(store.clone())
+            .lease(std::time::Duration::from_millis(1500))
+    };
+    let runner = serve_on_loopback(shutdown_server(&gate, options()), HttpOptions::default()).await;
+    let other = serve_on_loopback(shutdown_server(&gate, options()), HttpOptions::default()).await;
+    let (on_runner, on_other) = (Client::new(&runner, None), Client::new(&other, None));
+    let id = on_runner.start("held", json!({})).await;
+    gate.started.reaches(1, "the task starts").await;
+
+    // The runner renews its lease: the other server reads the task as working, each time
+    // (without the lease, it would take the task for one whose server died, and fail it).
+    let mut revision = store.load(&id).await.unwrap().unwrap().revision();
+    for _ in 0..4 {
+        revision = saved_past(&store, &id, revision).await;
+        let read = on_other.get(&id).await;
+        assert_eq!(read["result"]["status"], "working", "{read}");
+    }
+
+    // Cancelled through the other server, the task stops on the runner.
+    let ack = on_other
+        .request("tasks/cancel", &id, json!({"taskId": id}))
+        .await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    on_runner.until(&id, "cancelled").await;
+    eventually("the runner's round stops", async || {
+        store.load(&id).await.unwrap().unwrap().revision() > revision + 1
+            && store.load(&id).await.unwrap().unwrap().status() == TaskStatus::Cancelled
+    })
+    .await;
+    gate.release.set();
+    // Released now, the stopped round does not finish the task after all.
+    let settled = on_runner.get(&id).await;
+    assert_eq!(settled["result"]["status"], "cancelled", "{settled}");
+    assert_eq!(gate.started.get(), 1);
+}
+
+#[tokio::test]
+async fn a_task_whose_server_died_reads_failed_once_its_lease_runs_out() {
+    let gate = Gate::default();
+    let store = Arc::new(MemoryTaskStore::default());
+    let options = || {
+        TaskOptions::default()
+            .store(store.clone())
+            .lease(std::time::Duration::from_millis(300))
+    };
+    // The server that dies runs on a runtime of its own, stopped with no shutdown: as a
+    // killed process, it neither finishes its task nor records it failed.
+    let doomed = tokio::runtime::Runtime::new().unwrap();
+    let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
+    let server = shutdown_server(&gate, options());
+    doomed.spawn(async move {
+        let running = serve_on_loopback(server, HttpOptions::default()).await;
+        let _ = addr_tx.send(running.addr);
+        std::future::pending::<()>().await;
+        drop(running);
+    });
+    let addr = addr_rx.await.unwrap();
+    let dying = Client {
+        addr,
+        token: None,
+        capabilities: json!({"elicitation": {}, "extensions": {TASKS: {}}}),
+    };
+    let id = dying.start("held", json!({})).await;
+    gate.started.reaches(1, "the task starts").await;
+    doomed.shutdown_background();
+
+    let survivor =
+        serve_on_loopback(shutdown_server(&gate, options()), HttpOptions::default()).await;
+    let failed = Client::new(&survivor, None).until(&id, "failed").await;
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("stopped before it finished"), "{failed}");
+    assert_eq!(gate.started.get(), 1, "nothing ran it again");
+}

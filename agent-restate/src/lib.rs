@@ -29,6 +29,7 @@
 //! |---|---|
 //! | `POST /AgentRun/{run_id}/run` `{"input": "..."}` | starts the run; answers its [`RunReport`] when it ends (`/run/send` answers at once) |
 //! | `POST /AgentRun/{run_id}/approve` [`Decision`] | decides a call waiting for approval |
+//! | `POST /AgentRun/{run_id}/supply` [`SuppliedOutput`] | supplies the output of a call waiting for it (an [`ExternalTool`](toolwright_core::tool::ExternalTool)'s, or one an `on_tool_called` hook paused) |
 //! | `POST /AgentRun/{run_id}/cancel` | cancels a run waiting for a decision |
 //! | `POST /AgentRun/{run_id}/status` | the run's [`RunReport`] as last recorded |
 //!
@@ -38,12 +39,20 @@
 //! `approve` checks the decision before it resolves the promise: a call id that is not
 //! waiting is refused (404), a call decided already is refused (409), corrected
 //! arguments that do not fit the tool's schema are refused (422, naming the field).
+//! Of reviewers deciding at the same moment, exactly one is answered 200 and the run
+//! takes that decision; the others are answered 409, as is anyone deciding after the
+//! approval timeout denied the call.
 //! The decision is recorded in [`RunState::approvals`] as
 //! [`RunState::approve_by`] and [`Agent::approve_with`] record it, with the decider,
 //! the reason, the time and the model's arguments when they were corrected. A decision
 //! sent while no worker is up waits in Restate and is applied when one comes back. With
 //! [`AgentRuns::approval_timeout`], a durable timer denies the call when nobody decides
 //! in time.
+//!
+//! A call waiting for its output (an external tool's, or one a hook paused for a person)
+//! pauses the run the same way, on a durable promise that `supply` resolves: a call id
+//! not waiting for output is refused (404), an output supplied twice is refused (409),
+//! and an output sent while no worker is up is taken when one comes back.
 //!
 //! # What a tool must do
 //!
@@ -80,7 +89,7 @@ mod workflow;
 pub use restate_sdk;
 #[cfg(feature = "mcp")]
 pub use tasks::{RestateTaskStore, SaveOutcome, TaskRecords};
-pub use workflow::{AgentRuns, Decision, RunReport, StartRun};
+pub use workflow::{AgentRuns, Decision, RunReport, StartRun, SuppliedOutput};
 
 #[cfg(doc)]
 use toolwright_core::{Agent, RunState};

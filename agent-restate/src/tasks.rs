@@ -94,12 +94,10 @@ impl TaskRecords {
 /// itself survive a crash runs it as a Restate run ([`AgentRuns`](crate::AgentRuns)) or a
 /// service of its own, and answers when that ends.
 ///
-/// Servers share a task one after another, not at once: a server asked about a task
-/// that another server is running right now cannot tell it from one whose server died,
-/// and reads it as `failed` (the running server's own save of the outcome then
-/// conflicts). Route a task's requests to the server that runs it while it runs (by
-/// session, or by task id); any server can take it once it waits on its client or has
-/// ended.
+/// Servers share tasks at once: any of them answers for a task another one runs, which
+/// renews its lease on the record while it runs (`TaskOptions::lease` in toolwright-mcp);
+/// a cancellation taken by one server stops the task where it runs, and a task whose
+/// server died reads as `failed` once its lease ran out.
 ///
 /// Restate keeps a virtual object's state until it is cleared: an expired task reads as
 /// unknown to the server, but its record stays in Restate until the object's state is

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
+use toolwright_core::Content;
 use toolwright_core::agent::{Agent, AgentError};
 use toolwright_core::exec::RunControl;
 use toolwright_core::run::{
@@ -24,6 +25,45 @@ const TIMER: &str = "toolwright-restate (approval timeout)";
 
 fn approval_promise(call_id: &str) -> String {
     format!("approval:{call_id}")
+}
+
+fn output_promise(call_id: &str) -> String {
+    format!("output:{call_id}")
+}
+
+/// What a call's promise holds: the decision or output, and the invocation that
+/// resolved it.
+///
+/// Restate keeps the first resolution of a promise and drops later ones without telling
+/// their sender, so two reviewers deciding at once would both be told they decided. Each
+/// handler reads the promise back after resolving it ([`resolve_once`]) and succeeds only
+/// if the resolution there is its own.
+#[derive(Serialize, Deserialize)]
+struct Resolution<T> {
+    value: T,
+    invocation: String,
+}
+
+/// Resolves promise `name` with `value`: whether this invocation's resolution is the
+/// one kept (a concurrent one may have come first).
+async fn resolve_once<T>(
+    ctx: &SharedWorkflowContext<'_>,
+    name: &str,
+    value: T,
+) -> Result<bool, TerminalError>
+where
+    T: Serialize + serde::de::DeserializeOwned + 'static,
+{
+    let invocation = ctx.invocation_id().to_owned();
+    ctx.resolve_promise(
+        name,
+        Json(Resolution {
+            value,
+            invocation: invocation.clone(),
+        }),
+    );
+    let kept = ctx.peek_promise::<Json<Resolution<T>>>(name).await?;
+    Ok(kept.is_some_and(|kept| kept.into_inner().invocation == invocation))
 }
 
 /// What starts a run: the user's message.
@@ -53,6 +93,16 @@ pub struct Decision {
     /// (journaled), whatever the sender put here.
     #[serde(default)]
     pub at_ms: u64,
+}
+
+/// The output of a call waiting for it (an external tool's, or one an
+/// `on_tool_called` hook paused for a person), as `supply` takes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuppliedOutput {
+    /// The call whose output this is.
+    pub call_id: String,
+    /// Its output, as the tool would have returned it.
+    pub output: Vec<Content>,
 }
 
 /// A run as the workflow last recorded it.
@@ -161,17 +211,17 @@ impl AgentRuns {
         let name = approval_promise(&call.call.id);
         let Some(timeout) = self.approval_timeout else {
             return restate_sdk::select! {
-                decided = ctx.promise::<Json<Decision>>(&name) => Ok(Some(decided?.into_inner())),
+                decided = ctx.promise::<Json<Resolution<Decision>>>(&name) => Ok(Some(decided?.into_inner().value)),
                 cancelled = ctx.promise::<Json<()>>(CANCEL) => cancelled.map(|_| None),
             };
         };
         restate_sdk::select! {
-            decided = ctx.promise::<Json<Decision>>(&name) => Ok(Some(decided?.into_inner())),
+            decided = ctx.promise::<Json<Resolution<Decision>>>(&name) => Ok(Some(decided?.into_inner().value)),
             cancelled = ctx.promise::<Json<()>>(CANCEL) => cancelled.map(|_| None),
             expired = ctx.sleep(timeout) => {
                 expired?;
                 let at_ms = ctx.run(|| async { Ok(now_ms()) }).name("now").await?;
-                Ok(Some(Decision {
+                let denial = Decision {
                     call_id: call.call.id.clone(),
                     decision: ApprovalVerdict::Denied,
                     decider: Decider::new(TIMER).reason(format!(
@@ -180,8 +230,30 @@ impl AgentRuns {
                     )),
                     arguments: None,
                     at_ms,
-                }))
+                };
+                // Resolved like a reviewer's decision, so that exactly one of the two
+                // holds: a reviewer deciding from now on is told it was decided, and one
+                // who decided just before the timer wins over it.
+                ctx.resolve_promise(&name, Json(Resolution {
+                    value: denial,
+                    invocation: ctx.invocation_id().to_owned(),
+                }));
+                let kept = ctx.promise::<Json<Resolution<Decision>>>(&name).await?;
+                Ok(Some(kept.into_inner().value))
             },
+        }
+    }
+
+    /// Waits for the output of `call`, or a cancellation (`None`).
+    async fn output(
+        &self,
+        ctx: &WorkflowContext<'_>,
+        call: &PendingCall,
+    ) -> Result<Option<SuppliedOutput>, TerminalError> {
+        let name = output_promise(&call.call.id);
+        restate_sdk::select! {
+            supplied = ctx.promise::<Json<Resolution<SuppliedOutput>>>(&name) => Ok(Some(supplied?.into_inner().value)),
+            cancelled = ctx.promise::<Json<()>>(CANCEL) => cancelled.map(|_| None),
         }
     }
 
@@ -194,6 +266,10 @@ fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+fn decided_already(call_id: &str) -> TerminalError {
+    TerminalError::new_with_code(409, format!("call `{call_id}` was decided already"))
 }
 
 fn refused(code: u16, error: AgentError) -> TerminalError {
@@ -242,21 +318,22 @@ impl AgentRuns {
             };
             self.save(&ctx, &state);
             for call in pending {
-                if call.kind != PendingKind::Approval {
-                    state.status = RunStatus::Failed;
-                    state.error = Some(format!(
-                        "call `{}` waits for external output, which runs on Restate do not take yet",
-                        call.call.id
-                    ));
-                    break 'run;
-                }
-                let Some(decision) = self.decision(&ctx, &call).await? else {
-                    state.status = RunStatus::Cancelled;
-                    break 'run;
+                let applied = if call.kind == PendingKind::Approval {
+                    let Some(decision) = self.decision(&ctx, &call).await? else {
+                        state.status = RunStatus::Cancelled;
+                        break 'run;
+                    };
+                    self.apply(&mut state, &decision)
+                } else {
+                    let Some(supplied) = self.output(&ctx, &call).await? else {
+                        state.status = RunStatus::Cancelled;
+                        break 'run;
+                    };
+                    state.supply_output(&supplied.call_id, supplied.output)
                 };
-                if let Err(error) = self.apply(&mut state, &decision) {
-                    // `approve` checked it against the same run: only a different agent
-                    // on this worker gets here.
+                if let Err(error) = applied {
+                    // `approve` and `supply` checked it against the same run: only a
+                    // different agent on this worker gets here.
                     return Err(refused(500, error).into());
                 }
             }
@@ -283,19 +360,15 @@ impl AgentRuns {
             .iter()
             .any(|record| record.call_id == call_id)
         {
-            return Err(TerminalError::new_with_code(
-                409,
-                format!("call `{call_id}` was decided already"),
-            )
-            .into());
+            return Err(decided_already(&call_id).into());
         }
         let name = approval_promise(&call_id);
-        if ctx.peek_promise::<Json<Decision>>(&name).await?.is_some() {
-            return Err(TerminalError::new_with_code(
-                409,
-                format!("call `{call_id}` was decided already"),
-            )
-            .into());
+        if ctx
+            .peek_promise::<Json<Resolution<Decision>>>(&name)
+            .await?
+            .is_some()
+        {
+            return Err(decided_already(&call_id).into());
         }
         if !state
             .pending()
@@ -325,8 +398,48 @@ impl AgentRuns {
         let record = state.approvals.last().cloned().ok_or_else(|| {
             TerminalError::new_with_code(500, "the decision left no record".to_owned())
         })?;
-        ctx.resolve_promise(&name, Json(decision));
-        Ok(Json(record))
+        if resolve_once(&ctx, &name, decision).await? {
+            Ok(Json(record))
+        } else {
+            Err(decided_already(&call_id).into())
+        }
+    }
+
+    /// Supplies the output of a call waiting for it: refused when no such call waits
+    /// (404) or when its output was supplied already (409).
+    #[handler]
+    async fn supply(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+        supplied: Json<SuppliedOutput>,
+    ) -> Result<(), HandlerError> {
+        let supplied = supplied.into_inner();
+        let call_id = supplied.call_id.clone();
+        let name = output_promise(&call_id);
+        let already = || {
+            TerminalError::new_with_code(
+                409,
+                format!("the output of call `{call_id}` was supplied already"),
+            )
+        };
+        if ctx
+            .peek_promise::<Json<Resolution<SuppliedOutput>>>(&name)
+            .await?
+            .is_some()
+        {
+            return Err(already().into());
+        }
+        // Checked on a copy, as the run will apply it.
+        let sealed = ctx.get::<String>(STATE).await?;
+        let mut state = self.load(sealed, ctx.key())?;
+        state
+            .supply_output(&call_id, supplied.output.clone())
+            .map_err(|error| refused(404, error))?;
+        if resolve_once(&ctx, &name, supplied).await? {
+            Ok(())
+        } else {
+            Err(already().into())
+        }
     }
 
     /// Cancels a run waiting for a decision.

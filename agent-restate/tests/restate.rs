@@ -15,7 +15,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdout, Command};
 use toolwright_core::llm::{AssistantMessage, LlmClient, LlmRequest, Message, ToolCall};
-use toolwright_core::tool::{ApprovalPolicy, State, ToolError};
+use toolwright_core::tool::{ApprovalPolicy, ExternalTool, State, ToolError};
 use toolwright_core::{Agent, AgentResult, ToolContext, tool, tools};
 use toolwright_restate::AgentRuns;
 use toolwright_restate::restate_sdk::prelude::{Endpoint, HttpServer};
@@ -109,8 +109,17 @@ fn worker() {
     let (port, dir) = spec.split_once(',').expect("PORT,FOLDER");
     let dir = Arc::new(PathBuf::from(dir));
     let approval = dir.join("approval").exists();
+    // `external`: `charge` is done by another service, which supplies its output.
+    let tools = if dir.join("external").exists() {
+        let schema = json!({"type": "object", "properties": {"order": {"type": "integer"}}, "required": ["order"]});
+        toolwright_core::ToolSet::new()
+            .with_tool(ExternalTool::new("charge", "Charge an order.", schema))
+            .expect("one tool")
+    } else {
+        tools![charge]
+    };
     let agent = Agent::builder(Model(dir.clone()))
-        .tools(tools![charge])
+        .tools(tools)
         .state(Folder(dir.clone()))
         .approval_rule(move |_, _| {
             if approval {
@@ -521,6 +530,121 @@ async fn approvals_are_checked_and_one_sent_with_no_worker_up_completes() {
         .await;
     assert_eq!(status, 409, "a replayed approval is refused: {body}");
     assert_eq!(effects(&dir), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_reviewers_deciding_at_once_exactly_one_is_told_they_decided() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let (_worker, dir, run) = paused_run(&restate, "race", None).await;
+    // Sent together, so that every request passes the "decided already?" check before
+    // any of them resolves the promise.
+    let reviewers = ["alice", "bob", "carol", "dave", "erin", "frank"];
+    let answers = futures::future::join_all(reviewers.iter().enumerate().map(|(i, who)| {
+        let verdict = if i % 2 == 0 { "approved" } else { "denied" };
+        restate.call(
+            &run,
+            "approve",
+            json!({"call_id": "c1", "decision": verdict, "decider": {"who": who, "reason": "mine"}}),
+        )
+    }))
+    .await;
+    let told: Vec<&str> = reviewers
+        .iter()
+        .zip(&answers)
+        .filter(|(_, (status, _))| *status == 200)
+        .map(|(who, _)| *who)
+        .collect();
+    assert_eq!(
+        told.len(),
+        1,
+        "one decision holds, one reviewer is told so: {answers:?}"
+    );
+    for (status, body) in answers.iter().filter(|(status, _)| *status != 200) {
+        assert_eq!(*status, 409, "the others are told it was decided: {body}");
+    }
+    let report = restate.outcome(&run).await;
+    assert_eq!(
+        report["approvals"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+    assert_eq!(
+        report["approvals"][0]["who"], told[0],
+        "the decision the run took is the one its sender was told of: {report}"
+    );
+    let approved = report["approvals"][0]["decision"] == "approved";
+    assert_eq!(effects(&dir), usize::from(approved), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_external_output_is_checked_and_one_sent_with_no_worker_up_completes() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let dir = folder("external");
+    std::fs::write(dir.join("external"), "").expect("writable");
+    let port = free_port();
+    let worker = Worker::start(port, &dir).await;
+    restate.register(port).await;
+    let run = run_id("external");
+    restate.start(&run).await;
+    let paused = restate.paused(&run).await;
+    assert_eq!(paused["pending"][0]["call"]["id"], "c1", "{paused}");
+    let output = |text: &str| json!([{"type": "text", "text": text}]);
+
+    let (status, body) = restate
+        .call(
+            &run,
+            "supply",
+            json!({"call_id": "c9", "output": output("no")}),
+        )
+        .await;
+    assert_eq!(status, 404, "an unknown call id is refused: {body}");
+    let (status, body) = restate
+        .call(
+            &run,
+            "approve",
+            json!({"call_id": "c1", "decision": "approved", "decider": {"who": "alice"}}),
+        )
+        .await;
+    assert_eq!(
+        status, 404,
+        "a call waiting for output is not approved: {body}"
+    );
+
+    // No worker up: the output waits in Restate.
+    worker.kill().await;
+    let supply = {
+        let http = restate.http.clone();
+        let url = format!("{}/AgentRun/{run}/supply", restate.ingress);
+        let body = json!({"call_id": "c1", "output": output("billing service: order 7 charged")});
+        tokio::spawn(async move {
+            http.post(url)
+                .json(&body)
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+        })
+    };
+    let _worker = Worker::start(port, &dir).await;
+    assert_eq!(supply.await.expect("joined").expect("answered"), 200);
+    let report = restate.outcome(&run).await;
+    assert_eq!(report["status"], "finished", "{report}");
+    assert!(
+        report["answer"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("billing service: order 7 charged"),
+        "the model read the supplied output: {report}"
+    );
+    let (status, body) = restate
+        .call(
+            &run,
+            "supply",
+            json!({"call_id": "c1", "output": output("again")}),
+        )
+        .await;
+    assert_eq!(status, 409, "a second output is refused: {body}");
 }
 
 /// A TCP proxy on a free port, forwarding each connection to the first of `backends`

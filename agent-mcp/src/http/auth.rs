@@ -4,17 +4,15 @@
 //! opened them.
 
 use crate::server::access::ToolScopes;
-use crate::server::session::session_id;
 use axum::extract::{OriginalUri, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Map, Value, json};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use toolwright_core::{Principal, ToolSet, async_trait};
 
@@ -443,42 +441,27 @@ impl fmt::Debug for HttpAuth {
     }
 }
 
-/// The authentication middleware's state.
+/// The authentication middleware's state. Who opened each session is recorded on the
+/// session's own entry in the session table, so it lives and ends with the session.
 pub(crate) struct AuthState {
     pub(crate) auth: HttpAuth,
-    /// Which principal (by subject) opened each session.
-    owners: Mutex<HashMap<String, String>>,
-    sessions: Option<Arc<LocalSessionManager>>,
-    max_sessions: usize,
 }
 
 impl AuthState {
-    pub(crate) fn new(
-        auth: HttpAuth,
-        sessions: Option<Arc<LocalSessionManager>>,
-        max_sessions: usize,
-    ) -> Self {
-        Self {
-            auth,
-            owners: Mutex::default(),
-            sessions,
-            max_sessions,
-        }
+    pub(crate) fn new(auth: HttpAuth) -> Self {
+        Self { auth }
     }
-}
 
-/// What to record about a request [`AuthState::check`] admitted once it is answered.
-pub(crate) struct Checked {
-    session: Option<String>,
-    deleting: bool,
-    subject: String,
-}
-
-impl AuthState {
     /// Admits a request whose bearer token is valid, with its principal (and the
-    /// tools' scope rules) in the request's extensions; a session is usable only by
-    /// the principal that opened it. Otherwise the 401 (or 503) to answer.
-    pub(crate) async fn check(&self, request: &mut Request) -> Result<Checked, Response> {
+    /// tools' scope rules) in the request's extensions, and returns the principal's
+    /// subject (the owner of a session the request opens). A session is usable only by
+    /// the principal that opened it: `owner` is the subject that opened the live
+    /// session the request names, if any. Otherwise the 401 (or 503) to answer.
+    pub(crate) async fn check(
+        &self,
+        request: &mut Request,
+        owner: Option<&str>,
+    ) -> Result<String, Response> {
         let auth = &self.auth;
         let token = match bearer(request.headers()) {
             Ok(token) => token,
@@ -498,67 +481,19 @@ impl AuthState {
                 return Err(response);
             }
         };
-        let session = session_id(request.headers()).map(str::to_owned);
-        if let Some(session) = &session {
-            let owners = lock(&self.owners);
-            if let Some(owner) = owners.get(session)
-                && *owner != principal.subject
-            {
-                drop(owners);
-                return Err(unauthorized(
-                    request,
-                    auth,
-                    "the session was opened by another principal",
-                    true,
-                ));
-            }
+        if owner.is_some_and(|owner| owner != principal.subject) {
+            return Err(unauthorized(
+                request,
+                auth,
+                "the session was opened by another principal",
+                true,
+            ));
         }
-        let checked = Checked {
-            session,
-            deleting: request.method() == Method::DELETE,
-            subject: principal.subject.clone(),
-        };
+        let subject = principal.subject.clone();
         request.extensions_mut().insert(principal);
         request.extensions_mut().insert(self.auth.scopes.clone());
-        Ok(checked)
+        Ok(subject)
     }
-
-    /// Records what the answer to a checked request changed: the session it opened
-    /// belongs to its principal; a session it closed is forgotten.
-    pub(crate) async fn answered(&self, checked: Checked, response: &HeaderMap) {
-        match checked.session {
-            Some(session) if checked.deleting => {
-                lock(&self.owners).remove(&session);
-            }
-            Some(_) => {}
-            None => {
-                if let Some(opened) = session_id(response) {
-                    bind(self, opened.to_owned(), checked.subject).await;
-                }
-            }
-        }
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Records who opened a session. Sessions that ended (closed, or expired while idle)
-/// are forgotten once the record outgrows the number of live sessions allowed.
-async fn bind(state: &AuthState, session: String, subject: String) {
-    let too_many = lock(&state.owners).len() >= state.max_sessions.saturating_mul(2).max(64);
-    if too_many && let Some(manager) = &state.sessions {
-        let live: Vec<String> = manager
-            .sessions
-            .read()
-            .await
-            .keys()
-            .map(ToString::to_string)
-            .collect();
-        lock(&state.owners).retain(|id, _| live.contains(id));
-    }
-    lock(&state.owners).insert(session, subject);
 }
 
 fn bearer(headers: &HeaderMap) -> Result<&str, &'static str> {

@@ -1,9 +1,10 @@
 //! Admission to the HTTP endpoint: a cap on requests in flight and on live sessions
 //! (503 with `Retry-After` beyond them), bounded request bodies, a deadline on every
-//! request, and calls cancelled when their client disconnects.
+//! request, and calls cancelled when their client disconnects. The live sessions are
+//! counted by the session table (see `sessions`), whose places this admits.
 
 use super::options::HttpOptions;
-use super::sessions::SessionUse;
+use super::sessions::{HttpSessions, Place, SessionUse};
 use crate::server::session::SESSION_HEADER;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -14,12 +15,10 @@ use rmcp::model::{
     CancelledNotification, CancelledNotificationParam, ClientJsonRpcMessage, ClientNotification,
     RequestId,
 };
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionHandle;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -29,18 +28,16 @@ use tokio::time::Sleep;
 pub(crate) struct Admission {
     requests: Arc<Semaphore>,
     max_requests: usize,
-    /// `None` when serving without sessions.
-    sessions: Option<Arc<LocalSessionManager>>,
+    /// The session table, whose places the cap on sessions counts; `None` when serving
+    /// without sessions.
+    sessions: Option<Arc<HttpSessions>>,
     max_sessions: usize,
-    /// Sessions being opened right now, counted with the live ones so that a burst of
-    /// new clients cannot overshoot the cap.
-    opening: AtomicUsize,
     request_timeout: Duration,
     retry_after: HeaderValue,
 }
 
 impl Admission {
-    pub(crate) fn new(options: &HttpOptions, sessions: Option<Arc<LocalSessionManager>>) -> Self {
+    pub(crate) fn new(options: &HttpOptions, sessions: Option<Arc<HttpSessions>>) -> Self {
         let max_requests = options
             .max_concurrent_requests
             .clamp(1, Semaphore::MAX_PERMITS);
@@ -49,7 +46,6 @@ impl Admission {
             max_requests,
             sessions,
             max_sessions: options.max_sessions,
-            opening: AtomicUsize::new(0),
             request_timeout: options.request_timeout,
             retry_after: HeaderValue::from(options.retry_after.as_secs().max(1)),
         }
@@ -64,41 +60,39 @@ impl Admission {
     }
 }
 
-/// A POST's place under the request cap, and its session's place while it opens one.
-pub(crate) struct Admitted<'a> {
+/// A POST's place under the request cap, and, for a request that may open a session,
+/// its place under the sessions cap.
+pub(crate) struct Admitted {
     pub(crate) permit: OwnedSemaphorePermit,
-    _opening: Option<Opening<'a>>,
+    /// Given back when dropped, unless the session the request opened took it over.
+    pub(crate) place: Option<Place>,
 }
 
 impl Admission {
     /// Admits a POST if there is room for it, or answers 503. The permit is to be held
-    /// until its response (a streamed one included) has been sent.
-    pub(crate) async fn admit(&self, headers: &HeaderMap) -> Result<Admitted<'_>, Response> {
+    /// until its response (a streamed one included) has been sent. (The refusal is
+    /// boxed: a response is large, and rarely made.)
+    pub(crate) fn admit(&self, headers: &HeaderMap) -> Result<Admitted, Box<Response>> {
         let Ok(permit) = self.requests.clone().try_acquire_owned() else {
-            return Err(self.busy(format!(
+            return Err(Box::new(self.busy(format!(
                 "{} requests are in flight, the most this server answers at once",
                 self.max_requests
-            )));
+            ))));
         };
         let opens_session = !headers.contains_key(SESSION_HEADER);
-        let opening = match (&self.sessions, opens_session) {
-            (Some(sessions), true) => {
-                let opening = Opening::new(&self.opening);
-                let live = sessions.sessions.read().await.len();
-                if live + opening.count > self.max_sessions {
-                    return Err(self.busy(format!(
+        let place = match (&self.sessions, opens_session) {
+            (Some(sessions), true) => match sessions.reserve() {
+                Some(place) => Some(place),
+                None => {
+                    return Err(Box::new(self.busy(format!(
                         "{} sessions are open, the most this server keeps",
                         self.max_sessions
-                    )));
+                    ))));
                 }
-                Some(opening)
-            }
+            },
             _ => None,
         };
-        Ok(Admitted {
-            permit,
-            _opening: opening,
-        })
+        Ok(Admitted { permit, place })
     }
 
     /// When a request admitted now must have been answered.
@@ -191,8 +185,7 @@ impl Drop for GuardedBody {
 /// Cancels one call of a session as the client's `notifications/cancelled` would: the
 /// call's cancellation token fires, and its tool, permits and stream are released.
 pub(crate) struct CancelCall {
-    sessions: Arc<LocalSessionManager>,
-    session: HeaderValue,
+    session: LocalSessionHandle,
     request: CalledBy,
 }
 
@@ -208,20 +201,15 @@ enum CalledBy {
 const KEPT_BODY_BYTES: usize = 16 * 1024;
 
 impl CancelCall {
-    /// The cancellation of the call `body` asks for in `session`.
-    pub(crate) fn new(
-        sessions: &Arc<LocalSessionManager>,
-        session: &HeaderValue,
-        body: &Bytes,
-    ) -> Option<Self> {
+    /// The cancellation of the call `body` asks for in the session `session` uses.
+    pub(crate) fn new(session: &SessionUse, body: &Bytes) -> Option<Self> {
         let request = if body.len() <= KEPT_BODY_BYTES {
             CalledBy::Body(body.clone())
         } else {
             CalledBy::Id(request_id(body)?)
         };
         Some(Self {
-            sessions: sessions.clone(),
-            session: session.clone(),
+            session: session.handle().clone(),
             request,
         })
     }
@@ -231,16 +219,15 @@ impl CancelCall {
             CalledBy::Id(id) => Some(id),
             CalledBy::Body(body) => request_id(&body),
         };
-        let (Some(request), Ok(session)) = (request, self.session.to_str()) else {
+        let Some(request) = request else {
             return;
         };
-        let session = SessionId::from(session);
         // Dropped outside a runtime (the server itself shutting down), there is no one
         // to tell, and the session ends with the runtime anyway.
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let sessions = self.sessions;
+        let session = self.session;
         runtime.spawn(async move {
             let cancelled = CancelledNotificationParam::new(
                 Some(request),
@@ -250,7 +237,7 @@ impl CancelCall {
                 ClientNotification::CancelledNotification(CancelledNotification::new(cancelled)),
             );
             // The session may have ended meanwhile, taking its calls with it.
-            let _ = sessions.accept_message(&session, message).await;
+            let _ = session.push_message(message, None).await;
         });
     }
 }
@@ -335,25 +322,6 @@ fn count_json_values(json: &[u8]) -> usize {
 fn refuse(status: StatusCode, why: String) -> Response {
     let reason = status.canonical_reason().unwrap_or("Refused");
     (status, format!("{reason}: {why}")).into_response()
-}
-
-/// One session being opened, counted while it is.
-struct Opening<'a> {
-    counter: &'a AtomicUsize,
-    count: usize,
-}
-
-impl<'a> Opening<'a> {
-    fn new(counter: &'a AtomicUsize) -> Self {
-        let count = counter.fetch_add(1, Ordering::SeqCst) + 1;
-        Self { counter, count }
-    }
-}
-
-impl Drop for Opening<'_> {
-    fn drop(&mut self) {
-        self.counter.fetch_sub(1, Ordering::SeqCst);
-    }
 }
 
 #[cfg(test)]

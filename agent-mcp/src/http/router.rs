@@ -5,10 +5,9 @@
 use super::auth::{self, AuthState, UnknownScopedTool};
 use super::limits::{self, Admission, BodyLimits, CancelCall, GuardedBody};
 use super::options::HttpOptions;
-use super::sessions::{Answer, FastCall, HttpSessions, SessionUse};
+use super::sessions::{Answer, FastCall, HttpSessions, Opening, SessionEntry, SessionUse};
 use super::stateless::StatelessCalls;
 use crate::server::McpServer;
-use crate::server::session::SESSION_HEADER;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -16,7 +15,6 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use http_body_util::{BodyExt, Full};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::sync::Arc;
 use tokio::sync::OwnedSemaphorePermit;
@@ -58,18 +56,20 @@ impl McpServer {
     /// As [`router_with`](Self::router_with), or an error if `options`'
     /// authentication requires scopes for a tool the server does not serve.
     pub fn try_router_with(&self, options: HttpOptions) -> Result<Router, UnknownScopedTool> {
+        Ok(self.endpoint(options)?.0)
+    }
+
+    /// The router, and the session table behind it (`None` when serving without
+    /// sessions).
+    pub(crate) fn endpoint(
+        &self,
+        options: HttpOptions,
+    ) -> Result<(Router, Option<Arc<HttpSessions>>), UnknownScopedTool> {
         if let Some(auth) = &options.auth {
             auth.check_scoped_tools(&self.tools())?;
         }
-        let mut sessions = LocalSessionManager::default();
-        // Calls answered by the endpoint itself never reach rmcp's session worker, so
-        // its idle timer would close sessions in use: the endpoint, which sees every
-        // request, closes idle sessions instead (see `HttpSessions`).
-        sessions.session_config.keep_alive = None;
-        let sessions = Arc::new(sessions);
-        let calls = (!options.stateless).then(|| {
+        let sessions = (!options.stateless).then(|| {
             Arc::new(HttpSessions::new(
-                sessions.clone(),
                 options.max_sessions,
                 options.session_idle_timeout,
                 &options.allowed_hosts,
@@ -91,7 +91,7 @@ impl McpServer {
                 .with_json_response(true);
         }
         let server = self.clone();
-        let registry = calls.as_ref().map(Arc::downgrade);
+        let registry = sessions.as_ref().map(Arc::downgrade);
         let service = StreamableHttpService::new(
             move || {
                 Ok(match &registry {
@@ -99,26 +99,30 @@ impl McpServer {
                     None => server.for_new_session(),
                 })
             },
-            sessions.clone(),
+            // Without sessions rmcp never asks its session manager for one: an empty
+            // table with no room stands in.
+            sessions.clone().unwrap_or_else(|| {
+                Arc::new(HttpSessions::new(
+                    0,
+                    options.session_idle_timeout,
+                    &[],
+                    options.cancel.clone(),
+                ))
+            }),
             config,
         );
-        let stateful = (!options.stateless).then_some(sessions);
         // One piece of state shared by every request (an `Arc` clone each) and one
         // handler doing every check in turn: layered middleware would clone rmcp's
         // service, its configuration lists included, at every layer of every request.
         let endpoint = Endpoint {
             service,
-            admission: Admission::new(&options, stateful.clone()),
+            admission: Admission::new(&options, sessions.clone()),
             body_limits: BodyLimits {
                 max_bytes: options.max_body_bytes,
                 max_values: options.max_json_values,
             },
-            auth: options
-                .auth
-                .clone()
-                .map(|auth| AuthState::new(auth, stateful.clone(), options.max_sessions)),
-            sessions: stateful,
-            calls,
+            auth: options.auth.clone().map(AuthState::new),
+            sessions: sessions.clone(),
             stateless: StatelessCalls::new(self, &options.allowed_hosts, options.cancel.clone()),
         };
         let mut router = Router::new().route(
@@ -131,7 +135,7 @@ impl McpServer {
                 .route(auth::WELL_KNOWN, metadata.clone())
                 .route(&format!("{}{}", auth::WELL_KNOWN, options.path), metadata);
         }
-        Ok(router)
+        Ok((router, sessions))
     }
 }
 
@@ -141,14 +145,13 @@ const MCP_METHOD_HEADER: &str = "mcp-method";
 /// The MCP endpoint: rmcp's Streamable HTTP service behind our limits and
 /// authentication.
 struct Endpoint {
-    service: StreamableHttpService<McpServer, LocalSessionManager>,
+    service: StreamableHttpService<McpServer, HttpSessions>,
     admission: Admission,
     body_limits: BodyLimits,
     auth: Option<AuthState>,
-    /// `None` when serving without sessions.
-    sessions: Option<Arc<LocalSessionManager>>,
-    /// The sessions as this endpoint tracks them; `None` when serving without sessions.
-    calls: Option<Arc<HttpSessions>>,
+    /// The session table, which rmcp's service uses too; `None` when serving without
+    /// sessions.
+    sessions: Option<Arc<HttpSessions>>,
     /// Self-contained requests (protocol 2026-07-28), served with or without sessions.
     stateless: StatelessCalls,
 }
@@ -169,49 +172,33 @@ impl Endpoint {
         // is bounded by the sessions cap, not counted as a request in flight. DELETE
         // carries no body.
         if request.method() != Method::POST {
-            let checked = match &self.auth {
-                Some(auth) => match auth.check(&mut request).await {
-                    Ok(checked) => Some(checked),
-                    Err(refused) => return refused,
-                },
-                None => None,
-            };
-            let used = self.session_use(request.headers());
-            let deleting = (request.method() == Method::DELETE)
-                .then(|| request.headers().clone())
-                .filter(|_| used.is_some());
+            let session = self.find_session(request.headers());
+            if let Err(refused) = self.authenticate(&mut request, session.as_deref()).await {
+                return refused;
+            }
+            let used = self.use_session(session);
             let response = Box::pin(self.service.handle(request)).await;
             drop(used);
-            if let (Some(calls), Some(headers)) = (&self.calls, deleting)
-                && response.status().is_success()
-            {
-                calls.closed(&headers);
-            }
-            if let (Some(auth), Some(checked)) = (&self.auth, checked) {
-                auth.answered(checked, response.headers()).await;
-            }
             return response.map(Body::new);
         }
-        let admitted = match self.admission.admit(request.headers()).await {
+        let admitted = match self.admission.admit(request.headers()) {
             Ok(admitted) => admitted,
-            Err(refused) => return refused,
+            Err(refused) => return *refused,
         };
-        let checked = match &self.auth {
-            Some(auth) => match auth.check(&mut request).await {
-                Ok(checked) => Some(checked),
-                Err(refused) => return refused,
-            },
-            None => None,
+        let session = self.find_session(request.headers());
+        let owner = match self.authenticate(&mut request, session.as_deref()).await {
+            Ok(owner) => owner,
+            Err(refused) => return refused,
         };
         let (parts, body) = request.into_parts();
         let bytes = match limits::read_body(&self.body_limits, body).await {
             Ok(bytes) => bytes,
             Err(refused) => return refused,
         };
-        let used = self.session_use(&parts.headers);
-        let (parts, bytes) = match &self.calls {
-            Some(calls) if let Some(session) = &used => {
-                match calls.fast_call(parts, bytes, session).await {
+        let used = self.use_session(session);
+        let (parts, bytes) = match &self.sessions {
+            Some(sessions) if let Some(session) = &used => {
+                match sessions.fast_call(parts, bytes, session).await {
                     Ok(call) => return self.answer(call, admitted.permit, used).await,
                     Err(request) => request,
                 }
@@ -224,30 +211,25 @@ impl Endpoint {
             }
             _ => (parts, bytes),
         };
-        let opening = used.is_none() && !parts.headers.contains_key(SESSION_HEADER);
         // A call of a session answers on an event stream. If that stream is dropped
         // before its end, the client is gone: rmcp would keep the call running (for a
         // client that might resume the stream), holding its places; it is cancelled.
-        let cancel = match (&self.sessions, parts.headers.get(SESSION_HEADER)) {
-            (Some(sessions), Some(session)) => CancelCall::new(sessions, session, &bytes),
-            _ => None,
-        };
+        let cancel = used
+            .as_ref()
+            .and_then(|session| CancelCall::new(session, &bytes));
         let listen = parts
             .headers
             .get(MCP_METHOD_HEADER)
             .is_some_and(|method| method.as_bytes() == b"subscriptions/listen");
         let request = Request::from_parts(parts, Full::new(bytes));
         let mut deadline = self.admission.deadline();
+        // A session rmcp opens for this request is created with its place under the cap
+        // and its principal (see `sessions`).
+        let opening = Opening::new(admitted.place, owner);
         let response = tokio::select! {
-            response = Box::pin(self.service.handle(request)) => response,
+            response = opening.scope(Box::pin(self.service.handle(request))) => response,
             () = deadline.as_mut() => return self.admission.timed_out(),
         };
-        if let (Some(calls), true) = (&self.calls, opening) {
-            calls.opened(response.headers()).await;
-        }
-        if let (Some(auth), Some(checked)) = (&self.auth, checked) {
-            auth.answered(checked, response.headers()).await;
-        }
         let streamed = response
             .headers()
             .get(header::CONTENT_TYPE)
@@ -258,7 +240,7 @@ impl Endpoint {
         // each caller keeps open. (rmcp refuses a request whose body is not the method
         // this header names, so the header cannot be borrowed by another request.)
         if listen && streamed && response.status().is_success() {
-            drop(admitted);
+            drop(admitted.permit);
             return response.map(Body::new);
         }
         let cancel = cancel.filter(|_| streamed);
@@ -267,12 +249,33 @@ impl Endpoint {
         Response::from_parts(parts, Body::new(body))
     }
 
-    /// The session of a request, in use until the guard is dropped (`None` without
-    /// sessions, or for a session this endpoint does not know).
-    fn session_use(&self, headers: &HeaderMap) -> Option<SessionUse> {
-        let calls = self.calls.as_ref()?;
-        calls.start_sweeping();
-        calls.used(headers)
+    /// The live session a request names (`None` without sessions, or for a session
+    /// this endpoint does not know, which rmcp answers 404). Looked up once a request.
+    fn find_session(&self, headers: &HeaderMap) -> Option<Arc<SessionEntry>> {
+        let sessions = self.sessions.as_ref()?;
+        sessions.start_sweeping();
+        sessions.find(headers)
+    }
+
+    /// Checks the request's token, if the endpoint authenticates, against the owner of
+    /// `session`: the subject of the principal admitted, or the refusal to answer.
+    async fn authenticate(
+        &self,
+        request: &mut Request,
+        session: Option<&SessionEntry>,
+    ) -> Result<Option<String>, Response> {
+        match &self.auth {
+            Some(auth) => auth
+                .check(request, session.and_then(SessionEntry::owner))
+                .await
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The session `session`, in use until the guard is dropped.
+    fn use_session(&self, session: Option<Arc<SessionEntry>>) -> Option<SessionUse> {
+        Some(self.sessions.as_ref()?.used(session?))
     }
 
     /// Answers a call on the fast path, as JSON, under the request's deadline. If the

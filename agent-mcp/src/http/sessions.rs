@@ -1,32 +1,56 @@
-//! The sessions of a stateful Streamable HTTP endpoint, as the endpoint sees them: when
-//! each was last used (the endpoint closes idle ones itself, since it sees every request
-//! and rmcp's session worker does not), and, once a session has initialized, the
-//! handler and peer its calls run with.
+//! The sessions of a stateful Streamable HTTP endpoint, in one table that owns each
+//! session's life.
 //!
-//! With those, a plain `tools/call` POST whose tool cannot need its client mid-call is
-//! answered here with an `application/json` response: it runs through rmcp's handler
-//! dispatch and [`McpServer::run_call`] as on rmcp's path, skipping rmcp's session
-//! worker, service loop and event stream. Anything else (other methods, batches, a tool that reads its
-//! context or needs approval, unusual headers) goes to rmcp.
+//! A session is one [`SessionEntry`], and every fact about it hangs off that entry: rmcp's
+//! worker handle (what rmcp's path sends the session's messages to), the principal that
+//! opened it, its place under the sessions cap, when it was last used, and, once the
+//! client has initialized, the handler and peer its calls run with. rmcp reaches the
+//! table through [`SessionManager`], implemented here over the same entries, so rmcp's
+//! view of which sessions exist and the endpoint's are one view: a session is created
+//! once (`create_session`, with the owner and the place its opening request reserved),
+//! and removed once, whichever way it ends (a DELETE, idle expiry, the worker ending at
+//! shutdown), which flags it closed for requests already holding it and frees its place.
+//! Kept in several tables that each pruned on their own, sessions ended in one and lived
+//! on in another, owner records outlived their sessions, and counts drifted.
+//!
+//! The endpoint closes idle sessions itself: it sees every request, and rmcp's session
+//! worker does not see the calls answered here.
+//!
+//! With the handler, a plain `tools/call` POST whose tool cannot need its client
+//! mid-call is answered here with an `application/json` response: it runs through
+//! rmcp's handler dispatch and [`McpServer::run_call`] as on rmcp's path, skipping rmcp's
+//! session worker, service loop and event stream. Anything else (other methods, batches,
+//! a tool that reads its context or needs approval, unusual headers) goes to rmcp.
 
 use crate::server::McpServer;
 use crate::server::session::{SessionObserver, session_id};
 use axum::body::Bytes;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
+use futures::Stream;
 use rmcp::Service;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestMethod, CallToolRequestParams, ClientRequest, ErrorCode,
-    JsonRpcVersion2_0, ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage,
+    CallToolRequest, CallToolRequestMethod, CallToolRequestParams, ClientJsonRpcMessage,
+    ClientRequest, ErrorCode, JsonRpcVersion2_0, ProtocolVersion, RequestId, RequestMetaObject,
+    ServerJsonRpcMessage,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::WorkerTransport;
+use rmcp::transport::common::server_side_http::session_id as new_session_id;
+use rmcp::transport::streamable_http_server::session::ServerSseMessage;
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionHandle, LocalSessionManagerError, LocalSessionWorker, SessionConfig, SessionError,
+    create_local_session,
+};
 use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use serde::Deserialize;
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Once, OnceLock, PoisonError, RwLock, Weak};
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Once, OnceLock, PoisonError, RwLock, Weak};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
+use tokio::sync::mpsc::Receiver;
 use tokio_util::sync::CancellationToken;
 
 const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
@@ -35,11 +59,13 @@ const ANSWER_CAPACITY: usize = 1024;
 
 /// The sessions of one stateful endpoint.
 pub(crate) struct HttpSessions {
-    manager: Arc<LocalSessionManager>,
     table: RwLock<HashMap<SessionId, Arc<SessionEntry>>>,
-    /// Entries past this many are pruned of ended sessions at once (the sweep prunes
-    /// them too, but only every quarter of the idle timeout).
-    max_entries: usize,
+    /// Live sessions plus the places reserved by requests opening one: what the cap
+    /// bounds. Changed only with an entry's creation or removal, or a reservation's.
+    places: AtomicUsize,
+    max_sessions: usize,
+    /// How rmcp's worker serves each session (without its own idle timer).
+    worker: SessionConfig,
     idle: Duration,
     /// The clock stamps count from.
     base: Instant,
@@ -50,10 +76,17 @@ pub(crate) struct HttpSessions {
 }
 
 /// One live session.
-struct SessionEntry {
+pub(crate) struct SessionEntry {
+    /// rmcp's worker for the session, which rmcp's path sends its messages to.
+    handle: LocalSessionHandle,
+    /// The subject of the principal that opened it, when the endpoint authenticates.
+    owner: Option<String>,
+    /// Set once, when the entry leaves the table: a request that found it before then
+    /// goes to rmcp, which answers 404.
+    closed: AtomicBool,
     /// Milliseconds since `base` at the last request's start or end.
     last_use: AtomicU64,
-    /// The MCP session's POSTs being answered: it is not idle while one runs.
+    /// The MCP session's requests being answered: it is not idle while one runs.
     in_flight: AtomicUsize,
     /// Set once the client has initialized the session.
     handler: OnceLock<SessionHandler>,
@@ -66,13 +99,9 @@ struct SessionHandler {
 }
 
 impl SessionEntry {
-    /// A session last used `now`, with nothing in flight and not yet initialized.
-    fn new(now: u64) -> Arc<Self> {
-        Arc::new(Self {
-            last_use: AtomicU64::new(now),
-            in_flight: AtomicUsize::new(0),
-            handler: OnceLock::new(),
-        })
+    /// The subject of the principal that opened the session, if one did.
+    pub(crate) fn owner(&self) -> Option<&str> {
+        self.owner.as_deref()
     }
 }
 
@@ -109,18 +138,68 @@ impl Authority {
     }
 }
 
+tokio::task_local! {
+    /// What the request being answered brings to the session it opens. rmcp creates
+    /// sessions through [`SessionManager::create_session`], which takes no request, on
+    /// the request's own task: the endpoint scopes this around rmcp's handling.
+    static OPENING: Opening;
+}
+
+/// A request that may open a session: its place under the cap and its principal.
+pub(crate) struct Opening {
+    place: Mutex<Option<Place>>,
+    owner: Option<String>,
+}
+
+impl Opening {
+    /// A request holding `place`, by the principal whose subject is `owner`.
+    pub(crate) fn new(place: Option<Place>, owner: Option<String>) -> Self {
+        Self {
+            place: Mutex::new(place),
+            owner,
+        }
+    }
+
+    /// Runs `future` (rmcp answering the request) with this opening in scope.
+    pub(crate) async fn scope<F: Future>(self, future: F) -> F::Output {
+        OPENING.scope(self, future).await
+    }
+}
+
+/// A place under the sessions cap, reserved for a session about to open. Given back
+/// when dropped, unless a session took it over.
+pub(crate) struct Place {
+    sessions: Arc<HttpSessions>,
+    /// Taken over by a session, whose entry gives it back when it leaves the table.
+    kept: bool,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        if !self.kept {
+            self.sessions.places.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
 impl HttpSessions {
+    /// An empty table for at most `max_sessions` sessions, closing those idle for
+    /// `idle`, until `cancel` (the server's shutdown).
     pub(crate) fn new(
-        manager: Arc<LocalSessionManager>,
         max_sessions: usize,
         idle: Duration,
         allowed_hosts: &[String],
         cancel: CancellationToken,
     ) -> Self {
+        let mut worker = SessionConfig::default();
+        // Calls answered by the endpoint itself never reach rmcp's session worker, so
+        // its idle timer would close sessions in use: the endpoint closes idle ones.
+        worker.keep_alive = None;
         Self {
-            manager,
             table: RwLock::default(),
-            max_entries: max_sessions.saturating_mul(2).max(64),
+            places: AtomicUsize::new(0),
+            max_sessions,
+            worker,
             idle,
             base: Instant::now(),
             sweeping: Once::new(),
@@ -133,12 +212,36 @@ impl HttpSessions {
         millis_since(self.base)
     }
 
-    fn entry(&self, id: &str) -> Option<Arc<SessionEntry>> {
-        self.table
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-            .cloned()
+    /// The number of live sessions some principal owns.
+    #[cfg(test)]
+    pub(crate) fn owned(&self) -> usize {
+        self.read()
+            .values()
+            .filter(|entry| entry.owner.is_some())
+            .count()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<SessionId, Arc<SessionEntry>>> {
+        self.table.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A place for one more session, or `None` if the live sessions and those being
+    /// opened fill the cap.
+    pub(crate) fn reserve(self: &Arc<Self>) -> Option<Place> {
+        self.places
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |places| {
+                (places < self.max_sessions).then_some(places + 1)
+            })
+            .ok()?;
+        Some(Place {
+            sessions: self.clone(),
+            kept: false,
+        })
+    }
+
+    /// The live session `headers` name.
+    pub(crate) fn find(&self, headers: &HeaderMap) -> Option<Arc<SessionEntry>> {
+        self.read().get(session_id(headers)?).cloned()
     }
 
     /// Starts closing idle sessions, once, from the first request (a runtime exists
@@ -150,82 +253,55 @@ impl HttpSessions {
         });
     }
 
-    /// A request of the session in `headers` has arrived: the session is in use until
-    /// the returned guard is dropped.
-    pub(crate) fn used(&self, headers: &HeaderMap) -> Option<SessionUse> {
-        let entry = self.entry(session_id(headers)?)?;
+    /// A request of the session `entry` has arrived: the session is in use until the
+    /// returned guard is dropped.
+    pub(crate) fn used(&self, entry: Arc<SessionEntry>) -> SessionUse {
         entry.last_use.store(self.now(), Ordering::Relaxed);
         entry.in_flight.fetch_add(1, Ordering::Relaxed);
-        Some(SessionUse {
+        SessionUse {
             entry,
             base: self.base,
-        })
+        }
     }
 
-    /// rmcp answered a request without a session by opening one.
-    pub(crate) async fn opened(&self, response: &HeaderMap) {
-        let Some(id) = session_id(response) else {
-            return;
-        };
-        let entry = SessionEntry::new(self.now());
-        let full = self
+    /// Takes the session `id` out of the table, if it is there: the one way a session
+    /// leaves it.
+    fn remove(&self, id: &str) -> Option<Arc<SessionEntry>> {
+        let entry = self
             .table
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
-            >= self.max_entries;
-        if full {
-            // Sessions that ended since the last sweep are forgotten now, so the table
-            // never holds many more entries than the sessions cap allows.
-            let live: HashSet<SessionId> =
-                self.manager.sessions.read().await.keys().cloned().collect();
-            self.table
-                .write()
-                .unwrap_or_else(PoisonError::into_inner)
-                .retain(|id, _| live.contains(id));
-        }
-        self.table
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(SessionId::from(id), entry);
+            .remove(id)?;
+        self.retire(&entry);
+        Some(entry)
     }
 
-    /// The session in `headers` was closed by its client.
-    pub(crate) fn closed(&self, headers: &HeaderMap) {
-        if let Some(id) = session_id(headers) {
-            self.table
-                .write()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(id);
-        }
+    /// An entry has left the table: it is closed, and its place free.
+    fn retire(&self, entry: &SessionEntry) {
+        entry.closed.store(true, Ordering::SeqCst);
+        self.places.fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// Closes the sessions unused for the idle timeout, and forgets ended ones.
+    /// Closes the sessions unused for the idle timeout.
     async fn close_idle(&self) {
-        let live: HashSet<SessionId> = self.manager.sessions.read().await.keys().cloned().collect();
         let now = self.now();
         let idle_ms = u64::try_from(self.idle.as_millis()).unwrap_or(u64::MAX);
         let mut idle = Vec::new();
-        {
-            let mut table = self.table.write().unwrap_or_else(PoisonError::into_inner);
-            table.retain(|id, _| live.contains(id));
-            for id in live {
-                // A session the endpoint did not see open is counted from now.
-                let entry = table
-                    .entry(id.clone())
-                    .or_insert_with(|| SessionEntry::new(now));
+        self.table
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|_, entry| {
                 let unused = now.saturating_sub(entry.last_use.load(Ordering::Relaxed));
-                if entry.in_flight.load(Ordering::Relaxed) == 0 && unused >= idle_ms {
-                    idle.push(id);
+                let expired = entry.in_flight.load(Ordering::Relaxed) == 0 && unused >= idle_ms;
+                if expired {
+                    idle.push(entry.clone());
                 }
-            }
-            for id in &idle {
-                table.remove(id);
-            }
-        }
-        for id in idle {
-            // Already gone is as good as closed.
-            let _ = self.manager.close_session(&id).await;
+                !expired
+            });
+        for entry in idle {
+            self.retire(&entry);
+            // A worker already gone is as good as closed.
+            let _ = entry.handle.close().await;
         }
     }
 
@@ -243,13 +319,9 @@ impl HttpSessions {
         let Some(planned) = plan(handler, &body) else {
             return Err((parts, body));
         };
-        // A session closed a moment ago (deleted, expired, at shutdown) is rmcp's to
-        // answer: 404.
-        let live = match session_id(&parts.headers) {
-            Some(id) => self.manager.sessions.read().await.contains_key(id),
-            None => false,
-        };
-        if !live {
+        // A session closed since the request found it (deleted, expired, at shutdown)
+        // is rmcp's to answer: 404.
+        if session.entry.closed.load(Ordering::SeqCst) {
             return Err((parts, body));
         }
         Ok(planned.into_call(handler.server.clone(), handler.peer.clone(), parts, false))
@@ -285,6 +357,133 @@ impl HttpSessions {
         }
         let handler = entry.handler.get()?;
         (!handler.peer.is_transport_closed()).then_some(handler)
+    }
+
+    /// The worker handle of the live session `id`, or rmcp's error for a missing one.
+    fn handle(&self, id: &SessionId) -> Result<LocalSessionHandle, LocalSessionManagerError> {
+        self.read()
+            .get(id)
+            .map(|entry| entry.handle.clone())
+            .ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))
+    }
+}
+
+/// rmcp's view of the sessions: the same entries, its worker handle in each. rmcp's
+/// own in-memory manager does the same over a table of its own; this one's table is the
+/// endpoint's.
+impl SessionManager for HttpSessions {
+    type Error = LocalSessionManagerError;
+    type Transport = WorkerTransport<LocalSessionWorker>;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let (place, owner) = OPENING
+            .try_with(|opening| {
+                let place = opening
+                    .place
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take();
+                (place, opening.owner.clone())
+            })
+            .unwrap_or_default();
+        match place {
+            // The session takes the place over: it is given back when the entry leaves
+            // the table.
+            Some(mut place) => place.kept = true,
+            // Opened outside a request the endpoint admitted (none is): counted all the
+            // same, so the count stays exact.
+            None => {
+                self.places.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let id = new_session_id();
+        let (handle, worker) = create_local_session(id.clone(), self.worker.clone());
+        let entry = Arc::new(SessionEntry {
+            handle,
+            owner,
+            closed: AtomicBool::new(false),
+            last_use: AtomicU64::new(self.now()),
+            in_flight: AtomicUsize::new(0),
+            handler: OnceLock::new(),
+        });
+        self.table
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.clone(), entry);
+        Ok((id, WorkerTransport::spawn(worker)))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        Ok(self.handle(id)?.initialize(message).await?)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        Ok(self.read().contains_key(id))
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        let Some(entry) = self.remove(id) else {
+            return Ok(());
+        };
+        match entry.handle.close().await {
+            // The worker already ended: nothing left to close.
+            Ok(()) | Err(SessionError::SessionServiceTerminated) => Ok(()),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let handle = self.handle(id)?;
+        let receiver = handle.establish_request_wise_channel().await?;
+        handle
+            .push_message(message, receiver.http_request_id)
+            .await?;
+        Ok(Messages(receiver.inner))
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        Ok(self.handle(id)?.push_message(message, None).await?)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let receiver = self.handle(id)?.establish_common_channel().await?;
+        Ok(Messages(receiver.inner))
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let handle = self.handle(id)?;
+        let receiver = handle.resume(last_event_id.parse()?).await?;
+        Ok(Messages(receiver.inner))
+    }
+}
+
+/// A session worker's messages for one stream, as a [`Stream`].
+struct Messages(Receiver<ServerSseMessage>);
+
+impl Stream for Messages {
+    type Item = ServerSseMessage;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx)
     }
 }
 
@@ -356,6 +555,13 @@ fn self_contained_status(message: &ServerJsonRpcMessage) -> StatusCode {
 pub(crate) struct SessionUse {
     entry: Arc<SessionEntry>,
     base: Instant,
+}
+
+impl SessionUse {
+    /// rmcp's worker handle for the session.
+    pub(crate) fn handle(&self) -> &LocalSessionHandle {
+        &self.entry.handle
+    }
 }
 
 impl Drop for SessionUse {
@@ -571,7 +777,7 @@ impl SessionObserver for HttpSessions {
     /// The client initialized the session whose `initialized` notification carried
     /// `parts`: its calls may now be answered here, by `server` with `peer`.
     fn initialized(&self, parts: &Parts, server: McpServer, peer: Peer<RoleServer>) {
-        let Some(entry) = session_id(&parts.headers).and_then(|id| self.entry(id)) else {
+        let Some(entry) = self.find(&parts.headers) else {
             return;
         };
         let _ = entry.handler.set(SessionHandler { server, peer });
@@ -580,43 +786,107 @@ impl SessionObserver for HttpSessions {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::http::HttpOptions;
+    use crate::http::auth::{HttpAuth, StaticTokens};
+    use crate::server::McpServer;
     use crate::server::session::SESSION_HEADER;
-    use axum::http::HeaderValue;
+    use serde_json::json;
+    use std::time::Duration;
+    use toolwright_core::{Principal, ToolSet};
+
+    /// The endpoint served on loopback as `options` say, with its session table.
+    async fn serve(
+        options: HttpOptions,
+    ) -> (String, std::sync::Arc<super::HttpSessions>, reqwest::Client) {
+        let options = options.with_auth(HttpAuth::new(
+            StaticTokens::new().with_token("alice-token", Principal::new("alice")),
+        ));
+        let (router, sessions) = McpServer::new(ToolSet::new()).endpoint(options).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        (url, sessions.unwrap(), crate::tls::http_client().unwrap())
+    }
+
+    fn request(
+        http: &reqwest::Client,
+        method: reqwest::Method,
+        url: &str,
+    ) -> reqwest::RequestBuilder {
+        http.request(method, url)
+            .bearer_auth("alice-token")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+    }
+
+    /// Opens a session; its id.
+    async fn open(http: &reqwest::Client, url: &str) -> String {
+        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        }});
+        let reply = request(http, reqwest::Method::POST, url)
+            .body(initialize.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(reply.status(), 200);
+        let id = reply.headers()[SESSION_HEADER].to_str().unwrap().to_owned();
+        // Read to its end: the answer is in it.
+        reply.bytes().await.unwrap();
+        id
+    }
+
+    /// Waits, up to a bound on a hang, until `condition` holds.
+    async fn eventually(what: &str, condition: impl Fn() -> bool) {
+        let waited = tokio::time::timeout(Duration::from_secs(60), async {
+            while !condition() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        });
+        waited
+            .await
+            .unwrap_or_else(|_| panic!("never happened: {what}"));
+    }
 
     #[tokio::test]
-    async fn the_table_holds_no_more_than_the_sessions_cap_allows() {
-        let manager = Arc::new(LocalSessionManager::default());
-        let sessions = HttpSessions::new(
-            manager.clone(),
-            10,
-            Duration::from_secs(300),
-            &[],
-            CancellationToken::new(),
-        );
-        // A session as rmcp opens one and the endpoint sees it opened, with its
-        // transport (the session lives while it is held).
-        let open = async || {
-            let (id, transport) = manager.create_session().await.unwrap();
-            let mut headers = HeaderMap::new();
-            headers.insert(SESSION_HEADER, HeaderValue::from_str(&id).unwrap());
-            sessions.opened(&headers).await;
-            (id, transport)
-        };
-        // Many sessions opened and ended one after another, none swept.
-        for _ in 0..200 {
-            let (id, _transport) = open().await;
-            manager.close_session(&id).await.unwrap();
-        }
-        let held = sessions.table.read().unwrap().len();
-        assert!(held <= sessions.max_entries, "{held} entries");
-        // A live session is kept through the pruning.
-        let (live, _live_transport) = open().await;
-        for _ in 0..100 {
-            let (id, _transport) = open().await;
-            manager.close_session(&id).await.unwrap();
-        }
-        assert!(sessions.entry(&live).is_some());
-        assert!(sessions.table.read().unwrap().len() <= sessions.max_entries);
+    async fn no_owner_outlives_its_session() {
+        // Deleted by its client.
+        let (url, sessions, http) = serve(HttpOptions::default()).await;
+        let (kept, deleted) = (open(&http, &url).await, open(&http, &url).await);
+        assert_eq!((sessions.read().len(), sessions.owned()), (2, 2));
+        let reply = request(&http, reqwest::Method::DELETE, &url)
+            .header(SESSION_HEADER, &deleted)
+            .send()
+            .await
+            .unwrap();
+        assert!(reply.status().is_success(), "{reply:?}");
+        assert_eq!((sessions.read().len(), sessions.owned()), (1, 1));
+        assert!(sessions.read().contains_key(kept.as_str()));
+
+        // Expired while idle.
+        let idle = HttpOptions::default().with_session_idle_timeout(Duration::from_millis(100));
+        let (url, sessions, http) = serve(idle).await;
+        open(&http, &url).await;
+        assert_eq!(sessions.owned(), 1);
+        eventually("the idle session is closed", || {
+            sessions.read().is_empty() && sessions.owned() == 0
+        })
+        .await;
+
+        // Ended at shutdown.
+        let options = HttpOptions::default();
+        let shutdown = options.cancel.clone();
+        let (url, sessions, http) = serve(options).await;
+        open(&http, &url).await;
+        open(&http, &url).await;
+        assert_eq!(sessions.owned(), 2);
+        shutdown.cancel();
+        eventually("the sessions end with the server", || {
+            sessions.read().is_empty()
+        })
+        .await;
+        assert_eq!(sessions.owned(), 0);
+        assert_eq!(sessions.places.load(super::Ordering::SeqCst), 0);
     }
 }

@@ -594,6 +594,14 @@ impl McpServer {
                             None,
                         )
                     })?;
+                // Checked here, once for every prompt: a prompt's own `complete` is
+                // asked only about arguments it takes.
+                let names = prompt.arguments().iter().map(|a| a.name.as_str());
+                no_such_input(
+                    &format!("prompt `{}`", reference.name),
+                    names,
+                    &argument.name,
+                )?;
                 prompt
                     .complete(&argument.name, &argument.value, &resolved)
                     .await
@@ -602,6 +610,8 @@ impl McpServer {
                 let set = features.resources.as_ref();
                 match set.and_then(|set| set.template(&reference.uri)) {
                     Some(template) if permitted(context, template.scopes()) => {
+                        let what = format!("the template `{}`", reference.uri);
+                        no_such_input(&what, template.template().variables(), &argument.name)?;
                         let resolved: UriParams = resolved.into_iter().collect();
                         template
                             .complete(&argument.name, &argument.value, &resolved)
@@ -656,4 +666,30 @@ fn string_arguments(
             ))),
         })
         .collect()
+}
+
+/// Refuses completing `name` for `what` (a prompt, a template), whose inputs are
+/// `names`, when it is none of them: -32602, naming them.
+fn no_such_input<'a>(
+    what: &str,
+    names: impl Iterator<Item = &'a str>,
+    name: &str,
+) -> Result<(), McpError> {
+    let names: Vec<&str> = names.collect();
+    if names.contains(&name) {
+        return Ok(());
+    }
+    let has = if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(McpError::invalid_params(
+        format!("{what} has no `{name}` to complete; it has: {has}"),
+        None,
+    ))
 }

@@ -16,6 +16,7 @@ pub(crate) mod input;
 pub(crate) mod listen;
 pub(crate) mod peer;
 pub(crate) mod prompts;
+pub(crate) mod registry;
 pub(crate) mod resources;
 pub(crate) mod session;
 pub(crate) mod tasks;

@@ -37,6 +37,7 @@ pub struct TaskOptions {
     ttl: Duration,
     poll_interval: Duration,
     max_per_caller: usize,
+    lease: Duration,
 }
 
 impl Default for TaskOptions {
@@ -46,6 +47,7 @@ impl Default for TaskOptions {
             ttl: Duration::from_secs(60 * 60),
             poll_interval: Duration::from_millis(500),
             max_per_caller: 32,
+            lease: Duration::from_secs(30),
         }
     }
 }
@@ -56,6 +58,7 @@ impl fmt::Debug for TaskOptions {
             .field("ttl", &self.ttl)
             .field("poll_interval", &self.poll_interval)
             .field("max_per_caller", &self.max_per_caller)
+            .field("lease", &self.lease)
             .finish_non_exhaustive()
     }
 }
@@ -94,6 +97,21 @@ impl TaskOptions {
         self.max_per_caller = max;
         self
     }
+
+    /// How long a server's word that it runs a task holds; 30 seconds by default.
+    ///
+    /// Several servers can share one [`TaskStore`] (stateless servers behind a load
+    /// balancer): a task runs on the server that started or resumed it, and any of them
+    /// answers `tasks/get`, `tasks/update` and `tasks/cancel`. The running server renews
+    /// its lease on the task three times per `lease` and, on each renewal, reads the
+    /// store, so that a cancellation taken by another server stops the task there. A task
+    /// still `working` whose lease ran out lost its server (the process died without
+    /// shutting down): whichever server is asked next records it as failed. Longer means
+    /// fewer writes, and more time before a dead server's tasks read as failed.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_millis(3));
+        self
+    }
 }
 
 /// A task as a [`TaskStore`] keeps it. Stores keep it whole and find it by
@@ -121,6 +139,10 @@ pub struct TaskRecord {
     answers: Map<String, Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     approval: Option<ApprovalRecord>,
+    /// Until when (ms since the epoch) the server running the task vouches for it:
+    /// renewed while it runs, so a `working` task past it has lost its server.
+    #[serde(default)]
+    lease_until_ms: u64,
     /// Starts at 1 and grows with every save.
     revision: u64,
 }
@@ -374,40 +396,106 @@ impl Tasks {
         self.live.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The task `id` of `owner`: the one this process holds, or the stored one. Another
-    /// owner's task, an expired one and a forged id are all "unknown".
+    /// The task `id` of `owner`: the one running in this process, or else the stored
+    /// one (another server sharing the store may have changed it since this one last
+    /// looked). Another owner's task, an expired one and a forged id are all "unknown".
     async fn find(&self, id: &str, owner: &str) -> Result<Arc<Live>, McpError> {
         let found = self.live().get(id).cloned();
         let live = match found {
-            Some(live) => live,
-            None => {
-                let record = self
+            Some(live) if live.running.load(Ordering::Acquire) => live,
+            found => {
+                let stored = self
                     .options
                     .store
                     .load(id)
                     .await
                     .map_err(|e| McpError::internal_error(e.to_string(), None))?
                     .ok_or_else(|| unknown_task(id))?;
-                let live = Live::new(record);
-                self.live().entry(id.to_owned()).or_insert(live).clone()
+                match found {
+                    Some(live) => {
+                        let mut record = live.record.lock().await;
+                        if stored.revision > record.revision {
+                            *record = stored;
+                        }
+                        drop(record);
+                        live
+                    }
+                    None => {
+                        let live = Live::new(stored);
+                        self.live().entry(id.to_owned()).or_insert(live).clone()
+                    }
+                }
             }
         };
         let mut record = live.record.lock().await;
-        if record.owner != owner || record.expired(now_ms()) {
+        let now = now_ms();
+        if record.owner != owner || record.expired(now) {
             return Err(unknown_task(id));
         }
-        // A task left working by a process that stopped will never finish.
-        if record.status == TaskStatus::Working && !live.running.load(Ordering::Acquire) {
+        // Working, not here, and nobody renewed its lease: the process running it died,
+        // and it will never finish.
+        if record.status == TaskStatus::Working
+            && !live.running.load(Ordering::Acquire)
+            && record.lease_until_ms <= now
+        {
             record.status = TaskStatus::Failed;
             record.error = Some(error_object(&McpError::internal_error(
-                "the server stopped while this task ran; call the tool again",
+                "the server running this task stopped before it finished; call the tool again",
                 None,
             )));
             record.touch();
             self.save(&mut record).await?;
         }
+        // Finished tasks are read from the store when asked about again.
+        if record.status.is_terminal() && !live.running.load(Ordering::Acquire) {
+            self.forget_finished(id);
+        }
         drop(record);
         Ok(live)
+    }
+
+    /// When a lease taken now runs out.
+    fn lease_until(&self) -> u64 {
+        now_ms().saturating_add(millis(self.options.lease))
+    }
+
+    /// Runs `call`, a round of `live`'s task, renewing the task's lease while it runs.
+    async fn hold<F: Future>(&self, live: &Live, call: F) -> F::Output {
+        let every = self.options.lease / 3;
+        let mut call = std::pin::pin!(call);
+        loop {
+            tokio::select! {
+                output = &mut call => return output,
+                () = tokio::time::sleep(every) => self.renew(live).await,
+            }
+        }
+    }
+
+    /// Renews `live`'s lease, first taking what another server saved since: a task it
+    /// cancelled (or found dead and failed) stops running here.
+    async fn renew(&self, live: &Live) {
+        let mut record = live.record.lock().await;
+        if record.status != TaskStatus::Working {
+            return;
+        }
+        match self.options.store.load(&record.id).await {
+            Ok(Some(stored)) if stored.revision > record.revision => {
+                let settled = stored.status.is_terminal();
+                *record = stored;
+                if settled {
+                    live.cancel.cancel();
+                    return;
+                }
+            }
+            Ok(_) => {}
+            Err(error) => {
+                tracing::warn!(target: "toolwright_mcp::tasks", task = %record.id, %error, "a running task's record could not be read to renew its lease");
+            }
+        }
+        record.lease_until_ms = self.lease_until();
+        if let Err(error) = self.save(&mut record).await {
+            tracing::warn!(target: "toolwright_mcp::tasks", task = %record.id, %error.message, "a running task's lease could not be renewed");
+        }
     }
 
     async fn save(&self, record: &mut TaskRecord) -> Result<(), McpError> {
@@ -610,6 +698,7 @@ impl McpServer {
                 error: None,
                 answers: begun.answers,
                 approval: begun.approval,
+                lease_until_ms: tasks.lease_until(),
                 revision: 0,
             };
             let live = Live::new(record);
@@ -653,13 +742,18 @@ impl McpServer {
                 ));
                 (request, input)
             };
-            let outcome = server
-                .run_call_with(request, context, Some(input.clone()))
-                .await;
             let tasks = &server.shared.tasks;
+            let outcome = tasks
+                .hold(
+                    &live,
+                    server.run_call_with(request, context, Some(input.clone())),
+                )
+                .await;
             let mut record = live.record.lock().await;
             let pending = input.take_pending();
-            if live.shut_down.load(Ordering::Acquire) {
+            if record.status.is_terminal() {
+                // Settled by another server sharing the store (a cancellation): kept.
+            } else if live.shut_down.load(Ordering::Acquire) {
                 stopped(&mut record);
             } else if live.cancel.is_cancelled() {
                 record.status = TaskStatus::Cancelled;
@@ -751,6 +845,7 @@ impl McpServer {
         let resume = pending.is_empty();
         if resume {
             record.status = TaskStatus::Working;
+            record.lease_until_ms = tasks.lease_until();
         } else {
             record.input_requests = Some(pending);
         }
@@ -775,9 +870,10 @@ impl McpServer {
             return Ok(());
         }
         live.cancel.cancel();
-        // A running call settles as cancelled when it stops; a task waiting on answers
-        // runs nothing, so it is cancelled now.
-        if record.status == TaskStatus::InputRequired {
+        // A call running here settles as cancelled when it stops. A task waiting on
+        // answers runs nothing, and one running on another server sharing the store
+        // stops there when that server next renews its lease: both are cancelled now.
+        if record.status == TaskStatus::InputRequired || !live.running.load(Ordering::Acquire) {
             record.status = TaskStatus::Cancelled;
             record.input_requests = None;
             record.touch();
