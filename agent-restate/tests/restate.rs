@@ -322,6 +322,21 @@ impl Restate {
 }
 
 impl Restate {
+    /// Sends `body` to `handler` of run `run_id` in the background: its status, once
+    /// Restate answers (which, with no worker up, waits for one).
+    fn send(
+        &self,
+        run_id: &str,
+        handler: &str,
+        body: Value,
+    ) -> tokio::task::JoinHandle<reqwest::Result<u16>> {
+        let request = self
+            .http
+            .post(format!("{}/AgentRun/{run_id}/{handler}", self.ingress))
+            .json(&body);
+        tokio::spawn(async move { request.send().await.map(|r| r.status().as_u16()) })
+    }
+
     /// The run's report once it records its pause, or its end (the status handler
     /// answers 404 before the run starts): asked again on each answer, not on a clock.
     async fn paused(&self, run_id: &str) -> Value {
@@ -492,18 +507,8 @@ async fn approvals_are_checked_and_one_sent_with_no_worker_up_completes() {
     // No worker up: the decision waits in Restate.
     let port = worker.port;
     worker.kill().await;
-    let decide = {
-        let http = restate.http.clone();
-        let url = format!("{}/AgentRun/{run}/approve", restate.ingress);
-        tokio::spawn(async move {
-            let body = json!({"call_id": "c1", "decision": "approved", "decider": {"who": "alice", "reason": "order 8 is the right one"}, "arguments": {"order": 8}});
-            http.post(url)
-                .json(&body)
-                .send()
-                .await
-                .map(|r| r.status().as_u16())
-        })
-    };
+    let body = json!({"call_id": "c1", "decision": "approved", "decider": {"who": "alice", "reason": "order 8 is the right one"}, "arguments": {"order": 8}});
+    let decide = restate.send(&run, "approve", body);
     let _worker = Worker::start(port, &dir).await;
     assert_eq!(decide.await.expect("joined").expect("answered"), 200);
     let report = restate.outcome(&run).await;
@@ -614,18 +619,8 @@ async fn an_external_output_is_checked_and_one_sent_with_no_worker_up_completes(
 
     // No worker up: the output waits in Restate.
     worker.kill().await;
-    let supply = {
-        let http = restate.http.clone();
-        let url = format!("{}/AgentRun/{run}/supply", restate.ingress);
-        let body = json!({"call_id": "c1", "output": output("billing service: order 7 charged")});
-        tokio::spawn(async move {
-            http.post(url)
-                .json(&body)
-                .send()
-                .await
-                .map(|r| r.status().as_u16())
-        })
-    };
+    let body = json!({"call_id": "c1", "output": output("billing service: order 7 charged")});
+    let supply = restate.send(&run, "supply", body);
     let _worker = Worker::start(port, &dir).await;
     assert_eq!(supply.await.expect("joined").expect("answered"), 200);
     let report = restate.outcome(&run).await;
