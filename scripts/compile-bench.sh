@@ -33,6 +33,25 @@ out="$target_dir/compile-bench"
 export CARGO_INCREMENTAL=1
 mkdir -p "$out"
 
+# Writes the manifest of a generated crate `bench-$2` in folder $1: a workspace of its
+# own, with serde and the dependency lines given as $3 (and anything after them, $4).
+manifest() {
+  cat > "$1/Cargo.toml" <<TOML
+[package]
+name = "bench-$2"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[workspace]
+
+[dependencies]
+serde = { version = "1", features = ["derive"] }
+$3
+${4:-}
+TOML
+}
+
 # A crate of the forecast fns over toolwright-core: `gen_forecasts ours` writes them with
 # `#[tool]` and lists them in `tools![]`; `gen_forecasts plain` writes the floor, the same
 # fns as plain `async fn`s with the same dependencies and no macro (a blank line where
@@ -46,21 +65,8 @@ gen_forecasts() {
   local profile=''
   [ "$name" = ours-opt ] && profile=$'\n[profile.dev.build-override]\nopt-level = 3\n'
   mkdir -p "$dir/src"
-  cat > "$dir/Cargo.toml" <<TOML
-[package]
-name = "bench-$name"
-version = "0.1.0"
-edition = "2024"
-publish = false
-
-[workspace]
-
-[dependencies]
-toolwright-core = { path = "$core" }
-schemars = { version = "1", default-features = false, features = ["derive", "std"] }
-serde = { version = "1", features = ["derive"] }
-$profile
-TOML
+  manifest "$dir" "$name" "toolwright-core = { path = \"$core\" }
+schemars = { version = \"1\", default-features = false, features = [\"derive\", \"std\"] }" "$profile"
   {
     [ "$name" != plain ] && echo 'use toolwright_core::{ToolSet, tool, tools};'
     echo '#[derive(serde::Deserialize, schemars::JsonSchema)]'
@@ -91,22 +97,12 @@ RS
   } > "$dir/src/lib.rs"
 }
 
+rmcp_dependency='rmcp = { version = "3", default-features = false, features = ["server", "macros"] }'
+
 gen_rmcp() {
   local dir=$out/rmcp
   mkdir -p "$dir/src"
-  cat > "$dir/Cargo.toml" <<TOML
-[package]
-name = "bench-rmcp"
-version = "0.1.0"
-edition = "2024"
-publish = false
-
-[workspace]
-
-[dependencies]
-rmcp = { version = "3", default-features = false, features = ["server", "macros"] }
-serde = { version = "1", features = ["derive"] }
-TOML
+  manifest "$dir" rmcp "$rmcp_dependency"
   {
     echo 'use rmcp::{handler::server::wrapper::Parameters, schemars, tool, tool_router};'
     echo '#[derive(serde::Deserialize, schemars::JsonSchema)]'
@@ -151,19 +147,7 @@ gen_features() {
   local res='' tpl='' prm='' doc='///'
   if [ "$name" = plain ]; then doc='//'; else res='#[resource(template = "notes'; prm='#[prompt]'; fi
   mkdir -p "$dir/src"
-  cat > "$dir/Cargo.toml" <<TOML
-[package]
-name = "bench-$name"
-version = "0.1.0"
-edition = "2024"
-publish = false
-
-[workspace]
-
-[dependencies]
-toolwright-mcp = { path = "$mcp" }
-serde = { version = "1", features = ["derive"] }
-TOML
+  manifest "$dir" "$name" "toolwright-mcp = { path = \"$mcp\" }"
   local half=$((tools / 2))
   {
     [ "$name" != plain ] && echo 'use toolwright_mcp::{prompt, prompts, resource, resources, prompts::PromptSet, resources::ResourceSet};'
@@ -208,19 +192,7 @@ gen_rmcp_features() {
   local dir=$out/rmcp
   local half=$((tools / 2))
   mkdir -p "$dir/src"
-  cat > "$dir/Cargo.toml" <<TOML
-[package]
-name = "bench-rmcp"
-version = "0.1.0"
-edition = "2024"
-publish = false
-
-[workspace]
-
-[dependencies]
-rmcp = { version = "3", default-features = false, features = ["server", "macros"] }
-serde = { version = "1", features = ["derive"] }
-TOML
+  manifest "$dir" rmcp "$rmcp_dependency"
   {
     cat <<'RS'
 use rmcp::handler::server::router::prompt::PromptRouter;
