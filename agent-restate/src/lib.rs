@@ -93,3 +93,11 @@ pub use workflow::{AgentRuns, Decision, RunReport, StartRun, SuppliedOutput};
 
 #[cfg(doc)]
 use toolwright_core::{Agent, RunState};
+
+/// Now, in milliseconds since the Unix epoch (0 before it): read inside `ctx.run`, so
+/// that a replay reads the time the first run journaled.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}

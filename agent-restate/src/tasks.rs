@@ -3,8 +3,10 @@
 //! [`RestateTaskStore`], the [`TaskStore`] an MCP server reads and writes it through,
 //! over Restate's ingress.
 
+use crate::now_ms;
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 use toolwright_core::run::StoreError;
 use toolwright_mcp::tasks::{TaskRecord, TaskStore};
 
@@ -34,7 +36,8 @@ pub enum SaveOutcome {
 ///
 /// `save` (exclusive: one at a time per task) stores a record whose revision follows the
 /// stored one, and answers [`SaveOutcome::Conflict`] otherwise; `load` (shared) answers
-/// the record, or `null`.
+/// the record, or `null`. The first `save` schedules `expire` for when the task expires
+/// ([`TaskRecord::expires_at_ms`]), on a durable timer: the record is deleted then.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TaskRecords;
 
@@ -66,8 +69,29 @@ impl TaskRecords {
         if record.revision() != found.unwrap_or(0) + 1 {
             return Ok(Json(SaveOutcome::Conflict { found }));
         }
+        if found.is_none() {
+            let now = ctx.run(|| async { Ok(now_ms()) }).name("now").await?;
+            let left = Duration::from_millis(record.expires_at_ms().saturating_sub(now));
+            ctx.object_client::<TaskRecordsClient>(ctx.key())
+                .expire()
+                .send_after(left);
+        }
         ctx.set(RECORD, Json(record));
         Ok(Json(SaveOutcome::Saved))
+    }
+
+    /// Deletes the record once its task has expired (earlier, nothing happens): sent by
+    /// the first `save`, for the moment the task expires.
+    #[handler]
+    async fn expire(&self, ctx: ObjectContext<'_>) -> Result<(), HandlerError> {
+        let Some(stored) = ctx.get::<Json<TaskRecord>>(RECORD).await? else {
+            return Ok(());
+        };
+        let now = ctx.run(|| async { Ok(now_ms()) }).name("now").await?;
+        if stored.into_inner().expires_at_ms() <= now {
+            ctx.clear(RECORD);
+        }
+        Ok(())
     }
 
     /// The stored record, if any.
@@ -99,9 +123,8 @@ impl TaskRecords {
 /// a cancellation taken by one server stops the task where it runs, and a task whose
 /// server died reads as `failed` once its lease ran out.
 ///
-/// Restate keeps a virtual object's state until it is cleared: an expired task reads as
-/// unknown to the server, but its record stays in Restate until the object's state is
-/// deleted (for example with `restate kv clear McpTask/<id>`).
+/// A task's record is deleted from Restate when the task expires (its `ttl`, an hour by
+/// default), by a call its first save scheduled on a durable timer.
 #[derive(Debug, Clone)]
 pub struct RestateTaskStore {
     ingress: reqwest::Url,

@@ -2,6 +2,7 @@
 //! handlers take and answer.
 
 use crate::journal::RestateJournal;
+use crate::now_ms;
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -260,12 +261,6 @@ impl AgentRuns {
     fn save(&self, ctx: &WorkflowContext<'_>, state: &RunState) {
         ctx.set(STATE, self.agent.export_state(state));
     }
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 fn decided_already(call_id: &str) -> TerminalError {

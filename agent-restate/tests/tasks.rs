@@ -221,3 +221,42 @@ async fn made_up_task_ids_read_as_unknown() {
         "{answer}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_tasks_record_is_deleted_from_restate() {
+    let Some(ingress) = restate().await else {
+        return;
+    };
+    let _serial = SERIAL.lock().await;
+    let store = Arc::new(RestateTaskStore::new(&ingress).unwrap());
+    let mut options = ServerOptions::default();
+    options.tasks = TaskOptions::default()
+        .store(store.clone())
+        .ttl(Duration::from_secs(2));
+    let running = serve_on_loopback(
+        McpServer::with_options(tools![double, confirm], options),
+        HttpOptions::default(),
+    )
+    .await;
+    let id = start(&running, "double", json!({"n": 4})).await;
+    let done = until(&running, &id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "8", "{done}");
+    let stored = store
+        .load(&id)
+        .await
+        .unwrap()
+        .expect("kept until it expires");
+    assert!(stored.expires_at_ms() > 0);
+    // The timer the first save set fires once the task expires: asked again after each
+    // answer, within a bound on a hang.
+    let gone = async {
+        while store.load(&id).await.unwrap().is_some() {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), gone)
+        .await
+        .expect("the record is deleted once the task expires");
+    let unknown = request(&running, "tasks/get", &id, json!({"taskId": id})).await;
+    assert!(unknown.get("error").is_some(), "{unknown}");
+}

@@ -168,8 +168,15 @@ impl TaskRecord {
         self.revision
     }
 
+    /// When it is forgotten, in milliseconds since the Unix epoch: its start plus its
+    /// time to live (`ttlMs`). From then on servers read it as unknown, and a store may
+    /// delete it.
+    pub fn expires_at_ms(&self) -> u64 {
+        self.created_ms.saturating_add(self.ttl_ms)
+    }
+
     fn expired(&self, now: u64) -> bool {
-        now >= self.created_ms.saturating_add(self.ttl_ms)
+        now >= self.expires_at_ms()
     }
 
     fn touch(&mut self) {
