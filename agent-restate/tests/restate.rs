@@ -273,8 +273,8 @@ impl Restate {
         );
     }
 
-    /// Starts run `run_id` without waiting for it.
-    async fn start(&self, run_id: &str) {
+    /// Starts run `run_id` without waiting for it: the invocation's id.
+    async fn start(&self, run_id: &str) -> String {
         let response = self
             .http
             .post(format!("{}/AgentRun/{run_id}/run/send", self.ingress))
@@ -283,6 +283,11 @@ impl Restate {
             .await
             .expect("the ingress answers");
         assert!(response.status().is_success(), "{}", response.status());
+        let sent: Value = response.json().await.expect("a JSON answer");
+        sent["invocationId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no invocation id: {sent}"))
+            .to_owned()
     }
 
     /// The run's report once it ends: Restate answers when the workflow does.
@@ -640,6 +645,44 @@ async fn an_external_output_is_checked_and_one_sent_with_no_worker_up_completes(
         )
         .await;
     assert_eq!(status, 409, "a second output is refused: {body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_cancelled_during_a_tool_call_ends_cancelled_and_runs_nothing_more() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let dir = folder("mid-step");
+    std::fs::write(dir.join("hold-tool"), "").expect("writable");
+    let port = free_port();
+    let mut worker = Worker::start(port, &dir).await;
+    restate.register(port).await;
+    let run = run_id("mid-step");
+    let invocation = restate.start(&run).await;
+    worker.wait_for("holding tool").await;
+
+    // Cancelled through Restate, as its admin API does it, while the tool runs.
+    let response = restate
+        .http
+        .patch(format!("{}/invocations/{invocation}/cancel", restate.admin))
+        .send()
+        .await
+        .expect("the admin API answers");
+    assert!(response.status().is_success(), "{}", response.status());
+    let report = restate.outcome(&run).await;
+    assert_eq!(report["status"], "cancelled", "{report}");
+    assert!(report.get("answer").is_none(), "{report}");
+    assert_eq!(effects(&dir), 1, "the call in flight ran once");
+    assert_eq!(
+        lines(&dir.join("model.log")),
+        1,
+        "the model was not asked again"
+    );
+    let (status, last) = restate.call(&run, "status", Value::Null).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        last["status"], "cancelled",
+        "the record says so too: {last}"
+    );
 }
 
 /// A TCP proxy on a free port, forwarding each connection to the first of `backends`
