@@ -169,7 +169,7 @@ fn build(
         Some(title) => quote!(::core::option::Option::Some(#title)),
         None => quote!(::core::option::Option::None),
     };
-    let description = resource_fn::description(&feature.func);
+    let description = resource_fn::description_str(&feature.func);
     let call = resource_fn::call(feature, &args, &output);
     let span = output.value.span();
     // The whole call at the return type, so that an unmet bound is reported there.
@@ -195,9 +195,7 @@ fn build(
                     #title
                 }
                 fn description(&self) -> ::core::option::Option<&str> {
-                    static DESCRIPTION: ::std::sync::OnceLock<::core::option::Option<::std::string::String>> =
-                        ::std::sync::OnceLock::new();
-                    DESCRIPTION.get_or_init(|| #description).as_deref()
+                    #description
                 }
                 fn arguments(&self) -> &[#p::PromptArgument] {
                     static ARGUMENTS: ::std::sync::OnceLock<::std::vec::Vec<#p::PromptArgument>> =

@@ -418,6 +418,17 @@ pub fn description(func: &ItemFn) -> TokenStream {
     }
 }
 
+/// The fn's description, from its doc comment, as an `Option<&'static str>`.
+pub fn description_str(func: &ItemFn) -> TokenStream {
+    match docs::tool_docs(&func.attrs) {
+        Docs::Text { description, .. } if !description.is_empty() => {
+            quote!(::core::option::Option::Some(#description))
+        }
+        Docs::Raw(raw) => quote!(::core::option::Option::Some(#raw)),
+        _ => quote!(::core::option::Option::None),
+    }
+}
+
 /// `Some("...")` or `None` for an optional string.
 pub fn opt(value: Option<String>) -> TokenStream {
     match value {
@@ -437,7 +448,7 @@ pub fn item_type(feature: &FeatureFn, what: &str, detail: &str) -> TokenStream {
             let doc = format!("The {what} `{}`{detail}.", func.sig.ident);
             quote! {
                 #[doc = #doc]
-                #[derive(Debug, Clone, Copy, Default)]
+                #[derive(Debug)]
                 #vis struct #ident {}
             }
         }
