@@ -315,6 +315,7 @@ mod tests {
 
     async fn send(method: &str, url: &str, body: Option<Value>) -> (StatusCode, Value) {
         // Plain HTTP, but reqwest wants a TLS provider to build a client.
+        #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::new();
         let mut request = match method {

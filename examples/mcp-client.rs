@@ -212,6 +212,7 @@ fn oauth_options(args: &mut Vec<String>) -> Result<Option<OAuthOptions>, String>
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // HTTPS for the authorization request this example makes itself.
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut options = HttpClientOptions::new().with_elicitation(|message, schema| async move {

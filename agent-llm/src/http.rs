@@ -40,6 +40,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// ```
 pub fn tls_config() -> Result<rustls::ClientConfig, LlmError> {
     let cannot = |e: rustls::Error| LlmError::other(format!("cannot configure TLS: {e}"));
+    // ring, not aws-lc-rs: no C build beyond ring's. Newer rustls deprecates it for
+    // lacking post-quantum key exchange; classical key exchange is what ring offers.
+    #[allow(deprecated)]
     let crypto = Arc::new(rustls::crypto::ring::default_provider());
     Ok(rustls::ClientConfig::builder_with_provider(crypto)
         .with_safe_default_protocol_versions()

@@ -19,6 +19,9 @@ pub(crate) fn http_client() -> Result<reqwest::Client, String> {
 
 fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
     use rustls_platform_verifier::BuilderVerifierExt;
+    // ring, not aws-lc-rs: no C build beyond ring's. Newer rustls deprecates it for
+    // lacking post-quantum key exchange; classical key exchange is what ring offers.
+    #[allow(deprecated)]
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     Ok(rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?

@@ -182,6 +182,7 @@ async fn connect(
 async fn connect_as(url: &str, person: Person) -> (RunningService<RoleClient, Person>, Person) {
     // reqwest's rustls has no built-in crypto provider in this workspace (see
     // `McpClient::connect_http`); a process-wide one must exist before a client is built.
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client = person
         .clone()
@@ -478,6 +479,7 @@ async fn taken(
 async fn a_call_cancelled_while_its_user_decides_never_runs_even_if_they_accept() {
     let server = serve(ServerOptions::default()).await;
     let person = Person::slow(ElicitationAction::Accept, 0);
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     let (reported, mut taken_by_server) = mpsc::unbounded_channel();
     let http = Reporting {

@@ -505,6 +505,7 @@ impl ClientHandler for Accepts {
 #[tokio::test]
 async fn rmcps_client_takes_json_answers_and_still_approves_through_elicitation() {
     let server = serve(HttpOptions::default()).await;
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     let url = format!("http://{}/mcp", server.addr);
     let client = Accepts

@@ -355,6 +355,7 @@ async fn a_tool_needing_a_scope_stays_hidden_when_it_is_added() {
     let http = serve_http(&server, HttpOptions::default().with_auth(auth)).await;
     // Alice on rmcp's client, root on ours. rmcp's client builds its own reqwest
     // client, and reqwest's rustls has no crypto provider of its own in this workspace.
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     let (tx, mut alice_notices) = mpsc::unbounded_channel();
     let transport = StreamableHttpClientTransport::from_config(

@@ -391,6 +391,7 @@ fn a_signing_key_or_algorithm_that_cannot_sign_is_refused_at_once() {
 #[tokio::test]
 async fn a_user_authorizes_by_code_with_pkce_after_registering() {
     // The test's own request (the browser's) needs a TLS provider to build its client.
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     let running = start().await;
     let visited = Arc::new(Mutex::new(Vec::new()));

@@ -193,6 +193,7 @@ fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 
 #[tokio::test]
 async fn macro_made_resources_and_prompts_are_served_on_both_protocol_versions() {
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     let running = serve_on_loopback(server(), HttpOptions::default()).await;
     let url = format!("http://{}/mcp", running.addr);
@@ -380,6 +381,7 @@ async fn macro_made_resources_and_prompts_are_served_on_both_protocol_versions()
 /// expected. Each is refused or taken literally, and the server keeps answering.
 #[tokio::test]
 async fn listing_keys_reach_clients_and_scoped_items_exist_only_for_their_callers() {
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     let tokens = StaticTokens::new()
         .with_token(
@@ -458,6 +460,7 @@ async fn listing_keys_reach_clients_and_scoped_items_exist_only_for_their_caller
 
 #[tokio::test]
 async fn hostile_uris_and_arguments_are_refused_or_taken_literally() {
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     let running = serve_on_loopback(server(), HttpOptions::default()).await;
     let url = format!("http://{}/mcp", running.addr);

@@ -179,6 +179,7 @@ async fn session(
     mpsc::UnboundedReceiver<String>,
 ) {
     // reqwest is built without a default TLS provider; installing it twice is harmless.
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     let (tx, rx) = mpsc::unbounded_channel();
     let url = format!("http://{}/mcp", running.addr);
@@ -904,6 +905,7 @@ impl ClientHandler for ListChanges {
 async fn a_2025_session_is_told_when_the_resources_or_prompts_change() {
     let server = server();
     let running = serve_on_loopback(server.clone(), HttpOptions::default()).await;
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     let (tx, mut changes) = mpsc::unbounded_channel();
     let client = ListChanges(tx)

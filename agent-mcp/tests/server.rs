@@ -231,6 +231,7 @@ async fn start(page_size: usize) -> Fixture {
 async fn rmcp_client(url: &str) -> rmcp::service::RunningService<rmcp::service::RoleClient, ()> {
     // reqwest's rustls has no built-in crypto provider in this workspace (see
     // `McpClient::connect_http`); a process-wide one must exist before a client is built.
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     ().serve(StreamableHttpClientTransport::from_uri(url.to_owned()))
         .await

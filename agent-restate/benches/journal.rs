@@ -356,6 +356,7 @@ fn timed<Fut: Future<Output = ()>>(
 fn bench(c: &mut Criterion) {
     // reqwest is built over rustls with no provider chosen: the bench picks ring, as an
     // application would.
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -167,6 +167,7 @@ fn restate() -> Option<Restate> {
     if let (Some(ingress), Some(admin)) = (ingress, admin) {
         // reqwest is built over rustls with no provider chosen (a library must not pick
         // one for its users); a test process picks ring, as an application would.
+        #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
         let _ = rustls::crypto::ring::default_provider().install_default();
         return Some(Restate {
             ingress,

@@ -50,6 +50,7 @@ async fn restate() -> Option<String> {
         return None;
     };
     // reqwest is built over rustls with no provider chosen: the test picks ring.
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();

@@ -39,6 +39,9 @@ pub(crate) fn connector(
     mode: PostgresTls,
     roots: Vec<CertificateDer<'static>>,
 ) -> Result<MakeRustlsConnect, StoreError> {
+    // ring, not aws-lc-rs: no C build beyond ring's. Newer rustls deprecates it for
+    // lacking post-quantum key exchange; classical key exchange is what ring offers.
+    #[allow(deprecated)]
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let algorithms = provider.signature_verification_algorithms;
     let verifier: Arc<dyn ServerCertVerifier> = match mode {
