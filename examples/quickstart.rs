@@ -14,7 +14,8 @@
 //! `QUICKSTART_CATALOG=297` adds that many generated warehouse tools (300 in all), and a
 //! question only one of them answers. They are deferred: the model searches for the one
 //! it needs instead of reading every definition on every turn (Anthropic's own tool
-//! search; other providers get a built-in `search_tools` tool).
+//! search; other providers get a built-in `search_tools` tool). Only a real model
+//! searches: the scripted stand-in keeps to the three.
 
 use futures::StreamExt;
 use schemars::JsonSchema;
@@ -109,6 +110,7 @@ impl TypedTool for WarehouseStock {
     }
 
     async fn call_typed(&self, args: StockArgs, _ctx: &ToolContext) -> AgentResult<String> {
+        // Made up, like the forecast above.
         let count = (self.n * 7 + args.item.len()) % 40;
         Ok(format!("warehouse {}: {count} × {}", self.n, args.item))
     }

@@ -5,16 +5,16 @@
 //! output reached the model's next request, and that every request shows the model at
 //! most a tenth of the tool-definition bytes that sending all 300 in full would.
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header::CONTENT_TYPE};
-use axum::response::{IntoResponse, Response};
+// The scripted provider servers of the model-client tests: each request answered with
+// the next reply of a script, in the provider's wire format, and recorded.
+#[path = "../../agent-llm/tests/common/mod.rs"]
+mod common;
+
+use common::{MockServer, Reply, sse_events};
 use serde_json::{Value, json};
-use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 use toolwright_core::search::SEARCH_TOOL;
 use toolwright_llm::AnthropicClient;
 
@@ -24,61 +24,11 @@ const CATALOG: usize = 297;
 const WANTED: &str = "warehouse_297_stock";
 const ANSWER: &str = "Warehouse 297 has the umbrellas; Paris is rainy.";
 
-/// What a mock server received: headers and JSON body.
-type Received = Arc<Mutex<Vec<(HeaderMap, Value)>>>;
-
-/// A scripted provider: each request is answered with the next server-sent event
-/// stream of the script, and recorded.
-struct Mock {
-    url: String,
-    received: Received,
-}
-
-struct Script {
-    replies: Mutex<VecDeque<String>>,
-    received: Received,
-}
-
-async fn answer(State(script): State<Arc<Script>>, headers: HeaderMap, body: Bytes) -> Response {
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    script.received.lock().unwrap().push((headers, body));
-    match script.replies.lock().unwrap().pop_front() {
-        Some(events) => ([(CONTENT_TYPE, "text/event-stream")], events).into_response(),
-        // A client error, not retried: a run that asks once too often fails at once.
-        None => (StatusCode::BAD_REQUEST, "the mock's script is over").into_response(),
-    }
-}
-
-impl Mock {
-    async fn start(replies: Vec<String>) -> Self {
-        let received = Received::default();
-        let script = Arc::new(Script {
-            replies: Mutex::new(replies.into()),
-            received: received.clone(),
-        });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let app = Router::new().fallback(answer).with_state(script);
-        tokio::spawn(axum::serve(listener, app).into_future());
-        Self { url, received }
-    }
-
-    fn requests(&self) -> Vec<(HeaderMap, Value)> {
-        self.received.lock().unwrap().clone()
-    }
-}
-
-/// Server-sent events: `(event name, data)` each as `event:` (when named) and `data:`
-/// lines and a blank line.
-fn sse(events: impl IntoIterator<Item = (Option<&'static str>, String)>) -> String {
-    let mut out = String::new();
-    for (name, data) in events {
-        if let Some(name) = name {
-            out.push_str(&format!("event: {name}\n"));
-        }
-        out.push_str(&format!("data: {data}\n\n"));
-    }
-    out
+/// A server-sent event stream of `events` (`(event name, data)`), in one piece.
+fn stream(events: impl IntoIterator<Item = (Option<&'static str>, String)>) -> Reply {
+    let body = sse_events(events);
+    let length = body.len();
+    Reply::sse(&body, length)
 }
 
 /// The quickstart's executable, built (or found up to date) by cargo, wherever cargo
@@ -236,15 +186,17 @@ async fn anthropic_native_search_finds_and_calls_one_of_300_tools() {
             json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 40}}),
         ));
         events.push((Some("message_stop"), json!({"type": "message_stop"})));
-        sse(events
-            .into_iter()
-            .map(|(name, data)| (name, data.to_string())))
+        stream(
+            events
+                .into_iter()
+                .map(|(name, data)| (name, data.to_string())),
+        )
     };
     let search_result = json!({"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_01", "content": {
         "type": "tool_search_tool_search_result",
         "tool_references": [{"type": "tool_reference", "tool_name": WANTED}]
     }});
-    let server = Mock::start(vec![
+    let server = MockServer::start([
         message(
             json!([
                 {"type": "server_tool_use", "id": "srvtoolu_01", "name": AnthropicClient::TOOL_SEARCH_NAME,
@@ -262,15 +214,15 @@ async fn anthropic_native_search_finds_and_calls_one_of_300_tools() {
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    for (headers, body) in &requests {
-        assert_eq!(body["stream"], true);
+    for request in &requests {
+        assert_eq!(request.body["stream"], true);
         assert_eq!(
-            headers["anthropic-beta"],
-            AnthropicClient::ADVANCED_TOOL_USE_BETA
+            request.header("anthropic-beta"),
+            Some(AnthropicClient::ADVANCED_TOOL_USE_BETA)
         );
     }
     // The tool ran, and its output went back to the model.
-    let result = &requests[1].1["messages"][2]["content"][0];
+    let result = &requests[1].body["messages"][2]["content"][0];
     assert_eq!(result["type"], "tool_result");
     assert_eq!(result["tool_use_id"], "toolu_01");
     let output = result["content"][0]["text"].as_str().unwrap();
@@ -280,7 +232,7 @@ async fn anthropic_native_search_finds_and_calls_one_of_300_tools() {
     // Deferred tools travel with their schemas (Anthropic searches them) but the model is
     // shown none of one until a search finds it: what it is shown is the tools not
     // marked `defer_loading`, and the found ones.
-    let sent = tools(&requests[0].1);
+    let sent = tools(&requests[0].body);
     let catalog: Vec<Value> = sent
         .iter()
         .filter(|t| t["name"] != AnthropicClient::TOOL_SEARCH_NAME)
@@ -294,7 +246,7 @@ async fn anthropic_native_search_finds_and_calls_one_of_300_tools() {
     let deferred = sent.iter().filter(|t| t["defer_loading"] == true).count();
     assert_eq!(deferred, CATALOG);
     let all = bytes(&catalog);
-    for (at, (_, body)) in requests.iter().enumerate() {
+    for (at, body) in requests.iter().map(|r| &r.body).enumerate() {
         let found: Vec<&Value> = body["messages"]
             .as_array()
             .unwrap()
@@ -326,7 +278,7 @@ async fn openai_chat_searches_with_the_built_in_tool_among_300() {
         let arguments = arguments.to_string();
         // The arguments arrive in two pieces, as OpenAI streams them.
         let (head, tail) = arguments.split_at(arguments.len() / 2);
-        sse([
+        stream([
             (
                 None,
                 chunk(
@@ -346,14 +298,14 @@ async fn openai_chat_searches_with_the_built_in_tool_among_300() {
             (None, "[DONE]".to_owned()),
         ])
     };
-    let server = Mock::start(vec![
+    let server = MockServer::start([
         call(
             "call_1",
             SEARCH_TOOL,
             json!({"query": "umbrellas in stock at warehouse 297"}),
         ),
         call("call_2", WANTED, json!({"item": "umbrella"})),
-        sse([
+        stream([
             (
                 None,
                 chunk(json!({"role": "assistant", "content": ANSWER}), Value::Null),
@@ -378,14 +330,14 @@ async fn openai_chat_searches_with_the_built_in_tool_among_300() {
             .collect()
     };
     assert_eq!(
-        names(&requests[0].1),
+        names(&requests[0].body),
         ["get_weather", "index_docs", "send_email", SEARCH_TOOL]
     );
     // The search, run by the quickstart, found the tool: offered in full from then on.
-    let second = names(&requests[1].1);
+    let second = names(&requests[1].body);
     assert!(second.contains(&WANTED.to_owned()), "{second:?}");
     // The tool ran, and its output went back to the model.
-    let messages = requests[2].1["messages"].as_array().unwrap();
+    let messages = requests[2].body["messages"].as_array().unwrap();
     let result = messages
         .iter()
         .find(|m| m["tool_call_id"] == "call_2")
@@ -396,13 +348,13 @@ async fn openai_chat_searches_with_the_built_in_tool_among_300() {
 
     // All 300 in full: the quickstart's three as sent, and the 297 warehouse tools, which
     // differ from the one sent only in the number in their name and description.
-    let wanted = tools(&requests[1].1)
+    let wanted = tools(&requests[1].body)
         .iter()
         .find(|t| t["function"]["name"] == WANTED)
         .unwrap()
         .to_string();
     assert_eq!(wanted.matches("297").count(), 2, "{wanted}");
-    let mut catalog: Vec<Value> = tools(&requests[0].1)
+    let mut catalog: Vec<Value> = tools(&requests[0].body)
         .iter()
         .filter(|t| t["function"]["name"] != SEARCH_TOOL)
         .cloned()
@@ -412,7 +364,7 @@ async fn openai_chat_searches_with_the_built_in_tool_among_300() {
     }
     assert_eq!(catalog.len(), 300);
     let all = bytes(&catalog);
-    for (at, (_, body)) in requests.iter().enumerate() {
+    for (at, body) in requests.iter().map(|r| &r.body).enumerate() {
         assert_eq!(body["stream"], true);
         assert_a_tenth("openai", at + 1, bytes(tools(body)), all);
     }
