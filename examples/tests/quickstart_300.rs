@@ -117,6 +117,7 @@ async fn run_quickstart(model: &[(&'static str, String)]) -> String {
         stdout.contains(&format!("final answer (no pause):\n{ANSWER}")),
         "{stdout}"
     );
+    assert!(stdout.contains(&format!("■ {WANTED} (")), "{stdout}");
     stdout
 }
 
