@@ -10,20 +10,30 @@
 //! `ANTHROPIC_API_KEY` (and optionally `ANTHROPIC_MODEL`). A real model's answer is
 //! streamed to stdout as it is written; `QUICKSTART_TOOL_CHOICE=get_weather` makes its
 //! first answer call that tool.
+//!
+//! `QUICKSTART_CATALOG=297` adds that many generated warehouse tools (300 in all), and a
+//! question only one of them answers. They are deferred: the model searches for the one
+//! it needs instead of reading every definition on every turn (Anthropic's own tool
+//! search; other providers get a built-in `search_tools` tool). Only a real model
+//! searches: the scripted stand-in keeps to the three.
 
 use futures::StreamExt;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::json;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use toolwright_core::{
     Agent, AgentError, AgentResult, LlmClient, ModelSettings, Progress, RunOutcome, RunState,
-    ToolContext, ToolError,
+    ToolContext, ToolError, ToolExposure, TypedTool,
     agent::AgentEvent,
+    async_trait,
     llm::{LlmEvent, ToolChoice},
+    search::ToolSearch,
     testing::RuleLlm,
     tool, tools,
-    toolset::ToolConfig,
+    toolset::{ToolConfig, ToolSet},
 };
 use toolwright_llm::{AnthropicClient, OpenAiClient};
 
@@ -65,8 +75,76 @@ async fn send_email(
     format!("sent {} characters to {to}", body.len())
 }
 
+/// What a warehouse tool is asked.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct StockArgs {
+    /// Item to count, e.g. "umbrella"
+    item: String,
+}
+
+/// `warehouse_{n}_stock`: one of a catalog too large to send whole on every turn, made
+/// at run time (`#[tool]` makes one tool per fn; `TypedTool` any number).
+struct WarehouseStock {
+    n: usize,
+    name: String,
+    description: String,
+}
+
+#[async_trait]
+impl TypedTool for WarehouseStock {
+    type Args = StockArgs;
+    type Output = String;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn exposure(&self) -> ToolExposure {
+        // Found by searching, not sent in full on every turn.
+        ToolExposure::Deferred
+    }
+
+    async fn call_typed(&self, args: StockArgs, _ctx: &ToolContext) -> AgentResult<String> {
+        // Made up, like the forecast above.
+        let count = (self.n * 7 + args.item.len()) % 40;
+        Ok(format!("warehouse {}: {count} × {}", self.n, args.item))
+    }
+}
+
+/// The three tools above, and `catalog` warehouse tools.
+fn tool_set(catalog: usize) -> AgentResult<ToolSet> {
+    let mut set = tools![get_weather, index_docs, send_email];
+    for n in 1..=catalog {
+        set.register_tool(WarehouseStock {
+            n,
+            name: format!("warehouse_{n}_stock"),
+            description: format!("Count an item in stock at warehouse {n}."),
+        })?;
+    }
+    Ok(set)
+}
+
+/// `QUICKSTART_CATALOG`: how many warehouse tools to add (none when unset).
+fn catalog_size() -> AgentResult<usize> {
+    match std::env::var("QUICKSTART_CATALOG") {
+        Ok(n) if !n.is_empty() => n.parse().map_err(|_| {
+            AgentError::InvalidState(format!("QUICKSTART_CATALOG={n}: expected a number"))
+        }),
+        _ => Ok(0),
+    }
+}
+
 fn print_event(event: AgentEvent) {
     match event {
+        // A large catalog is counted, not listed.
+        AgentEvent::TurnStarted { turn, tools } if tools.len() > 10 => {
+            println!("── turn {turn} ({} tools)", tools.len());
+        }
         AgentEvent::TurnStarted { turn, tools } => {
             println!("── turn {turn} (tools: {})", tools.join(", "));
         }
@@ -196,11 +274,13 @@ fn model() -> AgentResult<(Arc<dyn LlmClient>, String, bool)> {
     ))
 }
 
-/// The agent; a streamed run prints its own events, others print them from a sink.
-fn build_agent(llm: Arc<dyn LlmClient>, streamed: bool) -> AgentResult<Agent> {
+/// The agent, with `catalog` warehouse tools; a streamed run prints its own events,
+/// others print them from a sink.
+fn build_agent(llm: Arc<dyn LlmClient>, catalog: usize, streamed: bool) -> AgentResult<Agent> {
     let builder = Agent::builder(llm)
         .system_prompt("You are a helpful assistant.")
-        .tools(tools![get_weather, index_docs, send_email])
+        .tools(tool_set(catalog)?)
+        .tool_search(ToolSearch::Deferred)
         .config(ToolConfig::default().with_max_output_chars(2_000));
     if streamed {
         builder.build()
@@ -218,9 +298,16 @@ async fn main() -> AgentResult<()> {
     // A real model's answers are streamed; the scripted one's come whole, as before.
     let (llm, about, streamed) = model()?;
     println!("model: {about}\n");
-    let agent = build_agent(llm.clone(), streamed)?;
-    let mut run =
-        agent.start("What's the weather in Paris? Also index the docs and email the team.");
+    let catalog = catalog_size()?;
+    let agent = build_agent(llm.clone(), catalog, streamed)?;
+    let mut question =
+        String::from("What's the weather in Paris? Also index the docs and email the team.");
+    if catalog > 0 {
+        question.push_str(&format!(
+            " And how many umbrellas are at warehouse {catalog}?"
+        ));
+    }
+    let mut run = agent.start(question);
     if let Ok(tool) = std::env::var("QUICKSTART_TOOL_CHOICE")
         && !tool.is_empty()
     {
@@ -251,7 +338,13 @@ async fn main() -> AgentResult<()> {
         println!("a person approves {} [{}]", p.call.name, p.call.id);
         resumed.approve(&p.call.id)?;
     }
-    match drive(&build_agent(llm, streamed)?, &mut resumed, streamed).await? {
+    match drive(
+        &build_agent(llm, catalog, streamed)?,
+        &mut resumed,
+        streamed,
+    )
+    .await?
+    {
         RunOutcome::Finished { answer } => println!("\nfinal answer:\n{answer}"),
         other => println!("\nended: {other:?}"),
     }
