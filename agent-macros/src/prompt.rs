@@ -120,7 +120,7 @@ fn build(
     errors: &mut Errors,
 ) -> Option<(TokenStream, String)> {
     let output = resource_fn::output(&feature.func, "prompt", p, errors);
-    let scopes = resource_fn::scopes_method(attr.scopes.as_ref(), errors);
+    let scopes = resource_fn::scopes_method(attr.scopes.as_ref(), p, errors);
     let mut args = Vec::new();
     let mut reads = Vec::new();
     let mut arguments = Vec::new();
@@ -136,23 +136,20 @@ fn build(
         let optional = last_ident(ty).is_some_and(|i| i == "Option") && type_args(ty).len() == 1;
         let read = if optional {
             let inner = type_args(ty)[0];
-            quote_spanned!(inner.span()=> #p::prompt_arg::<#inner>(__args, #name)?)
+            quote_spanned!(inner.span()=> #p::prompt_arg::<#inner>(__args, #name))
         } else {
-            let read = quote_spanned!(ty.span()=> #p::prompt_arg::<#ty>(__args, #name)?);
-            quote!(#p::required(#read, #name)?)
+            let read = quote_spanned!(ty.span()=> #p::prompt_arg::<#ty>(__args, #name));
+            quote!(#p::required(#read, #name))
         };
         // Not the parameter's own name, which may be the fn's.
         let local = quote::format_ident!("__arg{}", args.len());
-        reads.push(quote!(let #local: #ty = #read;));
+        reads.push(resource_fn::read_arg(&local, ty, read, p));
         args.push(quote!(#local));
-        let description = resource_fn::opt(param.doc.clone());
-        arguments.push(quote! {
-            #p::PromptArgument {
-                name: ::std::string::String::from(#name),
-                description: #description,
-                required: !#optional,
-            }
-        });
+        let description = match &param.doc {
+            Some(doc) => quote!(::core::option::Option::Some(#doc)),
+            None => quote!(::core::option::Option::None),
+        };
+        arguments.push(quote!((#name, #description, !#optional)));
     }
 
     let output = output?;
@@ -170,21 +167,22 @@ fn build(
         None => quote!(::core::option::Option::None),
     };
     let description = resource_fn::description_str(&feature.func);
-    let call = resource_fn::call(feature, &args, &output);
     let span = output.value.span();
     // The whole call at the return type, so that an unmet bound is reported there.
     let p_at = spanned_at(p.clone(), span);
-    let messages = quote_spanned!(span=> #p_at::IntoMessages::into_messages(__value));
+    let messages = quote_spanned!(span=>
+        ::core::result::Result::Ok(#p_at::IntoMessages::into_messages(__value)));
+    let call = resource_fn::call(feature, &args, &output, messages, p);
     let ident = feature.item_ident();
     let complete = resource_fn::complete_method(&feature.params, quote!(#p::PromptArguments), p);
-    let get = resource_fn::async_method(
+    let get = resource_fn::boxed_method(
         "get",
         &[
             ("__args", quote!(#p::PromptArguments)),
             ("__ctx", quote!(#p::ToolContext)),
         ],
         quote!(::core::result::Result<::std::vec::Vec<#p::PromptMessage>, #p::FeatureError>),
-        quote!(#(#reads)* #call ::core::result::Result::Ok(#messages)),
+        quote!(#(#reads)* #call),
     );
     let imp = quote! {
             impl #p::Prompt for #ident {
@@ -198,9 +196,9 @@ fn build(
                     #description
                 }
                 fn arguments(&self) -> &[#p::PromptArgument] {
-                    static ARGUMENTS: ::std::sync::OnceLock<::std::vec::Vec<#p::PromptArgument>> =
-                        ::std::sync::OnceLock::new();
-                    ARGUMENTS.get_or_init(|| ::std::vec![#(#arguments),*])
+                    static ARGUMENTS: #p::ArgumentsCell =
+                        #p::ArgumentsCell::new(&[#(#arguments),*]);
+                    ARGUMENTS.get()
                 }
                 #complete
                 #scopes

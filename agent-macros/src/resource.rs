@@ -245,9 +245,9 @@ fn build(
     }
 }
 
-/// The listing's keys beyond name, title, description and MIME type, as statements
-/// on `info`; each bad value is reported at its literal. `fixed`: a resource at one
-/// URI (a template names many, so it has no one size).
+/// The listing's keys beyond name, title, description and MIME type, as `InfoDecl`
+/// calls; each bad value is reported at its literal. `fixed`: a resource at one URI (a
+/// template names many, so it has no one size).
 fn listing(attr: &ResourceAttr, fixed: bool, p: &TokenStream, errors: &mut Errors) -> TokenStream {
     let mut set = Vec::new();
     if let Some(size) = &attr.size {
@@ -258,7 +258,7 @@ fn listing(attr: &ResourceAttr, fixed: bool, p: &TokenStream, errors: &mut Error
             );
         } else {
             match size.base10_parse::<u64>() {
-                Ok(bytes) => set.push(quote!(info.size = ::core::option::Option::Some(#bytes);)),
+                Ok(bytes) => set.push(quote!(.size(#bytes))),
                 Err(_) => errors.error(size, "`size` is a number of bytes, e.g. `size = 1024`"),
             }
         }
@@ -275,29 +275,30 @@ fn listing(attr: &ResourceAttr, fixed: bool, p: &TokenStream, errors: &mut Error
                 ),
             }
         }
-        set.push(quote!(info.annotations.audience = ::std::vec![#(#each),*];));
+        set.push(quote!(.audience(&[#(#each),*])));
     }
     if let Some(priority) = &attr.priority {
         match priority.base10_parse::<f32>() {
-            Ok(value) if (0.0..=1.0).contains(&value) => {
-                set.push(quote!(info.annotations.priority = ::core::option::Option::Some(#value);));
-            }
+            Ok(value) if (0.0..=1.0).contains(&value) => set.push(quote!(.priority(#value))),
             _ => errors.error(
                 priority,
                 "`priority` is from 0.0 (optional) to 1.0 (required), e.g. `priority = 0.8`",
             ),
         }
     }
-    for icon in attr.icons.iter().flatten() {
-        if icon.value().trim().is_empty() {
-            errors.error(icon, "an icon is a URL or a `data:` URI; this one is empty");
+    if let Some(icons) = &attr.icons {
+        for icon in icons {
+            if icon.value().trim().is_empty() {
+                errors.error(icon, "an icon is a URL or a `data:` URI; this one is empty");
+            }
         }
-        set.push(quote!(info.icons.push(#p::Icon::new(#icon));));
+        set.push(quote!(.icons(&[#(#icons),*])));
     }
     quote!(#(#set)*)
 }
 
-/// The listed info, with the MIME type defaulted from what the fn returns.
+/// The listed info, with the MIME type defaulted from what the fn returns: a `static`
+/// of plain data, built at the first listing.
 fn info(
     attr: &ResourceAttr,
     feature: &FeatureFn,
@@ -311,8 +312,8 @@ fn info(
         .as_ref()
         .map(LitStr::value)
         .unwrap_or_else(|| fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned());
-    let title = resource_fn::opt(attr.title.as_ref().map(LitStr::value));
-    let description = resource_fn::description(&feature.func);
+    let title = attr.title.as_ref().map(|title| quote!(.title(#title)));
+    let description = resource_fn::description_lit(&feature.func).map(|d| quote!(.description(#d)));
     let mime = attr
         .mime_type
         .as_ref()
@@ -321,19 +322,13 @@ fn info(
             Kind::Json => Some("application/json".to_owned()),
             Kind::Bytes => Some("application/octet-stream".to_owned()),
             Kind::AsIs => None,
-        });
-    let mime = resource_fn::opt(mime);
+        })
+        .map(|mime| quote!(.mime_type(#mime)));
     quote! {
         fn info(&self) -> &#p::ResourceInfo {
-            static INFO: ::std::sync::OnceLock<#p::ResourceInfo> = ::std::sync::OnceLock::new();
-            INFO.get_or_init(|| {
-                let mut info = #p::ResourceInfo::named(#name);
-                info.title = #title;
-                info.description = #description;
-                info.mime_type = #mime;
-                #listing
-                info
-            })
+            static INFO: #p::InfoCell =
+                #p::InfoCell::new(#p::InfoDecl::named(#name) #title #description #mime #listing);
+            INFO.get()
         }
     }
 }
@@ -389,18 +384,18 @@ fn fixed(
         );
     }
     let listing = listing(attr, true, p, errors);
-    let scopes = resource_fn::scopes_method(attr.scopes.as_ref(), errors);
+    let scopes = resource_fn::scopes_method(attr.scopes.as_ref(), p, errors);
     let output = output?;
     let kind = kind(&output.value);
     let info = info(attr, feature, &kind, &listing, p);
-    let call = resource_fn::call(feature, &args, output);
     let contents = contents(output, &kind, attr, p);
+    let call = resource_fn::call(feature, &args, output, contents, p);
     let ident = feature.item_ident();
-    let read = resource_fn::async_method(
+    let read = resource_fn::boxed_method(
         "read",
         &[("__ctx", quote!(#p::ToolContext))],
         contents_type(p),
-        quote!(#call #contents),
+        call,
     );
     Some(Made {
         imp: quote! {
@@ -455,10 +450,10 @@ fn templated(
             continue;
         }
         let ty = &param.ty;
-        let read = quote_spanned!(ty.span()=> #p::uri_param::<#ty>(__params, #name)?);
+        let read = quote_spanned!(ty.span()=> #p::uri_param::<#ty>(__params, #name));
         // Not the parameter's own name, which may be the fn's.
         let local = quote::format_ident!("__arg{}", args.len());
-        reads.push(quote!(let #local: #ty = #read;));
+        reads.push(resource_fn::read_arg(&local, ty, read, p));
         args.push(quote!(#local));
     }
     for variable in &variables {
@@ -473,15 +468,15 @@ fn templated(
         }
     }
     let listing = listing(attr, false, p, errors);
-    let scopes = resource_fn::scopes_method(attr.scopes.as_ref(), errors);
+    let scopes = resource_fn::scopes_method(attr.scopes.as_ref(), p, errors);
     let output = output?;
     let kind = kind(&output.value);
     let info = info(attr, feature, &kind, &listing, p);
-    let call = resource_fn::call(feature, &args, output);
     let contents = contents(output, &kind, attr, p);
+    let call = resource_fn::call(feature, &args, output, contents, p);
     let ident = feature.item_ident();
     let complete = resource_fn::complete_method(&feature.params, quote!(#p::UriParams), p);
-    let read = resource_fn::async_method(
+    let read = resource_fn::boxed_method(
         "read",
         &[
             ("__uri", quote!(str)),
@@ -489,15 +484,15 @@ fn templated(
             ("__ctx", quote!(#p::ToolContext)),
         ],
         contents_type(p),
-        quote!(#(#reads)* #call #contents),
+        quote!(#(#reads)* #call),
     );
     Some(Made {
         imp: quote! {
             impl #p::ResourceTemplate for #ident {
                 #complete
                 fn template(&self) -> &#p::UriTemplate {
-                    static TEMPLATE: ::std::sync::OnceLock<#p::UriTemplate> = ::std::sync::OnceLock::new();
-                    TEMPLATE.get_or_init(|| #p::template(#template))
+                    static TEMPLATE: #p::TemplateCell = #p::TemplateCell::new(#template);
+                    TEMPLATE.get()
                 }
                 #info
                 #scopes

@@ -385,55 +385,58 @@ pub fn output(func: &ItemFn, what: &str, p: &TokenStream, errors: &mut Errors) -
     })
 }
 
-/// The call of the fn (of the shared value, for a method), bound to `__value`,
-/// returning early with its error.
-pub fn call(feature: &FeatureFn, args: &[TokenStream], output: &Output) -> TokenStream {
+/// The boxed future of `read`/`get`: the fn's future (the shared value's, for a
+/// method) through toolwright-mcp's `then`, its value (past any `Result`, whose error is
+/// returned) converted by `convert`, an expression of `__value`.
+pub fn call(
+    feature: &FeatureFn,
+    args: &[TokenStream],
+    output: &Output,
+    convert: TokenStream,
+    p: &TokenStream,
+) -> TokenStream {
     let ident = &feature.func.sig.ident;
     let callee = match &feature.method {
         Some(_) => quote!(self.0.#ident),
         None => quote!(#ident),
     };
-    match &output.error {
+    let convert = match &output.error {
         Some(error) => quote! {
-            let __value = match #callee(#(#args),*).await {
-                ::core::result::Result::Ok(__value) => __value,
-                ::core::result::Result::Err(__error) => return ::core::result::Result::Err(#error),
-            };
+            |__result| match __result {
+                ::core::result::Result::Ok(__value) => #convert,
+                ::core::result::Result::Err(__error) => ::core::result::Result::Err(#error),
+            }
         },
-        None => quote! { let __value = #callee(#(#args),*).await; },
-    }
+        None => quote!(|__value| #convert),
+    };
+    quote!(#p::then(#callee(#(#args),*), #convert))
 }
 
-/// The description from the doc comment, as an `Option<String>` expression.
-pub fn description(func: &ItemFn) -> TokenStream {
-    match docs::tool_docs(&func.attrs) {
-        Docs::None => quote!(::core::option::Option::None),
-        Docs::Text { description, .. } if description.is_empty() => {
-            quote!(::core::option::Option::None)
-        }
-        Docs::Text { description, .. } => {
-            quote!(::core::option::Option::Some(::std::string::String::from(#description)))
-        }
-        Docs::Raw(raw) => quote!(::core::option::Option::Some(::std::string::String::from(#raw))),
+/// `let __argN: ty = read;` where `read` is a `Result` whose error refuses the call
+/// before the fn runs.
+pub fn read_arg(local: &Ident, ty: &Type, read: TokenStream, p: &TokenStream) -> TokenStream {
+    quote! {
+        let #local: #ty = match #read {
+            ::core::result::Result::Ok(__value) => __value,
+            ::core::result::Result::Err(__error) => return #p::refused(__error),
+        };
     }
 }
 
 /// The fn's description, from its doc comment, as an `Option<&'static str>`.
 pub fn description_str(func: &ItemFn) -> TokenStream {
-    match docs::tool_docs(&func.attrs) {
-        Docs::Text { description, .. } if !description.is_empty() => {
-            quote!(::core::option::Option::Some(#description))
-        }
-        Docs::Raw(raw) => quote!(::core::option::Option::Some(#raw)),
-        _ => quote!(::core::option::Option::None),
+    match description_lit(func) {
+        Some(description) => quote!(::core::option::Option::Some(#description)),
+        None => quote!(::core::option::Option::None),
     }
 }
 
-/// `Some("...")` or `None` for an optional string.
-pub fn opt(value: Option<String>) -> TokenStream {
-    match value {
-        Some(v) => quote!(::core::option::Option::Some(::std::string::String::from(#v))),
-        None => quote!(::core::option::Option::None),
+/// The fn's description, from its doc comment, as a `&'static str` expression.
+pub fn description_lit(func: &ItemFn) -> Option<TokenStream> {
+    match docs::tool_docs(&func.attrs) {
+        Docs::Text { description, .. } if !description.is_empty() => Some(quote!(#description)),
+        Docs::Raw(raw) => Some(raw),
+        _ => None,
     }
 }
 
@@ -533,24 +536,22 @@ pub fn fallback(
 }
 
 /// The `complete` method: each parameter with a completer to its suggestions for
-/// `__value`, any other name none. Nothing when no parameter has a completer: the
-/// trait's own method suggests nothing, without a future of its own per item. The server
-/// refuses names that are not parameters before asking. `resolved` is the type of the
-/// values already chosen.
+/// `__value`, any other name none. Without completers it answers through a shared fn:
+/// the trait's default method would be compiled once per item, future and all. The
+/// server refuses names that are not parameters before asking. `resolved` is the type
+/// of the values already chosen.
 pub fn complete_method(params: &[Param], resolved: TokenStream, p: &TokenStream) -> TokenStream {
+    let inputs = [
+        ("__name", quote!(str)),
+        ("__value", quote!(str)),
+        ("__resolved", resolved),
+    ];
+    let output =
+        quote!(::core::result::Result<::std::vec::Vec<::std::string::String>, #p::FeatureError>);
     if params.iter().all(|param| param.complete.is_none()) {
-        return TokenStream::new();
+        return boxed_method("complete", &inputs, output, quote!(#p::no_suggestions()));
     }
-    async_method(
-        "complete",
-        &[
-            ("__name", quote!(str)),
-            ("__value", quote!(str)),
-            ("__resolved", resolved),
-        ],
-        quote!(::core::result::Result<::std::vec::Vec<::std::string::String>, #p::FeatureError>),
-        complete_arms(params, p),
-    )
+    async_method("complete", &inputs, output, complete_arms(params, p))
 }
 
 fn complete_arms(params: &[Param], p: &TokenStream) -> TokenStream {
@@ -575,8 +576,24 @@ fn complete_arms(params: &[Param], p: &TokenStream) -> TokenStream {
 /// An async method of toolwright-mcp's `#[async_trait]` traits, written out as that
 /// attribute declares it (one lifetime per reference, a boxed `Send` future), so that no
 /// attribute adds an `allow` a crate forbidding lints would refuse. `params` are the
-/// method's reference parameters, by name and referenced type.
+/// method's reference parameters, by name and referenced type; `body` is the async
+/// body.
 pub fn async_method(
+    name: &str,
+    params: &[(&str, TokenStream)],
+    output: TokenStream,
+    body: TokenStream,
+) -> TokenStream {
+    boxed_method(
+        name,
+        params,
+        output,
+        quote!(::std::boxed::Box::pin(async move { #body })),
+    )
+}
+
+/// [`async_method`] whose `body` makes the boxed future itself.
+pub fn boxed_method(
     name: &str,
     params: &[(&str, TokenStream)],
     output: TokenStream,
@@ -602,14 +619,18 @@ pub fn async_method(
             #(#lifetimes: 'async_trait,)*
             Self: 'async_trait,
         {
-            ::std::boxed::Box::pin(async move { #body })
+            #body
         }
     }
 }
 
 /// `fn scopes(&self)` of a resource, template or prompt that names `scopes = [...]`:
 /// what a caller's principal needs to see and use it. Nothing when none are named.
-pub fn scopes_method(scopes: Option<&Vec<LitStr>>, errors: &mut Errors) -> TokenStream {
+pub fn scopes_method(
+    scopes: Option<&Vec<LitStr>>,
+    p: &TokenStream,
+    errors: &mut Errors,
+) -> TokenStream {
     let Some(scopes) = scopes else {
         return TokenStream::new();
     };
@@ -623,9 +644,8 @@ pub fn scopes_method(scopes: Option<&Vec<LitStr>>, errors: &mut Errors) -> Token
     }
     quote! {
         fn scopes(&self) -> &[::std::string::String] {
-            static SCOPES: ::std::sync::OnceLock<::std::vec::Vec<::std::string::String>> =
-                ::std::sync::OnceLock::new();
-            SCOPES.get_or_init(|| ::std::vec![#(::std::string::String::from(#scopes)),*])
+            static SCOPES: #p::ScopesCell = #p::ScopesCell::new(&[#(#scopes),*]);
+            SCOPES.get()
         }
     }
 }

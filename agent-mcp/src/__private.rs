@@ -2,7 +2,10 @@
 //! public API: it changes without notice.
 
 use std::fmt::Display;
+use std::future::Future;
+use std::pin::Pin;
 use std::str::FromStr;
+use std::sync::OnceLock;
 use toolwright_core::Content;
 
 pub use crate::server::prompts::{
@@ -72,6 +75,180 @@ pub fn add_template(set: &mut ResourceSet, template: impl ResourceTemplate + 'st
 /// Adds a prompt whose name `prompts![]` checked is not taken.
 pub fn add_prompt(set: &mut PromptSet, prompt: impl Prompt + 'static) {
     let _ = set.add(prompt);
+}
+
+/// The boxed future of an `#[async_trait]` method, as `#[resource]`/`#[prompt]` write
+/// their `read`/`get` out.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A `#[resource]`'s `read` or a `#[prompt]`'s `get`: the fn's future, its value
+/// converted by `convert`. Generic in the future and the conversion only, so an item
+/// writes no async block (and compiles no state machine) of its own.
+pub fn then<'a, T, Fut, F>(future: Fut, convert: F) -> BoxFuture<'a, Result<T, FeatureError>>
+where
+    Fut: Future + Send + 'a,
+    F: FnOnce(Fut::Output) -> Result<T, FeatureError> + Send + 'a,
+{
+    Box::pin(async move { convert(future.await) })
+}
+
+/// A `read` or `get` refused before the fn ran: an argument did not parse.
+pub fn refused<'a, T: Send + 'a>(error: FeatureError) -> BoxFuture<'a, Result<T, FeatureError>> {
+    Box::pin(std::future::ready(Err(error)))
+}
+
+/// The `complete` of an item without completers: no suggestions.
+pub fn no_suggestions<'a>() -> BoxFuture<'a, Result<Vec<String>, FeatureError>> {
+    Box::pin(std::future::ready(Ok(Vec::new())))
+}
+
+/// What an item declares, built into what its trait returns at the first call. A
+/// `static` of it is plain data in the user's crate; the building is compiled here,
+/// once, rather than as an initializer per item.
+pub struct Lazy<D, T> {
+    decl: D,
+    built: OnceLock<T>,
+}
+
+impl<D, T> Lazy<D, T> {
+    /// The declaration, not built yet.
+    pub const fn new(decl: D) -> Self {
+        Self {
+            decl,
+            built: OnceLock::new(),
+        }
+    }
+}
+
+/// A resource's or template's listing.
+pub type InfoCell = Lazy<InfoDecl, ResourceInfo>;
+/// A template's URI template.
+pub type TemplateCell = Lazy<&'static str, UriTemplate>;
+/// An item's scopes.
+pub type ScopesCell = Lazy<&'static [&'static str], Vec<String>>;
+/// A prompt's arguments: name, description, required.
+pub type ArgumentsCell =
+    Lazy<&'static [(&'static str, Option<&'static str>, bool)], Vec<PromptArgument>>;
+
+impl InfoCell {
+    /// The listing.
+    pub fn get(&self) -> &ResourceInfo {
+        self.built.get_or_init(|| self.decl.build())
+    }
+}
+
+impl TemplateCell {
+    /// The template.
+    pub fn get(&self) -> &UriTemplate {
+        self.built.get_or_init(|| template(self.decl))
+    }
+}
+
+impl ScopesCell {
+    /// The scopes.
+    pub fn get(&self) -> &[String] {
+        self.built
+            .get_or_init(|| self.decl.iter().map(|s| (*s).to_owned()).collect())
+    }
+}
+
+impl ArgumentsCell {
+    /// The arguments.
+    pub fn get(&self) -> &[PromptArgument] {
+        self.built.get_or_init(|| {
+            self.decl
+                .iter()
+                .map(|(name, description, required)| PromptArgument {
+                    name: (*name).to_owned(),
+                    description: description.map(str::to_owned),
+                    required: *required,
+                })
+                .collect()
+        })
+    }
+}
+
+/// A `#[resource]`'s listing as the macro writes it: the name, then only the keys
+/// given.
+pub struct InfoDecl {
+    name: &'static str,
+    title: Option<&'static str>,
+    description: Option<&'static str>,
+    mime_type: Option<&'static str>,
+    size: Option<u64>,
+    audience: &'static [Audience],
+    priority: Option<f32>,
+    icons: &'static [&'static str],
+}
+
+impl InfoDecl {
+    /// A listing naming the item.
+    pub const fn named(name: &'static str) -> Self {
+        Self {
+            name,
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+            audience: &[],
+            priority: None,
+            icons: &[],
+        }
+    }
+
+    /// `title = "..."`.
+    pub const fn title(mut self, title: &'static str) -> Self {
+        self.title = Some(title);
+        self
+    }
+
+    /// The doc comment.
+    pub const fn description(mut self, description: &'static str) -> Self {
+        self.description = Some(description);
+        self
+    }
+
+    /// `mime_type = "..."`, or the one the return type implies.
+    pub const fn mime_type(mut self, mime_type: &'static str) -> Self {
+        self.mime_type = Some(mime_type);
+        self
+    }
+
+    /// `size = ...`.
+    pub const fn size(mut self, size: u64) -> Self {
+        self.size = Some(size);
+        self
+    }
+
+    /// `audience = [...]`.
+    pub const fn audience(mut self, audience: &'static [Audience]) -> Self {
+        self.audience = audience;
+        self
+    }
+
+    /// `priority = ...`.
+    pub const fn priority(mut self, priority: f32) -> Self {
+        self.priority = Some(priority);
+        self
+    }
+
+    /// `icons = [...]`.
+    pub const fn icons(mut self, icons: &'static [&'static str]) -> Self {
+        self.icons = icons;
+        self
+    }
+
+    fn build(&self) -> ResourceInfo {
+        let mut info = ResourceInfo::named(self.name);
+        info.title = self.title.map(str::to_owned);
+        info.description = self.description.map(str::to_owned);
+        info.mime_type = self.mime_type.map(str::to_owned);
+        info.size = self.size;
+        info.annotations.audience = self.audience.to_vec();
+        info.annotations.priority = self.priority;
+        info.icons = self.icons.iter().map(|src| Icon::new(*src)).collect();
+        info
+    }
 }
 
 /// Parses a template `#[resource]`'s URI template; `#[resource]` checked it by the same
@@ -245,9 +422,10 @@ pub fn prompt_arg<T: FromPromptArg>(
     })
 }
 
-/// A required prompt argument, which the server checked is present.
-pub fn required<T>(value: Option<T>, name: &str) -> Result<T, FeatureError> {
-    value.ok_or_else(|| {
+/// A required prompt argument as [`prompt_arg`] read it, which the server checked is
+/// present.
+pub fn required<T>(value: Result<Option<T>, FeatureError>, name: &str) -> Result<T, FeatureError> {
+    value?.ok_or_else(|| {
         FeatureError::invalid_arguments(format!("the argument `{name}` is required"))
     })
 }
