@@ -52,26 +52,22 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let made = build(&attr, &feature, &p, &mut errors);
     match (errors.finish(), made) {
         (Ok(()), Some((imp, name))) => {
-            let func = &feature.func;
             let ty = resource_fn::item_type(&feature, "prompt", &format!(" (`{name}`)"));
             let ident = feature.item_ident();
             let registration = attr.register.as_ref().map(|register| {
                 MemberKind::Prompt.registration(&p, register.span(), &name, quote!(#ident {}))
             });
-            quote! {
-                #func
-                #ty
-                const _: () = {
-                    #imp
-                    impl #p::PromptItem for #ident {
-                        const KEY: &'static str = #name;
-                        fn add_to(self, set: &mut #p::PromptSet) {
-                            #p::add_prompt(set, self);
-                        }
+            let add = resource_fn::add_stateless(MemberKind::Prompt, &feature, &p);
+            let impls = quote! {
+                #imp
+                impl #p::PromptItem for #ident {
+                    const KEY: &'static str = #name;
+                    fn add_to(self, set: &mut #p::PromptSet) {
+                        #add
                     }
-                };
-                #registration
-            }
+                }
+            };
+            resource_fn::emit_free(&feature, ty, impls, registration)
         }
         (result, _) => resource_fn::fallback(
             &feature,
@@ -120,7 +116,7 @@ fn build(
     errors: &mut Errors,
 ) -> Option<(TokenStream, String)> {
     let output = resource_fn::output(&feature.func, "prompt", p, errors);
-    let scopes = resource_fn::scopes_method(attr.scopes.as_ref(), p, errors);
+    let scopes = resource_fn::scopes(attr.scopes.as_ref(), errors);
     let mut args = Vec::new();
     let mut reads = Vec::new();
     let mut arguments = Vec::new();
@@ -175,35 +171,31 @@ fn build(
     let call = resource_fn::call(feature, &args, &output, messages, p);
     let ident = feature.item_ident();
     let complete = resource_fn::complete_method(&feature.params, quote!(#p::PromptArguments), p);
-    let get = resource_fn::boxed_method(
+    let get = resource_fn::method(
         "get",
         &[
             ("__args", quote!(#p::PromptArguments)),
             ("__ctx", quote!(#p::ToolContext)),
         ],
-        quote!(::core::result::Result<::std::vec::Vec<#p::PromptMessage>, #p::FeatureError>),
+        quote!(#p::GetResult),
         quote!(#(#reads)* #call),
+        p,
     );
     let imp = quote! {
-            impl #p::Prompt for #ident {
-                fn name(&self) -> &str {
-                    #name
-                }
-                fn title(&self) -> ::core::option::Option<&str> {
-                    #title
-                }
-                fn description(&self) -> ::core::option::Option<&str> {
-                    #description
-                }
-                fn arguments(&self) -> &[#p::PromptArgument] {
-                    static ARGUMENTS: #p::ArgumentsCell =
-                        #p::ArgumentsCell::new(&[#(#arguments),*]);
-                    ARGUMENTS.get()
-                }
-                #complete
-                #scopes
-                #get
+        impl #p::PromptFn for #ident {
+            fn decl(&self) -> &'static #p::PromptDecl {
+                static DECL: #p::PromptDecl = #p::PromptDecl::new(
+                    #name,
+                    #title,
+                    #description,
+                    &[#(#arguments),*],
+                    #scopes,
+                );
+                &DECL
             }
+            #get
+            #complete
+        }
     };
     Some((imp, name))
 }

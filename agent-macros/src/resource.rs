@@ -150,29 +150,16 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     match (errors.finish(), made) {
         (Ok(()), Some(made)) => {
             let (what, detail) = made.what();
-            let func = &feature.func;
             let ty = resource_fn::item_type(&feature, what, &detail);
             let ident = feature.item_ident();
-            let add = if made.template {
-                quote!(add_template)
-            } else {
-                quote!(add_resource)
-            };
+            let add = resource_fn::add_stateless(made.kind(), &feature, &p);
             let item = item_impl(&ident, &made.key, add, &p);
             let imp = &made.imp;
             let registration = attr.register.as_ref().map(|register| {
                 made.kind()
                     .registration(&p, register.span(), &made.key.value(), quote!(#ident {}))
             });
-            quote! {
-                #func
-                #ty
-                const _: () = {
-                    #imp
-                    #item
-                };
-                #registration
-            }
+            resource_fn::emit_free(&feature, ty, quote!(#imp #item), registration)
         }
         (result, _) => resource_fn::fallback(
             &feature,
@@ -297,8 +284,8 @@ fn listing(attr: &ResourceAttr, fixed: bool, p: &TokenStream, errors: &mut Error
     quote!(#(#set)*)
 }
 
-/// The listed info, with the MIME type defaulted from what the fn returns: a `static`
-/// of plain data, built at the first listing.
+/// The listed info, with the MIME type defaulted from what the fn returns, as an
+/// `InfoDecl` expression: plain data, built at the first listing.
 fn info(
     attr: &ResourceAttr,
     feature: &FeatureFn,
@@ -324,11 +311,15 @@ fn info(
             Kind::AsIs => None,
         })
         .map(|mime| quote!(.mime_type(#mime)));
+    quote!(#p::InfoDecl::named(#name) #title #description #mime #listing)
+}
+
+/// `fn decl()`: the item's declaration in a `static`.
+fn decl(key: &LitStr, info: &TokenStream, scopes: &TokenStream, p: &TokenStream) -> TokenStream {
     quote! {
-        fn info(&self) -> &#p::ResourceInfo {
-            static INFO: #p::InfoCell =
-                #p::InfoCell::new(#p::InfoDecl::named(#name) #title #description #mime #listing);
-            INFO.get()
+        fn decl(&self) -> &'static #p::ResourceDecl {
+            static DECL: #p::ResourceDecl = #p::ResourceDecl::new(#key, #info, #scopes);
+            &DECL
         }
     }
 }
@@ -384,27 +375,25 @@ fn fixed(
         );
     }
     let listing = listing(attr, true, p, errors);
-    let scopes = resource_fn::scopes_method(attr.scopes.as_ref(), p, errors);
+    let scopes = resource_fn::scopes(attr.scopes.as_ref(), errors);
     let output = output?;
     let kind = kind(&output.value);
     let info = info(attr, feature, &kind, &listing, p);
+    let decl = decl(uri, &info, &scopes, p);
     let contents = contents(output, &kind, attr, p);
     let call = resource_fn::call(feature, &args, output, contents, p);
     let ident = feature.item_ident();
-    let read = resource_fn::boxed_method(
+    let read = resource_fn::method(
         "read",
         &[("__ctx", quote!(#p::ToolContext))],
-        contents_type(p),
+        quote!(#p::ReadResult),
         call,
+        p,
     );
     Some(Made {
         imp: quote! {
-            impl #p::Resource for #ident {
-                fn uri(&self) -> &str {
-                    #uri
-                }
-                #info
-                #scopes
+            impl #p::ResourceFn for #ident {
+                #decl
                 #read
             }
         },
@@ -468,35 +457,31 @@ fn templated(
         }
     }
     let listing = listing(attr, false, p, errors);
-    let scopes = resource_fn::scopes_method(attr.scopes.as_ref(), p, errors);
+    let scopes = resource_fn::scopes(attr.scopes.as_ref(), errors);
     let output = output?;
     let kind = kind(&output.value);
     let info = info(attr, feature, &kind, &listing, p);
+    let decl = decl(template, &info, &scopes, p);
     let contents = contents(output, &kind, attr, p);
     let call = resource_fn::call(feature, &args, output, contents, p);
     let ident = feature.item_ident();
     let complete = resource_fn::complete_method(&feature.params, quote!(#p::UriParams), p);
-    let read = resource_fn::boxed_method(
+    let read = resource_fn::method(
         "read",
         &[
-            ("__uri", quote!(str)),
             ("__params", quote!(#p::UriParams)),
             ("__ctx", quote!(#p::ToolContext)),
         ],
-        contents_type(p),
+        quote!(#p::ReadResult),
         quote!(#(#reads)* #call),
+        p,
     );
     Some(Made {
         imp: quote! {
-            impl #p::ResourceTemplate for #ident {
-                #complete
-                fn template(&self) -> &#p::UriTemplate {
-                    static TEMPLATE: #p::TemplateCell = #p::TemplateCell::new(#template);
-                    TEMPLATE.get()
-                }
-                #info
-                #scopes
+            impl #p::TemplateFn for #ident {
+                #decl
                 #read
+                #complete
             }
         },
         key: template.clone(),
@@ -504,18 +489,13 @@ fn templated(
     })
 }
 
-/// What a read returns.
-fn contents_type(p: &TokenStream) -> TokenStream {
-    quote!(::core::result::Result<::std::vec::Vec<#p::ResourceContent>, #p::FeatureError>)
-}
-
-/// How `resources![]` takes the type: its key, and the fn adding it.
+/// How `resources![]` takes the type: its key, and how it is added.
 fn item_impl(ident: &Ident, key: &LitStr, add: TokenStream, p: &TokenStream) -> TokenStream {
     quote! {
         impl #p::ResourceItem for #ident {
             const KEY: &'static str = #key;
             fn add_to(self, set: &mut #p::ResourceSet) {
-                #p::#add(set, self);
+                #add
             }
         }
     }

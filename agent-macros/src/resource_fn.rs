@@ -6,7 +6,7 @@
 
 use crate::docs::{self, Docs};
 use crate::errors::Errors;
-use crate::spans::macro_ident;
+use crate::spans::{self, macro_ident, spanned_at};
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use darling::util::SpannedValue;
@@ -440,6 +440,45 @@ pub fn description_lit(func: &ItemFn) -> Option<TokenStream> {
     }
 }
 
+/// What a valid `#[resource]`/`#[prompt]` on a free fn expands to: the fn, the item
+/// type, and `impls` (with the type's `Debug`) in a block resolved as the user's code, so
+/// that an item that merely moved (a line added above it) keeps its incremental
+/// fingerprints (see `spans`); then any registration.
+pub fn emit_free(
+    feature: &FeatureFn,
+    ty: TokenStream,
+    impls: TokenStream,
+    registration: Option<TokenStream>,
+) -> TokenStream {
+    let func = &feature.func;
+    let debug = debug_impl(feature);
+    let body = spans::as_user_code(quote!(#debug #impls), func.sig.ident.span());
+    let exemption = spans::clippy_exemption();
+    quote! {
+        #func
+        #ty
+        #exemption
+        const _: () = { #body };
+        #registration
+    }
+}
+
+/// `Debug` for a free fn's item type, written out rather than derived, to go in the
+/// block resolved as the user's code (a derive's expansion moves with the item).
+/// `#[inline]`: compiled only where an item is formatted.
+pub fn debug_impl(feature: &FeatureFn) -> TokenStream {
+    let ident = feature.item_ident();
+    let name = feature.func.sig.ident.to_string();
+    quote! {
+        impl ::core::fmt::Debug for #ident {
+            #[inline]
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(#name)
+            }
+        }
+    }
+}
+
 /// The item's type: for a free fn a braced struct beside it, named like it; for a
 /// method a tuple struct holding the shared value, with the method's visibility.
 pub fn item_type(feature: &FeatureFn, what: &str, detail: &str) -> TokenStream {
@@ -451,7 +490,6 @@ pub fn item_type(feature: &FeatureFn, what: &str, detail: &str) -> TokenStream {
             let doc = format!("The {what} `{}`{detail}.", func.sig.ident);
             quote! {
                 #[doc = #doc]
-                #[derive(Debug)]
                 #vis struct #ident {}
             }
         }
@@ -522,11 +560,13 @@ pub fn fallback(
     let ident = macro_ident(&func.sig.ident);
     let item_trait = Ident::new(item_trait, func.sig.ident.span());
     let set = Ident::new(set, func.sig.ident.span());
+    let debug = debug_impl(feature);
     quote! {
         #errors
         #func
         #ty
         const _: () = {
+            #debug
             impl #p::#item_trait for #ident {
                 const KEY: &'static str = "";
                 fn add_to(self, _: &mut #p::#set) {}
@@ -536,25 +576,13 @@ pub fn fallback(
 }
 
 /// The `complete` method: each parameter with a completer to its suggestions for
-/// `__value`, any other name none. Without completers it answers through a shared fn:
-/// the trait's default method would be compiled once per item, future and all. The
-/// server refuses names that are not parameters before asking. `resolved` is the type
-/// of the values already chosen.
+/// `__value`, any other name none. Nothing without completers: the trait's default
+/// suggests nothing. The server refuses names that are not parameters before asking.
+/// `resolved` is the type of the values already chosen.
 pub fn complete_method(params: &[Param], resolved: TokenStream, p: &TokenStream) -> TokenStream {
-    let inputs = [
-        ("__name", quote!(str)),
-        ("__value", quote!(str)),
-        ("__resolved", resolved),
-    ];
-    let output =
-        quote!(::core::result::Result<::std::vec::Vec<::std::string::String>, #p::FeatureError>);
     if params.iter().all(|param| param.complete.is_none()) {
-        return boxed_method("complete", &inputs, output, quote!(#p::no_suggestions()));
+        return TokenStream::new();
     }
-    async_method("complete", &inputs, output, complete_arms(params, p))
-}
-
-fn complete_arms(params: &[Param], p: &TokenStream) -> TokenStream {
     let arms = params
         .iter()
         .filter(|param| !param.ctx)
@@ -562,78 +590,55 @@ fn complete_arms(params: &[Param], p: &TokenStream) -> TokenStream {
             let complete = param.complete.as_ref()?;
             let name = param.ident.to_string();
             let name = name.strip_prefix("r#").unwrap_or(&name).to_owned();
-            let call = quote_spanned!(complete.span()=> #p::suggestions(#complete, __value));
-            Some(quote!(#name => ::core::result::Result::Ok(#call),))
+            // The whole call at the completer, so that a wrong signature is reported there.
+            let p_at = spanned_at(p.clone(), complete.span());
+            let call = quote_spanned!(complete.span()=> #p_at::suggestions(#complete, __value));
+            Some(quote!(#name => #call,))
         });
-    quote! {
-        match __name {
-            #(#arms)*
-            _ => ::core::result::Result::Ok(::std::vec::Vec::new()),
-        }
-    }
-}
-
-/// An async method of toolwright-mcp's `#[async_trait]` traits, written out as that
-/// attribute declares it (one lifetime per reference, a boxed `Send` future), so that no
-/// attribute adds an `allow` a crate forbidding lints would refuse. `params` are the
-/// method's reference parameters, by name and referenced type; `body` is the async
-/// body.
-pub fn async_method(
-    name: &str,
-    params: &[(&str, TokenStream)],
-    output: TokenStream,
-    body: TokenStream,
-) -> TokenStream {
-    boxed_method(
-        name,
-        params,
-        output,
-        quote!(::std::boxed::Box::pin(async move { #body })),
+    method(
+        "complete",
+        &[
+            ("__name", quote!(str)),
+            ("__value", quote!(str)),
+            ("__resolved", resolved),
+        ],
+        quote!(#p::CompleteResult),
+        quote! {
+            #p::suggested(match __name {
+                #(#arms)*
+                _ => ::std::vec::Vec::new(),
+            })
+        },
+        p,
     )
 }
 
-/// [`async_method`] whose `body` makes the boxed future itself.
-pub fn boxed_method(
+/// A method of toolwright-mcp's `ResourceFn`/`TemplateFn`/`PromptFn`: one lifetime for
+/// `self` and every reference parameter (by name and referenced type), returning a
+/// boxed future of `output` that `body` makes.
+pub fn method(
     name: &str,
     params: &[(&str, TokenStream)],
     output: TokenStream,
     body: TokenStream,
+    p: &TokenStream,
 ) -> TokenStream {
     let name = Ident::new(name, proc_macro2::Span::call_site());
-    let lifetime =
-        |i: usize| syn::Lifetime::new(&format!("'life{i}"), proc_macro2::Span::call_site());
-    let lifetimes: Vec<syn::Lifetime> = (0..=params.len()).map(lifetime).collect();
-    let self_lifetime = &lifetimes[0];
-    let inputs = params.iter().zip(&lifetimes[1..]).map(|((param, ty), lt)| {
+    let inputs = params.iter().map(|(param, ty)| {
         let param = Ident::new(param, proc_macro2::Span::call_site());
-        quote!(#param: &#lt #ty)
+        quote!(#param: &'a #ty)
     });
     quote! {
-        fn #name<#(#lifetimes,)* 'async_trait>(
-            &#self_lifetime self,
-            #(#inputs),*
-        ) -> ::core::pin::Pin<::std::boxed::Box<
-            dyn ::core::future::Future<Output = #output> + ::core::marker::Send + 'async_trait,
-        >>
-        where
-            #(#lifetimes: 'async_trait,)*
-            Self: 'async_trait,
-        {
+        fn #name<'a>(&'a self, #(#inputs),*) -> #p::BoxFuture<'a, #output> {
             #body
         }
     }
 }
 
-/// `fn scopes(&self)` of a resource, template or prompt that names `scopes = [...]`:
-/// what a caller's principal needs to see and use it. Nothing when none are named.
-pub fn scopes_method(
-    scopes: Option<&Vec<LitStr>>,
-    p: &TokenStream,
-    errors: &mut Errors,
-) -> TokenStream {
-    let Some(scopes) = scopes else {
-        return TokenStream::new();
-    };
+/// The scopes `scopes = [...]` names, as a `&[&str]` expression: what a caller's
+/// principal needs to see and use the item.
+pub fn scopes(scopes: Option<&Vec<LitStr>>, errors: &mut Errors) -> TokenStream {
+    let scopes = scopes.map(Vec::as_slice).unwrap_or_default();
     for scope in scopes {
         if scope.value().trim().is_empty() || scope.value().contains(char::is_whitespace) {
             errors.error(
@@ -642,12 +647,7 @@ pub fn scopes_method(
             );
         }
     }
-    quote! {
-        fn scopes(&self) -> &[::std::string::String] {
-            static SCOPES: #p::ScopesCell = #p::ScopesCell::new(&[#(#scopes),*]);
-            SCOPES.get()
-        }
-    }
+    quote!(&[#(#scopes),*])
 }
 
 /// What a `#[resource]` or `#[prompt]` method of a `#[toolbox]` impl makes: the
@@ -669,6 +669,57 @@ pub struct Member {
     pub p: TokenStream,
     /// The method's `#[cfg]`s, for everything made of it.
     pub cfgs: Vec<syn::Attribute>,
+}
+
+/// The body of a free fn's item's `add_to`: toolwright-mcp's adder given the item's
+/// declaration and its fns as pointers, so that the set holds one type of toolwright-mcp
+/// rather than a trait object (vtable and all) per item. `&item {}` is a constant, so
+/// it lives as long as the program.
+pub fn add_stateless(kind: MemberKind, feature: &FeatureFn, p: &TokenStream) -> TokenStream {
+    let ident = feature.item_ident();
+    let item = quote!(&#ident {});
+    let complete = |item_trait: TokenStream| {
+        if feature.params.iter().any(|param| param.complete.is_some()) {
+            quote! {
+                ::core::option::Option::Some(|__name, __value, __resolved| {
+                    #item_trait::complete(#item, __name, __value, __resolved)
+                })
+            }
+        } else {
+            quote!(::core::option::Option::None)
+        }
+    };
+    match kind {
+        MemberKind::Resource => quote! {
+            #p::add_resource_fn(
+                set,
+                #p::ResourceFn::decl(#item),
+                |__ctx| #p::ResourceFn::read(#item, __ctx),
+            );
+        },
+        MemberKind::Template => {
+            let complete = complete(quote!(#p::TemplateFn));
+            quote! {
+                #p::add_template_fn(
+                    set,
+                    #p::TemplateFn::decl(#item),
+                    |__params, __ctx| #p::TemplateFn::read(#item, __params, __ctx),
+                    #complete,
+                );
+            }
+        }
+        MemberKind::Prompt => {
+            let complete = complete(quote!(#p::PromptFn));
+            quote! {
+                #p::add_prompt_fn(
+                    set,
+                    #p::PromptFn::decl(#item),
+                    |__args, __ctx| #p::PromptFn::get(#item, __args, __ctx),
+                    #complete,
+                );
+            }
+        }
+    }
 }
 
 /// The three kinds of item a method can be.

@@ -71,6 +71,12 @@ fn resolved_as_user_code(tokens: TokenStream, anchor: Span) -> TokenStream {
         .collect()
 }
 
+/// `tokens` resolved at `anchor` (see [`resolved_as_user_code`]): for generated code
+/// made whole, as `#[resource]` and `#[prompt]` make theirs.
+pub fn as_user_code(tokens: TokenStream, anchor: Span) -> TokenStream {
+    resolved_as_user_code(tokens, anchor)
+}
+
 /// A value interpolated into generated code (a literal, a path made elsewhere) with its
 /// tokens resolved at the anchor, when one is set: a walk over a few tokens only. Kept as
 /// trees, which `quote!` appends as they are; a `TokenStream` would be a round trip to

@@ -105,14 +105,14 @@ pub fn no_suggestions<'a>() -> BoxFuture<'a, Result<Vec<String>, FeatureError>> 
 /// What an item declares, built into what its trait returns at the first call. A
 /// `static` of it is plain data in the user's crate; the building is compiled here,
 /// once, rather than as an initializer per item.
-pub struct Lazy<D, T> {
+struct Lazy<D, T> {
     decl: D,
     built: OnceLock<T>,
 }
 
 impl<D, T> Lazy<D, T> {
     /// The declaration, not built yet.
-    pub const fn new(decl: D) -> Self {
+    const fn new(decl: D) -> Self {
         Self {
             decl,
             built: OnceLock::new(),
@@ -121,32 +121,32 @@ impl<D, T> Lazy<D, T> {
 }
 
 /// A resource's or template's listing.
-pub type InfoCell = Lazy<InfoDecl, ResourceInfo>;
+type InfoCell = Lazy<InfoDecl, ResourceInfo>;
 /// A template's URI template.
-pub type TemplateCell = Lazy<&'static str, UriTemplate>;
+type TemplateCell = Lazy<&'static str, UriTemplate>;
 /// An item's scopes.
-pub type ScopesCell = Lazy<&'static [&'static str], Vec<String>>;
+type ScopesCell = Lazy<&'static [&'static str], Vec<String>>;
 /// A prompt's arguments: name, description, required.
-pub type ArgumentsCell =
+type ArgumentsCell =
     Lazy<&'static [(&'static str, Option<&'static str>, bool)], Vec<PromptArgument>>;
 
 impl InfoCell {
     /// The listing.
-    pub fn get(&self) -> &ResourceInfo {
+    fn get(&self) -> &ResourceInfo {
         self.built.get_or_init(|| self.decl.build())
     }
 }
 
 impl TemplateCell {
     /// The template.
-    pub fn get(&self) -> &UriTemplate {
+    fn get(&self) -> &UriTemplate {
         self.built.get_or_init(|| template(self.decl))
     }
 }
 
 impl ScopesCell {
     /// The scopes.
-    pub fn get(&self) -> &[String] {
+    fn get(&self) -> &[String] {
         self.built
             .get_or_init(|| self.decl.iter().map(|s| (*s).to_owned()).collect())
     }
@@ -154,7 +154,7 @@ impl ScopesCell {
 
 impl ArgumentsCell {
     /// The arguments.
-    pub fn get(&self) -> &[PromptArgument] {
+    fn get(&self) -> &[PromptArgument] {
         self.built.get_or_init(|| {
             self.decl
                 .iter()
@@ -166,6 +166,357 @@ impl ArgumentsCell {
                 .collect()
         })
     }
+}
+
+/// What a read returns.
+pub type ReadResult = Result<Vec<ResourceContent>, FeatureError>;
+/// What a `get` returns.
+pub type GetResult = Result<Vec<PromptMessage>, FeatureError>;
+/// What a `complete` returns.
+pub type CompleteResult = Result<Vec<String>, FeatureError>;
+
+/// What `#[resource(uri = ...)]` implements for its item type: its declaration and its
+/// read. [`Resource`] follows from it, so no item writes (and compiles) that trait's
+/// methods of its own.
+pub trait ResourceFn: Send + Sync {
+    /// The URI, listing and scopes.
+    fn decl(&self) -> &'static ResourceDecl;
+    /// The fn's future, boxed.
+    fn read<'a>(&'a self, ctx: &'a ToolContext) -> BoxFuture<'a, ReadResult>;
+}
+
+/// What `#[resource(template = ...)]` implements for its item type, as [`ResourceFn`].
+pub trait TemplateFn: Send + Sync {
+    /// The template, listing and scopes.
+    fn decl(&self) -> &'static ResourceDecl;
+    /// The fn's future on the URI's variables, boxed.
+    fn read<'a>(&'a self, params: &'a UriParams, ctx: &'a ToolContext)
+    -> BoxFuture<'a, ReadResult>;
+    /// The suggestions of the parameters' completers.
+    fn complete<'a>(
+        &'a self,
+        name: &'a str,
+        value: &'a str,
+        resolved: &'a UriParams,
+    ) -> BoxFuture<'a, CompleteResult> {
+        let _ = (name, value, resolved);
+        no_suggestions()
+    }
+}
+
+/// What `#[prompt]` implements for its item type, as [`ResourceFn`].
+pub trait PromptFn: Send + Sync {
+    /// The name, title, description, arguments and scopes.
+    fn decl(&self) -> &'static PromptDecl;
+    /// The fn's future on the arguments, boxed.
+    fn get<'a>(
+        &'a self,
+        args: &'a PromptArguments,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, GetResult>;
+    /// The suggestions of the parameters' completers.
+    fn complete<'a>(
+        &'a self,
+        name: &'a str,
+        value: &'a str,
+        resolved: &'a PromptArguments,
+    ) -> BoxFuture<'a, CompleteResult> {
+        let _ = (name, value, resolved);
+        no_suggestions()
+    }
+}
+
+/// A resource's or template's declaration: its URI or template, listing and scopes.
+pub struct ResourceDecl {
+    key: &'static str,
+    template: TemplateCell,
+    info: InfoCell,
+    scopes: ScopesCell,
+}
+
+impl ResourceDecl {
+    /// The declaration of the resource at `key` (or of the template `key`).
+    pub const fn new(key: &'static str, info: InfoDecl, scopes: &'static [&'static str]) -> Self {
+        Self {
+            key,
+            template: TemplateCell::new(key),
+            info: InfoCell::new(info),
+            scopes: ScopesCell::new(scopes),
+        }
+    }
+}
+
+/// A prompt's declaration.
+pub struct PromptDecl {
+    name: &'static str,
+    title: Option<&'static str>,
+    description: Option<&'static str>,
+    arguments: ArgumentsCell,
+    scopes: ScopesCell,
+}
+
+impl PromptDecl {
+    /// The declaration of the prompt `name`; its arguments by name, description and
+    /// whether they are required.
+    pub const fn new(
+        name: &'static str,
+        title: Option<&'static str>,
+        description: Option<&'static str>,
+        arguments: &'static [(&'static str, Option<&'static str>, bool)],
+        scopes: &'static [&'static str],
+    ) -> Self {
+        Self {
+            name,
+            title,
+            description,
+            arguments: ArgumentsCell::new(arguments),
+            scopes: ScopesCell::new(scopes),
+        }
+    }
+}
+
+impl<T: ResourceFn> Resource for T {
+    fn uri(&self) -> &str {
+        self.decl().key
+    }
+
+    fn info(&self) -> &ResourceInfo {
+        self.decl().info.get()
+    }
+
+    fn scopes(&self) -> &[String] {
+        self.decl().scopes.get()
+    }
+
+    fn read<'s, 'c, 'f>(&'s self, ctx: &'c ToolContext) -> BoxFuture<'f, ReadResult>
+    where
+        's: 'f,
+        'c: 'f,
+        Self: 'f,
+    {
+        ResourceFn::read(self, ctx)
+    }
+}
+
+impl<T: TemplateFn> ResourceTemplate for T {
+    fn template(&self) -> &UriTemplate {
+        self.decl().template.get()
+    }
+
+    fn info(&self) -> &ResourceInfo {
+        self.decl().info.get()
+    }
+
+    fn scopes(&self) -> &[String] {
+        self.decl().scopes.get()
+    }
+
+    fn read<'s, 'u, 'p, 'c, 'f>(
+        &'s self,
+        _uri: &'u str,
+        params: &'p UriParams,
+        ctx: &'c ToolContext,
+    ) -> BoxFuture<'f, ReadResult>
+    where
+        's: 'f,
+        'u: 'f,
+        'p: 'f,
+        'c: 'f,
+        Self: 'f,
+    {
+        TemplateFn::read(self, params, ctx)
+    }
+
+    fn complete<'s, 'n, 'v, 'r, 'f>(
+        &'s self,
+        variable: &'n str,
+        value: &'v str,
+        resolved: &'r UriParams,
+    ) -> BoxFuture<'f, CompleteResult>
+    where
+        's: 'f,
+        'n: 'f,
+        'v: 'f,
+        'r: 'f,
+        Self: 'f,
+    {
+        TemplateFn::complete(self, variable, value, resolved)
+    }
+}
+
+impl<T: PromptFn> Prompt for T {
+    fn name(&self) -> &str {
+        self.decl().name
+    }
+
+    fn title(&self) -> Option<&str> {
+        self.decl().title
+    }
+
+    fn description(&self) -> Option<&str> {
+        self.decl().description
+    }
+
+    fn arguments(&self) -> &[PromptArgument] {
+        self.decl().arguments.get()
+    }
+
+    fn scopes(&self) -> &[String] {
+        self.decl().scopes.get()
+    }
+
+    fn get<'s, 'a, 'c, 'f>(
+        &'s self,
+        arguments: &'a PromptArguments,
+        ctx: &'c ToolContext,
+    ) -> BoxFuture<'f, GetResult>
+    where
+        's: 'f,
+        'a: 'f,
+        'c: 'f,
+        Self: 'f,
+    {
+        PromptFn::get(self, arguments, ctx)
+    }
+
+    fn complete<'s, 'n, 'v, 'r, 'f>(
+        &'s self,
+        argument: &'n str,
+        value: &'v str,
+        resolved: &'r PromptArguments,
+    ) -> BoxFuture<'f, CompleteResult>
+    where
+        's: 'f,
+        'n: 'f,
+        'v: 'f,
+        'r: 'f,
+        Self: 'f,
+    {
+        PromptFn::complete(self, argument, value, resolved)
+    }
+}
+
+/// A stateless item's read, get or completion, as a fn pointer: what a set holds for a
+/// `#[resource]` or `#[prompt]` fn, so that one type (not one per item) implements the
+/// item's trait and its vtable.
+pub type ReadFixed = for<'a> fn(&'a ToolContext) -> BoxFuture<'a, ReadResult>;
+/// See [`ReadFixed`].
+pub type ReadTemplated = for<'a> fn(&'a UriParams, &'a ToolContext) -> BoxFuture<'a, ReadResult>;
+/// See [`ReadFixed`].
+pub type Get = for<'a> fn(&'a PromptArguments, &'a ToolContext) -> BoxFuture<'a, GetResult>;
+/// See [`ReadFixed`]; `R` holds the values already chosen.
+pub type Complete<R> = for<'a> fn(&'a str, &'a str, &'a R) -> BoxFuture<'a, CompleteResult>;
+
+/// Adds the resource `decl` declares, read by `read`; `resources![]` checked its URI
+/// is not taken.
+pub fn add_resource_fn(set: &mut ResourceSet, decl: &'static ResourceDecl, read: ReadFixed) {
+    let _ = set.add_resource(FnItem {
+        decl,
+        run: read,
+        complete: None,
+    });
+}
+
+/// Adds the template `decl` declares, as [`add_resource_fn`].
+pub fn add_template_fn(
+    set: &mut ResourceSet,
+    decl: &'static ResourceDecl,
+    read: ReadTemplated,
+    complete: Option<Complete<UriParams>>,
+) {
+    let _ = set.add_template(FnItem {
+        decl,
+        run: read,
+        complete,
+    });
+}
+
+/// Adds the prompt `decl` declares, as [`add_resource_fn`].
+pub fn add_prompt_fn(
+    set: &mut PromptSet,
+    decl: &'static PromptDecl,
+    get: Get,
+    complete: Option<Complete<PromptArguments>>,
+) {
+    let _ = set.add(FnItem {
+        decl,
+        run: get,
+        complete,
+    });
+}
+
+/// A stateless item: its declaration and fns.
+struct FnItem<D: 'static, F, C> {
+    decl: &'static D,
+    run: F,
+    complete: Option<C>,
+}
+
+impl ResourceFn for FnItem<ResourceDecl, ReadFixed, ()> {
+    fn decl(&self) -> &'static ResourceDecl {
+        self.decl
+    }
+
+    fn read<'a>(&'a self, ctx: &'a ToolContext) -> BoxFuture<'a, ReadResult> {
+        (self.run)(ctx)
+    }
+}
+
+impl TemplateFn for FnItem<ResourceDecl, ReadTemplated, Complete<UriParams>> {
+    fn decl(&self) -> &'static ResourceDecl {
+        self.decl
+    }
+
+    fn read<'a>(
+        &'a self,
+        params: &'a UriParams,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, ReadResult> {
+        (self.run)(params, ctx)
+    }
+
+    fn complete<'a>(
+        &'a self,
+        name: &'a str,
+        value: &'a str,
+        resolved: &'a UriParams,
+    ) -> BoxFuture<'a, CompleteResult> {
+        match self.complete {
+            Some(complete) => complete(name, value, resolved),
+            None => no_suggestions(),
+        }
+    }
+}
+
+impl PromptFn for FnItem<PromptDecl, Get, Complete<PromptArguments>> {
+    fn decl(&self) -> &'static PromptDecl {
+        self.decl
+    }
+
+    fn get<'a>(
+        &'a self,
+        args: &'a PromptArguments,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, GetResult> {
+        (self.run)(args, ctx)
+    }
+
+    fn complete<'a>(
+        &'a self,
+        name: &'a str,
+        value: &'a str,
+        resolved: &'a PromptArguments,
+    ) -> BoxFuture<'a, CompleteResult> {
+        match self.complete {
+            Some(complete) => complete(name, value, resolved),
+            None => no_suggestions(),
+        }
+    }
+}
+
+/// The suggestions of a completer, as `complete` returns them.
+pub fn suggested<'a>(suggestions: Vec<String>) -> BoxFuture<'a, CompleteResult> {
+    Box::pin(std::future::ready(Ok(suggestions)))
 }
 
 /// A `#[resource]`'s listing as the macro writes it: the name, then only the keys
