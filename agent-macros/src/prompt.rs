@@ -23,6 +23,8 @@ struct PromptAttr {
     title: Option<LitStr>,
     /// `scopes = ["admin"]`: what a caller's principal needs to see and get it.
     scopes: Option<Vec<LitStr>>,
+    /// `icons = ["https://..."]`: icons a client may show beside it.
+    icons: Option<Vec<LitStr>>,
     /// `register`: add it to the binary's registry (`PromptSet::registered`).
     register: Option<SpannedValue<Register>>,
     /// `crate = path`: where toolwright_mcp is, for crates that re-export it.
@@ -117,6 +119,7 @@ fn build(
 ) -> Option<(TokenStream, String)> {
     let output = resource_fn::output(&feature.func, "prompt", p, errors);
     let scopes = resource_fn::scopes(attr.scopes.as_ref(), errors);
+    let icons = resource_fn::icons(attr.icons.as_ref(), errors);
     let mut args = Vec::new();
     let mut reads = Vec::new();
     let mut arguments = Vec::new();
@@ -190,6 +193,7 @@ fn build(
                     #description,
                     &[#(#arguments),*],
                     #scopes,
+                    #icons,
                 );
                 &DECL
             }

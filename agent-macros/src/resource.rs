@@ -273,13 +273,9 @@ fn listing(attr: &ResourceAttr, fixed: bool, p: &TokenStream, errors: &mut Error
             ),
         }
     }
-    if let Some(icons) = &attr.icons {
-        for icon in icons {
-            if icon.value().trim().is_empty() {
-                errors.error(icon, "an icon is a URL or a `data:` URI; this one is empty");
-            }
-        }
-        set.push(quote!(.icons(&[#(#icons),*])));
+    if attr.icons.is_some() {
+        let icons = resource_fn::icons(attr.icons.as_ref(), errors);
+        set.push(quote!(.icons(#icons)));
     }
     quote!(#(#set)*)
 }

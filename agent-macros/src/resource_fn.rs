@@ -635,6 +635,17 @@ pub fn method(
     }
 }
 
+/// The icons `icons = [...]` names, as a `&[&str]` expression; an empty one is an error.
+pub fn icons(icons: Option<&Vec<LitStr>>, errors: &mut Errors) -> TokenStream {
+    let icons = icons.map(Vec::as_slice).unwrap_or_default();
+    for icon in icons {
+        if icon.value().trim().is_empty() {
+            errors.error(icon, "an icon is a URL or a `data:` URI; this one is empty");
+        }
+    }
+    quote!(&[#(#icons),*])
+}
+
 /// The scopes `scopes = [...]` names, as a `&[&str]` expression: what a caller's
 /// principal needs to see and use the item.
 pub fn scopes(scopes: Option<&Vec<LitStr>>, errors: &mut Errors) -> TokenStream {

@@ -126,6 +126,8 @@ type InfoCell = Lazy<InfoDecl, ResourceInfo>;
 type TemplateCell = Lazy<&'static str, UriTemplate>;
 /// An item's scopes.
 type ScopesCell = Lazy<&'static [&'static str], Vec<String>>;
+/// A prompt's icons.
+type IconsCell = Lazy<&'static [&'static str], Vec<Icon>>;
 /// A prompt's arguments: name, description, required.
 type ArgumentsCell =
     Lazy<&'static [(&'static str, Option<&'static str>, bool)], Vec<PromptArgument>>;
@@ -149,6 +151,14 @@ impl ScopesCell {
     fn get(&self) -> &[String] {
         self.built
             .get_or_init(|| self.decl.iter().map(|s| (*s).to_owned()).collect())
+    }
+}
+
+impl IconsCell {
+    /// The icons.
+    fn get(&self) -> &[Icon] {
+        self.built
+            .get_or_init(|| self.decl.iter().map(|src| Icon::new(*src)).collect())
     }
 }
 
@@ -253,17 +263,19 @@ pub struct PromptDecl {
     description: Option<&'static str>,
     arguments: ArgumentsCell,
     scopes: ScopesCell,
+    icons: IconsCell,
 }
 
 impl PromptDecl {
     /// The declaration of the prompt `name`; its arguments by name, description and
-    /// whether they are required.
+    /// whether they are required; its icons by source.
     pub const fn new(
         name: &'static str,
         title: Option<&'static str>,
         description: Option<&'static str>,
         arguments: &'static [(&'static str, Option<&'static str>, bool)],
         scopes: &'static [&'static str],
+        icons: &'static [&'static str],
     ) -> Self {
         Self {
             name,
@@ -271,6 +283,7 @@ impl PromptDecl {
             description,
             arguments: ArgumentsCell::new(arguments),
             scopes: ScopesCell::new(scopes),
+            icons: IconsCell::new(icons),
         }
     }
 }
@@ -359,6 +372,10 @@ impl<T: PromptFn> Prompt for T {
 
     fn arguments(&self) -> &[PromptArgument] {
         self.decl().arguments.get()
+    }
+
+    fn icons(&self) -> &[Icon] {
+        self.decl().icons.get()
     }
 
     fn scopes(&self) -> &[String] {

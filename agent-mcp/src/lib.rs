@@ -407,8 +407,8 @@ pub use toolwright_macros::resource;
 /// The description is the fn's doc comment. The fn returns `String` (one user message),
 /// a [`PromptMessage`](prompts::PromptMessage), a `Vec` of them, or a `Result` of one of
 /// those (errors as for [`resource`]). Keys: `name = "..."` (default: the fn's name),
-/// `title = "..."`, `scopes = ["..."]` (what a caller's principal needs to see and get
-/// it), `register` (adds it to the binary's registry: see
+/// `title = "..."`, `icons = ["https://..."]` (icons a client may show beside it),
+/// `scopes = ["..."]` (what a caller's principal needs to see and get it), `register` (adds it to the binary's registry: see
 /// [`PromptSet::registered`](prompts::PromptSet::registered)), `crate = path`. In a
 /// `#[toolbox]` impl a prompt may be a `&self` method: see [`resource`].
 pub use toolwright_macros::prompt;

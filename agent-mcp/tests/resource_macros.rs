@@ -103,7 +103,7 @@ fn tones(typed: &str) -> Vec<String> {
 }
 
 /// Asks for a code review.
-#[prompt(title = "Code review")]
+#[prompt(title = "Code review", icons = ["https://example.com/review.svg"])]
 async fn review(
     /// The code to review.
     code: String,
@@ -286,6 +286,11 @@ async fn macro_made_resources_and_prompts_are_served_on_both_protocol_versions()
         let prompts = client.list_prompts().await.unwrap();
         assert_eq!(prompts[0].name, "review");
         assert_eq!(prompts[0].title.as_deref(), Some("Code review"));
+        assert_eq!(
+            prompts[0].icons,
+            [Icon::new("https://example.com/review.svg")]
+        );
+        assert!(prompts[1].icons.is_empty(), "{:?}", prompts[1]);
         assert_eq!(
             prompts[0].description.as_deref(),
             Some("Asks for a code review.")

@@ -6,7 +6,9 @@
 use super::McpClient;
 use crate::convert::content_from_mcp;
 use crate::server::prompts::{PromptArgument, PromptArguments, PromptMessage, PromptRole};
-use crate::server::resources::{FeatureError, ResourceBody, ResourceContent, ResourceInfo};
+use crate::server::resources::{
+    FeatureError, Icon, ResourceBody, ResourceContent, ResourceInfo, icons_from_mcp,
+};
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, ErrorCode, GetPromptRequestParams,
     ReadResourceRequestParams, Reference, ResourceContents, Role,
@@ -44,6 +46,8 @@ pub struct RemotePrompt {
     pub description: Option<String>,
     /// The arguments it takes.
     pub arguments: Vec<PromptArgument>,
+    /// Icons a client may show beside it.
+    pub icons: Vec<Icon>,
 }
 
 /// The error for a failed request of `what`, keeping whether the server found nothing
@@ -185,6 +189,7 @@ impl McpClient {
         Ok(listed
             .into_iter()
             .map(|p| RemotePrompt {
+                icons: icons_from_mcp(p.icons.as_deref()),
                 name: p.name,
                 title: p.title,
                 description: p.description,

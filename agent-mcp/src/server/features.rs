@@ -468,6 +468,7 @@ impl McpServer {
                     (!arguments.is_empty()).then_some(arguments),
                 );
                 listed.title = p.title().map(str::to_owned);
+                listed.icons = super::resources::icons_to_mcp(p.icons());
                 (index, listed)
             });
         let (listed, next) = self.page(PROMPTS_PAGE, listed);

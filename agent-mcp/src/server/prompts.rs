@@ -3,7 +3,7 @@
 //! [`Prompt`] is an object-safe trait, like `Tool`, so a [`PromptSet`] holds them as
 //! `Arc<dyn Prompt>` and a macro can generate the impl from an async fn.
 
-use super::resources::FeatureError;
+use super::resources::{FeatureError, Icon};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -105,6 +105,11 @@ pub trait Prompt: Send + Sync {
 
     /// The arguments it takes.
     fn arguments(&self) -> &[PromptArgument];
+
+    /// Icons a client may show beside it. Default: none.
+    fn icons(&self) -> &[Icon] {
+        &[]
+    }
 
     /// The scopes a caller's principal needs to see and get it (only enforced when the
     /// transport authenticates, as for tools). Default: none.
@@ -258,6 +263,7 @@ pub struct FnPrompt<F> {
     get: F,
     complete: Option<Box<CompleteFn>>,
     scopes: Vec<String>,
+    icons: Vec<Icon>,
 }
 
 impl<F, Fut> FnPrompt<F>
@@ -279,7 +285,14 @@ where
             get,
             complete: None,
             scopes: Vec::new(),
+            icons: Vec::new(),
         }
+    }
+
+    /// With an icon a client may show beside it.
+    pub fn with_icon(mut self, icon: Icon) -> Self {
+        self.icons.push(icon);
+        self
     }
 
     /// Completes its arguments with `complete(argument, value, resolved)`.
@@ -314,6 +327,10 @@ where
 
     fn arguments(&self) -> &[PromptArgument] {
         &self.arguments
+    }
+
+    fn icons(&self) -> &[Icon] {
+        &self.icons
     }
 
     fn scopes(&self) -> &[String] {

@@ -303,17 +303,7 @@ impl ResourceInfo {
 
     /// The MCP form of the icons, `None` when there are none.
     pub(crate) fn mcp_icons(&self) -> Option<Vec<rmcp::model::Icon>> {
-        (!self.icons.is_empty()).then(|| {
-            self.icons
-                .iter()
-                .map(|icon| {
-                    let mut mcp = rmcp::model::Icon::new(&icon.src);
-                    mcp.mime_type.clone_from(&icon.mime_type);
-                    mcp.sizes = (!icon.sizes.is_empty()).then(|| icon.sizes.clone());
-                    mcp
-                })
-                .collect()
-        })
+        icons_to_mcp(&self.icons)
     }
 
     /// The info a listing from another server carries.
@@ -339,15 +329,7 @@ impl ResourceInfo {
                 priority: a.priority,
                 last_modified: a.last_modified.clone(),
             });
-        let icons = icons
-            .unwrap_or_default()
-            .iter()
-            .map(|icon| Icon {
-                src: icon.src.clone(),
-                mime_type: icon.mime_type.clone(),
-                sizes: icon.sizes.clone().unwrap_or_default(),
-            })
-            .collect();
+        let icons = icons_from_mcp(icons);
         Self {
             name,
             title,
@@ -358,6 +340,34 @@ impl ResourceInfo {
             icons,
         }
     }
+}
+
+/// The MCP form of `icons`, `None` when there are none.
+pub(crate) fn icons_to_mcp(icons: &[Icon]) -> Option<Vec<rmcp::model::Icon>> {
+    (!icons.is_empty()).then(|| {
+        icons
+            .iter()
+            .map(|icon| {
+                let mut mcp = rmcp::model::Icon::new(&icon.src);
+                mcp.mime_type.clone_from(&icon.mime_type);
+                mcp.sizes = (!icon.sizes.is_empty()).then(|| icon.sizes.clone());
+                mcp
+            })
+            .collect()
+    })
+}
+
+/// The icons a listing from another server carries.
+pub(crate) fn icons_from_mcp(icons: Option<&[rmcp::model::Icon]>) -> Vec<Icon> {
+    icons
+        .unwrap_or_default()
+        .iter()
+        .map(|icon| Icon {
+            src: icon.src.clone(),
+            mime_type: icon.mime_type.clone(),
+            sizes: icon.sizes.clone().unwrap_or_default(),
+        })
+        .collect()
 }
 
 /// Hints for the client about a resource: who it is for, how much it matters and
