@@ -25,6 +25,8 @@ struct PromptAttr {
     scopes: Option<Vec<LitStr>>,
     /// `icons = ["https://..."]`: icons a client may show beside it.
     icons: Option<Vec<LitStr>>,
+    /// `tags = ["docs"]`: labels of a registered item, for filtering the registry.
+    tags: Option<Vec<LitStr>>,
     /// `register`: add it to the binary's registry (`PromptSet::registered`).
     register: Option<SpannedValue<Register>>,
     /// `crate = path`: where toolwright_mcp is, for crates that re-export it.
@@ -37,6 +39,10 @@ impl FeatureAttr for PromptAttr {
         self.register.as_ref()
     }
 
+    fn tags(&self) -> Option<&Vec<LitStr>> {
+        self.tags.as_ref()
+    }
+
     fn krate(&self) -> Option<&Path> {
         self.krate.as_ref()
     }
@@ -46,6 +52,7 @@ impl FeatureAttr for PromptAttr {
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let (attr, _) = resource_fn::attr::<PromptAttr>(args, &mut errors);
+    let tags = resource_fn::check_tags(&attr, "prompt", &mut errors);
     let p = resource_fn::private(attr.krate.as_ref());
     let feature = match resource_fn::parse(item.clone(), "prompt", &mut errors) {
         Ok(feature) => feature,
@@ -57,7 +64,13 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             let ty = resource_fn::item_type(&feature, "prompt", &format!(" (`{name}`)"));
             let ident = feature.item_ident();
             let registration = attr.register.as_ref().map(|register| {
-                MemberKind::Prompt.registration(&p, register.span(), &name, quote!(#ident {}))
+                MemberKind::Prompt.registration(
+                    &p,
+                    register.span(),
+                    &name,
+                    &tags,
+                    quote!(#ident {}),
+                )
             });
             let add = resource_fn::add_stateless(MemberKind::Prompt, &feature, &p);
             let impls = quote! {

@@ -40,6 +40,8 @@ struct ResourceAttr {
     icons: Option<Vec<LitStr>>,
     /// `scopes = ["files:read"]`: what a caller's principal needs to see and read it.
     scopes: Option<Vec<LitStr>>,
+    /// `tags = ["docs"]`: labels of a registered item, for filtering the registry.
+    tags: Option<Vec<LitStr>>,
     /// `register`: add it to the binary's registry (`ResourceSet::registered`).
     register: Option<SpannedValue<Register>>,
     /// `crate = path`: where toolwright_mcp is, for crates that re-export it.
@@ -50,6 +52,10 @@ struct ResourceAttr {
 impl FeatureAttr for ResourceAttr {
     fn register(&self) -> Option<&SpannedValue<Register>> {
         self.register.as_ref()
+    }
+
+    fn tags(&self) -> Option<&Vec<LitStr>> {
+        self.tags.as_ref()
     }
 
     fn krate(&self) -> Option<&Path> {
@@ -141,6 +147,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     // When the keys do not parse, what they lack is not reported too.
     let (attr, attr_ok) = resource_fn::attr::<ResourceAttr>(args, &mut errors);
+    let tags = resource_fn::check_tags(&attr, "resource", &mut errors);
     let p = resource_fn::private(attr.krate.as_ref());
     let feature = match resource_fn::parse(item.clone(), "resource", &mut errors) {
         Ok(feature) => feature,
@@ -156,8 +163,13 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             let item = item_impl(&ident, &made.key, add, &p);
             let imp = &made.imp;
             let registration = attr.register.as_ref().map(|register| {
-                made.kind()
-                    .registration(&p, register.span(), &made.key.value(), quote!(#ident {}))
+                made.kind().registration(
+                    &p,
+                    register.span(),
+                    &made.key.value(),
+                    &tags,
+                    quote!(#ident {}),
+                )
             });
             resource_fn::emit_free(&feature, ty, quote!(#imp #item), registration)
         }

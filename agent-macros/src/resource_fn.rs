@@ -67,10 +67,33 @@ impl FromMeta for Register {
     }
 }
 
+/// `tags` of a free fn's `#[resource]`/`#[prompt]`: checked, and refused without
+/// `register` (they label registered items only).
+pub fn check_tags<A: FeatureAttr>(attr: &A, what: &str, errors: &mut Errors) -> Vec<LitStr> {
+    let Some(tags) = attr.tags() else {
+        return Vec::new();
+    };
+    crate::valid::check_tags(tags, errors);
+    if attr.register().is_none()
+        && let Some(tag) = tags.first()
+    {
+        errors.error(
+            tag,
+            format!(
+                "`tags` label a registered {what}, to filter the registry: add `register` \
+                 (`#[{what}(register, tags = [...])]`), or remove `tags`"
+            ),
+        );
+    }
+    tags.clone()
+}
+
 /// The keys every `#[resource]` and `#[prompt]` has that a method reads.
 pub trait FeatureAttr: FromMeta + Default {
     /// `register`.
     fn register(&self) -> Option<&SpannedValue<Register>>;
+    /// `tags = [...]`.
+    fn tags(&self) -> Option<&Vec<LitStr>>;
     /// `crate = path`.
     fn krate(&self) -> Option<&Path>;
 }
@@ -92,6 +115,15 @@ pub fn method_parts<A: FeatureAttr>(
             format!(
                 "a `#[{what}]` method is registered with its impl, which makes the value it \
                  shares: write `#[toolbox(register)]` on the impl block"
+            ),
+        );
+    }
+    if let Some(tag) = attr.tags().and_then(|tags| tags.first()) {
+        errors.error(
+            tag,
+            format!(
+                "a `#[{what}]` method is registered with its impl: give `tags` to \
+                 `#[toolbox(register, tags = [...])]`"
             ),
         );
     }
@@ -511,13 +543,14 @@ pub fn item_type(feature: &FeatureFn, what: &str, detail: &str) -> TokenStream {
 
 /// `register`: an entry of toolwright-mcp's registry for the item `make` builds, made
 /// by `constructor` (`RegisteredResource::fixed`, ...) with `key` (its URI, template or
-/// name). `line!()` is spanned at `span`, the key that asked for it, so the registry
+/// name) and `tags`. `line!()` is spanned at `span`, the key that asked for it, so the registry
 /// names that line.
 pub fn registration(
     p: &TokenStream,
     span: proc_macro2::Span,
     constructor: TokenStream,
     key: &str,
+    tags: &[LitStr],
     item_trait: TokenStream,
     make: TokenStream,
 ) -> TokenStream {
@@ -528,7 +561,14 @@ pub fn registration(
                 ::std::sync::Arc::new(#make)
             }
             #p::inventory::submit! {
-                #p::#constructor(#key, ::core::module_path!(), ::core::file!(), #line, __toolwright_make)
+                #p::#constructor(
+                    #key,
+                    ::core::module_path!(),
+                    ::core::file!(),
+                    #line,
+                    &[#(#tags),*],
+                    __toolwright_make,
+                )
             }
         };
     }
@@ -769,6 +809,7 @@ impl MemberKind {
         p: &TokenStream,
         span: proc_macro2::Span,
         key: &str,
+        tags: &[LitStr],
         make: TokenStream,
     ) -> TokenStream {
         let constructor = match self {
@@ -776,6 +817,6 @@ impl MemberKind {
             Self::Template => quote!(RegisteredResource::template),
             Self::Prompt => quote!(RegisteredPrompt::new),
         };
-        registration(p, span, constructor, key, self.item_trait(p), make)
+        registration(p, span, constructor, key, tags, self.item_trait(p), make)
     }
 }

@@ -614,6 +614,7 @@ fn registrations(toolbox: &Toolbox) -> Option<TokenStream> {
             &m.p,
             register.span(),
             &m.key,
+            &toolbox.tags,
             quote!(#item_ty(__agent_toolbox())),
         );
         quote!(#(#cfgs)* #registration)

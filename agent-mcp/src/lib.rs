@@ -317,6 +317,7 @@ pub use stdio::{serve_io, serve_stdio, serve_stdio_with};
 /// | `icons = ["https://..."]` | icons a client may show beside it |
 /// | `scopes = ["files:read"]` | what a caller's principal needs to see and read it (on an authenticating transport, as for tools) |
 /// | `register` | adds it to the binary's registry: see [`ResourceSet::registered`](resources::ResourceSet::registered) |
+/// | `tags = ["docs"]` | labels of a registered resource, for [`ResourceSet::registered_where`](resources::ResourceSet::registered_where) (`entry.has_tag("docs")`); a `#[toolbox(register, tags = [...])]` labels its methods' |
 /// | `crate = path` | where `toolwright_mcp` is, for crates that re-export it |
 ///
 /// Mistakes are compile errors at the offending tokens that say what to write instead.
@@ -408,7 +409,8 @@ pub use toolwright_macros::resource;
 /// a [`PromptMessage`](prompts::PromptMessage), a `Vec` of them, or a `Result` of one of
 /// those (errors as for [`resource`]). Keys: `name = "..."` (default: the fn's name),
 /// `title = "..."`, `icons = ["https://..."]` (icons a client may show beside it),
-/// `scopes = ["..."]` (what a caller's principal needs to see and get it), `register` (adds it to the binary's registry: see
+/// `scopes = ["..."]` (what a caller's principal needs to see and get it), `tags = [...]`
+/// (labels of a registered prompt, as for resources), `register` (adds it to the binary's registry: see
 /// [`PromptSet::registered`](prompts::PromptSet::registered)), `crate = path`. In a
 /// `#[toolbox]` impl a prompt may be a `&self` method: see [`resource`].
 pub use toolwright_macros::prompt;

@@ -28,13 +28,13 @@ mod docs {
     }
 
     /// A user's profile.
-    #[resource(register, template = "users://{id}/profile")]
+    #[resource(register, template = "users://{id}/profile", tags = ["people", "public"])]
     pub async fn profile(id: u64) -> String {
         format!("user {id}")
     }
 
     /// Asks for a summary.
-    #[prompt(register)]
+    #[prompt(register, tags = ["public"])]
     pub async fn summarize(
         /// What to summarize.
         text: String,
@@ -66,7 +66,7 @@ impl Default for Visits {
     }
 }
 
-#[toolbox(register)]
+#[toolbox(register, tags = ["visits"])]
 impl Visits {
     /// How many reads and gets came before this one.
     #[resource(uri = "visits://count")]
@@ -213,6 +213,24 @@ fn registered_sets_hold_the_registered_items_in_order() {
         .find(|e| e.name() == "summarize")
         .unwrap();
     assert_eq!(entry.module_path(), format!("{}::docs", module_path!()));
+
+    // Tags filter the registry; a toolbox's tags label its resources and prompts.
+    let public = ResourceSet::registered_where(|e| e.has_tag("public")).unwrap();
+    assert_eq!(public.templates().len(), 1, "{public:?}");
+    assert!(public.resources().is_empty(), "{public:?}");
+    let entry = RegisteredResource::all()
+        .find(|e| e.uri() == "users://{id}/profile")
+        .unwrap();
+    assert_eq!(entry.tags(), ["people", "public"]);
+    assert!(!entry.has_tag("visits"));
+    let visits = ResourceSet::registered_where(|e| e.has_tag("visits")).unwrap();
+    assert!(visits.resource("visits://count").is_some(), "{visits:?}");
+    let public = PromptSet::registered_where(|e| e.has_tag("public")).unwrap();
+    let names: Vec<&str> = public.iter().map(|p| p.name()).collect();
+    assert_eq!(names, ["summarize"]);
+    let visits = PromptSet::registered_where(|e| e.has_tag("visits")).unwrap();
+    let names: Vec<&str> = visits.iter().map(|p| p.name()).collect();
+    assert_eq!(names, ["visitor"]);
 }
 
 #[test]

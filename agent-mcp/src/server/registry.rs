@@ -56,6 +56,7 @@ struct Site {
     module_path: &'static str,
     file: &'static str,
     line: u32,
+    tags: &'static [&'static str],
 }
 
 impl Site {
@@ -102,6 +103,7 @@ impl RegisteredResource {
         module_path: &'static str,
         file: &'static str,
         line: u32,
+        tags: &'static [&'static str],
         make: fn() -> Arc<dyn Resource>,
     ) -> Self {
         Self {
@@ -110,6 +112,7 @@ impl RegisteredResource {
                 module_path,
                 file,
                 line,
+                tags,
             },
             make: MakeResource::Fixed(make),
         }
@@ -122,6 +125,7 @@ impl RegisteredResource {
         module_path: &'static str,
         file: &'static str,
         line: u32,
+        tags: &'static [&'static str],
         make: fn() -> Arc<dyn ResourceTemplate>,
     ) -> Self {
         Self {
@@ -130,6 +134,7 @@ impl RegisteredResource {
                 module_path,
                 file,
                 line,
+                tags,
             },
             make: MakeResource::Template(make),
         }
@@ -170,6 +175,16 @@ impl RegisteredResource {
     /// The line of the `register` key in [`file`](Self::file).
     pub fn line(&self) -> u32 {
         self.site.line
+    }
+
+    /// Its `tags = [...]` (for a toolbox's item, the toolbox's).
+    pub fn tags(&self) -> &'static [&'static str] {
+        self.site.tags
+    }
+
+    /// Whether `tags` names `tag`.
+    pub fn has_tag(&self, tag: &str) -> bool {
+        self.site.tags.contains(&tag)
     }
 
     /// Adds a new value of it to `set`.
@@ -221,6 +236,7 @@ impl RegisteredPrompt {
         module_path: &'static str,
         file: &'static str,
         line: u32,
+        tags: &'static [&'static str],
         make: fn() -> Arc<dyn Prompt>,
     ) -> Self {
         Self {
@@ -229,6 +245,7 @@ impl RegisteredPrompt {
                 module_path,
                 file,
                 line,
+                tags,
             },
             make,
         }
@@ -263,6 +280,16 @@ impl RegisteredPrompt {
     /// The line of the `register` key in [`file`](Self::file).
     pub fn line(&self) -> u32 {
         self.site.line
+    }
+
+    /// Its `tags = [...]` (for a toolbox's item, the toolbox's).
+    pub fn tags(&self) -> &'static [&'static str] {
+        self.site.tags
+    }
+
+    /// Whether `tags` names `tag`.
+    pub fn has_tag(&self, tag: &str) -> bool {
+        self.site.tags.contains(&tag)
     }
 
     /// A new value of the prompt (for a toolbox, holding the impl's one shared value).
