@@ -1,9 +1,11 @@
-//! Tools registered from a library crate with `#[tool(register)]` and
-//! `#[toolbox(register = ...)]`: the registry test's binary sees them beside its own.
+//! Tools, resources and prompts registered from a library crate with
+//! `#[tool(register)]`, `#[resource(register)]`, `#[prompt(register)]` and
+//! `#[toolbox(register = ...)]`: the registry tests' binaries see them beside their own.
 
 #![forbid(unsafe_code)]
 
 use toolwright_core::{tool, toolbox};
+use toolwright_mcp::resource;
 
 /// The names of this crate's registered tools. Calling it also makes sure the linker
 /// keeps the crate (and its registrations) in a binary that uses nothing else of it.
@@ -59,6 +61,52 @@ impl Greeter {
         who: String,
     ) -> String {
         format!("{}, {who}!", self.greeting)
+    }
+
+    /// The greeting this greeter says.
+    #[resource(uri = "fixture://greeting")]
+    async fn greeting(&self) -> String {
+        self.greeting.clone()
+    }
+}
+
+/// The URIs and names of this crate's registered resources and prompts (see
+/// [`registered_names`]).
+pub fn registered_features() -> ([&'static str; 3], [&'static str; 1]) {
+    (
+        [
+            "fixture://greeting",
+            "fixture://motd",
+            "fixture://notes/{day}",
+        ],
+        ["fixture_summary"],
+    )
+}
+
+pub mod features {
+    //! Resources and prompts in a module of their own.
+
+    use toolwright_mcp::{prompt, resource};
+
+    /// The message of the day.
+    #[resource(register, uri = "fixture://motd", tags = ["read"])]
+    pub async fn motd() -> String {
+        "Ship it.".to_owned()
+    }
+
+    /// A day's notes.
+    #[resource(register, template = "fixture://notes/{day}")]
+    pub async fn notes(day: u32) -> String {
+        format!("notes of day {day}")
+    }
+
+    /// Asks for a summary.
+    #[prompt(register, name = "fixture_summary", tags = ["read"])]
+    pub async fn summary(
+        /// What to summarize.
+        text: String,
+    ) -> String {
+        format!("Summarize: {text}")
     }
 }
 
