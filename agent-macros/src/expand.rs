@@ -185,7 +185,7 @@ fn ident(name: &str) -> Ident {
 /// The module of `toolwright_core::__private::runners` whose type runs the tool (see there):
 /// FNV-1a of the name, modulo the 8 runners, so a tool keeps its runner from build to
 /// build and the tools of a crate spread evenly.
-fn runner_of(name: &str) -> String {
+pub fn runner_of(name: &str) -> String {
     let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
     });

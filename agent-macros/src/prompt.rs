@@ -187,7 +187,9 @@ fn build(
     let call = resource_fn::call(feature, &args, &output, messages, p);
     let ident = feature.item_ident();
     let complete = resource_fn::complete_method(&feature.params, quote!(#p::PromptArguments), p);
-    let get = resource_fn::method(
+    let (get, run) = resource_fn::run_method(
+        feature,
+        "RunGet",
         "get",
         &[
             ("__args", quote!(#p::PromptArguments)),
@@ -213,6 +215,7 @@ fn build(
             #get
             #complete
         }
+        #run
     };
     Some((imp, name))
 }

@@ -391,7 +391,9 @@ fn fixed(
     let contents = contents(output, &kind, attr, p);
     let call = resource_fn::call(feature, &args, output, contents, p);
     let ident = feature.item_ident();
-    let read = resource_fn::method(
+    let (read, run) = resource_fn::run_method(
+        feature,
+        "RunRead",
         "read",
         &[("__ctx", quote!(#p::ToolContext))],
         quote!(#p::ReadResult),
@@ -404,6 +406,7 @@ fn fixed(
                 #decl
                 #read
             }
+            #run
         },
         key: uri.clone(),
         template: false,
@@ -474,7 +477,9 @@ fn templated(
     let call = resource_fn::call(feature, &args, output, contents, p);
     let ident = feature.item_ident();
     let complete = resource_fn::complete_method(&feature.params, quote!(#p::UriParams), p);
-    let read = resource_fn::method(
+    let (read, run) = resource_fn::run_method(
+        feature,
+        "RunTemplate",
         "read",
         &[
             ("__params", quote!(#p::UriParams)),
@@ -491,6 +496,7 @@ fn templated(
                 #read
                 #complete
             }
+            #run
         },
         key: template.clone(),
         template: true,

@@ -429,7 +429,7 @@ pub fn call(
 ) -> TokenStream {
     let ident = &feature.func.sig.ident;
     let callee = match &feature.method {
-        Some(_) => quote!(self.0.#ident),
+        Some(_) => quote!(__item.0.#ident),
         None => quote!(#ident),
     };
     let convert = match &output.error {
@@ -663,16 +663,72 @@ pub fn method(
     body: TokenStream,
     p: &TokenStream,
 ) -> TokenStream {
+    method_with(name, quote!(&'a self), params, output, body, p)
+}
+
+/// [`method`] with `receiver` as its first parameter.
+fn method_with(
+    name: &str,
+    receiver: TokenStream,
+    params: &[(&str, TokenStream)],
+    output: TokenStream,
+    body: TokenStream,
+    p: &TokenStream,
+) -> TokenStream {
     let name = Ident::new(name, proc_macro2::Span::call_site());
     let inputs = params.iter().map(|(param, ty)| {
         let param = Ident::new(param, proc_macro2::Span::call_site());
         quote!(#param: &'a #ty)
     });
     quote! {
-        fn #name<'a>(&'a self, #(#inputs),*) -> #p::BoxFuture<'a, #output> {
+        fn #name<'a>(#receiver, #(#inputs),*) -> #p::BoxFuture<'a, #output> {
             #body
         }
     }
+}
+
+/// A `read`/`get` as a method of one of toolwright-core's runner types (picked by the
+/// item's name): rustc compiles a trait impl's methods in the codegen unit of the module
+/// defining its type, so the item's code (and its copy of the boxed future) lands in that
+/// runner's unit, which an edit of another item leaves alone, rather than in the user's
+/// module. Returns the item trait's method, forwarding to it, and the runner's impl of
+/// `run_trait` (toolwright-mcp's `RunRead`, `RunTemplate` or `RunGet`).
+pub fn run_method(
+    feature: &FeatureFn,
+    run_trait: &str,
+    name: &str,
+    params: &[(&str, TokenStream)],
+    output: TokenStream,
+    body: TokenStream,
+    p: &TokenStream,
+) -> (TokenStream, TokenStream) {
+    let ident = feature.item_ident();
+    let runner = Ident::new(
+        &crate::expand::runner_of(&ident.to_string()),
+        proc_macro2::Span::call_site(),
+    );
+    let runner = quote!(#p::runners::#runner::Runner);
+    let run_trait = Ident::new(run_trait, proc_macro2::Span::call_site());
+    let names: Vec<Ident> = params
+        .iter()
+        .map(|(param, _)| Ident::new(param, proc_macro2::Span::call_site()))
+        .collect();
+    let method = Ident::new(name, proc_macro2::Span::call_site());
+    let forward = method_with(
+        name,
+        quote!(&'a self),
+        params,
+        output.clone(),
+        quote!(<#runner as #p::#run_trait<Self>>::#method(self, #(#names),*)),
+        p,
+    );
+    let run = method_with(name, quote!(__item: &'a #ident), params, output, body, p);
+    let runner_impl = quote! {
+        impl #p::#run_trait<#ident> for #runner {
+            #run
+        }
+    };
+    (forward, runner_impl)
 }
 
 /// The icons `icons = [...]` names, as a `&[&str]` expression; an empty one is an error.

@@ -83,7 +83,9 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A `#[resource]`'s `read` or a `#[prompt]`'s `get`: the fn's future, its value
 /// converted by `convert`. Generic in the future and the conversion only, so an item
-/// writes no async block (and compiles no state machine) of its own.
+/// writes no async block (and compiles no state machine) of its own. `inline(always)`:
+/// each item's copy is made in its runner's codegen unit (see [`runners`]).
+#[inline(always)]
 pub fn then<'a, T, Fut, F>(future: Fut, convert: F) -> BoxFuture<'a, Result<T, FeatureError>>
 where
     Fut: Future + Send + 'a,
@@ -534,6 +536,40 @@ impl PromptFn for FnItem<PromptDecl, Get, Complete<PromptArguments>> {
 /// The suggestions of a completer, as `complete` returns them.
 pub fn suggested<'a>(suggestions: Vec<String>) -> BoxFuture<'a, CompleteResult> {
     Box::pin(std::future::ready(Ok(suggestions)))
+}
+
+/// toolwright-core's runner types: a `#[resource]`'s read or a `#[prompt]`'s get is a
+/// method of one of them ([`RunRead`], [`RunTemplate`], [`RunGet`]), picked by the
+/// item's name, so that it is compiled in that runner's codegen unit (which an edit of
+/// another item's fn leaves alone) rather than in the module of the fn.
+pub mod runners {
+    pub use toolwright_core::__private::{r0, r1, r2, r3, r4, r5, r6, r7};
+}
+
+/// A resource's read, on a runner type (see [`runners`]).
+pub trait RunRead<T> {
+    /// Reads `item`.
+    fn read<'a>(item: &'a T, ctx: &'a ToolContext) -> BoxFuture<'a, ReadResult>;
+}
+
+/// A template's read, on a runner type (see [`runners`]).
+pub trait RunTemplate<T> {
+    /// Reads `item` with the URI's variables.
+    fn read<'a>(
+        item: &'a T,
+        params: &'a UriParams,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, ReadResult>;
+}
+
+/// A prompt's get, on a runner type (see [`runners`]).
+pub trait RunGet<T> {
+    /// Gets `item`'s messages for `args`.
+    fn get<'a>(
+        item: &'a T,
+        args: &'a PromptArguments,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, GetResult>;
 }
 
 /// A `#[resource]`'s listing as the macro writes it: the name, then only the keys
