@@ -228,7 +228,9 @@ pub mod tasks {
     //! task's questions with the client's handlers; [`McpClient::start_task`](crate::McpClient::start_task)
     //! hands the task ([`McpTask`]) to the application instead.
     pub use crate::client::tasks::{McpTask, TaskStart};
-    pub use crate::server::tasks::{MemoryTaskStore, TaskOptions, TaskRecord, TaskStore};
+    pub use crate::server::tasks::{
+        MemoryTaskStore, TaskOptions, TaskOutcome, TaskRecord, TaskRunner, TaskStore,
+    };
 }
 
 /// Resources: what a server offers clients to read by URI, fixed ([`Resource`](resources::Resource))
