@@ -88,7 +88,7 @@ mod workflow;
 
 pub use restate_sdk;
 #[cfg(feature = "mcp")]
-pub use tasks::{RestateTaskStore, SaveOutcome, TaskRecords};
+pub use tasks::{RestateTaskStore, SaveOutcome, TaskRecords, TaskWork};
 pub use workflow::{AgentRuns, Decision, RunReport, StartRun, SuppliedOutput};
 
 #[cfg(doc)]

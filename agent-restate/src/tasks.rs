@@ -1,19 +1,24 @@
-//! MCP task records kept in Restate (feature `mcp`): [`TaskRecords`], the virtual object
-//! `McpTask` that holds each task's record in its state, keyed by the task id, and
-//! [`RestateTaskStore`], the [`TaskStore`] an MCP server reads and writes it through,
-//! over Restate's ingress.
+//! MCP tasks kept in Restate (feature `mcp`): [`TaskRecords`], the virtual object
+//! `McpTask` that holds each task's record in its state, keyed by the task id;
+//! [`TaskWork`], the service `McpTaskWork` that runs a task's call as a journaled step;
+//! and [`RestateTaskStore`], the [`TaskStore`] (and [`TaskRunner`]) an MCP server reaches
+//! both through, over Restate's ingress.
 
 use crate::now_ms;
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use toolwright_core::run::StoreError;
-use toolwright_mcp::tasks::{TaskRecord, TaskStore};
+use toolwright_mcp::McpServer;
+use toolwright_mcp::tasks::{TaskOutcome, TaskRecord, TaskRunner, TaskStore};
 
 /// The virtual object's name, as the ingress routes to it (`/McpTask/{id}/...`).
 const OBJECT: &str = "McpTask";
 /// Where the object keeps its task's record.
 const RECORD: &str = "record";
+/// Where the object keeps the invocation id of its task's work, once handed to
+/// [`TaskWork`].
+const WORK: &str = "work";
 
 /// What [`TaskRecords`]' `save` answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,6 +99,53 @@ impl TaskRecords {
         Ok(())
     }
 
+    /// Hands the task's work to the service `McpTaskWork` ([`TaskWork`]), once: answers
+    /// the invocation id of that work (the same one when asked again).
+    #[handler]
+    async fn start_work(&self, ctx: ObjectContext<'_>) -> Result<Json<String>, HandlerError> {
+        if let Some(started) = ctx.get::<Json<String>>(WORK).await? {
+            return Ok(started);
+        }
+        let handle = ctx
+            .service_client::<TaskWorkClient>()
+            .run(ctx.key().to_owned())
+            .send()
+            .await?;
+        let invocation = handle.invocation_id().to_owned();
+        ctx.set(WORK, Json(invocation.clone()));
+        Ok(Json(invocation))
+    }
+
+    /// Cancels the task's work, if it was handed over: whether it was. Exclusive, as
+    /// `start_work` is, so a cancellation finds the work that was started before it.
+    #[handler]
+    async fn cancel_work(&self, ctx: ObjectContext<'_>) -> Result<Json<bool>, HandlerError> {
+        let Some(started) = ctx.get::<Json<String>>(WORK).await? else {
+            return Ok(Json(false));
+        };
+        ctx.invocation_handle(started.into_inner()).cancel();
+        Ok(Json(true))
+    }
+
+    /// Records how the task's work ended, unless the task ended first (a cancellation
+    /// saved by a server): whether it was recorded.
+    #[handler]
+    async fn settle(
+        &self,
+        ctx: ObjectContext<'_>,
+        outcome: Json<TaskOutcome>,
+    ) -> Result<Json<bool>, HandlerError> {
+        let Some(stored) = ctx.get::<Json<TaskRecord>>(RECORD).await? else {
+            return Ok(Json(false));
+        };
+        let mut record = stored.into_inner();
+        let settled = record.settle(outcome.into_inner());
+        if settled {
+            ctx.set(RECORD, Json(record));
+        }
+        Ok(Json(settled))
+    }
+
     /// The stored record, if any.
     #[handler]
     async fn load(
@@ -102,6 +154,60 @@ impl TaskRecords {
     ) -> Result<Json<Option<TaskRecord>>, HandlerError> {
         let stored = ctx.get::<Json<TaskRecord>>(RECORD).await?;
         Ok(Json(stored.map(Json::into_inner)))
+    }
+}
+
+/// The Restate service `McpTaskWork`: runs the work of MCP tasks handed to Restate, on
+/// an MCP server holding the same tools as the servers that start them (see
+/// [`RestateTaskStore`] as a [`TaskRunner`]). Bind it to a worker's endpoint beside
+/// [`TaskRecords`] (`Endpoint::builder().bind(TaskRecords).bind(TaskWork::new(server))`)
+/// and register the worker with Restate.
+///
+/// Its handler `run`, keyed by nothing and given a task id, reads the task's record,
+/// runs the call ([`McpServer::run_task`]) as one journaled step (`ctx.run`), and
+/// records the outcome in the task's `McpTask` object. When a worker dies during the
+/// call, Restate runs the call again on a worker (the same idempotency key
+/// `owner:task-id` both times); once the step's outcome is journaled, the call never
+/// runs again. Cancelling the invocation (`tasks/cancel`, through `McpTask/cancel_work`)
+/// abandons the step in flight.
+#[derive(Clone)]
+pub struct TaskWork {
+    server: McpServer,
+}
+
+impl TaskWork {
+    /// Work run by `server`: an MCP server with the same tools (and call options) as the
+    /// servers that hand tasks over. It serves no client here; only its tools are used.
+    pub fn new(server: McpServer) -> Self {
+        Self { server }
+    }
+}
+
+impl std::fmt::Debug for TaskWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskWork").finish_non_exhaustive()
+    }
+}
+
+#[restate_sdk::service(name = "McpTaskWork")]
+impl TaskWork {
+    /// Runs the work of task `id`, unless it is gone or has ended.
+    #[handler]
+    async fn run(&self, ctx: Context<'_>, id: String) -> Result<(), HandlerError> {
+        let tasks = || ctx.object_client::<TaskRecordsClient>(id.clone());
+        let Some(record) = tasks().load().call().await?.into_inner() else {
+            return Ok(());
+        };
+        if record.status().is_terminal() {
+            return Ok(());
+        }
+        let server = self.server.clone();
+        let outcome = ctx
+            .run(|| async move { Ok(Json(server.run_task(&record).await)) })
+            .name("tool call")
+            .await?;
+        tasks().settle(outcome).call().await?;
+        Ok(())
     }
 }
 
@@ -114,9 +220,12 @@ impl TaskRecords {
 /// What is durable is the record: the task's status, its questions and answers, its
 /// result. The task's *work*, the tool's call, runs in the process of the server that
 /// started it (or resumed it): when that process stops during the call, the task reads
-/// as `failed` on the next server, as with any other store. A tool whose work must
-/// itself survive a crash runs it as a Restate run ([`AgentRuns`](crate::AgentRuns)) or a
-/// service of its own, and answers when that ends.
+/// as `failed` on the next server, as with any other store. For the work to be durable
+/// too, give the store to the server as its runner as well
+/// (`TaskOptions::default().store(store.clone()).runner(store)`): each task's call is
+/// then handed to the service `McpTaskWork` ([`TaskWork`]), on whichever worker Restate
+/// picks, and outlives the server that started it (see "MCP tasks that outlive their
+/// server" in the crate docs).
 ///
 /// Servers share tasks at once: any of them answers for a task another one runs, which
 /// renews its lease on the record while it runs (`TaskOptions::lease` in toolwright-mcp);
@@ -210,5 +319,21 @@ impl TaskStore for RestateTaskStore {
 
     async fn load(&self, id: &str) -> Result<Option<TaskRecord>, StoreError> {
         self.call(id, "load", None).await
+    }
+}
+
+/// Hands tasks' work to Restate: `start` calls `McpTask/start_work` (which invokes
+/// `McpTaskWork/run` once per task), `cancel` calls `McpTask/cancel_work` (which cancels
+/// that invocation).
+#[async_trait::async_trait]
+impl TaskRunner for RestateTaskStore {
+    async fn start(&self, record: &TaskRecord) -> Result<(), StoreError> {
+        self.call::<String>(record.id(), "start_work", None)
+            .await
+            .map(drop)
+    }
+
+    async fn cancel(&self, id: &str) -> Result<(), StoreError> {
+        self.call::<bool>(id, "cancel_work", None).await.map(drop)
     }
 }
