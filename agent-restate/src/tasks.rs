@@ -7,6 +7,8 @@
 use crate::now_ms;
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::task::Poll;
 use std::time::Duration;
 use toolwright_core::run::StoreError;
 use toolwright_mcp::McpServer;
@@ -201,11 +203,31 @@ impl TaskWork {
         if record.status().is_terminal() {
             return Ok(());
         }
+        // Restate tells a handler it was cancelled at its next await of a journaled
+        // operation, not in the middle of a `ctx.run`: the call is raced with an
+        // awakeable nobody resolves, which the cancellation fails, so that a cancelled
+        // call stops at once (its future is dropped).
+        let (_, cancelled) = ctx.awakeable::<()>();
         let server = self.server.clone();
-        let outcome = ctx
+        let work = ctx
             .run(|| async move { Ok(Json(server.run_task(&record).await)) })
-            .name("tool call")
-            .await?;
+            .name("tool call");
+        let mut work = std::pin::pin!(work);
+        let mut cancelled = std::pin::pin!(cancelled);
+        let mut waiting = true;
+        let outcome = std::future::poll_fn(|cx| {
+            if let Poll::Ready(outcome) = work.as_mut().poll(cx) {
+                return Poll::Ready(outcome);
+            }
+            if waiting && let Poll::Ready(woken) = cancelled.as_mut().poll(cx) {
+                waiting = false;
+                if let Err(error) = woken {
+                    return Poll::Ready(Err(error));
+                }
+            }
+            Poll::Pending
+        })
+        .await?;
         tasks().settle(outcome).call().await?;
         Ok(())
     }

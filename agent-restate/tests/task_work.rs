@@ -1,0 +1,415 @@
+//! MCP tasks whose work runs on Restate (`RestateTaskStore` as the servers' task runner,
+//! `TaskWork` on a worker), on a real Restate server (`scripts/restate.sh` starts one and
+//! prints `RESTATE_INGRESS_URL`/`RESTATE_ADMIN_URL`): a task outlives the MCP server that
+//! started it and is answered by one started afterwards; a cancellation taken by another
+//! server stops the work; a worker killed with SIGKILL during the call is replaced and
+//! the task completes, its side effect done once.
+//!
+//! The worker is this test binary run again with `TOOLWRIGHT_TASK_WORKER` set (the
+//! ignored test `worker`): it holds the tools, the MCP servers in the test process do
+//! not (their tool has no gate to run with). It says what its tool does on stdout, one
+//! line per event, opens the tool's gate when told so on stdin, and records each attempt
+//! and, keyed by the idempotency key, each side effect in files of its folder. The tests
+//! wait on those lines and on answers, never on time.
+
+#[path = "../../agent-mcp/tests/support/raw_http.rs"]
+mod raw_http;
+
+use raw_http::{Running, serve_on_loopback};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use toolwright_core::{State, ToolContext, tool, tools};
+use toolwright_mcp::tasks::TaskOptions;
+use toolwright_mcp::{HttpOptions, McpServer, ServerOptions};
+use toolwright_restate::restate_sdk::prelude::{Endpoint, HttpServer};
+use toolwright_restate::{RestateTaskStore, TaskRecords, TaskWork};
+
+const WORKER: &str = "TOOLWRIGHT_TASK_WORKER";
+const VERSION: &str = "2026-07-28";
+
+// ---- the worker ----------------------------------------------------------------------
+
+/// What the tool waits on, and where it records what it did.
+#[derive(Clone)]
+struct Gate {
+    open: tokio::sync::watch::Receiver<bool>,
+    dir: Arc<PathBuf>,
+}
+
+/// Says `stopped` when the tool's call is dropped before it ends.
+struct StopGuard(bool);
+
+impl Drop for StopGuard {
+    fn drop(&mut self) {
+        if !self.0 {
+            say("stopped");
+        }
+    }
+}
+
+/// Ships an order once the gate opens, as a task.
+#[tool(task, timeout = "5m")]
+async fn ship(
+    /// The order to ship.
+    order: u32,
+    gate: State<Gate>,
+    ctx: &ToolContext,
+) -> String {
+    let key = ctx.idempotency_key();
+    append(&gate.dir.join("attempts.log"), &key);
+    let mut guard = StopGuard(false);
+    say("started");
+    let mut open = gate.open.clone();
+    let _ = open.wait_for(|open| *open).await;
+    // The side effect, once per key however often the call runs.
+    let effect = gate.dir.join("effects").join(key.replace(':', "_"));
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&effect);
+    guard.0 = true;
+    say(&format!("shipped {order}"));
+    format!("shipped order {order}")
+}
+
+fn say(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+fn append(path: &Path, line: &str) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("the worker's folder is writable");
+    writeln!(file, "{line}").expect("the worker's folder is writable");
+}
+
+/// The worker, when this binary is run as one: serves `McpTask` and `McpTaskWork` on the
+/// port and folder it is given; the gate is open from the start if the folder holds
+/// `gate-open`, and opens when stdin says `open`.
+#[test]
+#[ignore = "run by the tests below as a separate process"]
+fn worker() {
+    let Ok(spec) = std::env::var(WORKER) else {
+        return;
+    };
+    let (port, dir) = spec.split_once(',').expect("PORT,FOLDER");
+    let dir = Arc::new(PathBuf::from(dir));
+    let (opener, open) = tokio::sync::watch::channel(dir.join("gate-open").exists());
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            if line.is_ok_and(|line| line.trim() == "open") {
+                let _ = opener.send(true);
+            }
+        }
+    });
+    let tools = tools![ship].with_state(Gate { open, dir });
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}"))
+            .await
+            .expect("the worker's port is free");
+        say("listening");
+        let endpoint = Endpoint::builder()
+            .bind(TaskRecords)
+            .bind(TaskWork::new(McpServer::new(tools)))
+            .build();
+        HttpServer::new(endpoint).serve(listener).await;
+    });
+}
+
+// ---- the tests -----------------------------------------------------------------------
+
+/// One test at a time: each registers its worker as the services' latest deployment.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+struct Restate {
+    ingress: String,
+    admin: String,
+}
+
+/// The server's URLs. Missing, the test fails (a machine without the server must not
+/// pass by skipping), unless `TOOLWRIGHT_SKIP_SERVICES` names `restate`.
+fn restate() -> Option<Restate> {
+    let (Ok(ingress), Ok(admin)) = (
+        std::env::var("RESTATE_INGRESS_URL"),
+        std::env::var("RESTATE_ADMIN_URL"),
+    ) else {
+        let skipped = std::env::var("TOOLWRIGHT_SKIP_SERVICES")
+            .is_ok_and(|names| names.split(',').any(|name| name.trim() == "restate"));
+        assert!(
+            skipped,
+            "RESTATE_INGRESS_URL and RESTATE_ADMIN_URL are not set: eval \"$(bash \
+             scripts/restate.sh)\" starts a Restate server, or TOOLWRIGHT_SKIP_SERVICES=restate \
+             skips these tests by name"
+        );
+        return None;
+    };
+    // reqwest is built over rustls with no provider chosen: the test picks ring.
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Some(Restate { ingress, admin })
+}
+
+impl Restate {
+    async fn register(&self, port: u16) {
+        let response = reqwest::Client::new()
+            .post(format!("{}/deployments", self.admin))
+            .json(&json!({"uri": format!("http://127.0.0.1:{port}"), "force": true}))
+            .send()
+            .await
+            .expect("the admin API answers");
+        let status = response.status();
+        assert!(
+            status.is_success(),
+            "{status}: {}",
+            response.text().await.unwrap_or_default()
+        );
+    }
+
+    /// An MCP server whose tasks are kept and run on Restate, through a store (and
+    /// runner) of its own. The shortest lease, shorter than a round trip to Restate: a
+    /// task the server counted as its own would read as failed once the server is gone.
+    async fn serve(&self) -> Running {
+        let store = Arc::new(RestateTaskStore::new(&self.ingress).unwrap());
+        let mut options = ServerOptions::default();
+        options.tasks = TaskOptions::default()
+            .store(store.clone())
+            .runner(store)
+            .lease(Duration::from_millis(3))
+            .poll_interval(Duration::from_millis(10));
+        serve_on_loopback(
+            McpServer::with_options(tools![ship], options),
+            HttpOptions::default(),
+        )
+        .await
+    }
+}
+
+struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+impl Worker {
+    async fn start(port: u16, dir: &Path) -> Self {
+        let mut child = Command::new(std::env::current_exe().expect("the test binary"))
+            .args([
+                "--exact",
+                "worker",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(WORKER, format!("{port},{}", dir.display()))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the worker starts");
+        let stdout = child.stdout.take().expect("piped");
+        let stdin = child.stdin.take().expect("piped");
+        let mut worker = Self {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+        };
+        worker.wait_for("listening").await;
+        worker
+    }
+
+    /// Reads the worker's lines until `line`, within a bound on a hang.
+    async fn wait_for(&mut self, line: &str) {
+        let read = async {
+            while let Some(next) = self.lines.next_line().await.expect("the worker's stdout") {
+                if next.ends_with(line) {
+                    return;
+                }
+            }
+            panic!("the worker ended before saying `{line}`");
+        };
+        tokio::time::timeout(Duration::from_secs(60), read)
+            .await
+            .unwrap_or_else(|_| panic!("the worker never said `{line}`"));
+    }
+
+    async fn open_gate(&mut self) {
+        self.stdin
+            .write_all(b"open\n")
+            .await
+            .expect("the worker reads stdin");
+        self.stdin.flush().await.expect("the worker reads stdin");
+    }
+
+    /// SIGKILL: no clean shutdown, as in a crash.
+    async fn kill(mut self) {
+        self.child.kill().await.expect("the worker is killed");
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("its address").port()
+}
+
+fn folder(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "toolwright-task-work-{name}-{}-{}",
+        std::process::id(),
+        free_port()
+    ));
+    std::fs::create_dir_all(dir.join("effects")).expect("a temp folder");
+    dir
+}
+
+fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |text| text.lines().count())
+}
+
+fn effects(dir: &Path) -> usize {
+    std::fs::read_dir(dir.join("effects")).map_or(0, Iterator::count)
+}
+
+/// The JSON-RPC answer of `running` to `method`, sent as a stateless 2026-07-28 client
+/// that declares tasks.
+async fn request(running: &Running, method: &str, name: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities":
+            {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+    });
+    let headers = [
+        ("MCP-Protocol-Version", VERSION),
+        ("Mcp-Method", method),
+        ("Mcp-Name", name),
+    ];
+    let body = raw_http::rpc(1, method, params);
+    let reply = raw_http::post(running.addr, None, &headers, &body)
+        .await
+        .unwrap();
+    reply
+        .answer()
+        .unwrap_or_else(|| panic!("no answer to {method}: {reply:?}"))
+}
+
+/// Task `id` as `tasks/get` shows it once it has ended: asked again after each answer,
+/// within a bound on a hang.
+async fn ended(running: &Running, id: &str) -> Value {
+    let wait = async {
+        loop {
+            let task = request(running, "tasks/get", id, json!({"taskId": id})).await;
+            let status = &task["result"]["status"];
+            if status != "working" {
+                return task["result"].clone();
+            }
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), wait)
+        .await
+        .unwrap_or_else(|_| panic!("task {id} never ended"))
+}
+
+async fn start(running: &Running, order: u32) -> String {
+    let params = json!({"name": "ship", "arguments": {"order": order}});
+    let answer = request(running, "tools/call", "ship", params).await;
+    assert_eq!(answer["result"]["resultType"], "task", "{answer}");
+    answer["result"]["taskId"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_outlives_the_server_that_started_it() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let dir = folder("outlives");
+    let port = free_port();
+    let mut worker = Worker::start(port, &dir).await;
+    restate.register(port).await;
+    let id = {
+        let first = restate.serve().await;
+        let id = start(&first, 7).await;
+        worker.wait_for("started").await;
+        id
+        // The server that started the task shuts down here, the call still running.
+    };
+    let second = restate.serve().await;
+    // Its lease, had it taken one, ran out long ago: the task still runs.
+    let task = request(&second, "tasks/get", &id, json!({"taskId": id})).await;
+    assert_eq!(task["result"]["status"], "working", "{task}");
+    worker.open_gate().await;
+    worker.wait_for("shipped 7").await;
+    let task = ended(&second, &id).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(
+        task["result"]["content"][0]["text"], "shipped order 7",
+        "{task}"
+    );
+    assert_eq!(effects(&dir), 1, "the side effect happened once");
+    assert_eq!(lines(&dir.join("attempts.log")), 1, "the call ran once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_taken_by_another_server_stops_the_work() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let dir = folder("cancel");
+    let port = free_port();
+    let mut worker = Worker::start(port, &dir).await;
+    restate.register(port).await;
+    let id = {
+        let first = restate.serve().await;
+        let id = start(&first, 8).await;
+        worker.wait_for("started").await;
+        id
+    };
+    let second = restate.serve().await;
+    let ack = request(&second, "tasks/cancel", &id, json!({"taskId": id})).await;
+    assert!(ack.get("error").is_none(), "{ack}");
+    worker.wait_for("stopped").await;
+    let task = ended(&second, &id).await;
+    assert_eq!(task["status"], "cancelled", "{task}");
+    // The gate opens after the cancellation: nothing is left to pass it.
+    worker.open_gate().await;
+    let again = request(&second, "tasks/get", &id, json!({"taskId": id})).await;
+    assert_eq!(again["result"]["status"], "cancelled", "{again}");
+    assert_eq!(effects(&dir), 0, "the cancelled call did nothing");
+    assert_eq!(lines(&dir.join("attempts.log")), 1, "nor ran again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_during_the_call_is_replaced_and_the_task_completes() {
+    let Some(restate) = restate() else { return };
+    let _serial = SERIAL.lock().await;
+    let dir = folder("sigkill");
+    let port = free_port();
+    let mut worker = Worker::start(port, &dir).await;
+    restate.register(port).await;
+    let running = restate.serve().await;
+    let id = start(&running, 9).await;
+    worker.wait_for("started").await;
+    worker.kill().await;
+    // The next worker, on the same deployment, finds its gate open.
+    std::fs::write(dir.join("gate-open"), "").expect("writable");
+    let mut replacement = Worker::start(port, &dir).await;
+    replacement.wait_for("shipped 9").await;
+    let task = ended(&running, &id).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(
+        task["result"]["content"][0]["text"], "shipped order 9",
+        "{task}"
+    );
+    assert_eq!(lines(&dir.join("attempts.log")), 2, "the call ran again");
+    assert_eq!(effects(&dir), 1, "the side effect happened once");
+}
