@@ -23,7 +23,9 @@ use task_tools::{confirm, double};
 use toolwright_core::run::{RunStatus, RunStore};
 use toolwright_core::{Principal, State, ToolContext, ToolError, tool, tools};
 use toolwright_mcp::rmcp::model::TaskStatus;
-use toolwright_mcp::tasks::{MemoryTaskStore, TaskOptions, TaskStart, TaskStore};
+use toolwright_mcp::tasks::{
+    MemoryTaskStore, TaskOptions, TaskRecord, TaskRunner, TaskStart, TaskStore,
+};
 use toolwright_mcp::{
     HttpAuth, HttpClientOptions, HttpOptions, InputRequest, McpClient, McpPeer, McpServer,
     ServerOptions, StaticTokens,
@@ -800,4 +802,82 @@ async fn a_task_whose_server_died_reads_failed_once_its_lease_runs_out() {
     let message = failed["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("stopped before it finished"), "{failed}");
     assert_eq!(gate.started.get(), 1, "nothing ran it again");
+}
+
+/// Says who called it, as a task.
+#[tool(task)]
+async fn whoami_later(principal: State<Principal>) -> String {
+    principal.subject.clone()
+}
+
+/// Wipes everything, once a person approves, as a task.
+#[tool(task, require_approval)]
+async fn wipe() -> &'static str {
+    "wiped"
+}
+
+/// Runs each task's work on `worker`, in a task of this process, and settles the record
+/// in `store`, as a durable runner would on its own workers.
+struct LocalRunner {
+    worker: McpServer,
+    store: Arc<MemoryTaskStore>,
+    started: Counter,
+}
+
+#[toolwright_core::async_trait]
+impl TaskRunner for LocalRunner {
+    async fn start(&self, record: &TaskRecord) -> Result<(), toolwright_core::run::StoreError> {
+        assert!(record.handed_off(), "{record:?}");
+        self.started.add();
+        let (worker, store, record) = (self.worker.clone(), self.store.clone(), record.clone());
+        tokio::spawn(async move {
+            let outcome = worker.run_task(&record).await;
+            let mut stored = store.load(record.id()).await.unwrap().unwrap();
+            if stored.settle(outcome) {
+                store.save(&stored).await.unwrap();
+            }
+        });
+        Ok(())
+    }
+
+    async fn cancel(&self, _id: &str) -> Result<(), toolwright_core::run::StoreError> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_task_handed_to_a_runner_runs_there_and_one_that_would_ask_is_refused() {
+    let store = Arc::new(MemoryTaskStore::default());
+    let runner = Arc::new(LocalRunner {
+        worker: McpServer::new(tools![whoami_later, wipe, greet_later]),
+        store: store.clone(),
+        started: Counter::default(),
+    });
+    let mut options = ServerOptions::default();
+    options.tasks = TaskOptions::default().store(store).runner(runner.clone());
+    let running = serve_on_loopback(
+        McpServer::with_options(tools![whoami_later, wipe, greet_later], options),
+        authenticated(),
+    )
+    .await;
+    let alice = Client::new(&running, Some("alice-token"));
+    let id = alice.start("whoami_later", json!({})).await;
+    let done = alice.until(&id, "completed").await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "alice",
+        "the worker's call has its caller's principal: {done}"
+    );
+
+    let wiped = alice.call("wipe", json!({}), None).await;
+    refused_saying(&wiped, "needs a person's approval");
+    refused_saying(&wiped, "task runner");
+    let greeted = alice
+        .call("greet_later", json!({"greeting": "hi"}), None)
+        .await;
+    refused_saying(&greeted, "on_demand");
+    assert_eq!(
+        runner.started.get(),
+        1,
+        "only the first call was handed over"
+    );
 }

@@ -887,6 +887,11 @@ impl ServerHandler for McpServer {
                 Some(tasks::TaskCall::Task) => {
                     return self.start_task(request, context).await.map(Into::into);
                 }
+                // Its task would run on a task runner, where nobody can answer what it
+                // asks on the call: starting it is refused, before the tool runs.
+                Some(tasks::TaskCall::OnDemand) if self.hands_tasks_off() => {
+                    return self.start_task(request, context).await.map(Into::into);
+                }
                 Some(tasks::TaskCall::Refused(error)) => return Err(error),
                 Some(tasks::TaskCall::OnDemand) => {
                     return input::call(self, request, context, input::TaskTurn::Offered).await;

@@ -771,6 +771,11 @@ struct Begun {
 }
 
 impl McpServer {
+    /// Whether tasks' work is handed to a [`TaskRunner`].
+    pub(crate) fn hands_tasks_off(&self) -> bool {
+        self.shared.tasks.options.runner.is_some()
+    }
+
     /// Starts `request` as a task: stored before its id is answered, then run.
     pub(crate) async fn start_task(
         &self,
