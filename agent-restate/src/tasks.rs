@@ -165,6 +165,31 @@ impl TaskRecords {
 /// [`TaskRecords`] (`Endpoint::builder().bind(TaskRecords).bind(TaskWork::new(server))`)
 /// and register the worker with Restate.
 ///
+/// ```no_run
+/// use std::sync::Arc;
+/// use toolwright_core::ToolSet;
+/// use toolwright_mcp::{McpServer, ServerOptions, tasks::TaskOptions};
+/// use toolwright_restate::restate_sdk::prelude::*;
+/// use toolwright_restate::{RestateTaskStore, TaskRecords, TaskWork};
+///
+/// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let tools = ToolSet::new;
+/// // Every MCP server: its tasks kept, and run, on Restate.
+/// let store = Arc::new(RestateTaskStore::new("http://127.0.0.1:8080")?);
+/// let mut options = ServerOptions::default();
+/// options.tasks = TaskOptions::default().store(store.clone()).runner(store);
+/// let server = McpServer::with_options(tools(), options);
+///
+/// // Every worker (this process or another): the same tools.
+/// let endpoint = Endpoint::builder()
+///     .bind(TaskRecords)
+///     .bind(TaskWork::new(McpServer::new(tools())))
+///     .build();
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:9080").await?;
+/// HttpServer::new(endpoint).serve(listener).await;
+/// # drop(server); Ok(()) }
+/// ```
+///
 /// Its handler `run`, keyed by nothing and given a task id, reads the task's record,
 /// runs the call ([`McpServer::run_task`]) as one journaled step (`ctx.run`), and
 /// records the outcome in the task's `McpTask` object. When a worker dies during the
