@@ -14,15 +14,15 @@
 
 #[path = "../../agent-mcp/tests/support/raw_http.rs"]
 mod raw_http;
+#[path = "support/services.rs"]
+mod services;
 
 use raw_http::{Running, serve_on_loopback};
 use serde_json::{Value, json};
+use services::{Urls, Worker, append, effect_once, effects, folder, free_port, lines, say};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use toolwright_core::{State, ToolContext, tool, tools};
 use toolwright_mcp::tasks::TaskOptions;
 use toolwright_mcp::{HttpOptions, McpServer, ServerOptions};
@@ -67,31 +67,10 @@ async fn ship(
     let mut open = gate.open.clone();
     let _ = open.wait_for(|open| *open).await;
     // The side effect, once per key however often the call runs.
-    let effect = gate.dir.join("effects").join(key.replace(':', "_"));
-    let _ = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&effect);
+    effect_once(&gate.dir, &key);
     guard.0 = true;
     say(&format!("shipped {order}"));
     format!("shipped order {order}")
-}
-
-fn say(line: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
-}
-
-fn append(path: &Path, line: &str) {
-    use std::io::Write;
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .expect("the worker's folder is writable");
-    writeln!(file, "{line}").expect("the worker's folder is writable");
 }
 
 /// The worker, when this binary is run as one: serves `McpTask` and `McpTaskWork` on the
@@ -133,152 +112,30 @@ fn worker() {
 /// One test at a time: each registers its worker as the services' latest deployment.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-struct Restate {
-    ingress: String,
-    admin: String,
+/// Starts a worker in `dir` and registers it.
+async fn start_worker(restate: &Urls, dir: &Path) -> Worker {
+    let port = free_port();
+    let worker = Worker::start(WORKER, port, dir).await;
+    services::register(&restate.admin, port).await;
+    worker
 }
 
-/// The server's URLs. Missing, the test fails (a machine without the server must not
-/// pass by skipping), unless `TOOLWRIGHT_SKIP_SERVICES` names `restate`.
-fn restate() -> Option<Restate> {
-    let (Ok(ingress), Ok(admin)) = (
-        std::env::var("RESTATE_INGRESS_URL"),
-        std::env::var("RESTATE_ADMIN_URL"),
-    ) else {
-        let skipped = std::env::var("TOOLWRIGHT_SKIP_SERVICES")
-            .is_ok_and(|names| names.split(',').any(|name| name.trim() == "restate"));
-        assert!(
-            skipped,
-            "RESTATE_INGRESS_URL and RESTATE_ADMIN_URL are not set: eval \"$(bash \
-             scripts/restate.sh)\" starts a Restate server, or TOOLWRIGHT_SKIP_SERVICES=restate \
-             skips these tests by name"
-        );
-        return None;
-    };
-    // reqwest is built over rustls with no provider chosen: the test picks ring.
-    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    Some(Restate { ingress, admin })
-}
-
-impl Restate {
-    async fn register(&self, port: u16) {
-        let response = reqwest::Client::new()
-            .post(format!("{}/deployments", self.admin))
-            .json(&json!({"uri": format!("http://127.0.0.1:{port}"), "force": true}))
-            .send()
-            .await
-            .expect("the admin API answers");
-        let status = response.status();
-        assert!(
-            status.is_success(),
-            "{status}: {}",
-            response.text().await.unwrap_or_default()
-        );
-    }
-
-    /// An MCP server whose tasks are kept and run on Restate, through a store (and
-    /// runner) of its own. The shortest lease, shorter than a round trip to Restate: a
-    /// task the server counted as its own would read as failed once the server is gone.
-    async fn serve(&self) -> Running {
-        let store = Arc::new(RestateTaskStore::new(&self.ingress).unwrap());
-        let mut options = ServerOptions::default();
-        options.tasks = TaskOptions::default()
-            .store(store.clone())
-            .runner(store)
-            .lease(Duration::from_millis(3))
-            .poll_interval(Duration::from_millis(10));
-        serve_on_loopback(
-            McpServer::with_options(tools![ship], options),
-            HttpOptions::default(),
-        )
-        .await
-    }
-}
-
-struct Worker {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-}
-
-impl Worker {
-    async fn start(port: u16, dir: &Path) -> Self {
-        let mut child = Command::new(std::env::current_exe().expect("the test binary"))
-            .args([
-                "--exact",
-                "worker",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(WORKER, format!("{port},{}", dir.display()))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the worker starts");
-        let stdout = child.stdout.take().expect("piped");
-        let stdin = child.stdin.take().expect("piped");
-        let mut worker = Self {
-            child,
-            stdin,
-            lines: BufReader::new(stdout).lines(),
-        };
-        worker.wait_for("listening").await;
-        worker
-    }
-
-    /// Reads the worker's lines until `line`, within a bound on a hang.
-    async fn wait_for(&mut self, line: &str) {
-        let read = async {
-            while let Some(next) = self.lines.next_line().await.expect("the worker's stdout") {
-                if next.ends_with(line) {
-                    return;
-                }
-            }
-            panic!("the worker ended before saying `{line}`");
-        };
-        tokio::time::timeout(Duration::from_secs(60), read)
-            .await
-            .unwrap_or_else(|_| panic!("the worker never said `{line}`"));
-    }
-
-    async fn open_gate(&mut self) {
-        self.stdin
-            .write_all(b"open\n")
-            .await
-            .expect("the worker reads stdin");
-        self.stdin.flush().await.expect("the worker reads stdin");
-    }
-
-    /// SIGKILL: no clean shutdown, as in a crash.
-    async fn kill(mut self) {
-        self.child.kill().await.expect("the worker is killed");
-    }
-}
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    listener.local_addr().expect("its address").port()
-}
-
-fn folder(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "toolwright-task-work-{name}-{}-{}",
-        std::process::id(),
-        free_port()
-    ));
-    std::fs::create_dir_all(dir.join("effects")).expect("a temp folder");
-    dir
-}
-
-fn lines(path: &Path) -> usize {
-    std::fs::read_to_string(path).map_or(0, |text| text.lines().count())
-}
-
-fn effects(dir: &Path) -> usize {
-    std::fs::read_dir(dir.join("effects")).map_or(0, Iterator::count)
+/// An MCP server whose tasks are kept and run on Restate, through a store (and
+/// runner) of its own. The shortest lease, shorter than a round trip to Restate: a
+/// task the server counted as its own would read as failed once the server is gone.
+async fn serve(restate: &Urls) -> Running {
+    let store = Arc::new(RestateTaskStore::new(&restate.ingress).unwrap());
+    let mut options = ServerOptions::default();
+    options.tasks = TaskOptions::default()
+        .store(store.clone())
+        .runner(store)
+        .lease(Duration::from_millis(3))
+        .poll_interval(Duration::from_millis(10));
+    serve_on_loopback(
+        McpServer::with_options(tools![ship], options),
+        HttpOptions::default(),
+    )
+    .await
 }
 
 /// The JSON-RPC answer of `running` to `method`, sent as a stateless 2026-07-28 client
@@ -331,24 +188,24 @@ async fn start(running: &Running, order: u32) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_outlives_the_server_that_started_it() {
-    let Some(restate) = restate() else { return };
+    let Some(restate) = services::urls() else {
+        return;
+    };
     let _serial = SERIAL.lock().await;
     let dir = folder("outlives");
-    let port = free_port();
-    let mut worker = Worker::start(port, &dir).await;
-    restate.register(port).await;
+    let mut worker = start_worker(&restate, &dir).await;
     let id = {
-        let first = restate.serve().await;
+        let first = serve(&restate).await;
         let id = start(&first, 7).await;
         worker.wait_for("started").await;
         id
         // The server that started the task shuts down here, the call still running.
     };
-    let second = restate.serve().await;
+    let second = serve(&restate).await;
     // Its lease, had it taken one, ran out long ago: the task still runs.
     let task = request(&second, "tasks/get", &id, json!({"taskId": id})).await;
     assert_eq!(task["result"]["status"], "working", "{task}");
-    worker.open_gate().await;
+    worker.tell("open").await;
     worker.wait_for("shipped 7").await;
     let task = ended(&second, &id).await;
     assert_eq!(task["status"], "completed", "{task}");
@@ -362,26 +219,26 @@ async fn a_task_outlives_the_server_that_started_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_taken_by_another_server_stops_the_work() {
-    let Some(restate) = restate() else { return };
+    let Some(restate) = services::urls() else {
+        return;
+    };
     let _serial = SERIAL.lock().await;
     let dir = folder("cancel");
-    let port = free_port();
-    let mut worker = Worker::start(port, &dir).await;
-    restate.register(port).await;
+    let mut worker = start_worker(&restate, &dir).await;
     let id = {
-        let first = restate.serve().await;
+        let first = serve(&restate).await;
         let id = start(&first, 8).await;
         worker.wait_for("started").await;
         id
     };
-    let second = restate.serve().await;
+    let second = serve(&restate).await;
     let ack = request(&second, "tasks/cancel", &id, json!({"taskId": id})).await;
     assert!(ack.get("error").is_none(), "{ack}");
     worker.wait_for("stopped").await;
     let task = ended(&second, &id).await;
     assert_eq!(task["status"], "cancelled", "{task}");
     // The gate opens after the cancellation: nothing is left to pass it.
-    worker.open_gate().await;
+    worker.tell("open").await;
     let again = request(&second, "tasks/get", &id, json!({"taskId": id})).await;
     assert_eq!(again["result"]["status"], "cancelled", "{again}");
     assert_eq!(effects(&dir), 0, "the cancelled call did nothing");
@@ -390,19 +247,20 @@ async fn a_cancel_taken_by_another_server_stops_the_work() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_killed_during_the_call_is_replaced_and_the_task_completes() {
-    let Some(restate) = restate() else { return };
+    let Some(restate) = services::urls() else {
+        return;
+    };
     let _serial = SERIAL.lock().await;
     let dir = folder("sigkill");
-    let port = free_port();
-    let mut worker = Worker::start(port, &dir).await;
-    restate.register(port).await;
-    let running = restate.serve().await;
+    let mut worker = start_worker(&restate, &dir).await;
+    let running = serve(&restate).await;
     let id = start(&running, 9).await;
     worker.wait_for("started").await;
+    let port = worker.port;
     worker.kill().await;
     // The next worker, on the same deployment, finds its gate open.
     std::fs::write(dir.join("gate-open"), "").expect("writable");
-    let mut replacement = Worker::start(port, &dir).await;
+    let mut replacement = Worker::start(WORKER, port, &dir).await;
     replacement.wait_for("shipped 9").await;
     let task = ended(&running, &id).await;
     assert_eq!(task["status"], "completed", "{task}");

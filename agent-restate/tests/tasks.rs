@@ -11,11 +11,14 @@
 
 #[path = "../../agent-mcp/tests/support/raw_http.rs"]
 mod raw_http;
+#[path = "support/services.rs"]
+mod services;
 #[path = "../../agent-mcp/tests/support/task_tools.rs"]
 mod task_tools;
 
 use raw_http::{Running, serve_on_loopback};
 use serde_json::{Value, json};
+use services::Urls;
 use std::sync::Arc;
 use std::time::Duration;
 use task_tools::{confirm, double};
@@ -35,38 +38,11 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// test fails (a machine without the server must not pass by skipping), unless
 /// `TOOLWRIGHT_SKIP_SERVICES` names `restate`.
 async fn restate() -> Option<String> {
-    let (Ok(ingress), Ok(admin)) = (
-        std::env::var("RESTATE_INGRESS_URL"),
-        std::env::var("RESTATE_ADMIN_URL"),
-    ) else {
-        let skipped = std::env::var("TOOLWRIGHT_SKIP_SERVICES")
-            .is_ok_and(|names| names.split(',').any(|name| name.trim() == "restate"));
-        assert!(
-            skipped,
-            "RESTATE_INGRESS_URL and RESTATE_ADMIN_URL are not set: eval \"$(bash \
-             scripts/restate.sh)\" starts a Restate server, or TOOLWRIGHT_SKIP_SERVICES=restate \
-             skips these tests by name"
-        );
-        return None;
-    };
-    // reqwest is built over rustls with no provider chosen: the test picks ring.
-    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    let Urls { ingress, admin } = services::urls()?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(HttpServer::new(Endpoint::builder().bind(TaskRecords).build()).serve(listener));
-    let response = reqwest::Client::new()
-        .post(format!("{admin}/deployments"))
-        .json(&json!({"uri": format!("http://127.0.0.1:{port}"), "force": true}))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    assert!(
-        status.is_success(),
-        "{status}: {}",
-        response.text().await.unwrap_or_default()
-    );
+    services::register(&admin, port).await;
     Some(ingress)
 }
 
