@@ -19,7 +19,7 @@ use toolwright_core::llm::{AssistantMessage, LlmClient, LlmRequest, Message, Too
 use toolwright_core::tool::{ApprovalPolicy, ExternalTool, State, ToolError};
 use toolwright_core::{Agent, AgentResult, ToolContext, tool, tools};
 use toolwright_restate::AgentRuns;
-use toolwright_restate::restate_sdk::prelude::{Endpoint, HttpServer};
+use toolwright_restate::restate_sdk::prelude::Endpoint;
 
 const WORKER: &str = "TOOLWRIGHT_RESTATE_WORKER";
 
@@ -83,11 +83,9 @@ impl LlmClient for Model {
 #[test]
 #[ignore = "run by the tests below as a separate process"]
 fn worker() {
-    let Ok(spec) = std::env::var(WORKER) else {
+    let Some((port, dir)) = services::worker_spec(WORKER) else {
         return;
     };
-    let (port, dir) = spec.split_once(',').expect("PORT,FOLDER");
-    let dir = Arc::new(PathBuf::from(dir));
     let approval = dir.join("approval").exists();
     // `external`: `charge` is done by another service, which supplies its output.
     let tools = if dir.join("external").exists() {
@@ -111,20 +109,13 @@ fn worker() {
         .state_key(b"a test key of at least sixteen bytes")
         .build()
         .expect("the agent builds");
-    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}"))
-            .await
-            .expect("the worker's port is free");
-        say("listening");
+    services::serve_worker(port, || {
         let mut runs = AgentRuns::new(Arc::new(agent));
         if let Ok(ms) = std::fs::read_to_string(dir.join("approval-timeout-ms")) {
             let ms = ms.trim().parse().expect("milliseconds");
             runs = runs.approval_timeout(std::time::Duration::from_millis(ms));
         }
-        HttpServer::new(Endpoint::builder().bind(runs).build())
-            .serve(listener)
-            .await;
+        Endpoint::builder().bind(runs).build()
     });
 }
 

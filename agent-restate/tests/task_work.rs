@@ -16,21 +16,23 @@
 mod raw_http;
 #[path = "support/services.rs"]
 mod services;
+#[path = "support/task_client.rs"]
+mod task_client;
 
 use raw_http::{Running, serve_on_loopback};
-use serde_json::{Value, json};
+use serde_json::json;
 use services::{Urls, Worker, append, effect_once, effects, folder, free_port, lines, say};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+use task_client::{request, start, until};
 use toolwright_core::{State, ToolContext, tool, tools};
 use toolwright_mcp::tasks::TaskOptions;
 use toolwright_mcp::{HttpOptions, McpServer, ServerOptions};
-use toolwright_restate::restate_sdk::prelude::{Endpoint, HttpServer};
+use toolwright_restate::restate_sdk::prelude::Endpoint;
 use toolwright_restate::{RestateTaskStore, TaskRecords, TaskWork};
 
 const WORKER: &str = "TOOLWRIGHT_TASK_WORKER";
-const VERSION: &str = "2026-07-28";
 
 // ---- the worker ----------------------------------------------------------------------
 
@@ -79,11 +81,9 @@ async fn ship(
 #[test]
 #[ignore = "run by the tests below as a separate process"]
 fn worker() {
-    let Ok(spec) = std::env::var(WORKER) else {
+    let Some((port, dir)) = services::worker_spec(WORKER) else {
         return;
     };
-    let (port, dir) = spec.split_once(',').expect("PORT,FOLDER");
-    let dir = Arc::new(PathBuf::from(dir));
     let (opener, open) = tokio::sync::watch::channel(dir.join("gate-open").exists());
     std::thread::spawn(move || {
         for line in std::io::stdin().lines() {
@@ -93,17 +93,11 @@ fn worker() {
         }
     });
     let tools = tools![ship].with_state(Gate { open, dir });
-    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}"))
-            .await
-            .expect("the worker's port is free");
-        say("listening");
-        let endpoint = Endpoint::builder()
+    services::serve_worker(port, || {
+        Endpoint::builder()
             .bind(TaskRecords)
             .bind(TaskWork::new(McpServer::new(tools)))
-            .build();
-        HttpServer::new(endpoint).serve(listener).await;
+            .build()
     });
 }
 
@@ -138,54 +132,6 @@ async fn serve(restate: &Urls) -> Running {
     .await
 }
 
-/// The JSON-RPC answer of `running` to `method`, sent as a stateless 2026-07-28 client
-/// that declares tasks.
-async fn request(running: &Running, method: &str, name: &str, mut params: Value) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities":
-            {"extensions": {"io.modelcontextprotocol/tasks": {}}},
-    });
-    let headers = [
-        ("MCP-Protocol-Version", VERSION),
-        ("Mcp-Method", method),
-        ("Mcp-Name", name),
-    ];
-    let body = raw_http::rpc(1, method, params);
-    let reply = raw_http::post(running.addr, None, &headers, &body)
-        .await
-        .unwrap();
-    reply
-        .answer()
-        .unwrap_or_else(|| panic!("no answer to {method}: {reply:?}"))
-}
-
-/// Task `id` as `tasks/get` shows it once it has ended: asked again after each answer,
-/// within a bound on a hang.
-async fn ended(running: &Running, id: &str) -> Value {
-    let wait = async {
-        loop {
-            let task = request(running, "tasks/get", id, json!({"taskId": id})).await;
-            let status = &task["result"]["status"];
-            if status != "working" {
-                return task["result"].clone();
-            }
-            tokio::task::yield_now().await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(60), wait)
-        .await
-        .unwrap_or_else(|_| panic!("task {id} never ended"))
-}
-
-async fn start(running: &Running, order: u32) -> String {
-    let params = json!({"name": "ship", "arguments": {"order": order}});
-    let answer = request(running, "tools/call", "ship", params).await;
-    assert_eq!(answer["result"]["resultType"], "task", "{answer}");
-    answer["result"]["taskId"].as_str().unwrap().to_owned()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_outlives_the_server_that_started_it() {
     let Some(restate) = services::urls() else {
@@ -196,7 +142,7 @@ async fn a_task_outlives_the_server_that_started_it() {
     let mut worker = start_worker(&restate, &dir).await;
     let id = {
         let first = serve(&restate).await;
-        let id = start(&first, 7).await;
+        let id = start(&first, "ship", json!({"order": 7})).await;
         worker.wait_for("started").await;
         id
         // The server that started the task shuts down here, the call still running.
@@ -207,8 +153,7 @@ async fn a_task_outlives_the_server_that_started_it() {
     assert_eq!(task["result"]["status"], "working", "{task}");
     worker.tell("open").await;
     worker.wait_for("shipped 7").await;
-    let task = ended(&second, &id).await;
-    assert_eq!(task["status"], "completed", "{task}");
+    let task = until(&second, &id, "completed").await;
     assert_eq!(
         task["result"]["content"][0]["text"], "shipped order 7",
         "{task}"
@@ -227,7 +172,7 @@ async fn a_cancel_taken_by_another_server_stops_the_work() {
     let mut worker = start_worker(&restate, &dir).await;
     let id = {
         let first = serve(&restate).await;
-        let id = start(&first, 8).await;
+        let id = start(&first, "ship", json!({"order": 8})).await;
         worker.wait_for("started").await;
         id
     };
@@ -235,8 +180,7 @@ async fn a_cancel_taken_by_another_server_stops_the_work() {
     let ack = request(&second, "tasks/cancel", &id, json!({"taskId": id})).await;
     assert!(ack.get("error").is_none(), "{ack}");
     worker.wait_for("stopped").await;
-    let task = ended(&second, &id).await;
-    assert_eq!(task["status"], "cancelled", "{task}");
+    until(&second, &id, "cancelled").await;
     // The gate opens after the cancellation: nothing is left to pass it.
     worker.tell("open").await;
     let again = request(&second, "tasks/get", &id, json!({"taskId": id})).await;
@@ -254,7 +198,7 @@ async fn a_worker_killed_during_the_call_is_replaced_and_the_task_completes() {
     let dir = folder("sigkill");
     let mut worker = start_worker(&restate, &dir).await;
     let running = serve(&restate).await;
-    let id = start(&running, 9).await;
+    let id = start(&running, "ship", json!({"order": 9})).await;
     worker.wait_for("started").await;
     let port = worker.port;
     worker.kill().await;
@@ -262,8 +206,7 @@ async fn a_worker_killed_during_the_call_is_replaced_and_the_task_completes() {
     std::fs::write(dir.join("gate-open"), "").expect("writable");
     let mut replacement = Worker::start(WORKER, port, &dir).await;
     replacement.wait_for("shipped 9").await;
-    let task = ended(&running, &id).await;
-    assert_eq!(task["status"], "completed", "{task}");
+    let task = until(&running, &id, "completed").await;
     assert_eq!(
         task["result"]["content"][0]["text"], "shipped order 9",
         "{task}"

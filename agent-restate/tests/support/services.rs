@@ -8,9 +8,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use toolwright_restate::restate_sdk::prelude::{Endpoint, HttpServer};
 
 /// The Restate server's ingress and admin URLs.
 pub struct Urls {
@@ -57,6 +59,27 @@ pub async fn register(admin: &str, port: u16) {
         "{status}: {}",
         response.text().await.unwrap_or_default()
     );
+}
+
+/// In a worker process, the port and folder the environment variable `env` gives it
+/// (`PORT,FOLDER`); `None` in the test process.
+pub fn worker_spec(env: &str) -> Option<(u16, Arc<PathBuf>)> {
+    let spec = std::env::var(env).ok()?;
+    let (port, dir) = spec.split_once(',').expect("PORT,FOLDER");
+    Some((port.parse().expect("a port"), Arc::new(PathBuf::from(dir))))
+}
+
+/// In a worker process, serves the endpoint `make` builds on `port` until the process
+/// is killed, saying `listening` once the port is bound.
+pub fn serve_worker(port: u16, make: impl FnOnce() -> Endpoint) {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}"))
+            .await
+            .expect("the worker's port is free");
+        say("listening");
+        HttpServer::new(make()).serve(listener).await;
+    });
 }
 
 /// A worker's line on stdout, flushed at once: the tests wait on it.
