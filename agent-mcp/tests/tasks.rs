@@ -822,6 +822,29 @@ struct LocalRunner {
     worker: McpServer,
     store: Arc<MemoryTaskStore>,
     started: Counter,
+    settled: Counter,
+}
+
+impl LocalRunner {
+    fn new(worker: McpServer, store: Arc<MemoryTaskStore>) -> Arc<Self> {
+        Arc::new(Self {
+            worker,
+            store,
+            started: Counter::default(),
+            settled: Counter::default(),
+        })
+    }
+
+    /// A server of `tools`, its tasks kept in this runner's store and handed to it, for
+    /// callers authenticated by token, with `max` unfinished tasks each.
+    async fn serve(self: &Arc<Self>, tools: toolwright_core::ToolSet, max: usize) -> Running {
+        let mut options = ServerOptions::default();
+        options.tasks = TaskOptions::default()
+            .store(self.store.clone())
+            .runner(self.clone())
+            .max_per_caller(max);
+        serve_on_loopback(McpServer::with_options(tools, options), authenticated()).await
+    }
 }
 
 #[toolwright_core::async_trait]
@@ -830,12 +853,14 @@ impl TaskRunner for LocalRunner {
         assert!(record.handed_off(), "{record:?}");
         self.started.add();
         let (worker, store, record) = (self.worker.clone(), self.store.clone(), record.clone());
+        let settled = self.settled.clone();
         tokio::spawn(async move {
             let outcome = worker.run_task(&record).await;
             let mut stored = store.load(record.id()).await.unwrap().unwrap();
             if stored.settle(outcome) {
                 store.save(&stored).await.unwrap();
             }
+            settled.add();
         });
         Ok(())
     }
@@ -847,19 +872,13 @@ impl TaskRunner for LocalRunner {
 
 #[tokio::test]
 async fn a_task_handed_to_a_runner_runs_there_and_one_that_would_ask_is_refused() {
-    let store = Arc::new(MemoryTaskStore::default());
-    let runner = Arc::new(LocalRunner {
-        worker: McpServer::new(tools![whoami_later, wipe, greet_later]),
-        store: store.clone(),
-        started: Counter::default(),
-    });
-    let mut options = ServerOptions::default();
-    options.tasks = TaskOptions::default().store(store).runner(runner.clone());
-    let running = serve_on_loopback(
-        McpServer::with_options(tools![whoami_later, wipe, greet_later], options),
-        authenticated(),
-    )
-    .await;
+    let runner = LocalRunner::new(
+        McpServer::new(tools![whoami_later, wipe, greet_later]),
+        Arc::default(),
+    );
+    let running = runner
+        .serve(tools![whoami_later, wipe, greet_later], 32)
+        .await;
     let alice = Client::new(&running, Some("alice-token"));
     let id = alice.start("whoami_later", json!({})).await;
     let done = alice.until(&id, "completed").await;
@@ -880,4 +899,27 @@ async fn a_task_handed_to_a_runner_runs_there_and_one_that_would_ask_is_refused(
         1,
         "only the first call was handed over"
     );
+}
+
+#[tokio::test]
+async fn a_callers_handed_off_tasks_are_bounded_until_they_end_on_the_runner() {
+    let gate = Gate::default();
+    let runner = LocalRunner::new(
+        McpServer::new(tools![held, whoami_later].with_state(gate.clone())),
+        Arc::default(),
+    );
+    let running = runner.serve(tools![held, whoami_later], 1).await;
+    let alice = Client::new(&running, Some("alice-token"));
+    alice.start("held", json!({})).await;
+    gate.started.reaches(1, "the task runs on the runner").await;
+    let refused = alice.call("whoami_later", json!({}), None).await;
+    refused_saying(&refused, "unfinished tasks");
+    gate.release.set();
+    runner
+        .settled
+        .reaches(1, "the runner settles the task")
+        .await;
+    // Never asked about on this server since: its record says it ended, which frees
+    // its place.
+    alice.start("whoami_later", json!({})).await;
 }

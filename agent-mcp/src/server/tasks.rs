@@ -587,6 +587,49 @@ impl Tasks {
         Ok(live)
     }
 
+    /// How many of `owner`'s tasks in `table` are unfinished, as this server last saw
+    /// them.
+    fn open(table: &HashMap<String, Arc<Live>>, owner: &str) -> usize {
+        table
+            .values()
+            .filter(|live| {
+                live.record
+                    .try_lock()
+                    // A task being changed right now counts as unfinished.
+                    .map_or(true, |r| r.owner == owner && !r.status.is_terminal())
+            })
+            .count()
+    }
+
+    /// Reads the records of `owner`'s tasks handed to a runner, forgetting those that
+    /// have ended (or expired, or are gone) since this server saw them.
+    async fn refresh_handed_off(&self, owner: &str) {
+        let handed_off: Vec<Arc<Live>> = self
+            .live()
+            .values()
+            .filter(|live| {
+                live.record
+                    .try_lock()
+                    .is_ok_and(|r| r.owner == owner && r.handed_off && !r.status.is_terminal())
+            })
+            .cloned()
+            .collect();
+        for live in handed_off {
+            let mut record = live.record.lock().await;
+            match self.options.store.load(&record.id).await {
+                Ok(Some(stored)) if !stored.status.is_terminal() && !stored.expired(now_ms()) => {
+                    if stored.revision > record.revision {
+                        *record = stored;
+                    }
+                }
+                Ok(_) => self.forget_finished(&record.id),
+                Err(error) => {
+                    tracing::warn!(target: "toolwright_mcp::tasks", task = %record.id, %error, "a handed-off task's record could not be read");
+                }
+            }
+        }
+    }
+
     /// Hands `live`'s task, stored, to `runner`; if it cannot take it, the task is
     /// recorded as failed and the call is answered with the error.
     async fn hand_off(&self, runner: &dyn TaskRunner, live: &Live) -> Result<(), McpError> {
@@ -861,17 +904,14 @@ impl McpServer {
             self.refuse_handing_off(&tool, &arguments, &begun)?;
         }
         let max = tasks.options.max_per_caller;
+        // Tasks handed off end elsewhere, unseen here: at the limit, their records say
+        // which have ended.
+        if runner.is_some() && Tasks::open(&tasks.live(), &owner) >= max {
+            tasks.refresh_handed_off(&owner).await;
+        }
         let live = {
             let mut table = tasks.live();
-            let open = table
-                .values()
-                .filter(|live| {
-                    live.record
-                        .try_lock()
-                        // A task being changed right now counts as unfinished.
-                        .map_or(true, |r| r.owner == owner && !r.status.is_terminal())
-                })
-                .count();
+            let open = Tasks::open(&table, &owner);
             if open >= max {
                 return Err(McpError::invalid_request(
                     format!(
