@@ -86,7 +86,9 @@
 //!   answered with the task's id (once per task). No MCP server runs it or holds a lease
 //!   on it: the server that started it may stop or die, and any server on the same
 //!   Restate (one started afterwards too) answers `tasks/get` from the record, which the
-//!   worker settles when the call ends.
+//!   worker settles when the call ends. While no worker is up the task stays `working`:
+//!   Restate runs the call once one comes back. A hand-off Restate does not take (it is
+//!   unreachable) fails the call, and the task is recorded `failed`.
 //! - **A worker's crash repeats only the call in flight.** The call is one journaled
 //!   step (`ctx.run`): when its worker dies during the call, Restate runs it again on a
 //!   worker, with the same [`ToolContext::idempotency_key`](toolwright_core::ToolContext::idempotency_key)
