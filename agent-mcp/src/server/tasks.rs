@@ -262,11 +262,6 @@ impl TaskRecord {
         self.revision
     }
 
-    /// The tool it calls.
-    pub fn tool(&self) -> &str {
-        &self.tool
-    }
-
     /// Whether its work was handed to a [`TaskRunner`] ([`TaskOptions::runner`]).
     pub fn handed_off(&self) -> bool {
         self.handed_off
@@ -564,8 +559,8 @@ impl Tasks {
             return Err(unknown_task(id));
         }
         // Working, not here, and nobody renewed its lease: the process running it died,
-        // and it will never finish.
-        // A task handed to a runner is not on any server: no lease vouches for it.
+        // and it will never finish. (A task handed to a runner runs on no server, and
+        // takes no lease.)
         if record.status == TaskStatus::Working
             && !record.handed_off
             && !live.running.load(Ordering::Acquire)
