@@ -20,21 +20,22 @@
 
 #[path = "../../agent-mcp/tests/support/raw_http.rs"]
 mod raw_http;
+#[path = "../tests/support/task_client.rs"]
+mod task_client;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use raw_http::{Running, serve_on_loopback};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::io::Write as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use task_client::request;
 use tokio::runtime::Runtime;
 use toolwright_core::{tool, tools};
 use toolwright_mcp::tasks::TaskOptions;
 use toolwright_mcp::{HttpOptions, McpServer, ServerOptions};
 use toolwright_restate::restate_sdk::prelude::{Endpoint, HttpServer};
 use toolwright_restate::{RestateTaskStore, TaskRecords, TaskWork};
-
-const VERSION: &str = "2026-07-28";
 
 /// Answers `n`, as a task.
 #[tool(task)]
@@ -44,27 +45,6 @@ async fn echo(n: u32) -> u32 {
 
 fn note(text: &str) {
     let _ = writeln!(std::io::stderr(), "{text}");
-}
-
-/// The JSON-RPC answer of `running` to `method`, as a stateless 2026-07-28 client that
-/// declares tasks.
-async fn request(running: &Running, method: &str, name: &str, mut params: Value) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities":
-            {"extensions": {"io.modelcontextprotocol/tasks": {}}},
-    });
-    let headers = [
-        ("MCP-Protocol-Version", VERSION),
-        ("Mcp-Method", method),
-        ("Mcp-Name", name),
-    ];
-    let body = raw_http::rpc(1, method, params);
-    let reply = raw_http::post(running.addr, None, &headers, &body)
-        .await
-        .unwrap();
-    reply.answer().unwrap()
 }
 
 /// Runs one task on `running`: how long until `tools/call` answered, and until the task
