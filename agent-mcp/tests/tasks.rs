@@ -4,8 +4,9 @@
 //! that started it, and nobody else can read, answer or cancel it; a forged id is a
 //! clear error; a caller's unfinished tasks are bounded; a `task = "on_demand"` tool
 //! asks on the call and becomes a task once answered (once, however often that round is
-//! retried); and a shutdown lets running tasks finish within its grace, recording those
-//! it stops as failed.
+//! retried); a shutdown lets running tasks finish within its grace, recording those
+//! it stops as failed; and a task handed to a runner runs there with its caller's
+//! principal, is bounded until it ends there, and is refused when its tool would ask.
 
 #[path = "support/events.rs"]
 mod events;

@@ -127,6 +127,9 @@ impl TaskOptions {
     /// such a task, so the death of the server that started it does not fail it, and
     /// `tasks/cancel` on any server sharing the store asks the runner to stop it.
     ///
+    /// The caller's principal (subject, scopes and token claims, not the token) is kept
+    /// in the task's record, so that the tool finds it in its context where it runs.
+    ///
     /// A task whose work runs elsewhere cannot ask its caller: a call of a tool that
     /// needs approval (under [`ApprovalMode::Elicit`](crate::ApprovalMode)) or asks on
     /// the call first (`task = "on_demand"`) is refused, and a tool that asks with
