@@ -250,6 +250,9 @@ impl TaskWork {
         let mut work = std::pin::pin!(work);
         let mut cancelled = std::pin::pin!(cancelled);
         let mut waiting = true;
+        // The two share the invocation's input stream: the call is polled first, so the
+        // input that completes it is read by it, and the awakeable reads only what the
+        // call does not wait for (the cancellation).
         let outcome = std::future::poll_fn(|cx| {
             if let Poll::Ready(outcome) = work.as_mut().poll(cx) {
                 return Poll::Ready(outcome);
