@@ -214,7 +214,9 @@ pub mod tasks {
     //! [`TaskOptions::store`], so that a task outlives its server. A task's call runs in the process that started it: when that process stops,
     //! a task it was running reads as `failed` (call the tool again), while one waiting on
     //! its client's answers, and every finished one, are served by whichever server opens
-    //! the store next. At shutdown ([`McpServer::shutdown_tasks`](crate::McpServer::shutdown_tasks),
+    //! the store next. With [`TaskOptions::runner`] the call runs elsewhere instead, on a
+    //! [`TaskRunner`] (toolwright-restate's runs it as a journaled Restate step), and
+    //! survives the server that started it; its tool cannot ask its caller there. At shutdown ([`McpServer::shutdown_tasks`](crate::McpServer::shutdown_tasks),
     //! which [`McpHttpServer`](crate::McpHttpServer) calls with its shutdown grace) the
     //! server lets the tasks it runs finish for up to the grace, then stops the rest and
     //! records them `failed`, saying so, and starts or resumes no task meanwhile. A task belongs to the principal that started it; to anyone else it
@@ -228,7 +230,9 @@ pub mod tasks {
     //! task's questions with the client's handlers; [`McpClient::start_task`](crate::McpClient::start_task)
     //! hands the task ([`McpTask`]) to the application instead.
     pub use crate::client::tasks::{McpTask, TaskStart};
-    pub use crate::server::tasks::{MemoryTaskStore, TaskOptions, TaskRecord, TaskStore};
+    pub use crate::server::tasks::{
+        MemoryTaskStore, TaskOptions, TaskOutcome, TaskRecord, TaskRunner, TaskStore,
+    };
 }
 
 /// Resources: what a server offers clients to read by URI, fixed ([`Resource`](resources::Resource))

@@ -4,8 +4,9 @@
 //! that started it, and nobody else can read, answer or cancel it; a forged id is a
 //! clear error; a caller's unfinished tasks are bounded; a `task = "on_demand"` tool
 //! asks on the call and becomes a task once answered (once, however often that round is
-//! retried); and a shutdown lets running tasks finish within its grace, recording those
-//! it stops as failed.
+//! retried); a shutdown lets running tasks finish within its grace, recording those
+//! it stops as failed; and a task handed to a runner runs there with its caller's
+//! principal, is bounded until it ends there, and is refused when its tool would ask.
 
 #[path = "support/events.rs"]
 mod events;
@@ -23,7 +24,9 @@ use task_tools::{confirm, double};
 use toolwright_core::run::{RunStatus, RunStore};
 use toolwright_core::{Principal, State, ToolContext, ToolError, tool, tools};
 use toolwright_mcp::rmcp::model::TaskStatus;
-use toolwright_mcp::tasks::{MemoryTaskStore, TaskOptions, TaskStart, TaskStore};
+use toolwright_mcp::tasks::{
+    MemoryTaskStore, TaskOptions, TaskRecord, TaskRunner, TaskStart, TaskStore,
+};
 use toolwright_mcp::{
     HttpAuth, HttpClientOptions, HttpOptions, InputRequest, McpClient, McpPeer, McpServer,
     ServerOptions, StaticTokens,
@@ -800,4 +803,124 @@ async fn a_task_whose_server_died_reads_failed_once_its_lease_runs_out() {
     let message = failed["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("stopped before it finished"), "{failed}");
     assert_eq!(gate.started.get(), 1, "nothing ran it again");
+}
+
+/// Says who called it, as a task.
+#[tool(task)]
+async fn whoami_later(principal: State<Principal>) -> String {
+    principal.subject.clone()
+}
+
+/// Wipes everything, once a person approves, as a task.
+#[tool(task, require_approval)]
+async fn wipe() -> &'static str {
+    "wiped"
+}
+
+/// Runs each task's work on `worker`, in a task of this process, and settles the record
+/// in `store`, as a durable runner would on its own workers.
+struct LocalRunner {
+    worker: McpServer,
+    store: Arc<MemoryTaskStore>,
+    started: Counter,
+    settled: Counter,
+}
+
+impl LocalRunner {
+    fn new(worker: McpServer, store: Arc<MemoryTaskStore>) -> Arc<Self> {
+        Arc::new(Self {
+            worker,
+            store,
+            started: Counter::default(),
+            settled: Counter::default(),
+        })
+    }
+
+    /// A server of `tools`, its tasks kept in this runner's store and handed to it, for
+    /// callers authenticated by token, with `max` unfinished tasks each.
+    async fn serve(self: &Arc<Self>, tools: toolwright_core::ToolSet, max: usize) -> Running {
+        let mut options = ServerOptions::default();
+        options.tasks = TaskOptions::default()
+            .store(self.store.clone())
+            .runner(self.clone())
+            .max_per_caller(max);
+        serve_on_loopback(McpServer::with_options(tools, options), authenticated()).await
+    }
+}
+
+#[toolwright_core::async_trait]
+impl TaskRunner for LocalRunner {
+    async fn start(&self, record: &TaskRecord) -> Result<(), toolwright_core::run::StoreError> {
+        assert!(record.handed_off(), "{record:?}");
+        self.started.add();
+        let (worker, store, record) = (self.worker.clone(), self.store.clone(), record.clone());
+        let settled = self.settled.clone();
+        tokio::spawn(async move {
+            let outcome = worker.run_task(&record).await;
+            let mut stored = store.load(record.id()).await.unwrap().unwrap();
+            if stored.settle(outcome) {
+                store.save(&stored).await.unwrap();
+            }
+            settled.add();
+        });
+        Ok(())
+    }
+
+    async fn cancel(&self, _id: &str) -> Result<(), toolwright_core::run::StoreError> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_task_handed_to_a_runner_runs_there_and_one_that_would_ask_is_refused() {
+    let runner = LocalRunner::new(
+        McpServer::new(tools![whoami_later, wipe, greet_later]),
+        Arc::default(),
+    );
+    let running = runner
+        .serve(tools![whoami_later, wipe, greet_later], 32)
+        .await;
+    let alice = Client::new(&running, Some("alice-token"));
+    let id = alice.start("whoami_later", json!({})).await;
+    let done = alice.until(&id, "completed").await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "alice",
+        "the worker's call has its caller's principal: {done}"
+    );
+
+    let wiped = alice.call("wipe", json!({}), None).await;
+    refused_saying(&wiped, "needs a person's approval");
+    refused_saying(&wiped, "task runner");
+    let greeted = alice
+        .call("greet_later", json!({"greeting": "hi"}), None)
+        .await;
+    refused_saying(&greeted, "on_demand");
+    assert_eq!(
+        runner.started.get(),
+        1,
+        "only the first call was handed over"
+    );
+}
+
+#[tokio::test]
+async fn a_callers_handed_off_tasks_are_bounded_until_they_end_on_the_runner() {
+    let gate = Gate::default();
+    let runner = LocalRunner::new(
+        McpServer::new(tools![held, whoami_later].with_state(gate.clone())),
+        Arc::default(),
+    );
+    let running = runner.serve(tools![held, whoami_later], 1).await;
+    let alice = Client::new(&running, Some("alice-token"));
+    alice.start("held", json!({})).await;
+    gate.started.reaches(1, "the task runs on the runner").await;
+    let refused = alice.call("whoami_later", json!({}), None).await;
+    refused_saying(&refused, "unfinished tasks");
+    gate.release.set();
+    runner
+        .settled
+        .reaches(1, "the runner settles the task")
+        .await;
+    // Never asked about on this server since: its record says it ended, which frees
+    // its place.
+    alice.start("whoami_later", json!({})).await;
 }

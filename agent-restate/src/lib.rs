@@ -74,10 +74,35 @@
 //!
 //! With the feature `mcp`, `RestateTaskStore` keeps the records of
 //! [`toolwright-mcp`](https://docs.rs/toolwright-mcp)'s tasks in Restate, in the state of
-//! the virtual object `TaskRecords` (`McpTask`, keyed by the task id): a task started
-//! on one server is read, answered and finished by another, on another machine. The
-//! record is durable; the tool's call is not: it runs in the server process that started
-//! or resumed it (see `RestateTaskStore`).
+//! the virtual object `McpTask` (`TaskRecords`, keyed by the task id): a task started
+//! on one server is read, answered and finished by another, on another machine.
+//!
+//! Given to the MCP servers as their task runner too (`TaskOptions::runner`), it moves
+//! the tasks' *work* to Restate: each task's call runs in the service `McpTaskWork`
+//! (`TaskWork`), on a worker holding the same tools (the servers' own process or
+//! another; see `TaskWork` for the setup). What such a task guarantees:
+//!
+//! - **It outlives its server.** The call is handed to Restate before the client is
+//!   answered with the task's id (once per task). No MCP server runs it or holds a lease
+//!   on it: the server that started it may stop or die, and any server on the same
+//!   Restate (one started afterwards too) answers `tasks/get` from the record, which the
+//!   worker settles when the call ends. While no worker is up the task stays `working`:
+//!   Restate runs the call once one comes back. A hand-off Restate does not take (it is
+//!   unreachable) fails the call, and the task is recorded `failed`.
+//! - **A worker's crash repeats only the call in flight.** The call is one journaled
+//!   step (`ctx.run`): when its worker dies during the call, Restate runs it again on a
+//!   worker, with the same [`ToolContext::idempotency_key`](toolwright_core::ToolContext::idempotency_key)
+//!   (`owner:task-id`), so a tool with a side effect does it once by passing the key on
+//!   (as under [What a tool must do](#what-a-tool-must-do)). Once its outcome is journaled
+//!   the call never runs again.
+//! - **`tasks/cancel` on any server stops the work.** It cancels the Restate invocation:
+//!   the call in flight is dropped at once (the tool's future stops at its next `.await`)
+//!   and the task ends `cancelled`; an outcome that arrives later is ignored.
+//! - **Nobody can be asked.** A call of a tool that needs approval (under
+//!   `ApprovalMode::Elicit`) or asks on the call (`task = "on_demand"`) is refused when
+//!   it is made, with an error saying why; a tool that asks with `McpPeer::ask` finds no
+//!   `McpPeer` in its context, an error result that completes its task. The tool's
+//!   progress notifications reach no client.
 
 #![forbid(unsafe_code)]
 
@@ -88,7 +113,7 @@ mod workflow;
 
 pub use restate_sdk;
 #[cfg(feature = "mcp")]
-pub use tasks::{RestateTaskStore, SaveOutcome, TaskRecords};
+pub use tasks::{RestateTaskStore, SaveOutcome, TaskRecords, TaskWork};
 pub use workflow::{AgentRuns, Decision, RunReport, StartRun, SuppliedOutput};
 
 #[cfg(doc)]

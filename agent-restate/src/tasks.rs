@@ -1,19 +1,26 @@
-//! MCP task records kept in Restate (feature `mcp`): [`TaskRecords`], the virtual object
-//! `McpTask` that holds each task's record in its state, keyed by the task id, and
-//! [`RestateTaskStore`], the [`TaskStore`] an MCP server reads and writes it through,
-//! over Restate's ingress.
+//! MCP tasks kept in Restate (feature `mcp`): [`TaskRecords`], the virtual object
+//! `McpTask` that holds each task's record in its state, keyed by the task id;
+//! [`TaskWork`], the service `McpTaskWork` that runs a task's call as a journaled step;
+//! and [`RestateTaskStore`], the [`TaskStore`] (and [`TaskRunner`]) an MCP server reaches
+//! both through, over Restate's ingress.
 
 use crate::now_ms;
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::task::Poll;
 use std::time::Duration;
 use toolwright_core::run::StoreError;
-use toolwright_mcp::tasks::{TaskRecord, TaskStore};
+use toolwright_mcp::McpServer;
+use toolwright_mcp::tasks::{TaskOutcome, TaskRecord, TaskRunner, TaskStore};
 
 /// The virtual object's name, as the ingress routes to it (`/McpTask/{id}/...`).
 const OBJECT: &str = "McpTask";
 /// Where the object keeps its task's record.
 const RECORD: &str = "record";
+/// Where the object keeps the invocation id of its task's work, once handed to
+/// [`TaskWork`].
+const WORK: &str = "work";
 
 /// What [`TaskRecords`]' `save` answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,6 +36,14 @@ pub enum SaveOutcome {
     },
 }
 
+/// The refusal of a record sent to another task's object.
+fn misdirected(id: &str, key: &str) -> TerminalError {
+    TerminalError::new_with_code(
+        400,
+        format!("the record of task `{id}` was sent to the object of task `{key}`"),
+    )
+}
+
 /// The Restate virtual object `McpTask`: one object per MCP task, keyed by the task id,
 /// holding the task's [`TaskRecord`] in its state. Bind it to a worker's endpoint
 /// (`Endpoint::builder().bind(TaskRecords)`), register the worker with Restate, and give
@@ -38,6 +53,11 @@ pub enum SaveOutcome {
 /// stored one, and answers [`SaveOutcome::Conflict`] otherwise; `load` (shared) answers
 /// the record, or `null`. The first `save` schedules `expire` for when the task expires
 /// ([`TaskRecord::expires_at_ms`]), on a durable timer: the record is deleted then.
+///
+/// For a task whose work runs on Restate ([`TaskWork`]): `start_work`, given the task's
+/// record, invokes `McpTaskWork/run` with it, once, and keeps the invocation's id; `cancel_work`
+/// cancels that invocation; `settle` records how the work ended unless the task ended
+/// first. All three are exclusive, so a cancellation finds the work started before it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TaskRecords;
 
@@ -52,15 +72,7 @@ impl TaskRecords {
     ) -> Result<Json<SaveOutcome>, HandlerError> {
         let record = record.into_inner();
         if record.id() != ctx.key() {
-            return Err(TerminalError::new_with_code(
-                400,
-                format!(
-                    "the record of task `{}` was sent to the object of task `{}`",
-                    record.id(),
-                    ctx.key()
-                ),
-            )
-            .into());
+            return Err(misdirected(record.id(), ctx.key()).into());
         }
         let found = ctx
             .get::<Json<TaskRecord>>(RECORD)
@@ -94,6 +106,62 @@ impl TaskRecords {
         Ok(())
     }
 
+    /// Hands the work of the task `record` to the service `McpTaskWork` ([`TaskWork`]),
+    /// once: answers the invocation id of that work (the same one when asked again).
+    #[handler]
+    async fn start_work(
+        &self,
+        ctx: ObjectContext<'_>,
+        record: Json<TaskRecord>,
+    ) -> Result<Json<String>, HandlerError> {
+        if record.0.id() != ctx.key() {
+            return Err(misdirected(record.0.id(), ctx.key()).into());
+        }
+        if let Some(started) = ctx.get::<Json<String>>(WORK).await? {
+            return Ok(started);
+        }
+        // The record travels with the invocation, as the server sent it: read back from
+        // the state here instead, `tools/call` answered in about 54 ms rather than 8
+        // (the `task_handoff` bench, one run of each).
+        let handle = ctx
+            .service_client::<TaskWorkClient>()
+            .run(record)
+            .send()
+            .await?;
+        let invocation = handle.invocation_id().to_owned();
+        ctx.set(WORK, Json(invocation.clone()));
+        Ok(Json(invocation))
+    }
+
+    /// Cancels the task's work, if it was handed over: whether it was.
+    #[handler]
+    async fn cancel_work(&self, ctx: ObjectContext<'_>) -> Result<Json<bool>, HandlerError> {
+        let Some(started) = ctx.get::<Json<String>>(WORK).await? else {
+            return Ok(Json(false));
+        };
+        ctx.invocation_handle(started.into_inner()).cancel();
+        Ok(Json(true))
+    }
+
+    /// Records how the task's work ended, unless the task ended first (a cancellation
+    /// saved by a server): whether it was recorded.
+    #[handler]
+    async fn settle(
+        &self,
+        ctx: ObjectContext<'_>,
+        outcome: Json<TaskOutcome>,
+    ) -> Result<Json<bool>, HandlerError> {
+        let Some(stored) = ctx.get::<Json<TaskRecord>>(RECORD).await? else {
+            return Ok(Json(false));
+        };
+        let mut record = stored.into_inner();
+        let settled = record.settle(outcome.into_inner());
+        if settled {
+            ctx.set(RECORD, Json(record));
+        }
+        Ok(Json(settled))
+    }
+
     /// The stored record, if any.
     #[handler]
     async fn load(
@@ -102,6 +170,107 @@ impl TaskRecords {
     ) -> Result<Json<Option<TaskRecord>>, HandlerError> {
         let stored = ctx.get::<Json<TaskRecord>>(RECORD).await?;
         Ok(Json(stored.map(Json::into_inner)))
+    }
+}
+
+/// The Restate service `McpTaskWork`: runs the work of MCP tasks handed to Restate, on
+/// an MCP server holding the same tools as the servers that start them (see
+/// [`RestateTaskStore`] as a [`TaskRunner`]). Bind it to a worker's endpoint beside
+/// [`TaskRecords`] (`Endpoint::builder().bind(TaskRecords).bind(TaskWork::new(server))`)
+/// and register the worker with Restate.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use toolwright_core::ToolSet;
+/// use toolwright_mcp::{McpServer, ServerOptions, tasks::TaskOptions};
+/// use toolwright_restate::restate_sdk::prelude::*;
+/// use toolwright_restate::{RestateTaskStore, TaskRecords, TaskWork};
+///
+/// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let tools = ToolSet::new;
+/// // Every MCP server: its tasks kept, and run, on Restate.
+/// let store = Arc::new(RestateTaskStore::new("http://127.0.0.1:8080")?);
+/// let mut options = ServerOptions::default();
+/// options.tasks = TaskOptions::default().store(store.clone()).runner(store);
+/// let server = McpServer::with_options(tools(), options);
+///
+/// // Every worker (this process or another): the same tools.
+/// let endpoint = Endpoint::builder()
+///     .bind(TaskRecords)
+///     .bind(TaskWork::new(McpServer::new(tools())))
+///     .build();
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:9080").await?;
+/// HttpServer::new(endpoint).serve(listener).await;
+/// # drop(server); Ok(()) }
+/// ```
+///
+/// Its handler `run`, keyed by nothing and given the task's record by `McpTask`, runs
+/// the call ([`McpServer::run_task`]) as one journaled step (`ctx.run`), and
+/// records the outcome in the task's `McpTask` object. When a worker dies during the
+/// call, Restate runs the call again on a worker (the same idempotency key
+/// `owner:task-id` both times); once the step's outcome is journaled, the call never
+/// runs again. Cancelling the invocation (`tasks/cancel`, through `McpTask/cancel_work`)
+/// abandons the step in flight.
+#[derive(Clone)]
+pub struct TaskWork {
+    server: McpServer,
+}
+
+impl TaskWork {
+    /// Work run by `server`: an MCP server with the same tools (and call options) as the
+    /// servers that hand tasks over. It serves no client here; only its tools are used.
+    pub fn new(server: McpServer) -> Self {
+        Self { server }
+    }
+}
+
+impl std::fmt::Debug for TaskWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskWork").finish_non_exhaustive()
+    }
+}
+
+#[restate_sdk::service(name = "McpTaskWork")]
+impl TaskWork {
+    /// Runs the work of the task `record` (as stored when it was handed over), then
+    /// records how it ended.
+    #[handler]
+    async fn run(&self, ctx: Context<'_>, record: Json<TaskRecord>) -> Result<(), HandlerError> {
+        let record = record.into_inner();
+        let id = record.id().to_owned();
+        // Restate tells a handler it was cancelled at its next await of a journaled
+        // operation, not in the middle of a `ctx.run`: the call is raced with an
+        // awakeable nobody resolves, which the cancellation fails, so that a cancelled
+        // call stops at once (its future is dropped).
+        let (_, cancelled) = ctx.awakeable::<()>();
+        let server = self.server.clone();
+        let work = ctx
+            .run(|| async move { Ok(Json(server.run_task(&record).await)) })
+            .name("tool call");
+        let mut work = std::pin::pin!(work);
+        let mut cancelled = std::pin::pin!(cancelled);
+        let mut waiting = true;
+        // The two share the invocation's input stream: the call is polled first, so the
+        // input that completes it is read by it, and the awakeable reads only what the
+        // call does not wait for (the cancellation).
+        let outcome = std::future::poll_fn(|cx| {
+            if let Poll::Ready(outcome) = work.as_mut().poll(cx) {
+                return Poll::Ready(outcome);
+            }
+            if waiting && let Poll::Ready(woken) = cancelled.as_mut().poll(cx) {
+                waiting = false;
+                if let Err(error) = woken {
+                    return Poll::Ready(Err(error));
+                }
+            }
+            Poll::Pending
+        })
+        .await?;
+        ctx.object_client::<TaskRecordsClient>(id)
+            .settle(outcome)
+            .call()
+            .await?;
+        Ok(())
     }
 }
 
@@ -114,9 +283,12 @@ impl TaskRecords {
 /// What is durable is the record: the task's status, its questions and answers, its
 /// result. The task's *work*, the tool's call, runs in the process of the server that
 /// started it (or resumed it): when that process stops during the call, the task reads
-/// as `failed` on the next server, as with any other store. A tool whose work must
-/// itself survive a crash runs it as a Restate run ([`AgentRuns`](crate::AgentRuns)) or a
-/// service of its own, and answers when that ends.
+/// as `failed` on the next server, as with any other store. For the work to be durable
+/// too, give the store to the server as its runner as well
+/// (`TaskOptions::default().store(store.clone()).runner(store)`): each task's call is
+/// then handed to the service `McpTaskWork` ([`TaskWork`]), on whichever worker Restate
+/// picks, and outlives the server that started it (see "MCP tasks that outlive their
+/// server" in the crate docs).
 ///
 /// Servers share tasks at once: any of them answers for a task another one runs, which
 /// renews its lease on the record while it runs (`TaskOptions::lease` in toolwright-mcp);
@@ -210,5 +382,21 @@ impl TaskStore for RestateTaskStore {
 
     async fn load(&self, id: &str) -> Result<Option<TaskRecord>, StoreError> {
         self.call(id, "load", None).await
+    }
+}
+
+/// Hands tasks' work to Restate: `start` calls `McpTask/start_work` (which invokes
+/// `McpTaskWork/run` once per task), `cancel` calls `McpTask/cancel_work` (which cancels
+/// that invocation).
+#[async_trait::async_trait]
+impl TaskRunner for RestateTaskStore {
+    async fn start(&self, record: &TaskRecord) -> Result<(), StoreError> {
+        self.call::<String>(record.id(), "start_work", Some(record))
+            .await
+            .map(drop)
+    }
+
+    async fn cancel(&self, id: &str) -> Result<(), StoreError> {
+        self.call::<bool>(id, "cancel_work", None).await.map(drop)
     }
 }

@@ -8,17 +8,18 @@
 //! tests wait on those lines and on HTTP answers, never on time. Its tool records each
 //! attempt and, keyed by the idempotency key, each side effect, in files of its folder.
 
+#[path = "support/services.rs"]
+mod services;
+
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use services::{Urls, Worker, append, effect_once, effects, folder, free_port, lines, say};
+use std::path::PathBuf;
 use std::sync::Arc;
-use tokio::io::{AsyncBufReadExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdout, Command};
 use toolwright_core::llm::{AssistantMessage, LlmClient, LlmRequest, Message, ToolCall};
 use toolwright_core::tool::{ApprovalPolicy, ExternalTool, State, ToolError};
 use toolwright_core::{Agent, AgentResult, ToolContext, tool, tools};
 use toolwright_restate::AgentRuns;
-use toolwright_restate::restate_sdk::prelude::{Endpoint, HttpServer};
+use toolwright_restate::restate_sdk::prelude::Endpoint;
 
 const WORKER: &str = "TOOLWRIGHT_RESTATE_WORKER";
 
@@ -40,11 +41,7 @@ async fn charge(
     append(&dir.join("attempts.log"), &key);
     // The side effect, once per key however often the call runs: what a tool does with
     // its idempotency key.
-    let effect = dir.join("effects").join(key.replace(':', "_"));
-    let _ = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&effect);
+    effect_once(dir, &key);
     say(&format!("charged {order}"));
     if dir.join("hold-tool").exists() {
         say("holding tool");
@@ -81,33 +78,14 @@ impl LlmClient for Model {
     }
 }
 
-fn say(line: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
-}
-
-fn append(path: &Path, line: &str) {
-    use std::io::Write;
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .expect("the worker's folder is writable");
-    writeln!(file, "{line}").expect("the worker's folder is writable");
-}
-
 /// The worker, when this binary is run as one: serves `AgentRun` on the port and folder
 /// it is given.
 #[test]
 #[ignore = "run by the tests below as a separate process"]
 fn worker() {
-    let Ok(spec) = std::env::var(WORKER) else {
+    let Some((port, dir)) = services::worker_spec(WORKER) else {
         return;
     };
-    let (port, dir) = spec.split_once(',').expect("PORT,FOLDER");
-    let dir = Arc::new(PathBuf::from(dir));
     let approval = dir.join("approval").exists();
     // `external`: `charge` is done by another service, which supplies its output.
     let tools = if dir.join("external").exists() {
@@ -131,20 +109,13 @@ fn worker() {
         .state_key(b"a test key of at least sixteen bytes")
         .build()
         .expect("the agent builds");
-    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}"))
-            .await
-            .expect("the worker's port is free");
-        say("listening");
+    services::serve_worker(port, || {
         let mut runs = AgentRuns::new(Arc::new(agent));
         if let Ok(ms) = std::fs::read_to_string(dir.join("approval-timeout-ms")) {
             let ms = ms.trim().parse().expect("milliseconds");
             runs = runs.approval_timeout(std::time::Duration::from_millis(ms));
         }
-        HttpServer::new(Endpoint::builder().bind(runs).build())
-            .serve(listener)
-            .await;
+        Endpoint::builder().bind(runs).build()
     });
 }
 
@@ -159,119 +130,19 @@ struct Restate {
     http: reqwest::Client,
 }
 
-/// The server's URLs. Missing, the test fails (a machine without the server must not
-/// pass by skipping), unless `TOOLWRIGHT_SKIP_SERVICES` names `restate`.
+/// The server's URLs, and a client for them.
 fn restate() -> Option<Restate> {
-    let ingress = std::env::var("RESTATE_INGRESS_URL").ok();
-    let admin = std::env::var("RESTATE_ADMIN_URL").ok();
-    if let (Some(ingress), Some(admin)) = (ingress, admin) {
-        // reqwest is built over rustls with no provider chosen (a library must not pick
-        // one for its users); a test process picks ring, as an application would.
-        #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        return Some(Restate {
-            ingress,
-            admin,
-            http: reqwest::Client::new(),
-        });
-    }
-    let skipped = std::env::var("TOOLWRIGHT_SKIP_SERVICES")
-        .is_ok_and(|names| names.split(',').any(|name| name.trim() == "restate"));
-    assert!(
-        skipped,
-        "RESTATE_INGRESS_URL and RESTATE_ADMIN_URL are not set: these tests need a Restate \
-         server (eval \"$(bash scripts/restate.sh)\" starts one; scripts/test.sh does it for \
-         you), or TOOLWRIGHT_SKIP_SERVICES=restate to skip them by name"
-    );
-    eprintln!("skipping: TOOLWRIGHT_SKIP_SERVICES names restate");
-    None
-}
-
-struct Worker {
-    port: u16,
-    child: Child,
-    lines: Lines<BufReader<ChildStdout>>,
-}
-
-impl Worker {
-    async fn start(port: u16, dir: &Path) -> Self {
-        let mut child = Command::new(std::env::current_exe().expect("the test binary"))
-            .args([
-                "--exact",
-                "worker",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(WORKER, format!("{port},{}", dir.display()))
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the worker starts");
-        let stdout = child.stdout.take().expect("piped");
-        let mut worker = Self {
-            port,
-            child,
-            lines: BufReader::new(stdout).lines(),
-        };
-        worker.wait_for("listening").await;
-        worker
-    }
-
-    /// Reads the worker's lines until `line`.
-    async fn wait_for(&mut self, line: &str) {
-        while let Some(next) = self.lines.next_line().await.expect("the worker's stdout") {
-            if next.ends_with(line) {
-                return;
-            }
-        }
-        panic!("the worker ended before saying `{line}`");
-    }
-
-    /// SIGKILL: no clean shutdown, as in a crash.
-    async fn kill(mut self) {
-        self.child.kill().await.expect("the worker is killed");
-    }
-}
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    listener.local_addr().expect("its address").port()
-}
-
-fn folder(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "toolwright-restate-{name}-{}-{}",
-        std::process::id(),
-        free_port()
-    ));
-    std::fs::create_dir_all(dir.join("effects")).expect("a temp folder");
-    dir
-}
-
-fn lines(path: &Path) -> usize {
-    std::fs::read_to_string(path).map_or(0, |text| text.lines().count())
-}
-
-fn effects(dir: &Path) -> usize {
-    std::fs::read_dir(dir.join("effects")).map_or(0, Iterator::count)
+    let Urls { ingress, admin } = services::urls()?;
+    Some(Restate {
+        ingress,
+        admin,
+        http: reqwest::Client::new(),
+    })
 }
 
 impl Restate {
     async fn register(&self, port: u16) {
-        let response = self
-            .http
-            .post(format!("{}/deployments", self.admin))
-            .json(&json!({"uri": format!("http://127.0.0.1:{port}"), "force": true}))
-            .send()
-            .await
-            .expect("the admin API answers");
-        let status = response.status();
-        assert!(
-            status.is_success(),
-            "{status}: {}",
-            response.text().await.unwrap_or_default()
-        );
+        services::register(&self.admin, port).await;
     }
 
     /// Starts run `run_id` without waiting for it: the invocation's id.
@@ -368,7 +239,7 @@ async fn paused_run(
         std::fs::write(dir.join("approval-timeout-ms"), ms.to_string()).expect("writable");
     }
     let port = free_port();
-    let worker = Worker::start(port, &dir).await;
+    let worker = Worker::start(WORKER, port, &dir).await;
     restate.register(port).await;
     let run = run_id(name);
     restate.start(&run).await;
@@ -439,7 +310,7 @@ async fn killed_and_restarted(
     let dir = folder(name);
     std::fs::write(dir.join(hold), "").expect("writable");
     let port = free_port();
-    let mut worker = Worker::start(port, &dir).await;
+    let mut worker = Worker::start(WORKER, port, &dir).await;
     restate.register(port).await;
     let run = run_id(name);
     restate.start(&run).await;
@@ -447,7 +318,7 @@ async fn killed_and_restarted(
     worker.kill().await;
 
     std::fs::remove_file(dir.join(hold)).expect("writable");
-    let _worker = Worker::start(port, &dir).await;
+    let _worker = Worker::start(WORKER, port, &dir).await;
     let report = restate.outcome(&run).await;
     assert_eq!(report["status"], "finished", "{report}");
     let answer = report["answer"].as_str().unwrap_or_default();
@@ -515,7 +386,7 @@ async fn approvals_are_checked_and_one_sent_with_no_worker_up_completes() {
     worker.kill().await;
     let body = json!({"call_id": "c1", "decision": "approved", "decider": {"who": "alice", "reason": "order 8 is the right one"}, "arguments": {"order": 8}});
     let decide = restate.send(&run, "approve", body);
-    let _worker = Worker::start(port, &dir).await;
+    let _worker = Worker::start(WORKER, port, &dir).await;
     assert_eq!(decide.await.expect("joined").expect("answered"), 200);
     let report = restate.outcome(&run).await;
     assert_eq!(report["status"], "finished", "{report}");
@@ -595,7 +466,7 @@ async fn an_external_output_is_checked_and_one_sent_with_no_worker_up_completes(
     let dir = folder("external");
     std::fs::write(dir.join("external"), "").expect("writable");
     let port = free_port();
-    let worker = Worker::start(port, &dir).await;
+    let worker = Worker::start(WORKER, port, &dir).await;
     restate.register(port).await;
     let run = run_id("external");
     restate.start(&run).await;
@@ -627,7 +498,7 @@ async fn an_external_output_is_checked_and_one_sent_with_no_worker_up_completes(
     worker.kill().await;
     let body = json!({"call_id": "c1", "output": output("billing service: order 7 charged")});
     let supply = restate.send(&run, "supply", body);
-    let _worker = Worker::start(port, &dir).await;
+    let _worker = Worker::start(WORKER, port, &dir).await;
     assert_eq!(supply.await.expect("joined").expect("answered"), 200);
     let report = restate.outcome(&run).await;
     assert_eq!(report["status"], "finished", "{report}");
@@ -655,7 +526,7 @@ async fn a_run_cancelled_during_a_tool_call_ends_cancelled_and_runs_nothing_more
     let dir = folder("mid-step");
     std::fs::write(dir.join("hold-tool"), "").expect("writable");
     let port = free_port();
-    let mut worker = Worker::start(port, &dir).await;
+    let mut worker = Worker::start(WORKER, port, &dir).await;
     restate.register(port).await;
     let run = run_id("mid-step");
     let invocation = restate.start(&run).await;
@@ -717,8 +588,8 @@ async fn two_workers_share_runs_and_one_resumes_the_run_of_the_other() {
     let dir = folder("fleet");
     std::fs::write(dir.join("hold-tool"), "").expect("writable");
     let (first_port, second_port) = (free_port(), free_port());
-    let mut first = Worker::start(first_port, &dir).await;
-    let mut second = Worker::start(second_port, &dir).await;
+    let mut first = Worker::start(WORKER, first_port, &dir).await;
+    let mut second = Worker::start(WORKER, second_port, &dir).await;
     restate
         .register(proxy([first_port, second_port]).await)
         .await;

@@ -11,13 +11,19 @@
 
 #[path = "../../agent-mcp/tests/support/raw_http.rs"]
 mod raw_http;
+#[path = "support/services.rs"]
+mod services;
+#[path = "support/task_client.rs"]
+mod task_client;
 #[path = "../../agent-mcp/tests/support/task_tools.rs"]
 mod task_tools;
 
 use raw_http::{Running, serve_on_loopback};
-use serde_json::{Value, json};
+use serde_json::json;
+use services::Urls;
 use std::sync::Arc;
 use std::time::Duration;
+use task_client::{request, start, until};
 use task_tools::{confirm, double};
 use toolwright_core::run::StoreError;
 use toolwright_core::tools;
@@ -26,8 +32,6 @@ use toolwright_mcp::{HttpOptions, McpServer, ServerOptions};
 use toolwright_restate::restate_sdk::prelude::{Endpoint, HttpServer};
 use toolwright_restate::{RestateTaskStore, TaskRecords};
 
-const VERSION: &str = "2026-07-28";
-
 /// One test at a time: each registers the worker as the object's latest deployment.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -35,38 +39,11 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// test fails (a machine without the server must not pass by skipping), unless
 /// `TOOLWRIGHT_SKIP_SERVICES` names `restate`.
 async fn restate() -> Option<String> {
-    let (Ok(ingress), Ok(admin)) = (
-        std::env::var("RESTATE_INGRESS_URL"),
-        std::env::var("RESTATE_ADMIN_URL"),
-    ) else {
-        let skipped = std::env::var("TOOLWRIGHT_SKIP_SERVICES")
-            .is_ok_and(|names| names.split(',').any(|name| name.trim() == "restate"));
-        assert!(
-            skipped,
-            "RESTATE_INGRESS_URL and RESTATE_ADMIN_URL are not set: eval \"$(bash \
-             scripts/restate.sh)\" starts a Restate server, or TOOLWRIGHT_SKIP_SERVICES=restate \
-             skips these tests by name"
-        );
-        return None;
-    };
-    // reqwest is built over rustls with no provider chosen: the test picks ring.
-    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    let Urls { ingress, admin } = services::urls()?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(HttpServer::new(Endpoint::builder().bind(TaskRecords).build()).serve(listener));
-    let response = reqwest::Client::new()
-        .post(format!("{admin}/deployments"))
-        .json(&json!({"uri": format!("http://127.0.0.1:{port}"), "force": true}))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    assert!(
-        status.is_success(),
-        "{status}: {}",
-        response.text().await.unwrap_or_default()
-    );
+    services::register(&admin, port).await;
     Some(ingress)
 }
 
@@ -81,53 +58,6 @@ async fn serve(ingress: &str) -> Running {
         HttpOptions::default(),
     )
     .await
-}
-
-/// The JSON-RPC answer of `running` to `method`, sent as a stateless 2026-07-28 client
-/// that declares tasks and elicitation.
-async fn request(running: &Running, method: &str, name: &str, mut params: Value) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities":
-            {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
-    });
-    let headers = [
-        ("MCP-Protocol-Version", VERSION),
-        ("Mcp-Method", method),
-        ("Mcp-Name", name),
-    ];
-    let body = raw_http::rpc(1, method, params);
-    let reply = raw_http::post(running.addr, None, &headers, &body)
-        .await
-        .unwrap();
-    reply
-        .answer()
-        .unwrap_or_else(|| panic!("no answer to {method}: {reply:?}"))
-}
-
-/// Task `id` as `tasks/get` shows it once its status is `status`: asked again after each
-/// answer, within a bound on a hang.
-async fn until(running: &Running, id: &str, status: &str) -> Value {
-    let wait = async {
-        loop {
-            let task = request(running, "tasks/get", id, json!({"taskId": id})).await;
-            if task["result"]["status"] == status {
-                return task["result"].clone();
-            }
-            tokio::task::yield_now().await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(60), wait)
-        .await
-        .unwrap_or_else(|_| panic!("task {id} never became {status}"))
-}
-
-async fn start(running: &Running, tool: &str, arguments: Value) -> String {
-    let params = json!({"name": tool, "arguments": arguments});
-    let answer = request(running, "tools/call", tool, params).await;
-    assert_eq!(answer["result"]["resultType"], "task", "{answer}");
-    answer["result"]["taskId"].as_str().unwrap().to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -46,7 +46,7 @@ use toolwright_core::{
     CallRunner, Tool, ToolContext, ToolError, ToolErrorKind, ToolSet,
     exec::{ApproveAll, Approver, CallOptions, CallPermit, CallScope, ScopedFuture},
     llm::ToolCall,
-    tool::{CallReporter, Extensions, TaskSupport, ToolExposure, ToolOutcome},
+    tool::{CallReporter, Extensions, TaskSupport, ToolCallResult, ToolExposure, ToolOutcome},
     toolset::ToolConfig,
 };
 // rmcp marks MCP logging deprecated (SEP-2577, protocol 2026-07-28); the 2025 protocol
@@ -635,21 +635,27 @@ impl McpServer {
         if let Some(refusal) = request_client.and_then(|client| client.missing_capability()) {
             return Err(refusal);
         }
-        match result.outcome {
-            ToolOutcome::Ok(content) => Ok(success_result(content)),
-            // MCP: an unknown tool is a protocol error (-32602), not a tool result.
-            ToolOutcome::Err(error) if error.kind() == ToolErrorKind::UnknownTool => {
-                Err(McpError::invalid_params(error.message().to_owned(), None))
-            }
-            ToolOutcome::Err(error) => Ok(error_result(&error)),
-            // Nothing answers an external tool's call (or a paused one) over MCP.
-            ToolOutcome::PendingApproval
-            | ToolOutcome::PendingExternal
-            | ToolOutcome::PendingInput => Ok(error_result(&ToolError::execution(format!(
+        call_result(result)
+    }
+}
+
+/// A finished call as MCP answers it: a tool result (an error result included), or a
+/// protocol error for an unknown tool.
+fn call_result(result: ToolCallResult) -> Result<rmcp::model::CallToolResult, McpError> {
+    match result.outcome {
+        ToolOutcome::Ok(content) => Ok(success_result(content)),
+        // MCP: an unknown tool is a protocol error (-32602), not a tool result.
+        ToolOutcome::Err(error) if error.kind() == ToolErrorKind::UnknownTool => {
+            Err(McpError::invalid_params(error.message().to_owned(), None))
+        }
+        ToolOutcome::Err(error) => Ok(error_result(&error)),
+        // Nothing answers an external tool's call (or a paused one) over MCP.
+        ToolOutcome::PendingApproval | ToolOutcome::PendingExternal | ToolOutcome::PendingInput => {
+            Ok(error_result(&ToolError::execution(format!(
                 "tool `{}` is external: its output must be supplied by the application, \
                  which an MCP server cannot wait for",
                 result.call.name
-            )))),
+            ))))
         }
     }
 }
@@ -879,6 +885,11 @@ impl ServerHandler for McpServer {
                 .map(|tool| tool.task_support());
             match support.and_then(|support| tasks::plan(support, &context)) {
                 Some(tasks::TaskCall::Task) => {
+                    return self.start_task(request, context).await.map(Into::into);
+                }
+                // Its task would run on a task runner, where nobody can answer what it
+                // asks on the call: starting it is refused, before the tool runs.
+                Some(tasks::TaskCall::OnDemand) if self.hands_tasks_off() => {
                     return self.start_task(request, context).await.map(Into::into);
                 }
                 Some(tasks::TaskCall::Refused(error)) => return Err(error),

@@ -9,26 +9,30 @@
 
 use super::McpServer;
 use super::access;
+use super::approval::ApprovalMode;
 use super::input::{APPROVAL_KEY, CallInput, asks_by_result};
 use async_trait::async_trait;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolRequestParams, CancelTaskParams, ClientCapabilities, CreateTaskResult, DetailedTask,
-    GetTaskParams, GetTaskResult, InputRequests, JsonObject, Task, TaskPayload, TaskStatus,
-    UpdateTaskParams,
+    CallToolRequestParams, CallToolResult, CancelTaskParams, ClientCapabilities, CreateTaskResult,
+    DetailedTask, GetTaskParams, GetTaskResult, InputRequests, JsonObject, Task, TaskPayload,
+    TaskStatus, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use toolwright_core::exec::{ApprovalDecision, ApproveAll, Approver, CallOptions};
+use toolwright_core::llm::ToolCall;
 use toolwright_core::run::{ApprovalRecord, RunRecord, RunStatus, RunStore, StoreError};
 use toolwright_core::tool::TaskSupport;
+use toolwright_core::{Principal, Tool, ToolContext, ToolError};
 
 /// Where a server keeps its tasks, and how long and how many.
 #[derive(Clone)]
@@ -38,6 +42,7 @@ pub struct TaskOptions {
     poll_interval: Duration,
     max_per_caller: usize,
     lease: Duration,
+    runner: Option<Arc<dyn TaskRunner>>,
 }
 
 impl Default for TaskOptions {
@@ -48,6 +53,7 @@ impl Default for TaskOptions {
             poll_interval: Duration::from_millis(500),
             max_per_caller: 32,
             lease: Duration::from_secs(30),
+            runner: None,
         }
     }
 }
@@ -59,6 +65,7 @@ impl fmt::Debug for TaskOptions {
             .field("poll_interval", &self.poll_interval)
             .field("max_per_caller", &self.max_per_caller)
             .field("lease", &self.lease)
+            .field("runner", &self.runner.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -112,6 +119,90 @@ impl TaskOptions {
         self.lease = lease.max(Duration::from_millis(3));
         self
     }
+
+    /// Hands the work of every task to `runner` instead of running it in this process:
+    /// the call of a task tool is stored, handed to the runner, and answered with its
+    /// task; the runner runs the call where it runs ([`McpServer::run_task`]) and
+    /// settles the stored record ([`TaskRecord::settle`]). No server holds a lease on
+    /// such a task, so the death of the server that started it does not fail it, and
+    /// `tasks/cancel` on any server sharing the store asks the runner to stop it.
+    ///
+    /// The caller's principal (subject, scopes and token claims, not the token) is kept
+    /// in the task's record, so that the tool finds it in its context where it runs.
+    ///
+    /// A task whose work runs elsewhere cannot ask its caller: a call of a tool that
+    /// needs approval (under [`ApprovalMode::Elicit`](crate::ApprovalMode)) or asks on
+    /// the call first (`task = "on_demand"`) is refused, and a tool that asks with
+    /// [`McpPeer::ask`](crate::McpPeer::ask) finds no `McpPeer` in its context (an error
+    /// result that completes the task).
+    pub fn runner(mut self, runner: Arc<dyn TaskRunner>) -> Self {
+        self.runner = Some(runner);
+        self
+    }
+}
+
+/// Where the work of tasks runs when not in the server that started them
+/// ([`TaskOptions::runner`]): a durable executor, such as toolwright-restate's.
+#[async_trait]
+pub trait TaskRunner: Send + Sync {
+    /// Hands over the work of the task `record`, stored as `working`: from here on the
+    /// runner runs its call ([`McpServer::run_task`] on a server holding the same tools)
+    /// and settles the record in the store when it ends ([`TaskRecord::settle`]). An
+    /// `Err` means the work was not handed over: the task is recorded as failed.
+    async fn start(&self, record: &TaskRecord) -> Result<(), StoreError>;
+
+    /// Stops the work of task `id`, wherever it runs; the server records the task as
+    /// cancelled once this returns `Ok`.
+    async fn cancel(&self, id: &str) -> Result<(), StoreError>;
+}
+
+/// How a task's work ended, as [`McpServer::run_task`] answers it, to be recorded with
+/// [`TaskRecord::settle`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskOutcome {
+    status: TaskStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    result: Option<JsonObject>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<JsonObject>,
+}
+
+impl TaskOutcome {
+    /// `completed` or `failed`.
+    pub fn status(&self) -> TaskStatus {
+        self.status
+    }
+
+    /// The outcome of a call of the task's tool: its result completes the task (a tool's
+    /// error result too), a protocol-level error fails it.
+    fn of(outcome: Result<CallToolResult, McpError>) -> Self {
+        match outcome {
+            Ok(result) => Self {
+                status: TaskStatus::Completed,
+                result: match serde_json::to_value(result) {
+                    Ok(Value::Object(result)) => Some(result),
+                    _ => Some(JsonObject::new()),
+                },
+                error: None,
+            },
+            Err(error) => Self {
+                status: TaskStatus::Failed,
+                result: None,
+                error: Some(error_object(&error)),
+            },
+        }
+    }
+}
+
+/// The caller of a task whose work runs elsewhere, kept with the task, so that its tool
+/// finds the same [`Principal`] in its context there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Caller {
+    subject: String,
+    #[serde(default)]
+    scopes: BTreeSet<String>,
+    #[serde(default)]
+    claims: Map<String, Value>,
 }
 
 /// A task as a [`TaskStore`] keeps it. Stores keep it whole and find it by
@@ -143,6 +234,12 @@ pub struct TaskRecord {
     /// renewed while it runs, so a `working` task past it has lost its server.
     #[serde(default)]
     lease_until_ms: u64,
+    /// Its work was handed to a [`TaskRunner`]: no server holds a lease on it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    handed_off: bool,
+    /// The authenticated caller, for a task handed to a [`TaskRunner`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    caller: Option<Caller>,
     /// Starts at 1 and grows with every save.
     revision: u64,
 }
@@ -166,6 +263,31 @@ impl TaskRecord {
     /// Its revision: 1 when created, one more with every save.
     pub fn revision(&self) -> u64 {
         self.revision
+    }
+
+    /// Whether its work was handed to a [`TaskRunner`] ([`TaskOptions::runner`]).
+    pub fn handed_off(&self) -> bool {
+        self.handed_off
+    }
+
+    /// Records how its work ended, one revision more, unless it has ended already (a
+    /// cancellation came first): whether it did. For a [`TaskRunner`] settling the
+    /// stored record in place.
+    pub fn settle(&mut self, outcome: TaskOutcome) -> bool {
+        if self.status.is_terminal() {
+            return false;
+        }
+        self.apply(outcome);
+        self.input_requests = None;
+        self.revision += 1;
+        self.touch();
+        true
+    }
+
+    fn apply(&mut self, outcome: TaskOutcome) {
+        self.status = outcome.status;
+        self.result = outcome.result;
+        self.error = outcome.error;
     }
 
     /// When it is forgotten, in milliseconds since the Unix epoch: its start plus its
@@ -440,8 +562,10 @@ impl Tasks {
             return Err(unknown_task(id));
         }
         // Working, not here, and nobody renewed its lease: the process running it died,
-        // and it will never finish.
+        // and it will never finish. (A task handed to a runner runs on no server, and
+        // takes no lease.)
         if record.status == TaskStatus::Working
+            && !record.handed_off
             && !live.running.load(Ordering::Acquire)
             && record.lease_until_ms <= now
         {
@@ -459,6 +583,108 @@ impl Tasks {
         }
         drop(record);
         Ok(live)
+    }
+
+    /// How many of `owner`'s tasks in `table` are unfinished, as this server last saw
+    /// them.
+    fn open(table: &HashMap<String, Arc<Live>>, owner: &str) -> usize {
+        table
+            .values()
+            .filter(|live| {
+                live.record
+                    .try_lock()
+                    // A task being changed right now counts as unfinished.
+                    .map_or(true, |r| r.owner == owner && !r.status.is_terminal())
+            })
+            .count()
+    }
+
+    /// Reads the records of `owner`'s tasks handed to a runner, forgetting those that
+    /// have ended (or expired, or are gone) since this server saw them.
+    async fn refresh_handed_off(&self, owner: &str) {
+        let handed_off: Vec<Arc<Live>> = self
+            .live()
+            .values()
+            .filter(|live| {
+                live.record
+                    .try_lock()
+                    .is_ok_and(|r| r.owner == owner && r.handed_off && !r.status.is_terminal())
+            })
+            .cloned()
+            .collect();
+        for live in handed_off {
+            let mut record = live.record.lock().await;
+            match self.options.store.load(&record.id).await {
+                Ok(Some(stored)) if !stored.status.is_terminal() && !stored.expired(now_ms()) => {
+                    if stored.revision > record.revision {
+                        *record = stored;
+                    }
+                }
+                Ok(_) => self.forget_finished(&record.id),
+                Err(error) => {
+                    tracing::warn!(target: "toolwright_mcp::tasks", task = %record.id, %error, "a handed-off task's record could not be read");
+                }
+            }
+        }
+    }
+
+    /// Hands `live`'s task, stored, to `runner`; if it cannot take it, the task is
+    /// recorded as failed and the call is answered with the error.
+    async fn hand_off(&self, runner: &dyn TaskRunner, live: &Live) -> Result<(), McpError> {
+        let mut record = live.record.lock().await;
+        let Err(error) = runner.start(&record).await else {
+            return Ok(());
+        };
+        let error = McpError::internal_error(
+            format!("the task's work could not be handed to its runner: {error}"),
+            None,
+        );
+        record.apply(TaskOutcome::of(Err(error.clone())));
+        record.touch();
+        if let Err(unsaved) = self.save(&mut record).await {
+            tracing::warn!(target: "toolwright_mcp::tasks", task = %record.id, %unsaved.message, "a task its runner refused could not be saved as failed");
+        }
+        self.forget_finished(&record.id);
+        Err(error)
+    }
+
+    /// Stops the work of `record`'s task through the runner it was handed to, then
+    /// records it as cancelled, unless its runner settled it first.
+    async fn cancel_handed_off(&self, record: &mut TaskRecord) -> Result<(), McpError> {
+        let Some(runner) = &self.options.runner else {
+            return Err(McpError::internal_error(
+                "this task runs on a task runner, and this server has none to cancel it \
+                 with; cancel it on a server given the same runner (`TaskOptions::runner`)",
+                None,
+            ));
+        };
+        runner.cancel(&record.id).await.map_err(|e| {
+            McpError::internal_error(format!("the task's runner could not cancel it: {e}"), None)
+        })?;
+        // The runner may settle the task up to the moment its work stops: the record
+        // is saved from the stored one, and a conflict means the runner saved first.
+        let mut last = None;
+        for _ in 0..3 {
+            let mut stored = self
+                .options
+                .store
+                .load(&record.id)
+                .await
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?
+                .ok_or_else(|| unknown_task(&record.id))?;
+            if !stored.status.is_terminal() {
+                stored.status = TaskStatus::Cancelled;
+                stored.input_requests = None;
+                stored.touch();
+                if let Err(error) = self.save(&mut stored).await {
+                    last = Some(error);
+                    continue;
+                }
+            }
+            *record = stored;
+            return Ok(());
+        }
+        Err(last.unwrap_or_else(|| McpError::internal_error("the task could not be saved", None)))
     }
 
     /// When a lease taken now runs out.
@@ -586,6 +812,11 @@ struct Begun {
 }
 
 impl McpServer {
+    /// Whether tasks' work is handed to a [`TaskRunner`].
+    pub(crate) fn hands_tasks_off(&self) -> bool {
+        self.shared.tasks.options.runner.is_some()
+    }
+
     /// Starts `request` as a task: stored before its id is answered, then run.
     pub(crate) async fn start_task(
         &self,
@@ -666,18 +897,19 @@ impl McpServer {
                 &context,
             ));
         }
+        let runner = tasks.options.runner.clone();
+        if runner.is_some() {
+            self.refuse_handing_off(&tool, &arguments, &begun)?;
+        }
         let max = tasks.options.max_per_caller;
+        // Tasks handed off end elsewhere, unseen here: at the limit, their records say
+        // which have ended.
+        if runner.is_some() && Tasks::open(&tasks.live(), &owner) >= max {
+            tasks.refresh_handed_off(&owner).await;
+        }
         let live = {
             let mut table = tasks.live();
-            let open = table
-                .values()
-                .filter(|live| {
-                    live.record
-                        .try_lock()
-                        // A task being changed right now counts as unfinished.
-                        .map_or(true, |r| r.owner == owner && !r.status.is_terminal())
-                })
-                .count();
+            let open = Tasks::open(&table, &owner);
             if open >= max {
                 return Err(McpError::invalid_request(
                     format!(
@@ -706,6 +938,15 @@ impl McpServer {
                 answers: begun.answers,
                 approval: begun.approval,
                 lease_until_ms: tasks.lease_until(),
+                handed_off: runner.is_some(),
+                caller: runner
+                    .as_ref()
+                    .and_then(|_| access::principal(&context))
+                    .map(|p| Caller {
+                        subject: p.subject,
+                        scopes: p.scopes,
+                        claims: p.claims,
+                    }),
                 revision: 0,
             };
             let live = Live::new(record);
@@ -720,8 +961,47 @@ impl McpServer {
             }
             record.detailed().task
         };
-        self.spawn_round(live, context);
+        match runner {
+            Some(runner) => tasks.hand_off(runner.as_ref(), &live).await?,
+            None => self.spawn_round(live, context),
+        }
         Ok(CreateTaskResult::new(task))
+    }
+
+    /// Refuses a task whose tool would ask its caller, when its work is to run on a
+    /// [`TaskRunner`]: there is no caller to ask there.
+    fn refuse_handing_off(
+        &self,
+        tool: &str,
+        arguments: &JsonObject,
+        begun: &Begun,
+    ) -> Result<(), McpError> {
+        let catalog = self.shared.catalog();
+        let Some(found) = catalog.runner.tools().get(tool) else {
+            // Unknown: the runner's call says so, as a local call would.
+            return Ok(());
+        };
+        let asks_first = found.task_support() == TaskSupport::OnDemand
+            || !begun.answers.is_empty()
+            || begun.approval.is_some();
+        let call = ToolCall::new("", tool, Value::Object(arguments.clone()));
+        let needs_approval = self.shared.options.approval == ApprovalMode::Elicit
+            && catalog.runner.needs_approval(&call, found.as_ref());
+        if asks_first || needs_approval {
+            let why = if asks_first {
+                "asks its caller before it becomes a task (`task = \"on_demand\"`)"
+            } else {
+                "needs a person's approval"
+            };
+            return Err(McpError::invalid_request(
+                format!(
+                    "tool `{tool}` {why}, and this server runs tasks on a task runner, \
+                     where nobody can be asked; the call did not run"
+                ),
+                None,
+            ));
+        }
+        Ok(())
     }
 
     /// Runs the task's call once, in the background, with the answers it has.
@@ -766,10 +1046,6 @@ impl McpServer {
                 record.status = TaskStatus::Cancelled;
             } else {
                 match outcome {
-                    Err(error) => {
-                        record.status = TaskStatus::Failed;
-                        record.error = Some(error_object(&error));
-                    }
                     Ok(_) if !pending.is_empty() => {
                         record.status = TaskStatus::InputRequired;
                         record.approval = input.approval();
@@ -780,13 +1056,7 @@ impl McpServer {
                                 .collect(),
                         );
                     }
-                    Ok(result) => {
-                        record.status = TaskStatus::Completed;
-                        record.result = match serde_json::to_value(result) {
-                            Ok(Value::Object(result)) => Some(result),
-                            _ => Some(JsonObject::new()),
-                        };
-                    }
+                    outcome => record.apply(TaskOutcome::of(outcome)),
                 }
             }
             record.touch();
@@ -813,6 +1083,41 @@ impl McpServer {
     /// ([`router`](Self::router)) calls it at the application's shutdown.
     pub async fn shutdown_tasks(&self, grace: Duration) {
         self.shared.tasks.shut_down(grace).await;
+    }
+
+    /// Runs the call of the task `record`, handed to this process by a [`TaskRunner`],
+    /// as the server that started it would have run it: with the same tools and call
+    /// options, the caller's [`Principal`] in its context, and its idempotency key
+    /// (`owner:task-id`) the same however often it runs. Answers how it ended, for the
+    /// runner to record ([`TaskRecord::settle`]); the record itself is not touched.
+    ///
+    /// There is no client to ask: a call that needs approval is denied (under
+    /// [`ApprovalMode::Elicit`](crate::ApprovalMode)), and a tool that asks with
+    /// [`McpPeer::ask`](crate::McpPeer::ask) finds no `McpPeer` in its context.
+    pub async fn run_task(&self, record: &TaskRecord) -> TaskOutcome {
+        let catalog = self.shared.catalog();
+        let mut ctx = ToolContext::new(record.owner.as_str());
+        if let Some(caller) = &record.caller {
+            ctx = ctx.with_state(Principal {
+                subject: caller.subject.clone(),
+                scopes: caller.scopes.clone(),
+                claims: caller.claims.clone(),
+            });
+        }
+        let call = ToolCall::new(
+            record.id.clone(),
+            record.tool.clone(),
+            Value::Object(record.arguments.clone()),
+        );
+        let approver: &dyn Approver = match self.shared.options.approval {
+            ApprovalMode::Elicit => &NobodyToAsk,
+            ApprovalMode::TrustClient => &ApproveAll,
+        };
+        let result = catalog
+            .runner
+            .run_with(call, ctx, approver, CallOptions::new())
+            .await;
+        TaskOutcome::of(super::call_result(result))
     }
 
     pub(crate) async fn get_task_state(
@@ -876,6 +1181,11 @@ impl McpServer {
         if record.status.is_terminal() {
             return Ok(());
         }
+        if record.handed_off {
+            tasks.cancel_handed_off(&mut record).await?;
+            tasks.forget_finished(&record.id);
+            return Ok(());
+        }
         live.cancel.cancel();
         // A call running here settles as cancelled when it stops. A task waiting on
         // answers runs nothing, and one running on another server sharing the store
@@ -888,6 +1198,21 @@ impl McpServer {
             tasks.forget_finished(&record.id);
         }
         Ok(())
+    }
+}
+
+/// Denies every call that needs approval: a task whose work runs on a [`TaskRunner`]
+/// has no caller to ask.
+struct NobodyToAsk;
+
+#[async_trait]
+impl Approver for NobodyToAsk {
+    async fn approve(&self, call: &ToolCall, _tool: &dyn Tool) -> ApprovalDecision {
+        ApprovalDecision::Denied(ToolError::denied(format!(
+            "`{}` needs a person's approval, and this task runs on a task runner, where \
+             nobody can be asked; the call did not run",
+            call.name
+        )))
     }
 }
 
