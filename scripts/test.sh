@@ -18,7 +18,7 @@ eval "$restate_env"
 echo "== cargo test (unit, integration, ui, doc)"
 cargo test --workspace --all-targets
 # Tests behind a feature the workspace build does not turn on: MCP tasks in Restate.
-cargo test -p toolwright-restate --features mcp --test tasks
+cargo test -p toolwright-restate --features mcp --test tasks --test task_work
 cargo test --workspace --doc
 
 echo "== examples"
