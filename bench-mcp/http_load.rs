@@ -463,7 +463,7 @@ fn main() {
         count("MCP_LOAD_ROUNDS", rounds),
     );
     // Plain HTTP needs no TLS, but reqwest's client wants a provider installed.
-        #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
+    #[allow(deprecated)] // ring: deprecated for lacking post-quantum key exchange
     let _ = rustls::crypto::ring::default_provider().install_default();
     let clients_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
