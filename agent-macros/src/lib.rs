@@ -92,12 +92,14 @@ mod layers {
         ("fallback", 2, include_str!("fallback.rs")),
         ("expand", 3, include_str!("expand.rs")),
         ("tools", 4, include_str!("tools.rs")),
-        ("toolbox", 4, include_str!("toolbox.rs")),
+        // A toolbox's methods may be resources and prompts: above them.
+        ("toolbox", 6, include_str!("toolbox.rs")),
         ("uri_template", 0, include_str!("uri_template.rs")),
-        ("resource_fn", 2, include_str!("resource_fn.rs")),
-        ("resource", 3, include_str!("resource.rs")),
-        ("prompt", 3, include_str!("prompt.rs")),
-        ("resource_sets", 4, include_str!("resource_sets.rs")),
+        // Shares the tag checks of `valid` and the runner choice of `expand`.
+        ("resource_fn", 4, include_str!("resource_fn.rs")),
+        ("resource", 5, include_str!("resource.rs")),
+        ("prompt", 5, include_str!("prompt.rs")),
+        ("resource_sets", 6, include_str!("resource_sets.rs")),
     ];
 
     fn layer(module: &str) -> u8 {
